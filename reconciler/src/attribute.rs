@@ -1,0 +1,486 @@
+//! Attribution: one verdict and one reason per call, saying whether the call is a candidate
+//! for reconciliation (`out-of-band`) or why it is not.
+//!
+//! The checks run in a fixed order, most certain first: a failed call changed nothing, a data
+//! event is not configuration, a read changed nothing, AWS's own calls follow from
+//! configuration; then the project's own Terraform identity, run token and user agent, other
+//! infrastructure-as-code tools, and finally everything else is out of band.
+
+use globset::{Glob, GlobSet, GlobSetBuilder};
+use serde::{Deserialize, Serialize};
+
+use crate::ingest::client::Client;
+use crate::ingest::identity::IdentityKind;
+use crate::ingest::record::Call;
+
+/// The attribution of a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The call only read.
+    ReadOnly,
+    /// The call failed, so it changed nothing.
+    Failed,
+    /// Terraform (or OpenTofu) made the call, judged by its user agent.
+    Terraform,
+    /// The identity configured as the pipeline's Terraform principal made the call.
+    IacPrincipal,
+    /// Terraform made the call and its user agent carries the configured run token.
+    RunToken,
+    /// Another infrastructure-as-code tool made the call (CloudFormation, Pulumi, CDK).
+    OtherIac,
+    /// AWS made the call itself (Auto Scaling, a service-linked role, a service event).
+    Service,
+    /// A data-plane event (object reads and writes, function invocations).
+    DataEvent,
+    /// A change made outside the code: the candidates for reconciliation.
+    OutOfBand,
+}
+
+impl Verdict {
+    /// Every verdict, in report order.
+    pub const ALL: [Verdict; 9] = [
+        Verdict::OutOfBand,
+        Verdict::Terraform,
+        Verdict::IacPrincipal,
+        Verdict::RunToken,
+        Verdict::OtherIac,
+        Verdict::Service,
+        Verdict::ReadOnly,
+        Verdict::Failed,
+        Verdict::DataEvent,
+    ];
+
+    /// The kebab-case name used on the command line and in JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::ReadOnly => "read-only",
+            Self::Failed => "failed",
+            Self::Terraform => "terraform",
+            Self::IacPrincipal => "iac-principal",
+            Self::RunToken => "run-token",
+            Self::OtherIac => "other-iac",
+            Self::Service => "service",
+            Self::DataEvent => "data-event",
+            Self::OutOfBand => "out-of-band",
+        }
+    }
+
+    /// A compact number for storage.
+    pub fn code(self) -> u8 {
+        Self::ALL
+            .iter()
+            .position(|v| *v == self)
+            .map_or(0, |p| p as u8)
+    }
+
+    /// The verdict for a [`Verdict::code`].
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(code)).copied()
+    }
+}
+
+impl std::fmt::Display for Verdict {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for Verdict {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|v| v.name() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Self::ALL.iter().map(|v| v.name()).collect();
+                format!(
+                    "unknown verdict `{s}`; expected one of {}",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// A verdict with the reason for it, in words a reviewer can check.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attribution {
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Why.
+    pub reason: String,
+}
+
+impl Attribution {
+    fn new(verdict: Verdict, reason: impl Into<String>) -> Self {
+        Self {
+            verdict,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// How to recognise the project's own infrastructure-as-code calls (`[attribution]` in
+/// `retrace.toml`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AttributionConfig {
+    /// Role ARNs (glob patterns allowed) that the pipeline runs Terraform as, e.g.
+    /// `arn:aws:iam::*:role/terraform-ci`. Matched against an assumed role's issuer ARN, and
+    /// against the caller's own ARN for IAM users.
+    #[serde(default)]
+    pub iac_role_arns: Vec<String>,
+    /// Session-name glob patterns of the pipeline's sessions, e.g. `gha-terraform-*`.
+    #[serde(default)]
+    pub iac_session_names: Vec<String>,
+    /// A marker the pipeline appends to Terraform's user agent with `TF_APPEND_USER_AGENT`.
+    /// When set, a Terraform call without it is treated as out of band: someone applied from
+    /// outside the pipeline.
+    #[serde(default)]
+    pub run_token: Option<String>,
+}
+
+/// A configuration problem found when compiling the attribution rules.
+#[derive(Debug, thiserror::Error)]
+pub enum AttributeError {
+    /// A pattern is not a valid glob.
+    #[error("invalid pattern `{pattern}` in [attribution]: {source}")]
+    Pattern {
+        /// The pattern as written.
+        pattern: String,
+        /// What is wrong with it.
+        #[source]
+        source: globset::Error,
+    },
+}
+
+/// Attribution rules compiled for speed.
+#[derive(Debug, Clone)]
+pub struct Attributor {
+    role_arns: GlobSet,
+    session_names: GlobSet,
+    run_token: Option<String>,
+}
+
+impl Default for Attributor {
+    fn default() -> Self {
+        Self {
+            role_arns: GlobSet::empty(),
+            session_names: GlobSet::empty(),
+            run_token: None,
+        }
+    }
+}
+
+impl Attributor {
+    /// Compiles the configured patterns.
+    pub fn new(config: &AttributionConfig) -> Result<Self, AttributeError> {
+        Ok(Self {
+            role_arns: glob_set(&config.iac_role_arns)?,
+            session_names: glob_set(&config.iac_session_names)?,
+            run_token: config.run_token.clone().filter(|t| !t.is_empty()),
+        })
+    }
+
+    /// The verdict for one call, with its reason.
+    pub fn attribute(&self, call: &Call) -> Attribution {
+        if let Some(code) = &call.error_code {
+            return Attribution::new(
+                Verdict::Failed,
+                format!("failed with {code}, so nothing changed"),
+            );
+        }
+        if let Some(category) = non_management_category(call) {
+            return category;
+        }
+        if call.read_only {
+            return read_only(call);
+        }
+        if let Some(reason) = service_reason(call) {
+            return Attribution::new(Verdict::Service, reason);
+        }
+        if let Some(attribution) = self.pipeline_identity(call) {
+            return attribution;
+        }
+        if let Some(attribution) = self.iac_client(call) {
+            return attribution;
+        }
+        Attribution::new(Verdict::OutOfBand, out_of_band_reason(call))
+    }
+
+    fn pipeline_identity(&self, call: &Call) -> Option<Attribution> {
+        let identity = &call.identity;
+        let arn = identity.role_arn().or(match identity.kind {
+            IdentityKind::IamUser => identity.arn.as_deref(),
+            _ => None,
+        });
+        if let Some(arn) = arn.filter(|a| self.role_arns.is_match(a)) {
+            return Some(Attribution::new(
+                Verdict::IacPrincipal,
+                format!("made by {arn}, configured as the Terraform pipeline's identity"),
+            ));
+        }
+        let session = identity
+            .session_name()
+            .filter(|s| self.session_names.is_match(s))?;
+        Some(Attribution::new(
+            Verdict::IacPrincipal,
+            format!("session `{session}` matches a configured Terraform pipeline session name"),
+        ))
+    }
+
+    fn iac_client(&self, call: &Call) -> Option<Attribution> {
+        let agent = call.user_agent.as_deref().unwrap_or_default();
+        if let Some(token) = self.run_token.as_deref().filter(|t| agent.contains(t)) {
+            return Some(Attribution::new(
+                Verdict::RunToken,
+                format!("user agent carries the pipeline's run token `{token}`"),
+            ));
+        }
+        let tool = match &call.client {
+            Client::Terraform { .. } => "Terraform",
+            Client::OpenTofu { .. } => "OpenTofu",
+            Client::CloudFormation => return Some(other_iac("CloudFormation")),
+            Client::Pulumi => return Some(other_iac("Pulumi")),
+            Client::Cdk => return Some(other_iac("the AWS CDK")),
+            _ => return None,
+        };
+        Some(match &self.run_token {
+            Some(token) => Attribution::new(
+                Verdict::OutOfBand,
+                format!(
+                    "{tool} call without the run token `{token}`: applied from outside the pipeline"
+                ),
+            ),
+            None => Attribution::new(
+                Verdict::Terraform,
+                format!("{tool}'s user agent ({})", call.client.label()),
+            ),
+        })
+    }
+}
+
+fn other_iac(tool: &str) -> Attribution {
+    Attribution::new(
+        Verdict::OtherIac,
+        format!("made by {tool}, which manages its own state"),
+    )
+}
+
+fn glob_set(patterns: &[String]) -> Result<GlobSet, AttributeError> {
+    let mut builder = GlobSetBuilder::new();
+    for pattern in patterns {
+        let glob = Glob::new(pattern).map_err(|source| AttributeError::Pattern {
+            pattern: pattern.clone(),
+            source,
+        })?;
+        builder.add(glob);
+    }
+    builder.build().map_err(|source| AttributeError::Pattern {
+        pattern: patterns.join(", "),
+        source,
+    })
+}
+
+/// Data events and Insights events are not configuration changes.
+fn non_management_category(call: &Call) -> Option<Attribution> {
+    match call.event_category.as_deref() {
+        Some("Data") => Some(Attribution::new(
+            Verdict::DataEvent,
+            "data event: acts on data (objects, items, invocations), not on configuration",
+        )),
+        Some("NetworkActivity") => Some(Attribution::new(
+            Verdict::DataEvent,
+            "network activity event: a request through a VPC endpoint, not a configuration change",
+        )),
+        Some("Insight") => Some(Attribution::new(
+            Verdict::Service,
+            "CloudTrail Insights event written by AWS",
+        )),
+        _ if call.management_event == Some(false) && call.event_type == "AwsApiCall" => Some(
+            Attribution::new(Verdict::DataEvent, "not a management event"),
+        ),
+        _ => None,
+    }
+}
+
+fn read_only(call: &Call) -> Attribution {
+    let reason = match (call.event_type.as_str(), call.read_only_derived) {
+        ("AwsConsoleSignIn", _) => "console sign-in".to_owned(),
+        (_, true) => format!(
+            "{} only reads (judged by its name; no readOnly field)",
+            call.api_name()
+        ),
+        (_, false) => format!("{} only reads (readOnly: true)", call.api_name()),
+    };
+    Attribution::new(Verdict::ReadOnly, reason)
+}
+
+/// AWS's own calls: service events, service principals and service-internal clients.
+fn service_reason(call: &Call) -> Option<String> {
+    if call.event_type == "AwsServiceEvent" {
+        return Some("service event written by AWS".into());
+    }
+    if call.identity.kind == IdentityKind::AwsService {
+        return Some(format!("made by the AWS service {}", call.identity.actor()));
+    }
+    match &call.client {
+        Client::ServiceInternal { service } => Some(format!("made by AWS ({service}) on its own")),
+        _ => None,
+    }
+}
+
+fn out_of_band_reason(call: &Call) -> String {
+    format!(
+        "{} by {} with {}, not by the Terraform pipeline",
+        call.api_name(),
+        call.identity.actor(),
+        call.client.label()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::record::Origin;
+    use std::sync::Arc;
+
+    fn call(extra: &str) -> Call {
+        call_in("Management", false, extra)
+    }
+
+    fn call_in(category: &str, read_only: bool, extra: &str) -> Call {
+        let text = format!(
+            r#"{{"eventVersion":"1.09","eventID":"e","eventTime":"2024-05-01T10:00:00Z",
+            "eventSource":"ec2.amazonaws.com","eventName":"AuthorizeSecurityGroupIngress",
+            "awsRegion":"eu-west-1","readOnly":{read_only},"eventType":"AwsApiCall",
+            "managementEvent":true,"eventCategory":"{category}",{extra}}}"#
+        );
+        Call::parse(
+            text.as_bytes(),
+            Origin {
+                source: Arc::from("t"),
+                index: 0,
+                offset: None,
+            },
+        )
+        .expect("test record parses")
+    }
+
+    const ROLE: &str = r#""userIdentity":{"type":"AssumedRole",
+        "arn":"arn:aws:sts::111122223333:assumed-role/terraform-ci/gha-123",
+        "sessionContext":{"sessionIssuer":{"type":"Role","arn":"arn:aws:iam::111122223333:role/terraform-ci","userName":"terraform-ci"}}}"#;
+    const USER: &str = r#""userIdentity":{"type":"IAMUser","userName":"alice","arn":"arn:aws:iam::111122223333:user/alice"}"#;
+    const TF: &str = r#""userAgent":"APN/1.0 HashiCorp/1.0 Terraform/1.7.5 (+https://www.terraform.io) terraform-provider-aws/5.40.0 (+https://registry.terraform.io/providers/hashicorp/aws) aws-sdk-go-v2/1.25.2 run/nightly-42""#;
+
+    fn verdict(attributor: &Attributor, extra: &str) -> Verdict {
+        attributor.attribute(&call(extra)).verdict
+    }
+
+    #[test]
+    fn each_verdict() {
+        let plain = Attributor::default();
+        let console = format!(r#"{USER},"userAgent":"console.ec2.amazonaws.com""#);
+        assert_eq!(verdict(&plain, &console), Verdict::OutOfBand);
+        assert_eq!(
+            verdict(
+                &plain,
+                &format!(r#"{console},"errorCode":"Client.InvalidPermission.Duplicate""#)
+            ),
+            Verdict::Failed
+        );
+        assert_eq!(
+            verdict(&plain, &format!(r#"{USER},{TF}"#)),
+            Verdict::Terraform
+        );
+        assert_eq!(
+            verdict(
+                &plain,
+                &format!(r#"{USER},"userAgent":"cloudformation.amazonaws.com""#)
+            ),
+            Verdict::OtherIac
+        );
+        assert_eq!(
+            verdict(
+                &plain,
+                r#""userIdentity":{"type":"AWSService","invokedBy":"autoscaling.amazonaws.com"},"userAgent":"autoscaling.amazonaws.com""#
+            ),
+            Verdict::Service
+        );
+        let cli = format!(r#"{USER},"userAgent":"aws-cli/2.15.0""#);
+        assert_eq!(
+            plain.attribute(&call_in("Data", false, &cli)).verdict,
+            Verdict::DataEvent
+        );
+        assert_eq!(
+            plain.attribute(&call_in("Management", true, &cli)).verdict,
+            Verdict::ReadOnly
+        );
+        assert_eq!(
+            plain.attribute(&call_in("Insight", false, &cli)).verdict,
+            Verdict::Service
+        );
+    }
+
+    #[test]
+    fn pipeline_identity_by_role_or_session() {
+        let by_role = Attributor::new(&AttributionConfig {
+            iac_role_arns: vec!["arn:aws:iam::*:role/terraform-*".into()],
+            ..AttributionConfig::default()
+        })
+        .expect("valid");
+        let console_by_ci = format!(r#"{ROLE},"userAgent":"console.amazonaws.com""#);
+        assert_eq!(verdict(&by_role, &console_by_ci), Verdict::IacPrincipal);
+        let by_session = Attributor::new(&AttributionConfig {
+            iac_session_names: vec!["gha-*".into()],
+            ..AttributionConfig::default()
+        })
+        .expect("valid");
+        assert_eq!(verdict(&by_session, &console_by_ci), Verdict::IacPrincipal);
+        assert_eq!(
+            verdict(&Attributor::default(), &console_by_ci),
+            Verdict::OutOfBand
+        );
+    }
+
+    #[test]
+    fn run_token_is_required_when_configured() {
+        let with_token = |token: &str| {
+            Attributor::new(&AttributionConfig {
+                run_token: Some(token.into()),
+                ..AttributionConfig::default()
+            })
+            .expect("valid")
+        };
+        assert_eq!(
+            verdict(&with_token("run/nightly-42"), &format!("{USER},{TF}")),
+            Verdict::RunToken
+        );
+        let missing = with_token("run/other").attribute(&call(&format!("{USER},{TF}")));
+        assert_eq!(missing.verdict, Verdict::OutOfBand);
+        assert!(
+            missing.reason.contains("without the run token"),
+            "{}",
+            missing.reason
+        );
+    }
+
+    #[test]
+    fn bad_patterns_are_reported() {
+        let err = Attributor::new(&AttributionConfig {
+            iac_role_arns: vec!["arn:[".into()],
+            ..AttributionConfig::default()
+        })
+        .expect_err("invalid glob");
+        assert!(err.to_string().contains("arn:["));
+    }
+
+    #[test]
+    fn verdict_names_round_trip() {
+        for v in Verdict::ALL {
+            assert_eq!(v.name().parse::<Verdict>(), Ok(v));
+            assert_eq!(Verdict::from_code(v.code()), Some(v));
+        }
+    }
+}

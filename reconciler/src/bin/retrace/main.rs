@@ -1,0 +1,87 @@
+//! The `retrace` command line.
+
+mod events;
+mod sources;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// retrace keeps Terraform code true to the AWS cloud it describes: it reads CloudTrail,
+/// finds the changes made outside Terraform, and proposes the code that absorbs them.
+#[derive(Debug, Parser)]
+#[command(name = "retrace", version, about, long_about = None)]
+struct Cli {
+    /// Configuration file (default: ./retrace.toml when it exists).
+    #[arg(long, global = true, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// More log output on standard error (-v info, -vv debug); RUST_LOG overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    verbose: u8,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// List CloudTrail calls with who made them, how, and whether they are out of band.
+    Events(events::EventsArgs),
+}
+
+/// Exit codes shared by every command.
+mod exit {
+    /// Nothing to do.
+    pub const OK: u8 = 0;
+    /// An error stopped the command or an input could not be read.
+    pub const ERROR: u8 = 1;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    init_logging(cli.verbose);
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => return fail(&error.into()),
+    };
+    let result = runtime.block_on(async {
+        let config = sources::load_config(cli.config.as_deref())?;
+        match cli.command {
+            Command::Events(args) => events::run(args, &config).await,
+        }
+    });
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(error) => fail(&error),
+    }
+}
+
+fn fail(error: &anyhow::Error) -> ExitCode {
+    let closed_pipe = error
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe);
+    if closed_pipe {
+        // The reader of our output went away (`retrace events | head`): not an error.
+        return ExitCode::from(exit::OK);
+    }
+    eprintln!("error: {error:#}");
+    ExitCode::from(exit::ERROR)
+}
+
+fn init_logging(verbose: u8) {
+    let default = match verbose {
+        0 => "warn",
+        1 => "info",
+        _ => "debug",
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}

@@ -1,0 +1,270 @@
+//! `retrace.toml`: which sources to read, which calls to look at, and how to recognise the
+//! project's own Terraform calls. Command-line options override it.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::{Deserialize, Serialize};
+
+use crate::attribute::AttributionConfig;
+use crate::ingest::Filter;
+
+/// The whole configuration file.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Where records come from.
+    #[serde(default)]
+    pub sources: SourcesConfig,
+    /// Which calls to consider.
+    #[serde(default)]
+    pub filter: FilterConfig,
+    /// How to recognise the project's own infrastructure-as-code calls.
+    #[serde(default)]
+    pub attribution: AttributionConfig,
+}
+
+/// `[sources]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourcesConfig {
+    /// Log files and directories (paths relative to the config file).
+    #[serde(default)]
+    pub files: Vec<PathBuf>,
+    /// The LookupEvents API.
+    #[serde(default)]
+    pub lookup: Option<LookupConfig>,
+    /// A CloudTrail Lake event data store.
+    #[serde(default)]
+    pub lake: Option<LakeConfig>,
+}
+
+/// `[sources.lookup]`: CloudTrail's LookupEvents API (the last 90 days of management events).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupConfig {
+    /// Regions to query; each is queried separately.
+    pub regions: Vec<String>,
+    /// A named profile from the AWS config files; the default credential chain otherwise.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Endpoint override (a VPC endpoint, or a test server).
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+}
+
+/// `[sources.lake]`: a CloudTrail Lake event data store queried with SQL.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LakeConfig {
+    /// The event data store's ARN or id.
+    pub event_data_store: String,
+    /// Region of the event data store.
+    pub region: String,
+    /// A named profile; the default credential chain otherwise.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Endpoint override (a VPC endpoint, or a test server).
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+}
+
+/// `[filter]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct FilterConfig {
+    /// Start of the window: RFC 3339, a date, or a duration back from now (`24h`, `7d`).
+    #[serde(default)]
+    pub since: Option<String>,
+    /// End of the window, in the same forms.
+    #[serde(default)]
+    pub until: Option<String>,
+    /// Accounts to keep.
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// Regions to keep.
+    #[serde(default)]
+    pub regions: Vec<String>,
+}
+
+impl FilterConfig {
+    /// The filter these settings describe, with relative times taken from `now`.
+    pub fn to_filter(&self, now: DateTime<Utc>) -> Result<Filter, ConfigError> {
+        let time = |text: &Option<String>| text.as_deref().map(|t| parse_when(t, now)).transpose();
+        Ok(Filter {
+            since: time(&self.since)?,
+            until: time(&self.until)?,
+            accounts: self.accounts.clone(),
+            regions: self.regions.clone(),
+        })
+    }
+}
+
+/// A problem with the configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has unknown or mistyped keys.
+    #[error("{path}: {message}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// A time is in none of the accepted forms.
+    #[error(
+        "`{0}` is not a time: use RFC 3339 (2024-07-31T12:00:00Z), a date (2024-07-31) or a duration back from now (90m, 24h, 7d)"
+    )]
+    Time(String),
+}
+
+impl Config {
+    /// Reads a configuration file; relative source paths are taken from its folder.
+    pub fn load(path: &Path) -> Result<Self, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_owned(),
+            source,
+        })?;
+        let mut config: Self = toml::from_str(&text).map_err(|e| ConfigError::Parse {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new(""));
+        for file in &mut config.sources.files {
+            if file.is_relative() {
+                *file = base.join(&*file);
+            }
+        }
+        Ok(config)
+    }
+}
+
+/// Parses a point in time: RFC 3339, a plain date (midnight UTC), or a duration back from
+/// `now` such as `90m`, `24h` or `7d`.
+pub fn parse_when(text: &str, now: DateTime<Utc>) -> Result<DateTime<Utc>, ConfigError> {
+    let text = text.trim();
+    if let Ok(time) = DateTime::parse_from_rfc3339(text) {
+        return Ok(time.with_timezone(&Utc));
+    }
+    if let Ok(date) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
+        return Ok(date
+            .and_hms_opt(0, 0, 0)
+            .map(|d| d.and_utc())
+            .unwrap_or(now));
+    }
+    let bad = || ConfigError::Time(text.to_owned());
+    let split = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(bad)?;
+    let amount: i64 = text[..split].parse().map_err(|_| bad())?;
+    let span = match &text[split..] {
+        "s" => chrono::Duration::try_seconds(amount),
+        "m" => chrono::Duration::try_minutes(amount),
+        "h" => chrono::Duration::try_hours(amount),
+        "d" => chrono::Duration::try_days(amount),
+        "w" => chrono::Duration::try_weeks(amount),
+        _ => None,
+    }
+    .ok_or_else(bad)?;
+    now.checked_sub_signed(span).ok_or_else(bad)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    fn now() -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2024, 7, 31, 12, 0, 0)
+            .single()
+            .expect("valid")
+    }
+
+    #[test]
+    fn times_in_every_form() {
+        assert_eq!(
+            parse_when("2024-07-30T10:00:00Z", now()).ok(),
+            Utc.with_ymd_and_hms(2024, 7, 30, 10, 0, 0).single()
+        );
+        assert_eq!(
+            parse_when("2024-07-30", now()).ok(),
+            Utc.with_ymd_and_hms(2024, 7, 30, 0, 0, 0).single()
+        );
+        assert_eq!(
+            parse_when("24h", now()).ok(),
+            Utc.with_ymd_and_hms(2024, 7, 30, 12, 0, 0).single()
+        );
+        assert_eq!(
+            parse_when("7d", now()).ok(),
+            Utc.with_ymd_and_hms(2024, 7, 24, 12, 0, 0).single()
+        );
+        assert!(matches!(
+            parse_when("yesterday", now()),
+            Err(ConfigError::Time(_))
+        ));
+        assert!(matches!(parse_when("5y", now()), Err(ConfigError::Time(_))));
+    }
+
+    #[test]
+    fn full_file_parses_and_paths_are_relative_to_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("retrace.toml");
+        std::fs::write(
+            &path,
+            r#"
+[sources]
+files = ["logs", "/abs/trail.json"]
+[sources.lookup]
+regions = ["eu-west-1", "us-east-1"]
+profile = "prod"
+[sources.lake]
+event_data_store = "arn:aws:cloudtrail:eu-west-1:111122223333:eventdatastore/abc"
+region = "eu-west-1"
+[filter]
+since = "24h"
+accounts = ["111122223333"]
+[attribution]
+iac_role_arns = ["arn:aws:iam::*:role/terraform-ci"]
+iac_session_names = ["gha-*"]
+run_token = "retrace-run/7"
+"#,
+        )
+        .expect("write");
+        let config = Config::load(&path).expect("loads");
+        assert_eq!(
+            config.sources.files,
+            [dir.path().join("logs"), PathBuf::from("/abs/trail.json")]
+        );
+        assert_eq!(
+            config.sources.lookup.as_ref().map(|l| l.regions.len()),
+            Some(2)
+        );
+        assert_eq!(
+            config.attribution.run_token.as_deref(),
+            Some("retrace-run/7")
+        );
+        let filter = config.filter.to_filter(now()).expect("filter");
+        assert_eq!(
+            filter.since,
+            Utc.with_ymd_and_hms(2024, 7, 30, 12, 0, 0).single()
+        );
+    }
+
+    #[test]
+    fn unknown_keys_are_errors_with_a_line() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("retrace.toml");
+        std::fs::write(&path, "[filter]\nsince = \"1d\"\nregion = \"eu-west-1\"\n").expect("write");
+        let message = Config::load(&path).expect_err("unknown key").to_string();
+        assert!(message.contains("retrace.toml"), "{message}");
+        assert!(message.contains("line 3"), "{message}");
+        assert!(message.contains("region"), "{message}");
+    }
+}

@@ -1,0 +1,438 @@
+//! CloudTrail log files: single files in any accepted layout (see [`super::framing`]), plain
+//! or gzipped, and directory trees in S3's delivery layout
+//! `AWSLogs/[o-ORG/]ACCOUNT/CloudTrail/REGION/YYYY/MM/DD/`, pruned by the filter.
+
+use std::fs::File;
+use std::io::{BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use chrono::{Days, NaiveDate};
+use flate2::read::MultiGzDecoder;
+use futures::StreamExt;
+use indicatif::ProgressBar;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+
+use super::filter::{Filter, Pushdown};
+use super::framing::{FrameBody, Splitter};
+use super::record::{Call, Origin};
+use super::source::{BadRecord, CallStream, Source, SourceError, SourceItem, SourceResult};
+
+/// Items sent to the consumer at a time, to keep channel overhead off the hot path.
+const BATCH: usize = 256;
+/// Read buffer for files; large reads keep system-call overhead low.
+const READ_BUFFER: usize = 256 * 1024;
+
+/// Log files and directories of log files.
+#[derive(Debug, Clone, Default)]
+pub struct FileSource {
+    paths: Vec<PathBuf>,
+    progress: Option<ProgressBar>,
+}
+
+impl FileSource {
+    /// A source over these files and directories.
+    pub fn new(paths: Vec<PathBuf>) -> Self {
+        Self {
+            paths,
+            progress: None,
+        }
+    }
+
+    /// Reports bytes read (compressed bytes for gzip files) to a progress bar.
+    pub fn with_progress(mut self, bar: ProgressBar) -> Self {
+        self.progress = Some(bar);
+        self
+    }
+}
+
+impl Source for FileSource {
+    fn describe(&self) -> String {
+        let names: Vec<String> = self.paths.iter().map(|p| p.display().to_string()).collect();
+        format!("files: {}", names.join(", "))
+    }
+
+    fn calls(&self, pushdown: &Pushdown) -> CallStream {
+        let (tx, rx) = mpsc::channel::<Vec<SourceResult>>(8);
+        let paths = self.paths.clone();
+        let filter = pushdown.filter.clone();
+        let progress = self.progress.clone();
+        std::thread::spawn(move || {
+            let mut sender = BatchSender {
+                tx,
+                batch: Vec::with_capacity(BATCH),
+            };
+            let (files, errors) = discover(&paths, &filter);
+            for error in errors {
+                sender.send(Err(error));
+            }
+            if let Some(bar) = &progress {
+                bar.set_length(files.iter().map(|f| file_size(f)).sum());
+            }
+            for file in files {
+                if !read_file(&file, progress.as_ref(), &mut |item| sender.send(item)) {
+                    return;
+                }
+            }
+            sender.flush();
+        });
+        ReceiverStream::new(rx)
+            .flat_map(futures::stream::iter)
+            .boxed()
+    }
+}
+
+fn file_size(path: &Path) -> u64 {
+    std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
+}
+
+/// Collects items into batches for the channel.
+struct BatchSender {
+    tx: mpsc::Sender<Vec<SourceResult>>,
+    batch: Vec<SourceResult>,
+}
+
+impl BatchSender {
+    /// Queues an item; `false` once the consumer has gone away.
+    fn send(&mut self, item: SourceResult) -> bool {
+        self.batch.push(item);
+        self.batch.len() < BATCH || self.flush()
+    }
+
+    fn flush(&mut self) -> bool {
+        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
+        batch.is_empty() || self.tx.blocking_send(batch).is_ok()
+    }
+}
+
+/// Reads one file, passing each call or bad record to `emit`, then a file-level error if
+/// the file could not be opened or stopped being readable. Returns `false` when `emit` asks
+/// to stop.
+pub fn read_file(
+    path: &Path,
+    progress: Option<&ProgressBar>,
+    emit: &mut dyn FnMut(SourceResult) -> bool,
+) -> bool {
+    let reader = match open(path, progress) {
+        Ok(reader) => reader,
+        Err(source) => {
+            return emit(Err(SourceError::Io {
+                path: path.to_owned(),
+                source,
+            }));
+        }
+    };
+    let name: Arc<str> = Arc::from(path.display().to_string());
+    let mut splitter = Splitter::new(reader);
+    loop {
+        let frame = match splitter.next_frame() {
+            Ok(Some(frame)) => frame,
+            Ok(None) => return true,
+            Err(e) => {
+                let error = SourceError::Truncated {
+                    path: path.to_owned(),
+                    offset: e.offset,
+                    source: e.source,
+                };
+                return emit(Err(error));
+            }
+        };
+        let origin = Origin {
+            source: name.clone(),
+            index: frame.index,
+            offset: Some(frame.offset),
+        };
+        let item = match frame.body {
+            FrameBody::Record(bytes) => match Call::parse(bytes, origin.clone()) {
+                Ok(call) => SourceItem::Call(Box::new(call)),
+                Err(e) => SourceItem::Skipped(BadRecord {
+                    origin,
+                    reason: e.to_string(),
+                }),
+            },
+            FrameBody::Truncated => SourceItem::Skipped(BadRecord {
+                origin,
+                reason: "the file ends inside this record (truncated)".into(),
+            }),
+            FrameBody::Garbage => SourceItem::Skipped(BadRecord {
+                origin,
+                reason: "text that is not JSON, skipped to the end of its line".into(),
+            }),
+        };
+        if !emit(Ok(item)) {
+            return false;
+        }
+    }
+}
+
+/// Opens a file, decompressing it when it starts with the gzip magic bytes.
+fn open(path: &Path, progress: Option<&ProgressBar>) -> std::io::Result<Box<dyn Read + Send>> {
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 2];
+    let gzipped = file.read(&mut magic)? == 2 && magic == [0x1f, 0x8b];
+    file.seek(SeekFrom::Start(0))?;
+    let file = Counted {
+        inner: file,
+        progress: progress.cloned(),
+    };
+    let buffered = BufReader::with_capacity(READ_BUFFER, file);
+    Ok(if gzipped {
+        Box::new(MultiGzDecoder::new(buffered))
+    } else {
+        Box::new(buffered)
+    })
+}
+
+/// A reader that advances a progress bar by the bytes it reads.
+struct Counted<R> {
+    inner: R,
+    progress: Option<ProgressBar>,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Some(bar) = &self.progress {
+            bar.inc(n as u64);
+        }
+        Ok(n)
+    }
+}
+
+/// Expands the given paths into the files to read, in a stable order. Explicit files are
+/// taken whatever their name; directories are walked for log files, skipping digest files
+/// and delivery-layout folders outside the filter.
+pub fn discover(paths: &[PathBuf], filter: &Filter) -> (Vec<PathBuf>, Vec<SourceError>) {
+    let mut files = Vec::new();
+    let mut errors = Vec::new();
+    for path in paths {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => {
+                walk(path, &mut Vec::new(), filter, &mut files, &mut errors)
+            }
+            Ok(_) => files.push(path.clone()),
+            Err(source) => errors.push(SourceError::Io {
+                path: path.clone(),
+                source,
+            }),
+        }
+    }
+    (files, errors)
+}
+
+fn walk(
+    dir: &Path,
+    trail: &mut Vec<String>,
+    filter: &Filter,
+    files: &mut Vec<PathBuf>,
+    errors: &mut Vec<SourceError>,
+) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(source) => {
+            return errors.push(SourceError::Io {
+                path: dir.to_owned(),
+                source,
+            });
+        }
+    };
+    let mut entries: Vec<_> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    entries.sort();
+    for path in entries {
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        if path.is_dir() {
+            trail.push(name);
+            if layout_allows(trail, filter) {
+                walk(&path, trail, filter, files, errors);
+            }
+            trail.pop();
+        } else if is_log_file(&name) {
+            files.push(path);
+        }
+    }
+}
+
+/// Whether a file name looks like a CloudTrail log or export.
+fn is_log_file(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [
+        ".json",
+        ".json.gz",
+        ".gz",
+        ".jsonl",
+        ".ndjson",
+        ".jsonl.gz",
+        ".ndjson.gz",
+    ]
+    .iter()
+    .any(|ext| lower.ends_with(ext))
+}
+
+/// Whether a directory, given the folder names from the walk's root down to it, can hold
+/// records the filter wants, judged by the delivery layout
+/// `AWSLogs/[o-ORG/]ACCOUNT/CloudTrail/REGION/YYYY/MM/DD`.
+fn layout_allows(trail: &[String], filter: &Filter) -> bool {
+    let Some(last) = trail.last() else {
+        return true;
+    };
+    if last == "CloudTrail-Digest" {
+        return false;
+    }
+    let Some(ct) = trail.iter().rposition(|p| p == "CloudTrail") else {
+        return account_allowed(trail, filter);
+    };
+    if ct > 0 && !filter.has_account(&trail[ct - 1]) && is_account_id(&trail[ct - 1]) {
+        return false;
+    }
+    let below = &trail[ct + 1..];
+    if let Some(region) = below.first()
+        && !filter.has_region(region)
+    {
+        return false;
+    }
+    date_allowed(&below[1.min(below.len())..], filter)
+}
+
+/// Under `AWSLogs/`, a twelve-digit folder is an account.
+fn account_allowed(trail: &[String], filter: &Filter) -> bool {
+    match trail.last() {
+        Some(name) if is_account_id(name) && trail.iter().any(|p| p == "AWSLogs") => {
+            filter.has_account(name)
+        }
+        _ => true,
+    }
+}
+
+fn is_account_id(name: &str) -> bool {
+    name.len() == 12 && name.bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Prunes `YYYY`, `YYYY/MM` and `YYYY/MM/DD` folders wholly outside the window, with a day
+/// of slack on each side: a file sits under the day it was delivered, which can be after the
+/// day of its last events.
+fn date_allowed(parts: &[String], filter: &Filter) -> bool {
+    let numbers: Option<Vec<u32>> = parts.iter().take(3).map(|p| p.parse().ok()).collect();
+    let Some(numbers) = numbers else { return true };
+    let (first, last) = match numbers.as_slice() {
+        [] => return true,
+        [y] => (ymd(*y, 1, 1), ymd(*y + 1, 1, 1).and_then(|d| d.pred_opt())),
+        [y, m] => (ymd(*y, *m, 1), month_end(*y, *m)),
+        [y, m, d, ..] => (ymd(*y, *m, *d), ymd(*y, *m, *d)),
+    };
+    let (Some(first), Some(last)) = (first, last) else {
+        return true;
+    };
+    let slack = Days::new(1);
+    let starts_after_window = filter.until.is_some_and(|u| {
+        first
+            .checked_sub_days(slack)
+            .is_some_and(|f| f > u.date_naive())
+    });
+    let ends_before_window = filter.since.is_some_and(|s| {
+        last.checked_add_days(slack)
+            .is_some_and(|l| l < s.date_naive())
+    });
+    !(starts_after_window || ends_before_window)
+}
+
+fn ymd(y: u32, m: u32, d: u32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(i32::try_from(y).ok()?, m, d)
+}
+
+fn month_end(y: u32, m: u32) -> Option<NaiveDate> {
+    let next = if m == 12 {
+        ymd(y + 1, 1, 1)
+    } else {
+        ymd(y, m + 1, 1)
+    };
+    next?.pred_opt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    fn trail(path: &str) -> Vec<String> {
+        path.split('/').map(str::to_owned).collect()
+    }
+
+    fn window(from: (i32, u32, u32), to: (i32, u32, u32)) -> Filter {
+        Filter {
+            since: Utc
+                .with_ymd_and_hms(from.0, from.1, from.2, 0, 0, 0)
+                .single(),
+            until: Utc.with_ymd_and_hms(to.0, to.1, to.2, 0, 0, 0).single(),
+            ..Filter::default()
+        }
+    }
+
+    #[test]
+    fn delivery_layout_is_pruned_by_window() {
+        let f = window((2024, 7, 10), (2024, 7, 12));
+        assert!(layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024/07/11"),
+            &f
+        ));
+        assert!(layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024/07/12"),
+            &f
+        ));
+        assert!(layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024/07/09"),
+            &f
+        ));
+        assert!(!layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024/07/14"),
+            &f
+        ));
+        assert!(!layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024/07/01"),
+            &f
+        ));
+        assert!(!layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024/06"),
+            &f
+        ));
+        assert!(!layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2023"),
+            &f
+        ));
+        assert!(layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1/2024"),
+            &f
+        ));
+    }
+
+    #[test]
+    fn delivery_layout_is_pruned_by_account_and_region() {
+        let f = Filter {
+            accounts: vec!["111122223333".into()],
+            regions: vec!["eu-west-1".into()],
+            ..Filter::default()
+        };
+        assert!(layout_allows(&trail("AWSLogs/o-abc123/111122223333"), &f));
+        assert!(!layout_allows(&trail("AWSLogs/o-abc123/444455556666"), &f));
+        assert!(!layout_allows(
+            &trail("AWSLogs/444455556666/CloudTrail"),
+            &f
+        ));
+        assert!(!layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/us-east-1"),
+            &f
+        ));
+        assert!(layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail/eu-west-1/2024"),
+            &f
+        ));
+        assert!(!layout_allows(
+            &trail("AWSLogs/111122223333/CloudTrail-Digest"),
+            &f
+        ));
+        assert!(layout_allows(&trail("exports"), &f));
+    }
+}

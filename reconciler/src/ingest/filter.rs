@@ -1,0 +1,55 @@
+//! Which calls a run looks at: a time window, accounts and regions, and what a source may
+//! drop early on the pipeline's behalf.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+use super::record::Call;
+
+/// The calls a run considers. Empty lists mean "all".
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Filter {
+    /// Earliest event time, inclusive.
+    pub since: Option<DateTime<Utc>>,
+    /// Latest event time, exclusive.
+    pub until: Option<DateTime<Utc>>,
+    /// Accounts to keep (the recipient account, else the caller's).
+    pub accounts: Vec<String>,
+    /// Regions to keep.
+    pub regions: Vec<String>,
+}
+
+impl Filter {
+    /// Whether the call falls inside the window, accounts and regions.
+    pub fn matches(&self, call: &Call) -> bool {
+        self.in_window(call.event_time)
+            && self.has_account(call.account_id().unwrap_or_default())
+            && self.has_region(&call.aws_region)
+    }
+
+    /// Whether a time is inside the window.
+    pub fn in_window(&self, time: DateTime<Utc>) -> bool {
+        self.since.is_none_or(|s| time >= s) && self.until.is_none_or(|u| time < u)
+    }
+
+    /// Whether an account is selected.
+    pub fn has_account(&self, account: &str) -> bool {
+        self.accounts.is_empty() || self.accounts.iter().any(|a| a == account)
+    }
+
+    /// Whether a region is selected.
+    pub fn has_region(&self, region: &str) -> bool {
+        self.regions.is_empty() || self.regions.iter().any(|r| r == region)
+    }
+}
+
+/// What a source may leave out because the pipeline would drop it: the filter always, and
+/// when `writes_only` is set, read-only calls, failed calls and Terraform's own calls (the
+/// cheap verdicts), so an organisation-wide store is not moved to one machine to be dropped.
+#[derive(Debug, Clone, Default)]
+pub struct Pushdown {
+    /// The window, accounts and regions.
+    pub filter: Filter,
+    /// Only successful, mutating, non-Terraform calls are wanted.
+    pub writes_only: bool,
+}

@@ -1,0 +1,527 @@
+//! Splits a byte stream of CloudTrail records into one slice per record, without reading the
+//! whole stream into memory and without parsing the records.
+//!
+//! Accepted layouts, detected from the content rather than the file name:
+//! - the S3-delivered envelope `{"Records": [ {...}, {...} ]}` (several envelopes may follow
+//!   one another, as `cat` of two log files gives);
+//! - a bare JSON array of records `[ {...}, {...} ]`;
+//! - NDJSON, one record per line, as CloudTrail Lake and Athena exports give; a malformed line
+//!   costs only that line;
+//! - records written one after another, pretty-printed or not.
+//!
+//! The scanner tracks only nesting depth and string state, jumping through string contents with
+//! `memchr`, so it runs far faster than a JSON parse. Each record slice is then parsed on its
+//! own, which is what lets a malformed record be reported and skipped while the rest go on.
+
+use std::io::Read;
+
+/// Bytes read from the underlying reader at a time.
+const CHUNK: usize = 1 << 20;
+
+/// One record's bytes and where they start in the stream.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Frame<'a> {
+    /// Zero-based index of the record in the stream.
+    pub index: u64,
+    /// Byte offset of the record's first byte in the (decompressed) stream.
+    pub offset: u64,
+    /// The record's bytes, or why they cannot form a record.
+    pub body: FrameBody<'a>,
+}
+
+/// The content of a frame.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FrameBody<'a> {
+    /// Bytes that should hold one JSON record.
+    Record(&'a [u8]),
+    /// The stream ended inside a record: the record is cut off.
+    Truncated,
+    /// Bytes at the top level that are not a record, up to the end of their line.
+    Garbage,
+}
+
+/// An I/O failure of the underlying reader (e.g. a truncated gzip stream).
+#[derive(Debug, thiserror::Error)]
+#[error("read failed at byte {offset}: {source}")]
+pub struct FramingError {
+    /// Bytes successfully read before the failure.
+    pub offset: u64,
+    /// The reader's error.
+    #[source]
+    pub source: std::io::Error,
+}
+
+/// Which layout the scanner is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Between top-level values; the next one decides the layout.
+    Top,
+    /// Inside an array of records whose elements sit at this depth.
+    Container(u32),
+    /// One record per line.
+    Lines,
+}
+
+/// The streaming splitter. Call [`Splitter::next_frame`] until it returns `None`.
+pub struct Splitter<R> {
+    reader: R,
+    buf: Vec<u8>,
+    /// Scan position in `buf`.
+    pos: usize,
+    /// Stream offset of `buf[0]`.
+    base: u64,
+    eof: bool,
+    mode: Mode,
+    index: u64,
+    depth: u32,
+    in_string: bool,
+    /// Start of the value being framed, if any.
+    start: Option<usize>,
+    /// Depth at which the value being framed began.
+    start_depth: u32,
+    /// Start of the last string opened at depth 1 of a top-level object (envelope key check).
+    key_start: usize,
+    /// Whether the last depth-1 string of a top-level object was `"Records"`.
+    key_is_records: bool,
+    /// Whether the scanner is skipping the rest of a line of garbage.
+    skipping_line: bool,
+}
+
+impl<R: Read> Splitter<R> {
+    /// A splitter over `reader`. Wrap files in nothing: it buffers by itself.
+    pub fn new(reader: R) -> Self {
+        Self {
+            reader,
+            buf: Vec::with_capacity(CHUNK),
+            pos: 0,
+            base: 0,
+            eof: false,
+            mode: Mode::Top,
+            index: 0,
+            depth: 0,
+            in_string: false,
+            start: None,
+            start_depth: 0,
+            key_start: 0,
+            key_is_records: false,
+            skipping_line: false,
+        }
+    }
+
+    /// The next record frame, `None` at the end of the stream.
+    pub fn next_frame(&mut self) -> Result<Option<Frame<'_>>, FramingError> {
+        loop {
+            if let Some((from, to, body)) = self.scan() {
+                return Ok(Some(self.frame(from, to, body)));
+            }
+            if self.eof {
+                return Ok(self.finish());
+            }
+            self.refill()?;
+        }
+    }
+
+    fn frame(&mut self, from: usize, to: usize, kind: Kind) -> Frame<'_> {
+        let index = self.index;
+        self.index += 1;
+        let body = match kind {
+            Kind::Record => FrameBody::Record(&self.buf[from..to]),
+            Kind::Garbage => FrameBody::Garbage,
+        };
+        Frame {
+            index,
+            offset: self.base + from as u64,
+            body,
+        }
+    }
+
+    /// At the end of the stream: a value still open is a truncated record.
+    fn finish(&mut self) -> Option<Frame<'_>> {
+        let start = self.start.take()?;
+        if self.mode == Mode::Lines {
+            let line = trim_ascii(&self.buf[start..]);
+            if line.is_empty() {
+                return None;
+            }
+            let (from, to) = (start, self.buf.len());
+            return Some(self.frame(from, to, Kind::Record));
+        }
+        let index = self.index;
+        self.index += 1;
+        Some(Frame {
+            index,
+            offset: self.base + start as u64,
+            body: FrameBody::Truncated,
+        })
+    }
+
+    /// Drops consumed bytes and reads the next chunk.
+    fn refill(&mut self) -> Result<(), FramingError> {
+        // Keep the value being framed and an unfinished string (its text may be a key).
+        let mut keep_from = self.start.unwrap_or(self.pos).min(self.pos);
+        if self.in_string {
+            keep_from = keep_from.min(self.key_start.saturating_sub(1));
+        }
+        self.buf.drain(..keep_from);
+        self.base += keep_from as u64;
+        self.pos -= keep_from;
+        if let Some(start) = self.start.as_mut() {
+            *start -= keep_from;
+        }
+        self.key_start = self.key_start.saturating_sub(keep_from);
+        let old_len = self.buf.len();
+        self.buf.resize(old_len + CHUNK, 0);
+        let read = loop {
+            match self.reader.read(&mut self.buf[old_len..]) {
+                Ok(n) => break n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(source) => {
+                    self.buf.truncate(old_len);
+                    return Err(FramingError {
+                        offset: self.base + old_len as u64,
+                        source,
+                    });
+                }
+            }
+        };
+        self.buf.truncate(old_len + read);
+        if read == 0 {
+            self.eof = true;
+        }
+        Ok(())
+    }
+
+    /// Scans from `pos` until a frame completes (returned) or more input is needed (`None`).
+    fn scan(&mut self) -> Option<(usize, usize, Kind)> {
+        match self.mode {
+            Mode::Lines => self.scan_line(),
+            _ => self.scan_json(),
+        }
+    }
+
+    fn scan_line(&mut self) -> Option<(usize, usize, Kind)> {
+        loop {
+            let start = *self.start.get_or_insert(self.pos);
+            let Some(nl) = memchr::memchr(b'\n', &self.buf[self.pos..]) else {
+                self.pos = self.buf.len();
+                return None;
+            };
+            let end = self.pos + nl;
+            self.pos = end + 1;
+            self.start = None;
+            let line = &self.buf[start..end];
+            let trimmed = trim_ascii(line);
+            if !trimmed.is_empty() {
+                let lead = line.len() - line.trim_ascii_start().len();
+                return Some((start + lead, start + lead + trimmed.len(), Kind::Record));
+            }
+        }
+    }
+
+    fn scan_json(&mut self) -> Option<(usize, usize, Kind)> {
+        while self.pos < self.buf.len() {
+            if self.skipping_line {
+                self.skip_line();
+                continue;
+            }
+            if self.in_string {
+                self.skip_string()?;
+                continue;
+            }
+            let at = self.pos;
+            let byte = self.buf[at];
+            self.pos += 1;
+            if let Some(done) = self.structural(at, byte) {
+                return Some(done);
+            }
+        }
+        None
+    }
+
+    /// Moves through string contents to the closing quote; `None` when the buffer ends first.
+    fn skip_string(&mut self) -> Option<()> {
+        loop {
+            let rest = &self.buf[self.pos..];
+            let Some(hit) = memchr::memchr2(b'"', b'\\', rest) else {
+                self.pos = self.buf.len();
+                return None;
+            };
+            let at = self.pos + hit;
+            if self.buf[at] == b'\\' {
+                if at + 1 >= self.buf.len() {
+                    // The escaped byte is in the next chunk; resume at the backslash.
+                    self.pos = at;
+                    return None;
+                }
+                self.pos = at + 2;
+                continue;
+            }
+            self.pos = at + 1;
+            self.in_string = false;
+            self.close_string(at);
+            return Some(());
+        }
+    }
+
+    /// Tracks top-level object keys so `{"Records": [` is recognised as an envelope.
+    fn close_string(&mut self, quote: usize) {
+        if self.mode == Mode::Top && self.depth == 1 {
+            self.key_is_records = &self.buf[self.key_start..quote] == b"Records";
+        }
+    }
+
+    fn structural(&mut self, at: usize, byte: u8) -> Option<(usize, usize, Kind)> {
+        let at_top = self.mode == Mode::Top && self.depth == 0;
+        match byte {
+            b'"' | b'}' | b']' if at_top => return Some(self.garbage_line(at)),
+            b'"' => {
+                self.in_string = true;
+                self.key_start = at + 1;
+                self.begin_scalar(at);
+            }
+            b'{' | b'[' => self.open(at, byte),
+            b'}' | b']' => return self.close(at),
+            b',' => return self.separator(at),
+            b' ' | b'\t' | b'\r' | b'\n' => return self.end_scalar(at),
+            0xEF | 0xBB | 0xBF if at_top => {} // UTF-8 byte order mark
+            _ if at_top => return Some(self.garbage_line(at)),
+            _ => self.begin_scalar(at),
+        }
+        None
+    }
+
+    /// A scalar element directly inside the records container starts a (bad) record.
+    fn begin_scalar(&mut self, at: usize) {
+        if self.start.is_none() && self.mode == Mode::Container(self.depth) {
+            self.start = Some(at);
+            self.start_depth = self.depth;
+        }
+    }
+
+    /// A scalar element ends at whitespace, a comma or the container's end.
+    fn end_scalar(&mut self, at: usize) -> Option<(usize, usize, Kind)> {
+        let start = self.start?;
+        (self.mode == Mode::Container(self.depth) && self.start_depth == self.depth).then(|| {
+            self.start = None;
+            (start, at, Kind::Record)
+        })
+    }
+
+    fn separator(&mut self, at: usize) -> Option<(usize, usize, Kind)> {
+        self.end_scalar(at)
+    }
+
+    fn open(&mut self, at: usize, byte: u8) {
+        let opening_envelope =
+            self.mode == Mode::Top && self.depth == 1 && byte == b'[' && self.key_is_records;
+        if opening_envelope {
+            // The top-level object is an envelope, not a record: frame its elements instead.
+            self.start = None;
+            self.mode = Mode::Container(2);
+        } else if self.mode == Mode::Top && self.depth == 0 {
+            if byte == b'[' {
+                self.mode = Mode::Container(1);
+            } else {
+                self.start = Some(at);
+                self.start_depth = 0;
+                self.key_is_records = false;
+            }
+        } else if self.start.is_none() && self.mode == Mode::Container(self.depth) {
+            self.start = Some(at);
+            self.start_depth = self.depth;
+        }
+        self.depth += 1;
+    }
+
+    fn close(&mut self, at: usize) -> Option<(usize, usize, Kind)> {
+        let scalar = self.end_scalar(at);
+        if scalar.is_some() {
+            self.pos = at; // re-read the closer after returning the scalar
+            return scalar;
+        }
+        self.depth = self.depth.saturating_sub(1);
+        if let Mode::Container(d) = self.mode
+            && self.depth < d
+        {
+            // The records container closed; an envelope's outer object closes at depth 0.
+            self.mode = Mode::Top;
+            return None;
+        }
+        let start = self.start?;
+        if self.depth != self.start_depth {
+            return None;
+        }
+        self.start = None;
+        if self.mode == Mode::Top && !self.buf[start..=at].contains(&b'\n') {
+            // A single-line record at the top level: the rest is NDJSON.
+            self.mode = Mode::Lines;
+        }
+        Some((start, at + 1, Kind::Record))
+    }
+
+    /// Non-JSON bytes at the top level: report them, then skip to the end of the line.
+    fn garbage_line(&mut self, at: usize) -> (usize, usize, Kind) {
+        self.skipping_line = true;
+        (at, at, Kind::Garbage)
+    }
+
+    fn skip_line(&mut self) {
+        match memchr::memchr(b'\n', &self.buf[self.pos..]) {
+            Some(nl) => {
+                self.pos += nl + 1;
+                self.skipping_line = false;
+            }
+            None => self.pos = self.buf.len(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Kind {
+    Record,
+    Garbage,
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    bytes.trim_ascii()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Frames `input` read through a reader that returns `step` bytes at a time.
+    fn frames(input: &[u8], step: usize) -> Vec<(u64, String)> {
+        struct Dribble<'a>(&'a [u8], usize);
+        impl Read for Dribble<'_> {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.1.min(self.0.len()).min(out.len());
+                out[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let mut splitter = Splitter::new(Dribble(input, step));
+        let mut out = Vec::new();
+        while let Some(frame) = splitter.next_frame().expect("no io error") {
+            let text = match frame.body {
+                FrameBody::Record(b) => String::from_utf8_lossy(b).into_owned(),
+                FrameBody::Truncated => "<truncated>".to_owned(),
+                FrameBody::Garbage => "<garbage>".to_owned(),
+            };
+            out.push((frame.offset, text));
+        }
+        out
+    }
+
+    fn texts(input: &str) -> Vec<String> {
+        let whole = frames(input.as_bytes(), usize::MAX);
+        for step in [1, 2, 3, 7] {
+            assert_eq!(frames(input.as_bytes(), step), whole, "step {step} differs");
+        }
+        whole.into_iter().map(|(_, t)| t).collect()
+    }
+
+    #[test]
+    fn envelope() {
+        let input = r#"{"Records":[{"a":"x}"},{"b":[1,{"c":"\"{"}]}]}"#;
+        assert_eq!(texts(input), [r#"{"a":"x}"}"#, r#"{"b":[1,{"c":"\"{"}]}"#]);
+    }
+
+    #[test]
+    fn envelope_with_other_keys_and_spacing() {
+        let input = "\u{feff}{ \"Other\": {\"Records\": [1]},\n \"Records\" : [\n  {\"a\":1} ,\n  {\"b\":2}\n ] }\n";
+        assert_eq!(texts(input), [r#"{"a":1}"#, r#"{"b":2}"#]);
+    }
+
+    #[test]
+    fn concatenated_envelopes_and_empty_ones() {
+        let input = r#"{"Records":[{"a":1}]}{"Records":[]}{"Records":[{"b":2}]}"#;
+        assert_eq!(texts(input), [r#"{"a":1}"#, r#"{"b":2}"#]);
+    }
+
+    #[test]
+    fn bare_array_with_a_bad_element() {
+        let input = r#"[{"a":1}, 42, "text", {"b":2}]"#;
+        assert_eq!(
+            texts(input),
+            [r#"{"a":1}"#, "42", r#""text""#, r#"{"b":2}"#]
+        );
+    }
+
+    #[test]
+    fn ndjson_with_a_broken_line() {
+        let input = "{\"a\":1}\n{\"b\":\n\n{\"c\":3}\r\n";
+        assert_eq!(texts(input), [r#"{"a":1}"#, r#"{"b":"#, r#"{"c":3}"#]);
+    }
+
+    #[test]
+    fn pretty_printed_records_one_after_another() {
+        let input = "{\n \"a\": 1\n}\n{\n \"b\": 2\n}\n";
+        assert_eq!(texts(input), ["{\n \"a\": 1\n}", "{\n \"b\": 2\n}"]);
+    }
+
+    #[test]
+    fn truncated_envelope() {
+        let input = r#"{"Records":[{"a":1},{"b":"#;
+        assert_eq!(texts(input), [r#"{"a":1}"#, "<truncated>"]);
+    }
+
+    #[test]
+    fn garbage_at_the_top() {
+        let input = "not json\n{\"a\":1}\n";
+        assert_eq!(texts(input), ["<garbage>", r#"{"a":1}"#]);
+    }
+
+    #[test]
+    fn offsets_point_at_records() {
+        let input = b"{\"Records\":[{\"a\":1},\n {\"b\":2}]}";
+        let got = frames(input, 4);
+        assert_eq!(got[0].0, 12);
+        assert_eq!(got[1].0, 22);
+        assert_eq!(&input[22..23], b"{");
+    }
+
+    #[test]
+    fn empty_input() {
+        assert!(texts("").is_empty());
+        assert!(texts("  \n").is_empty());
+        assert!(texts("[]").is_empty());
+    }
+
+    #[test]
+    fn io_errors_name_the_offset() {
+        struct Broken(usize);
+        impl Read for Broken {
+            fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+                if self.0 == 0 {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::UnexpectedEof,
+                        "cut",
+                    ));
+                }
+                out[0] = b'[';
+                self.0 -= 1;
+                Ok(1)
+            }
+        }
+        let mut splitter = Splitter::new(Broken(1));
+        let err = splitter.next_frame().expect_err("io error surfaces");
+        assert_eq!(err.offset, 1);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..300), step in 1usize..9) {
+            let _ = frames(&bytes, step);
+        }
+
+        #[test]
+        fn chunking_never_changes_frames(n in 0usize..20, step in 1usize..17) {
+            let records: Vec<String> = (0..n).map(|i| format!(r#"{{"i":{i},"s":"a\"b}}{{[","n":[{{}}]}}"#)).collect();
+            let input = format!(r#"{{"Records":[{}]}}"#, records.join(","));
+            let got: Vec<String> = frames(input.as_bytes(), step).into_iter().map(|(_, t)| t).collect();
+            proptest::prop_assert_eq!(got, records);
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! The typed `userIdentity` of a record, and the human-readable actor derived from it.
+
+use serde::{Deserialize, Serialize};
+
+/// The kind of principal that made a call, as CloudTrail's `userIdentity.type` names it.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(tag = "kind", content = "name")]
+pub enum IdentityKind {
+    /// The account's root user.
+    Root,
+    /// An IAM user with long-term credentials.
+    IamUser,
+    /// Temporary credentials from `AssumeRole` (also SSO permission sets, service roles).
+    AssumedRole,
+    /// Temporary credentials from `GetFederationToken`.
+    FederatedUser,
+    /// An AWS service principal acting on its own.
+    AwsService,
+    /// Another AWS account.
+    AwsAccount,
+    /// A user of IAM Identity Center acting directly (not through a permission set role).
+    IdentityCenterUser,
+    /// A SAML-federated user (`AssumeRoleWithSAML`).
+    SamlUser,
+    /// A web-identity user (`AssumeRoleWithWebIdentity`).
+    WebIdentityUser,
+    /// A directory service user.
+    Directory,
+    /// The identity was not given.
+    #[default]
+    Missing,
+    /// A kind this version of retrace does not know, kept by name.
+    Other(String),
+}
+
+impl IdentityKind {
+    fn from_type(kind: Option<&str>) -> Self {
+        match kind {
+            None => Self::Missing,
+            Some("Root") => Self::Root,
+            Some("IAMUser") => Self::IamUser,
+            Some("AssumedRole") => Self::AssumedRole,
+            Some("FederatedUser") => Self::FederatedUser,
+            Some("AWSService") => Self::AwsService,
+            Some("AWSAccount") => Self::AwsAccount,
+            Some("IdentityCenterUser") => Self::IdentityCenterUser,
+            Some("SAMLUser") => Self::SamlUser,
+            Some("WebIdentityUser") => Self::WebIdentityUser,
+            Some("Directory") => Self::Directory,
+            Some(other) => Self::Other(other.to_owned()),
+        }
+    }
+}
+
+/// The principal that issued a session (`sessionContext.sessionIssuer`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionIssuer {
+    /// `Role`, `IAMUser` or `Root`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+    /// Principal id of the issuer.
+    #[serde(default)]
+    pub principal_id: Option<String>,
+    /// ARN of the issuer, e.g. the role's ARN.
+    #[serde(default)]
+    pub arn: Option<String>,
+    /// Account of the issuer.
+    #[serde(default)]
+    pub account_id: Option<String>,
+    /// Friendly name: the role or user name.
+    #[serde(default)]
+    pub user_name: Option<String>,
+}
+
+/// `sessionContext.attributes`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionAttributes {
+    /// When the credentials were issued.
+    #[serde(default)]
+    pub creation_date: Option<String>,
+    /// `"true"` when the session was authenticated with MFA.
+    #[serde(default)]
+    pub mfa_authenticated: Option<String>,
+}
+
+/// `userIdentity.sessionContext`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionContext {
+    /// Who issued the temporary credentials.
+    #[serde(default)]
+    pub session_issuer: Option<SessionIssuer>,
+    /// Creation date and MFA flag.
+    #[serde(default)]
+    pub attributes: Option<SessionAttributes>,
+    /// The source identity set on the session, if any.
+    #[serde(default)]
+    pub source_identity: Option<String>,
+    /// Federation data of a web-identity session (kept as JSON).
+    #[serde(default)]
+    pub web_id_federation_data: Option<serde_json::Value>,
+    /// EC2 instance role delivery details (kept as JSON).
+    #[serde(default)]
+    pub ec2_role_delivery: Option<String>,
+}
+
+/// `userIdentity.onBehalfOf` of an Identity Center user.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OnBehalfOf {
+    /// The Identity Center user id.
+    #[serde(default)]
+    pub user_id: Option<String>,
+    /// The identity store the user belongs to.
+    #[serde(default)]
+    pub identity_store_arn: Option<String>,
+}
+
+/// The `userIdentity` block as recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawIdentity {
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    principal_id: Option<String>,
+    arn: Option<String>,
+    account_id: Option<String>,
+    access_key_id: Option<String>,
+    user_name: Option<String>,
+    invoked_by: Option<String>,
+    session_context: Option<SessionContext>,
+    identity_provider: Option<String>,
+    credential_id: Option<String>,
+    on_behalf_of: Option<OnBehalfOf>,
+}
+
+/// Who made a call: CloudTrail's `userIdentity`, typed.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserIdentity {
+    /// The kind of principal; unknown kinds are kept by name.
+    pub kind: IdentityKind,
+    /// Principal id.
+    pub principal_id: Option<String>,
+    /// ARN of the principal (for an assumed role, the session ARN).
+    pub arn: Option<String>,
+    /// Account of the principal.
+    pub account_id: Option<String>,
+    /// Access key used to sign the request.
+    pub access_key_id: Option<String>,
+    /// User name of an IAM user, root or Identity Center user.
+    pub user_name: Option<String>,
+    /// The AWS service that made the call on the principal's behalf.
+    pub invoked_by: Option<String>,
+    /// Session details of temporary credentials.
+    pub session_context: Option<SessionContext>,
+    /// Identity provider of a federated or Identity Center user.
+    pub identity_provider: Option<String>,
+    /// Identity Center credential id.
+    pub credential_id: Option<String>,
+    /// The Identity Center user the call was made for.
+    pub on_behalf_of: Option<OnBehalfOf>,
+}
+
+impl<'de> Deserialize<'de> for UserIdentity {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let raw = RawIdentity::deserialize(deserializer)?;
+        Ok(Self {
+            kind: IdentityKind::from_type(raw.kind.as_deref()),
+            principal_id: raw.principal_id,
+            arn: raw.arn,
+            account_id: raw.account_id,
+            access_key_id: raw.access_key_id,
+            user_name: raw.user_name,
+            invoked_by: raw.invoked_by,
+            session_context: raw.session_context,
+            identity_provider: raw.identity_provider,
+            credential_id: raw.credential_id,
+            on_behalf_of: raw.on_behalf_of,
+        })
+    }
+}
+
+impl UserIdentity {
+    /// The session issuer (for assumed roles and federated users).
+    pub fn issuer(&self) -> Option<&SessionIssuer> {
+        self.session_context.as_ref()?.session_issuer.as_ref()
+    }
+
+    /// ARN of the role behind an assumed-role session.
+    pub fn role_arn(&self) -> Option<&str> {
+        let issuer = self.issuer()?;
+        (issuer.kind.as_deref() == Some("Role"))
+            .then_some(issuer.arn.as_deref())
+            .flatten()
+    }
+
+    /// The session name of an assumed role: the last part of
+    /// `arn:aws:sts::ACCOUNT:assumed-role/ROLE/SESSION`.
+    pub fn session_name(&self) -> Option<&str> {
+        if self.kind != IdentityKind::AssumedRole {
+            return None;
+        }
+        let arn = self.arn.as_deref()?;
+        let resource = arn.split_once(":assumed-role/")?.1;
+        resource.split_once('/').map(|(_, session)| session)
+    }
+
+    /// The principal in words: `alice`, `alice@example.com via AdminRole`, `root`,
+    /// `autoscaling.amazonaws.com`. Always returns something, even for unknown kinds.
+    pub fn actor(&self) -> String {
+        let via = |who: &str| match self.issuer().and_then(|i| i.user_name.as_deref()) {
+            Some(role) => format!("{who} via {}", friendly_role(role)),
+            None => who.to_owned(),
+        };
+        match &self.kind {
+            IdentityKind::Root => "root".to_owned(),
+            IdentityKind::IamUser => self.user_name.clone().unwrap_or_else(|| self.fallback()),
+            IdentityKind::AssumedRole => match self.session_name() {
+                Some(session) => via(session),
+                None => via(&self.fallback()),
+            },
+            IdentityKind::FederatedUser => {
+                let name = self
+                    .arn
+                    .as_deref()
+                    .and_then(|a| a.split_once(":federated-user/"))
+                    .map(|(_, n)| n.to_owned())
+                    .unwrap_or_else(|| self.fallback());
+                via(&name)
+            }
+            IdentityKind::AwsService => self.invoked_by.clone().unwrap_or_else(|| self.fallback()),
+            IdentityKind::IdentityCenterUser => {
+                let user = self
+                    .user_name
+                    .clone()
+                    .or_else(|| self.on_behalf_of.as_ref().and_then(|o| o.user_id.clone()));
+                format!(
+                    "{} (Identity Center)",
+                    user.unwrap_or_else(|| self.fallback())
+                )
+            }
+            _ => self.fallback(),
+        }
+    }
+
+    fn fallback(&self) -> String {
+        self.user_name
+            .clone()
+            .or_else(|| self.arn.clone())
+            .or_else(|| self.principal_id.clone())
+            .or_else(|| self.invoked_by.clone())
+            .or_else(|| self.account_id.clone())
+            .unwrap_or_else(|| "unknown".to_owned())
+    }
+}
+
+/// `AWSReservedSSO_AdminAccess_0123456789abcdef` reads as `AdminAccess (SSO)`.
+fn friendly_role(role: &str) -> String {
+    match role.strip_prefix("AWSReservedSSO_") {
+        Some(rest) => {
+            let set = rest.rsplit_once('_').map_or(rest, |(name, _)| name);
+            format!("{set} (SSO)")
+        }
+        None => role.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn identity(json: &str) -> UserIdentity {
+        serde_json::from_str(json).expect("identity parses")
+    }
+
+    #[test]
+    fn assumed_role_actor_names_session_and_role() {
+        let id = identity(
+            r#"{"type":"AssumedRole","principalId":"AROAEXAMPLE:alice",
+            "arn":"arn:aws:sts::111122223333:assumed-role/Admin/alice","accountId":"111122223333",
+            "sessionContext":{"sessionIssuer":{"type":"Role","principalId":"AROAEXAMPLE",
+            "arn":"arn:aws:iam::111122223333:role/Admin","accountId":"111122223333","userName":"Admin"},
+            "attributes":{"creationDate":"2024-01-01T00:00:00Z","mfaAuthenticated":"true"}}}"#,
+        );
+        assert_eq!(id.kind, IdentityKind::AssumedRole);
+        assert_eq!(id.actor(), "alice via Admin");
+        assert_eq!(id.role_arn(), Some("arn:aws:iam::111122223333:role/Admin"));
+        assert_eq!(id.session_name(), Some("alice"));
+    }
+
+    #[test]
+    fn sso_permission_set_reads_plainly() {
+        let id = identity(
+            r#"{"type":"AssumedRole",
+            "arn":"arn:aws:sts::111122223333:assumed-role/AWSReservedSSO_PowerUser_0a1b2c3d4e5f6a7b/bob@example.com",
+            "sessionContext":{"sessionIssuer":{"type":"Role","userName":"AWSReservedSSO_PowerUser_0a1b2c3d4e5f6a7b"}}}"#,
+        );
+        assert_eq!(id.actor(), "bob@example.com via PowerUser (SSO)");
+    }
+
+    #[test]
+    fn other_kinds_have_actors() {
+        assert_eq!(
+            identity(r#"{"type":"Root","accountId":"1"}"#).actor(),
+            "root"
+        );
+        assert_eq!(
+            identity(r#"{"type":"IAMUser","userName":"carol"}"#).actor(),
+            "carol"
+        );
+        assert_eq!(
+            identity(r#"{"type":"AWSService","invokedBy":"autoscaling.amazonaws.com"}"#).actor(),
+            "autoscaling.amazonaws.com"
+        );
+        let fed = identity(
+            r#"{"type":"FederatedUser","arn":"arn:aws:sts::1:federated-user/dave",
+            "sessionContext":{"sessionIssuer":{"type":"IAMUser","userName":"broker"}}}"#,
+        );
+        assert_eq!(fed.actor(), "dave via broker");
+        let center = identity(
+            r#"{"type":"IdentityCenterUser","accountId":"1","onBehalfOf":{"userId":"u-123",
+            "identityStoreArn":"arn:aws:identitystore::1:identitystore/d-1"},"credentialId":"c"}"#,
+        );
+        assert_eq!(center.actor(), "u-123 (Identity Center)");
+        assert_eq!(center.kind, IdentityKind::IdentityCenterUser);
+    }
+
+    #[test]
+    fn unknown_kinds_are_kept_by_name() {
+        let id = identity(r#"{"type":"QuantumUser","principalId":"Q1"}"#);
+        assert_eq!(id.kind, IdentityKind::Other("QuantumUser".into()));
+        assert_eq!(id.actor(), "Q1");
+    }
+}

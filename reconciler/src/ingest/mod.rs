@@ -1,0 +1,15 @@
+//! Stage 1, ingest: read CloudTrail records from files or AWS APIs and normalise them into
+//! [`record::Call`]s, then order them and drop duplicates.
+
+pub mod client;
+pub mod files;
+pub mod filter;
+pub mod framing;
+pub mod identity;
+pub mod order;
+pub mod record;
+pub mod source;
+
+pub use filter::{Filter, Pushdown};
+pub use record::{Call, Origin};
+pub use source::{BadRecord, CallStream, Source, SourceError, SourceItem};

@@ -1,0 +1,412 @@
+//! Puts calls in event-time order and drops duplicates (same `eventID`), in bounded memory.
+//!
+//! Log files are not ordered and the same event can arrive twice (overlapping exports, a
+//! global event looked up in several regions). Each call leaves a 24-byte key (time, hash of
+//! its event id, where its record was spooled); the calls the caller keeps are written to a
+//! spool file. Keys are sorted in memory up to a limit and spilled to sorted run files beyond
+//! it, then merged, so memory stays bounded whatever the input size. Two events with equal
+//! time and equal 64-bit id hash are taken as the same event; for distinct ids within the
+//! same millisecond a collision has a probability of about 2^-64.
+
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::collections::hash_map::DefaultHasher;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::sync::Arc;
+
+use crate::attribute::{Attribution, Verdict};
+
+use super::record::{Call, Origin};
+
+/// Keys held in memory before a sorted run is spilled to disk (48 MiB of keys).
+pub const DEFAULT_RUN_KEYS: usize = 2 * 1024 * 1024;
+
+/// The sort key of one call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    /// Event time in milliseconds since the epoch.
+    time: i64,
+    /// Hash of the event id.
+    id: u64,
+    /// Verdict code in the top byte; below it, spool offset + 1 of a kept call, or 0.
+    tag: u64,
+}
+
+const TAG_SHIFT: u32 = 56;
+const SPOOL_MASK: u64 = (1 << TAG_SHIFT) - 1;
+
+impl Key {
+    fn verdict(self) -> Option<Verdict> {
+        Verdict::from_code((self.tag >> TAG_SHIFT) as u8)
+    }
+
+    fn spool_offset(self) -> Option<u64> {
+        let slot = self.tag & SPOOL_MASK;
+        (slot != 0).then(|| slot - 1)
+    }
+
+    fn same_event(self, other: Self) -> bool {
+        self.time == other.time && self.id == other.id
+    }
+
+    fn write(self, out: &mut impl Write) -> io::Result<()> {
+        out.write_all(&self.time.to_le_bytes())?;
+        out.write_all(&self.id.to_le_bytes())?;
+        out.write_all(&self.tag.to_le_bytes())
+    }
+
+    fn read(input: &mut impl Read) -> io::Result<Option<Self>> {
+        let mut bytes = [0u8; 24];
+        match input.read_exact(&mut bytes) {
+            Ok(()) => {}
+            Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        let word = |i: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&bytes[i * 8..i * 8 + 8]);
+            w
+        };
+        Ok(Some(Self {
+            time: i64::from_le_bytes(word(0)),
+            id: u64::from_le_bytes(word(1)),
+            tag: u64::from_le_bytes(word(2)),
+        }))
+    }
+}
+
+/// Counts of what went into the collector.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Counts {
+    /// Distinct calls per verdict.
+    pub by_verdict: std::collections::BTreeMap<Verdict, u64>,
+    /// Calls dropped because an earlier record had the same event id.
+    pub duplicates: u64,
+}
+
+impl Counts {
+    /// Distinct calls in all.
+    pub fn total(&self) -> u64 {
+        self.by_verdict.values().sum()
+    }
+}
+
+/// Gathers attributed calls, then yields the kept ones in time order without duplicates.
+pub struct Collector {
+    keys: Vec<Key>,
+    run_keys: usize,
+    runs: Vec<File>,
+    spool: BufWriter<File>,
+    spool_len: u64,
+    keep: Box<dyn Fn(Verdict) -> bool + Send>,
+}
+
+impl Collector {
+    /// A collector that keeps the calls whose verdict `keep` accepts (the others are only
+    /// counted), holding at most `run_keys` keys in memory.
+    pub fn new(
+        keep: impl Fn(Verdict) -> bool + Send + 'static,
+        run_keys: usize,
+    ) -> io::Result<Self> {
+        Ok(Self {
+            keys: Vec::new(),
+            run_keys: run_keys.max(1),
+            runs: Vec::new(),
+            spool: BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
+            spool_len: 0,
+            keep: Box::new(keep),
+        })
+    }
+
+    /// Adds one attributed call.
+    pub fn push(&mut self, call: &Call, attribution: &Attribution) -> io::Result<()> {
+        let mut tag = u64::from(attribution.verdict.code()) << TAG_SHIFT;
+        if (self.keep)(attribution.verdict) {
+            tag |= self.spool_call(call, attribution)? + 1;
+        }
+        self.keys.push(Key {
+            time: call.event_time.timestamp_millis(),
+            id: id_hash(&call.event_id),
+            tag,
+        });
+        if self.keys.len() >= self.run_keys {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    /// Writes a kept call as length-prefixed fields; returns its offset.
+    fn spool_call(&mut self, call: &Call, attribution: &Attribution) -> io::Result<u64> {
+        let offset = self.spool_len;
+        let index = call.origin.index.to_le_bytes();
+        let byte_offset = call.origin.offset.map_or(u64::MAX, |o| o).to_le_bytes();
+        let fields: [&[u8]; 5] = [
+            call.origin.source.as_bytes(),
+            &index,
+            &byte_offset,
+            attribution.reason.as_bytes(),
+            call.raw().as_bytes(),
+        ];
+        for field in fields {
+            let len = u32::try_from(field.len())
+                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "record over 4 GiB"))?;
+            self.spool.write_all(&len.to_le_bytes())?;
+            self.spool.write_all(field)?;
+            self.spool_len += 4 + u64::from(len);
+        }
+        if self.spool_len > SPOOL_MASK {
+            return Err(io::Error::other("spool over 64 PiB"));
+        }
+        Ok(offset)
+    }
+
+    fn spill(&mut self) -> io::Result<()> {
+        self.keys.sort_unstable();
+        let mut run = BufWriter::new(tempfile::tempfile()?);
+        for key in self.keys.drain(..) {
+            key.write(&mut run)?;
+        }
+        let mut file = run.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.seek(SeekFrom::Start(0))?;
+        self.runs.push(file);
+        Ok(())
+    }
+
+    /// Ends input: returns the ordered kept calls and the counts.
+    pub fn finish(mut self) -> io::Result<Ordered> {
+        self.keys.sort_unstable();
+        let mut sources: Vec<RunReader> = vec![RunReader::Memory(
+            std::mem::take(&mut self.keys).into_iter(),
+        )];
+        sources.extend(
+            self.runs
+                .drain(..)
+                .map(|f| RunReader::Disk(BufReader::new(f))),
+        );
+        let mut heap = BinaryHeap::new();
+        for (i, source) in sources.iter_mut().enumerate() {
+            if let Some(key) = source.next_key()? {
+                heap.push(Reverse((key, i)));
+            }
+        }
+        let spool = self
+            .spool
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        Ok(Ordered {
+            sources,
+            heap,
+            spool: BufReader::new(spool),
+            last: None,
+            counts: Counts::default(),
+            sources_by_name: Vec::new(),
+        })
+    }
+}
+
+fn id_hash(id: &str) -> u64 {
+    let mut hasher = DefaultHasher::new();
+    id.hash(&mut hasher);
+    hasher.finish()
+}
+
+enum RunReader {
+    Memory(std::vec::IntoIter<Key>),
+    Disk(BufReader<File>),
+}
+
+impl RunReader {
+    fn next_key(&mut self) -> io::Result<Option<Key>> {
+        match self {
+            Self::Memory(keys) => Ok(keys.next()),
+            Self::Disk(reader) => Key::read(reader),
+        }
+    }
+}
+
+/// The kept calls in time order, read back from the spool; counts fill in as it advances
+/// and are complete once it is exhausted.
+pub struct Ordered {
+    sources: Vec<RunReader>,
+    heap: BinaryHeap<Reverse<(Key, usize)>>,
+    spool: BufReader<File>,
+    last: Option<Key>,
+    counts: Counts,
+    /// Interned source names, so calls from one file share one allocation.
+    sources_by_name: Vec<Arc<str>>,
+}
+
+impl Ordered {
+    /// The next kept call, skipping and counting the rest.
+    pub fn next_call(&mut self) -> io::Result<Option<(Call, Attribution)>> {
+        while let Some(key) = self.next_distinct()? {
+            if let Some(offset) = key.spool_offset() {
+                let verdict = key.verdict().unwrap_or(Verdict::OutOfBand);
+                return self.read_spooled(offset, verdict).map(Some);
+            }
+        }
+        Ok(None)
+    }
+
+    /// Reads everything left and returns the counts.
+    pub fn drain_counts(mut self) -> io::Result<Counts> {
+        while self.next_distinct()?.is_some() {}
+        Ok(self.counts)
+    }
+
+    /// The counts so far (complete after [`Ordered::next_call`] returned `None`).
+    pub fn counts(&self) -> &Counts {
+        &self.counts
+    }
+
+    fn next_distinct(&mut self) -> io::Result<Option<Key>> {
+        while let Some(Reverse((key, source))) = self.heap.pop() {
+            if let Some(next) = self.sources[source].next_key()? {
+                self.heap.push(Reverse((next, source)));
+            }
+            if self.last.is_some_and(|last| last.same_event(key)) {
+                self.counts.duplicates += 1;
+                continue;
+            }
+            self.last = Some(key);
+            if let Some(verdict) = key.verdict() {
+                *self.counts.by_verdict.entry(verdict).or_default() += 1;
+            }
+            return Ok(Some(key));
+        }
+        Ok(None)
+    }
+
+    fn read_spooled(&mut self, offset: u64, verdict: Verdict) -> io::Result<(Call, Attribution)> {
+        self.spool.seek(SeekFrom::Start(offset))?;
+        let source = self.read_field()?;
+        let index = u64::from_le_bytes(fixed(&self.read_field()?)?);
+        let byte_offset = u64::from_le_bytes(fixed(&self.read_field()?)?);
+        let reason = String::from_utf8_lossy(&self.read_field()?).into_owned();
+        let raw = self.read_field()?;
+        let origin = Origin {
+            source: self.intern(&source),
+            index,
+            offset: (byte_offset != u64::MAX).then_some(byte_offset),
+        };
+        let call = Call::parse(&raw, origin)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+        Ok((call, Attribution { verdict, reason }))
+    }
+
+    fn read_field(&mut self) -> io::Result<Vec<u8>> {
+        let mut len = [0u8; 4];
+        self.spool.read_exact(&mut len)?;
+        let mut field = vec![0u8; u32::from_le_bytes(len) as usize];
+        self.spool.read_exact(&mut field)?;
+        Ok(field)
+    }
+
+    fn intern(&mut self, name: &[u8]) -> Arc<str> {
+        let name = String::from_utf8_lossy(name);
+        if let Some(known) = self.sources_by_name.iter().find(|s| ***s == *name) {
+            return known.clone();
+        }
+        let interned: Arc<str> = Arc::from(name.as_ref());
+        self.sources_by_name.push(interned.clone());
+        interned
+    }
+}
+
+fn fixed(bytes: &[u8]) -> io::Result<[u8; 8]> {
+    bytes
+        .try_into()
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "corrupt spool field"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(id: &str, time: &str) -> Call {
+        let text = format!(
+            r#"{{"eventID":"{id}","eventTime":"{time}","eventSource":"s3.amazonaws.com","eventName":"PutBucketTagging"}}"#
+        );
+        Call::parse(
+            text.as_bytes(),
+            Origin {
+                source: Arc::from("f.json"),
+                index: 3,
+                offset: Some(9),
+            },
+        )
+        .expect("parses")
+    }
+
+    fn collect(run_keys: usize, calls: &[(&str, &str, Verdict)]) -> (Vec<String>, Counts) {
+        let mut collector =
+            Collector::new(|v| v == Verdict::OutOfBand, run_keys).expect("temp files");
+        for (id, time, verdict) in calls {
+            let attribution = Attribution {
+                verdict: *verdict,
+                reason: format!("r-{id}"),
+            };
+            collector.push(&call(id, time), &attribution).expect("push");
+        }
+        let mut ordered = collector.finish().expect("finish");
+        let mut ids = Vec::new();
+        while let Some((call, attribution)) = ordered.next_call().expect("read") {
+            assert_eq!(attribution.reason, format!("r-{}", call.event_id));
+            assert_eq!(call.origin.index, 3);
+            assert_eq!(call.origin.offset, Some(9));
+            ids.push(call.event_id);
+        }
+        (ids, ordered.counts().clone())
+    }
+
+    const INPUT: [(&str, &str, Verdict); 6] = [
+        ("c", "2024-01-01T00:00:03Z", Verdict::OutOfBand),
+        ("a", "2024-01-01T00:00:01Z", Verdict::OutOfBand),
+        ("r", "2024-01-01T00:00:02Z", Verdict::ReadOnly),
+        ("c", "2024-01-01T00:00:03Z", Verdict::OutOfBand),
+        ("b", "2024-01-01T00:00:02.500Z", Verdict::OutOfBand),
+        ("a", "2024-01-01T00:00:01Z", Verdict::OutOfBand),
+    ];
+
+    #[test]
+    fn orders_and_deduplicates_in_memory() {
+        let (ids, counts) = collect(DEFAULT_RUN_KEYS, &INPUT);
+        assert_eq!(ids, ["a", "b", "c"]);
+        assert_eq!(counts.duplicates, 2);
+        assert_eq!(counts.by_verdict[&Verdict::OutOfBand], 3);
+        assert_eq!(counts.by_verdict[&Verdict::ReadOnly], 1);
+        assert_eq!(counts.total(), 4);
+    }
+
+    #[test]
+    fn spilled_runs_give_the_same_result() {
+        for run_keys in [1, 2, 4] {
+            assert_eq!(
+                collect(run_keys, &INPUT),
+                collect(DEFAULT_RUN_KEYS, &INPUT),
+                "{run_keys}"
+            );
+        }
+    }
+
+    #[test]
+    fn counts_without_reading_calls() {
+        let mut collector = Collector::new(|_| false, 2).expect("temp files");
+        for (id, time, verdict) in INPUT {
+            let attribution = Attribution {
+                verdict,
+                reason: String::new(),
+            };
+            collector.push(&call(id, time), &attribution).expect("push");
+        }
+        let counts = collector
+            .finish()
+            .expect("finish")
+            .drain_counts()
+            .expect("read");
+        assert_eq!(counts.total(), 4);
+        assert_eq!(counts.duplicates, 2);
+    }
+}

@@ -1,0 +1,565 @@
+//! The normalised call model: one CloudTrail record, typed, with its raw text kept.
+//!
+//! Records of event format versions 1.0 to 1.11 are accepted. Every documented top-level
+//! field has a typed slot; fields that later AWS versions add are still kept in the raw text,
+//! which is the exact byte sequence read from the source, so nothing is ever lost.
+
+use std::sync::Arc;
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+use super::client::Client;
+use super::identity::UserIdentity;
+
+/// Where a record was read from: a file and the record's index and byte offset in it, or an
+/// API page. Carried so every finding can name the record it is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Origin {
+    /// The file path or API source description (e.g. `lookup-events:eu-west-1`).
+    pub source: Arc<str>,
+    /// Zero-based index of the record within its source.
+    pub index: u64,
+    /// Byte offset of the record's first byte, for file sources.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub offset: Option<u64>,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} record #{}", self.source, self.index)?;
+        if let Some(offset) = self.offset {
+            write!(f, " (byte {offset})")?;
+        }
+        Ok(())
+    }
+}
+
+/// A payload field such as `requestParameters`: CloudTrail writes an object, `null`, a marker
+/// string, or a placeholder when the value was too large to record.
+#[derive(Debug, Clone)]
+pub enum Payload {
+    /// The field was absent or `null`.
+    Absent,
+    /// CloudTrail replaced the value with `HIDDEN_DUE_TO_SECURITY_REASONS`.
+    Hidden,
+    /// CloudTrail dropped a value too large to record (`{"omitted": true, "originalSize": N}`).
+    Omitted {
+        /// Size in bytes of the value that was dropped, when CloudTrail gives it.
+        original_size: Option<u64>,
+    },
+    /// Any other JSON value, kept as its exact text.
+    Value(Box<RawValue>),
+}
+
+impl Payload {
+    fn from_raw(raw: Option<Box<RawValue>>) -> Self {
+        let Some(raw) = raw else { return Self::Absent };
+        let text = raw.get();
+        if text == "null" {
+            return Self::Absent;
+        }
+        if text == "\"HIDDEN_DUE_TO_SECURITY_REASONS\"" {
+            return Self::Hidden;
+        }
+        if text.starts_with('{') && text.contains("\"omitted\"") {
+            #[derive(Deserialize)]
+            #[serde(rename_all = "camelCase")]
+            struct OmittedMarker {
+                omitted: bool,
+                original_size: Option<u64>,
+            }
+            if let Ok(marker) = serde_json::from_str::<OmittedMarker>(text)
+                && marker.omitted
+            {
+                return Self::Omitted {
+                    original_size: marker.original_size,
+                };
+            }
+        }
+        Self::Value(raw)
+    }
+
+    /// The value parsed as JSON, when there is one.
+    pub fn json(&self) -> Option<serde_json::Value> {
+        match self {
+            Self::Value(raw) => serde_json::from_str(raw.get()).ok(),
+            _ => None,
+        }
+    }
+
+    /// Whether CloudTrail recorded a usable value.
+    pub fn is_present(&self) -> bool {
+        matches!(self, Self::Value(_))
+    }
+}
+
+/// One ARN-bearing entry of the record's `resources` list.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceRef {
+    /// The resource ARN (CloudTrail spells it `ARN`).
+    #[serde(rename = "ARN", alias = "arn", default)]
+    pub arn: Option<String>,
+    /// The account that owns the resource.
+    #[serde(default)]
+    pub account_id: Option<String>,
+    /// The resource type, e.g. `AWS::S3::Object`.
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+/// TLS information of the request (event version 1.08 and later).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TlsDetails {
+    /// TLS version, e.g. `TLSv1.3`.
+    #[serde(default)]
+    pub tls_version: Option<String>,
+    /// Cipher suite negotiated.
+    #[serde(default)]
+    pub cipher_suite: Option<String>,
+    /// Host header the client sent.
+    #[serde(default)]
+    pub client_provided_host_header: Option<String>,
+}
+
+/// The top-level fields as CloudTrail writes them; the typed view is built from this.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Fields {
+    event_version: Option<String>,
+    user_identity: Option<UserIdentity>,
+    event_time: Option<String>,
+    event_source: Option<String>,
+    event_name: Option<String>,
+    aws_region: Option<String>,
+    #[serde(rename = "sourceIPAddress")]
+    source_ip_address: Option<String>,
+    user_agent: Option<String>,
+    error_code: Option<String>,
+    error_message: Option<String>,
+    request_parameters: Option<Box<RawValue>>,
+    response_elements: Option<Box<RawValue>>,
+    additional_event_data: Option<Box<RawValue>>,
+    #[serde(rename = "requestID")]
+    request_id: Option<String>,
+    #[serde(rename = "eventID")]
+    event_id: Option<String>,
+    event_type: Option<String>,
+    api_version: Option<String>,
+    management_event: Option<bool>,
+    read_only: Option<bool>,
+    resources: Option<Vec<ResourceRef>>,
+    recipient_account_id: Option<String>,
+    service_event_details: Option<Box<RawValue>>,
+    #[serde(rename = "sharedEventID")]
+    shared_event_id: Option<String>,
+    vpc_endpoint_id: Option<String>,
+    vpc_endpoint_account_id: Option<String>,
+    event_category: Option<String>,
+    addendum: Option<Box<RawValue>>,
+    session_credential_from_console: Option<BoolOrString>,
+    edge_device_details: Option<Box<RawValue>>,
+    tls_details: Option<TlsDetails>,
+    insight_details: Option<Box<RawValue>>,
+}
+
+/// CloudTrail writes `sessionCredentialFromConsole` as the string `"true"`; accept a bool too.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum BoolOrString {
+    Bool(bool),
+    Text(String),
+}
+
+impl BoolOrString {
+    fn truth(&self) -> bool {
+        match self {
+            Self::Bool(b) => *b,
+            Self::Text(t) => t.eq_ignore_ascii_case("true"),
+        }
+    }
+}
+
+/// Why a record could not be turned into a [`Call`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The text is not JSON or a field has the wrong JSON type.
+    #[error("not a valid CloudTrail record: {0}")]
+    Json(String),
+    /// A field every CloudTrail record has is missing.
+    #[error("required field `{0}` is missing")]
+    Missing(&'static str),
+    /// `eventTime` is not an ISO 8601 UTC timestamp.
+    #[error("eventTime `{0}` is not an ISO 8601 timestamp")]
+    BadTime(String),
+    /// The record is not UTF-8 text.
+    #[error("record is not valid UTF-8")]
+    NotUtf8,
+}
+
+/// One normalised CloudTrail call: typed fields plus the exact raw record.
+#[derive(Debug, Clone)]
+pub struct Call {
+    /// Where the record came from.
+    pub origin: Origin,
+    /// Event format version, e.g. `1.09`.
+    pub event_version: String,
+    /// Unique id of the event; duplicates share it.
+    pub event_id: String,
+    /// When the request completed.
+    pub event_time: DateTime<Utc>,
+    /// The service endpoint, e.g. `ec2.amazonaws.com`.
+    pub event_source: String,
+    /// The event name exactly as recorded (Lambda's carry an API version suffix).
+    pub event_name: String,
+    /// Region the request was made to.
+    pub aws_region: String,
+    /// Who made the call.
+    pub identity: UserIdentity,
+    /// Source IP address, or the calling service's name.
+    pub source_ip_address: Option<String>,
+    /// The `userAgent` as recorded (S3's brackets included).
+    pub user_agent: Option<String>,
+    /// The client kind derived from the user agent and identity.
+    pub client: Client,
+    /// Error code of a failed call.
+    pub error_code: Option<String>,
+    /// Error message of a failed call.
+    pub error_message: Option<String>,
+    /// The request parameters.
+    pub request_parameters: Payload,
+    /// The response elements.
+    pub response_elements: Payload,
+    /// Extra data the service attached.
+    pub additional_event_data: Payload,
+    /// The request id the service returned.
+    pub request_id: Option<String>,
+    /// `AwsApiCall`, `AwsServiceEvent`, `AwsConsoleAction`, `AwsConsoleSignIn`, ...
+    pub event_type: String,
+    /// API version, for services that record it.
+    pub api_version: Option<String>,
+    /// Whether this is a management event; `None` on records older than 1.06.
+    pub management_event: Option<bool>,
+    /// Whether the call only reads: as recorded, or derived from the event name.
+    pub read_only: bool,
+    /// Whether `read_only` was derived rather than recorded.
+    pub read_only_derived: bool,
+    /// Resources CloudTrail listed for the call.
+    pub resources: Vec<ResourceRef>,
+    /// Account that received the event.
+    pub recipient_account_id: Option<String>,
+    /// Details of a service event.
+    pub service_event_details: Payload,
+    /// Shared event id for cross-account events.
+    pub shared_event_id: Option<String>,
+    /// VPC endpoint the request came through.
+    pub vpc_endpoint_id: Option<String>,
+    /// Account that owns the VPC endpoint.
+    pub vpc_endpoint_account_id: Option<String>,
+    /// `Management`, `Data`, `Insight` or `NetworkActivity`.
+    pub event_category: Option<String>,
+    /// Addendum of a late-delivered or corrected event.
+    pub addendum: Payload,
+    /// Whether the session credentials came from the console.
+    pub session_credential_from_console: bool,
+    /// Details of an edge device (Outposts, Snow).
+    pub edge_device_details: Payload,
+    /// TLS details of the request.
+    pub tls_details: Option<TlsDetails>,
+    /// Insight details of an Insights event.
+    pub insight_details: Payload,
+    /// The record exactly as read.
+    raw: Box<str>,
+}
+
+impl Call {
+    /// Parses one record's JSON text. The text is kept verbatim as the raw record.
+    pub fn parse(text: &[u8], origin: Origin) -> Result<Self, RecordError> {
+        let text = std::str::from_utf8(text).map_err(|_| RecordError::NotUtf8)?;
+        let fields: Fields =
+            serde_json::from_str(text).map_err(|e| RecordError::Json(e.to_string()))?;
+        Self::from_fields(fields, text.into(), origin)
+    }
+
+    fn from_fields(f: Fields, raw: Box<str>, origin: Origin) -> Result<Self, RecordError> {
+        let event_time_text = f.event_time.ok_or(RecordError::Missing("eventTime"))?;
+        let event_time = parse_time(&event_time_text)?;
+        let event_name = f.event_name.ok_or(RecordError::Missing("eventName"))?;
+        let event_source = f.event_source.ok_or(RecordError::Missing("eventSource"))?;
+        let identity = f.user_identity.unwrap_or_default();
+        let read_only_derived = f.read_only.is_none();
+        let read_only = f
+            .read_only
+            .unwrap_or_else(|| read_only_by_name(&event_name));
+        let session_credential_from_console =
+            f.session_credential_from_console.is_some_and(|v| v.truth());
+        let client = Client::detect(
+            f.user_agent.as_deref(),
+            &identity,
+            session_credential_from_console,
+        );
+        Ok(Self {
+            origin,
+            event_version: f.event_version.unwrap_or_default(),
+            event_id: f.event_id.ok_or(RecordError::Missing("eventID"))?,
+            event_time,
+            event_source,
+            event_name,
+            aws_region: f.aws_region.unwrap_or_default(),
+            identity,
+            source_ip_address: f.source_ip_address,
+            user_agent: f.user_agent,
+            client,
+            error_code: f.error_code,
+            error_message: f.error_message,
+            request_parameters: Payload::from_raw(f.request_parameters),
+            response_elements: Payload::from_raw(f.response_elements),
+            additional_event_data: Payload::from_raw(f.additional_event_data),
+            request_id: f.request_id,
+            event_type: f.event_type.unwrap_or_else(|| "AwsApiCall".to_owned()),
+            api_version: f.api_version,
+            management_event: f.management_event,
+            read_only,
+            read_only_derived,
+            resources: f.resources.unwrap_or_default(),
+            recipient_account_id: f.recipient_account_id,
+            service_event_details: Payload::from_raw(f.service_event_details),
+            shared_event_id: f.shared_event_id,
+            vpc_endpoint_id: f.vpc_endpoint_id,
+            vpc_endpoint_account_id: f.vpc_endpoint_account_id,
+            event_category: f.event_category,
+            addendum: Payload::from_raw(f.addendum),
+            session_credential_from_console,
+            edge_device_details: Payload::from_raw(f.edge_device_details),
+            tls_details: f.tls_details,
+            insight_details: Payload::from_raw(f.insight_details),
+            raw,
+        })
+    }
+
+    /// The record exactly as it was read.
+    pub fn raw(&self) -> &str {
+        &self.raw
+    }
+
+    /// The raw record as a JSON value, for output that embeds it.
+    pub fn raw_json(&self) -> Box<RawValue> {
+        RawValue::from_string(self.raw.to_string()).unwrap_or_else(|_| unreachable_raw(&self.raw))
+    }
+
+    /// The API operation name without the version suffix some services add
+    /// (Lambda's `UpdateFunctionConfiguration20150331v2` is `UpdateFunctionConfiguration`).
+    pub fn api_name(&self) -> &str {
+        api_name(&self.event_name)
+    }
+
+    /// The service name from the event source: `ec2` for `ec2.amazonaws.com`.
+    pub fn service(&self) -> &str {
+        self.event_source
+            .strip_suffix(".amazonaws.com")
+            .unwrap_or(&self.event_source)
+    }
+
+    /// The account the call acted in: the recipient account, else the caller's.
+    pub fn account_id(&self) -> Option<&str> {
+        self.recipient_account_id
+            .as_deref()
+            .or(self.identity.account_id.as_deref())
+    }
+
+    /// Short identifiers of the resources the call names, for display: the ARNs CloudTrail
+    /// listed, else well-known identifier fields of the request.
+    pub fn resource_hints(&self) -> Vec<String> {
+        let mut hints: Vec<String> = self
+            .resources
+            .iter()
+            .filter_map(|r| r.arn.clone())
+            .collect();
+        if hints.is_empty()
+            && let Some(serde_json::Value::Object(params)) = self.request_parameters.json()
+        {
+            collect_identifier_hints(&params, &mut hints);
+        }
+        hints.dedup();
+        hints
+    }
+}
+
+/// The raw text was validated when parsed; this only guards the type conversion.
+fn unreachable_raw(raw: &str) -> Box<RawValue> {
+    serde_json::value::to_raw_value(raw).unwrap_or_else(|_| RawValue::NULL.to_owned())
+}
+
+/// Request fields that name the resource a call acts on, across the common services.
+const IDENTIFIER_SUFFIXES: [&str; 4] = ["Id", "Name", "Arn", "ARN"];
+/// Fields that end like identifiers but name something else.
+const NOT_IDENTIFIERS: [&str; 5] = [
+    "clientToken",
+    "keyName",
+    "policyName",
+    "versionId",
+    "hostName",
+];
+
+fn collect_identifier_hints(
+    params: &serde_json::Map<String, serde_json::Value>,
+    hints: &mut Vec<String>,
+) {
+    for (key, value) in params {
+        let is_identifier = IDENTIFIER_SUFFIXES.iter().any(|s| key.ends_with(s))
+            && !NOT_IDENTIFIERS.contains(&key.as_str());
+        if !is_identifier {
+            continue;
+        }
+        match value {
+            serde_json::Value::String(s) if !s.is_empty() => hints.push(s.clone()),
+            serde_json::Value::Array(items) => {
+                hints.extend(items.iter().filter_map(|v| v.as_str()).map(str::to_owned))
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Parses CloudTrail's `eventTime` (`2024-07-31T12:46:41Z`, fractional seconds allowed).
+pub fn parse_time(text: &str) -> Result<DateTime<Utc>, RecordError> {
+    DateTime::parse_from_rfc3339(text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| RecordError::BadTime(text.to_owned()))
+}
+
+/// Strips the date-and-version suffix of versioned event names
+/// (`CreateFunction20150331`, `UpdateFunctionConfiguration20150331v2`).
+pub fn api_name(event_name: &str) -> &str {
+    let bytes = event_name.as_bytes();
+    let mut end = bytes.len();
+    // optional `v<digits>`
+    let digits_end = end;
+    while end > 0 && bytes[end - 1].is_ascii_digit() {
+        end -= 1;
+    }
+    if end < digits_end && end > 0 && bytes[end - 1] == b'v' {
+        end -= 1;
+    } else {
+        end = digits_end;
+    }
+    let date_end = end;
+    while end > 0 && bytes[end - 1].is_ascii_digit() {
+        end -= 1;
+    }
+    if date_end - end == 8 && end > 0 {
+        &event_name[..end]
+    } else {
+        event_name
+    }
+}
+
+/// Event-name prefixes of calls that only read. Used when a record has no `readOnly` field
+/// (event versions before 1.05 and some service events).
+const READ_PREFIXES: [&str; 14] = [
+    "Describe", "Get", "List", "Head", "Lookup", "BatchGet", "Search", "Scan", "Query", "Select",
+    "Check", "Download", "Estimate", "Preview",
+];
+
+/// Whether an event name denotes a read-only call, judged by its verb.
+pub fn read_only_by_name(event_name: &str) -> bool {
+    let name = api_name(event_name);
+    READ_PREFIXES.iter().any(|prefix| {
+        name.strip_prefix(prefix).is_some_and(|rest| {
+            rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_uppercase())
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn origin() -> Origin {
+        Origin {
+            source: Arc::from("test"),
+            index: 0,
+            offset: None,
+        }
+    }
+
+    #[test]
+    fn versioned_lambda_names_are_stripped() {
+        assert_eq!(
+            api_name("UpdateFunctionConfiguration20150331v2"),
+            "UpdateFunctionConfiguration"
+        );
+        assert_eq!(api_name("CreateFunction20150331"), "CreateFunction");
+        assert_eq!(api_name("AddPermission20150331v2"), "AddPermission");
+        assert_eq!(api_name("PutBucketAcl"), "PutBucketAcl");
+        assert_eq!(api_name("Ec2V2"), "Ec2V2");
+        assert_eq!(api_name("20150331"), "20150331");
+        assert_eq!(api_name("GetV1234"), "GetV1234");
+    }
+
+    #[test]
+    fn read_only_is_derived_from_the_verb() {
+        assert!(read_only_by_name("DescribeInstances"));
+        assert!(read_only_by_name("GetFunction20150331v2"));
+        assert!(read_only_by_name("ListBuckets"));
+        assert!(!read_only_by_name("Getaway"));
+        assert!(!read_only_by_name("AuthorizeSecurityGroupIngress"));
+        assert!(!read_only_by_name("PutBucketVersioning"));
+    }
+
+    #[test]
+    fn missing_read_only_is_derived_and_marked() {
+        let text = br#"{"eventVersion":"1.02","eventID":"e1","eventTime":"2015-01-01T00:00:00Z",
+            "eventSource":"ec2.amazonaws.com","eventName":"DescribeVpcs","awsRegion":"us-east-1",
+            "userIdentity":{"type":"Root","accountId":"111122223333"}}"#;
+        let call = Call::parse(text, origin()).expect("parses");
+        assert!(call.read_only);
+        assert!(call.read_only_derived);
+        assert_eq!(call.management_event, None);
+    }
+
+    #[test]
+    fn payload_markers_are_recognised() {
+        let text = br#"{"eventID":"e1","eventTime":"2024-01-01T00:00:00.123Z","eventSource":"s3.amazonaws.com",
+            "eventName":"PutBucketPolicy","requestParameters":{"omitted":true,"originalSize":12345},
+            "responseElements":"HIDDEN_DUE_TO_SECURITY_REASONS","additionalEventData":null}"#;
+        let call = Call::parse(text, origin()).expect("parses");
+        assert!(matches!(
+            call.request_parameters,
+            Payload::Omitted {
+                original_size: Some(12345)
+            }
+        ));
+        assert!(matches!(call.response_elements, Payload::Hidden));
+        assert!(matches!(call.additional_event_data, Payload::Absent));
+        assert_eq!(call.event_time.timestamp_subsec_millis(), 123);
+    }
+
+    #[test]
+    fn a_record_without_event_time_is_rejected() {
+        let err = Call::parse(
+            br#"{"eventID":"x","eventName":"A","eventSource":"b"}"#,
+            origin(),
+        );
+        assert_eq!(err.unwrap_err(), RecordError::Missing("eventTime"));
+    }
+
+    #[test]
+    fn a_bad_time_is_rejected_with_the_value() {
+        let err = Call::parse(
+            br#"{"eventID":"x","eventName":"A","eventSource":"b","eventTime":"yesterday"}"#,
+            origin(),
+        );
+        assert_eq!(err.unwrap_err(), RecordError::BadTime("yesterday".into()));
+    }
+
+    #[test]
+    fn raw_text_is_kept_byte_for_byte() {
+        let text = br#"{ "eventID" : "x", "eventName":"A","eventSource":"b","eventTime":"2020-01-01T00:00:00Z", "futureField": [1, 2.50, {"k": null}] }"#;
+        let call = Call::parse(text, origin()).expect("parses");
+        assert_eq!(call.raw().as_bytes(), text);
+    }
+}

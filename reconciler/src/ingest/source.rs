@@ -1,0 +1,86 @@
+//! The seam every CloudTrail source implements: an async stream of calls.
+
+use std::path::PathBuf;
+use std::pin::Pin;
+
+use futures::Stream;
+use serde::Serialize;
+
+use super::filter::Pushdown;
+use super::record::{Call, Origin};
+
+/// What a source yields: a parsed call, or a record it had to skip.
+#[derive(Debug)]
+pub enum SourceItem {
+    /// A record that parsed.
+    Call(Box<Call>),
+    /// A record that did not, with the reason; the source goes on after it.
+    Skipped(BadRecord),
+}
+
+/// A malformed record: where it was and why it was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct BadRecord {
+    /// The file or API page and the record's index and offset.
+    pub origin: Origin,
+    /// Why it could not be read.
+    pub reason: String,
+}
+
+impl std::fmt::Display for BadRecord {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.origin, self.reason)
+    }
+}
+
+/// A failure that stops a whole input (a file or an API source), not just one record.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// A file or directory could not be opened or read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A file stopped being readable part-way (e.g. a truncated gzip stream); the records
+    /// before `offset` were delivered.
+    #[error("{path} is cut off or corrupt at byte {offset}: {source}")]
+    Truncated {
+        /// The file.
+        path: PathBuf,
+        /// Decompressed bytes read before the failure.
+        offset: u64,
+        /// The decoder's or reader's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An AWS API call failed for good (after retries).
+    #[error("{source_name}: {message}")]
+    Api {
+        /// Which source, e.g. `lookup-events:eu-west-1`.
+        source_name: String,
+        /// What the API said.
+        message: String,
+    },
+}
+
+/// One item of a source's stream.
+pub type SourceResult = Result<SourceItem, SourceError>;
+
+/// The stream a source returns.
+pub type CallStream = Pin<Box<dyn Stream<Item = SourceResult> + Send>>;
+
+/// A place CloudTrail records come from. Implementations stream records in any order; the
+/// pipeline orders and de-duplicates them.
+pub trait Source: Send + Sync {
+    /// A short description for logs and reports, e.g. `files: logs/ (3 files)`.
+    fn describe(&self) -> String;
+
+    /// Streams the calls. `pushdown` says what the caller will drop anyway, so a source may
+    /// skip it cheaply (a directory outside the time window, a server-side filter); a source
+    /// that cannot filter simply returns everything.
+    fn calls(&self, pushdown: &Pushdown) -> CallStream;
+}

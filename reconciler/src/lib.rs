@@ -1,0 +1,12 @@
+//! retrace: keeps Terraform code true to the AWS cloud it describes, by reading the changes
+//! people made outside Terraform from CloudTrail and proposing the code that absorbs them.
+//!
+//! The pipeline stages are modules: [`ingest`] reads and normalises calls, [`attribute`]
+//! decides which calls are out of band, [`pipeline`] runs the two over any set of sources,
+//! and [`report`] prints the result.
+
+pub mod attribute;
+pub mod config;
+pub mod ingest;
+pub mod pipeline;
+pub mod report;

@@ -1,0 +1,117 @@
+//! Runs ingest and attribution over a set of sources: every call is filtered, attributed,
+//! de-duplicated and put in time order; bad records and failed inputs are kept as findings.
+
+use futures::StreamExt;
+
+use crate::attribute::{Attributor, Verdict};
+use crate::ingest::order::{Collector, DEFAULT_RUN_KEYS, Ordered};
+use crate::ingest::{BadRecord, Filter, Pushdown, Source, SourceError, SourceItem};
+
+/// Detailed bad-record findings kept per run; beyond this only the count grows.
+pub const MAX_BAD_RECORDS: usize = 1000;
+
+/// What a run looks at and keeps.
+pub struct Request {
+    /// The window, accounts and regions.
+    pub filter: Filter,
+    /// The verdicts whose calls are returned; calls of every verdict are counted.
+    pub keep: Vec<Verdict>,
+    /// Keys held in memory before spilling (see [`crate::ingest::order`]).
+    pub run_keys: usize,
+}
+
+impl Request {
+    /// A request returning the calls of the given verdicts (none when empty: counts only).
+    pub fn new(filter: Filter, keep: Vec<Verdict>) -> Self {
+        Self {
+            filter,
+            keep,
+            run_keys: DEFAULT_RUN_KEYS,
+        }
+    }
+
+    /// Whether sources may leave out read-only, failed and Terraform calls: only when the
+    /// caller wants out-of-band calls alone.
+    fn pushdown(&self) -> Pushdown {
+        Pushdown {
+            filter: self.filter.clone(),
+            writes_only: self.keep == [Verdict::OutOfBand],
+        }
+    }
+}
+
+/// What was found besides calls: skipped records, filtered calls, failed inputs.
+#[derive(Debug, Default)]
+pub struct Findings {
+    /// Records skipped as malformed (at most [`MAX_BAD_RECORDS`] in detail).
+    pub bad_records: Vec<BadRecord>,
+    /// How many records were skipped in all.
+    pub bad_record_count: u64,
+    /// Calls outside the filter's window, accounts or regions.
+    pub filtered_out: u64,
+    /// Inputs that failed as a whole.
+    pub errors: Vec<SourceError>,
+}
+
+impl Findings {
+    fn bad(&mut self, bad: BadRecord) {
+        tracing::warn!(record = %bad.origin, reason = %bad.reason, "skipped a malformed record");
+        self.bad_record_count += 1;
+        if self.bad_records.len() < MAX_BAD_RECORDS {
+            self.bad_records.push(bad);
+        }
+    }
+}
+
+/// The result of a run before the ordered calls are read.
+pub struct Gathered {
+    /// Kept calls in time order, with the counts.
+    pub calls: Ordered,
+    /// Skipped records, filtered calls and failed inputs.
+    pub findings: Findings,
+    /// Whether sources were allowed to leave out non-candidate calls (counts then cover
+    /// only what the sources returned).
+    pub pushed_down: bool,
+}
+
+/// A run failed for a reason outside any one input.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// The temporary spool or run files could not be written or read.
+    #[error("temporary storage failed: {0}")]
+    Spool(#[from] std::io::Error),
+}
+
+/// Reads every source, attributes each call and collects the result.
+pub async fn gather(
+    sources: &[Box<dyn Source>],
+    attributor: &Attributor,
+    request: &Request,
+) -> Result<Gathered, PipelineError> {
+    let keep = request.keep.clone();
+    let mut collector = Collector::new(move |v| keep.contains(&v), request.run_keys)?;
+    let pushdown = request.pushdown();
+    let mut findings = Findings::default();
+    for source in sources {
+        tracing::info!(source = %source.describe(), "reading");
+        let mut stream = source.calls(&pushdown);
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(SourceItem::Call(call)) if request.filter.matches(&call) => {
+                    collector.push(&call, &attributor.attribute(&call))?;
+                }
+                Ok(SourceItem::Call(_)) => findings.filtered_out += 1,
+                Ok(SourceItem::Skipped(bad)) => findings.bad(bad),
+                Err(error) => {
+                    tracing::error!(%error, "input failed");
+                    findings.errors.push(error);
+                }
+            }
+        }
+    }
+    Ok(Gathered {
+        calls: collector.finish()?,
+        findings,
+        pushed_down: pushdown.writes_only,
+    })
+}
