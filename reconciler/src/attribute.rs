@@ -194,7 +194,7 @@ impl Attributor {
         if let Some(category) = non_management_category(call) {
             return category;
         }
-        if call.read_only {
+        if call.read_only || call.event_type == "AwsConsoleSignIn" {
             return read_only(call);
         }
         if let Some(reason) = service_reason(call) {
@@ -307,7 +307,7 @@ fn non_management_category(call: &Call) -> Option<Attribution> {
 
 fn read_only(call: &Call) -> Attribution {
     let reason = match (call.event_type.as_str(), call.read_only_derived) {
-        ("AwsConsoleSignIn", _) => "console sign-in".to_owned(),
+        ("AwsConsoleSignIn", _) => "console sign-in: changes no resource".to_owned(),
         (_, true) => format!(
             "{} only reads (judged by its name; no readOnly field)",
             call.api_name()

@@ -46,6 +46,7 @@ pub enum Client {
         provider_version: Option<String>,
     },
     /// OpenTofu through the AWS provider.
+    #[serde(rename = "opentofu")]
     OpenTofu {
         /// OpenTofu version, when recorded.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -57,6 +58,7 @@ pub enum Client {
     /// Pulumi.
     Pulumi,
     /// AWS CloudFormation acting for a stack.
+    #[serde(rename = "cloudformation")]
     CloudFormation,
     /// The AWS CDK toolkit.
     Cdk,

@@ -3,8 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The kind of principal that made a call, as CloudTrail's `userIdentity.type` names it.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
-#[serde(tag = "kind", content = "name")]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum IdentityKind {
     /// The account's root user.
     Root,
@@ -33,7 +32,31 @@ pub enum IdentityKind {
     Other(String),
 }
 
+impl Serialize for IdentityKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
 impl IdentityKind {
+    /// The name CloudTrail uses (`IAMUser`, `AssumedRole`, ...; `-` when missing).
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Root => "Root",
+            Self::IamUser => "IAMUser",
+            Self::AssumedRole => "AssumedRole",
+            Self::FederatedUser => "FederatedUser",
+            Self::AwsService => "AWSService",
+            Self::AwsAccount => "AWSAccount",
+            Self::IdentityCenterUser => "IdentityCenterUser",
+            Self::SamlUser => "SAMLUser",
+            Self::WebIdentityUser => "WebIdentityUser",
+            Self::Directory => "Directory",
+            Self::Missing => "-",
+            Self::Other(name) => name,
+        }
+    }
+
     fn from_type(kind: Option<&str>) -> Self {
         match kind {
             None => Self::Missing,
@@ -143,24 +166,34 @@ pub struct UserIdentity {
     /// The kind of principal; unknown kinds are kept by name.
     pub kind: IdentityKind,
     /// Principal id.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// ARN of the principal (for an assumed role, the session ARN).
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub arn: Option<String>,
     /// Account of the principal.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub account_id: Option<String>,
     /// Access key used to sign the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub access_key_id: Option<String>,
     /// User name of an IAM user, root or Identity Center user.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_name: Option<String>,
     /// The AWS service that made the call on the principal's behalf.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub invoked_by: Option<String>,
     /// Session details of temporary credentials.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_context: Option<SessionContext>,
     /// Identity provider of a federated or Identity Center user.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_provider: Option<String>,
     /// Identity Center credential id.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub credential_id: Option<String>,
     /// The Identity Center user the call was made for.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub on_behalf_of: Option<OnBehalfOf>,
 }
 
@@ -232,6 +265,10 @@ impl UserIdentity {
                 via(&name)
             }
             IdentityKind::AwsService => self.invoked_by.clone().unwrap_or_else(|| self.fallback()),
+            IdentityKind::AwsAccount => match &self.account_id {
+                Some(account) => format!("account {account}"),
+                None => self.fallback(),
+            },
             IdentityKind::IdentityCenterUser => {
                 let user = self
                     .user_name

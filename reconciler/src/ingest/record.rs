@@ -409,6 +409,10 @@ fn collect_identifier_hints(
     hints: &mut Vec<String>,
 ) {
     for (key, value) in params {
+        if key.ends_with("Set") {
+            collect_set_items(value, hints);
+            continue;
+        }
         let is_identifier = IDENTIFIER_SUFFIXES.iter().any(|s| key.ends_with(s))
             && !NOT_IDENTIFIERS.contains(&key.as_str());
         if !is_identifier {
@@ -421,6 +425,20 @@ fn collect_identifier_hints(
             }
             _ => {}
         }
+    }
+}
+
+/// EC2 wraps lists as `{"resourcesSet": {"items": [{"resourceId": "i-..."}]}}`; the ids in
+/// such items name resources too.
+fn collect_set_items(value: &serde_json::Value, hints: &mut Vec<String>) {
+    let items = value
+        .get("items")
+        .and_then(|i| i.as_array())
+        .into_iter()
+        .flatten();
+    for item in items.filter_map(|i| i.as_object()) {
+        let ids = item.iter().filter(|(k, _)| k.ends_with("Id"));
+        hints.extend(ids.filter_map(|(_, v)| v.as_str()).map(str::to_owned));
     }
 }
 

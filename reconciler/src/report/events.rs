@@ -110,7 +110,7 @@ pub struct EventsWriter<W: Write> {
 }
 
 /// Width of the text columns before the resources and reason.
-const WIDTHS: [usize; 5] = [20, 28, 26, 44, 12];
+const WIDTHS: [usize; 5] = [19, 34, 28, 40, 13];
 
 impl<W: Write> EventsWriter<W> {
     /// A writer; `with_record` adds each raw record to JSON output.

@@ -1,0 +1,65 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code, clippy::unwrap_used, missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The repository root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// The real CloudTrail samples in `../shared/cloudtrail-samples` beside the checkout
+/// (`RETRACE_SAMPLES` overrides). They are required input: missing samples fail the test.
+pub fn samples() -> PathBuf {
+    let dir = std::env::var_os("RETRACE_SAMPLES")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/cloudtrail-samples"));
+    assert!(
+        dir.is_dir(),
+        "real CloudTrail samples not found at {}; check out ../shared beside the repo or set RETRACE_SAMPLES",
+        dir.display()
+    );
+    dir
+}
+
+/// Runs the `retrace` binary with arguments, from the repository root.
+pub fn retrace(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .args(args)
+        .current_dir(repo())
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("retrace runs")
+}
+
+/// Standard output as JSON.
+pub fn json(output: &Output) -> serde_json::Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// Count of one verdict in a `--format json` summary.
+pub fn count(doc: &serde_json::Value, verdict: &str) -> u64 {
+    doc["summary"]["counts"]["by_verdict"][verdict]
+        .as_u64()
+        .unwrap_or(0)
+}
+
+/// The event ids of the listed calls, in output order.
+pub fn ids(doc: &serde_json::Value) -> Vec<String> {
+    doc["calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["event_id"].as_str().unwrap().to_owned())
+        .collect()
+}
