@@ -183,6 +183,12 @@ impl Attributor {
         })
     }
 
+    /// Whether a call with Terraform's user agent can still be out of band: true when a run
+    /// token is required and the call may lack it.
+    pub fn requires_run_token(&self) -> bool {
+        self.run_token.is_some()
+    }
+
     /// The verdict for one call, with its reason.
     pub fn attribute(&self, call: &Call) -> Attribution {
         if let Some(code) = &call.error_code {

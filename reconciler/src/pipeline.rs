@@ -32,10 +32,12 @@ impl Request {
 
     /// Whether sources may leave out read-only, failed and Terraform calls: only when the
     /// caller wants out-of-band calls alone.
-    fn pushdown(&self) -> Pushdown {
+    fn pushdown(&self, attributor: &Attributor) -> Pushdown {
         Pushdown {
             filter: self.filter.clone(),
             writes_only: self.keep == [Verdict::OutOfBand],
+            // With a run token required, a Terraform call may be out of band: keep them.
+            drop_terraform: self.keep == [Verdict::OutOfBand] && !attributor.requires_run_token(),
         }
     }
 }
@@ -69,8 +71,8 @@ pub struct Gathered {
     pub calls: Ordered,
     /// Skipped records, filtered calls and failed inputs.
     pub findings: Findings,
-    /// Whether sources were allowed to leave out non-candidate calls (counts then cover
-    /// only what the sources returned).
+    /// Whether a source left out read-only, failed or Terraform calls server-side, so the
+    /// counts of those verdicts cover only what was returned.
     pub pushed_down: bool,
 }
 
@@ -90,7 +92,7 @@ pub async fn gather(
 ) -> Result<Gathered, PipelineError> {
     let keep = request.keep.clone();
     let mut collector = Collector::new(move |v| keep.contains(&v), request.run_keys)?;
-    let pushdown = request.pushdown();
+    let pushdown = request.pushdown(attributor);
     let mut findings = Findings::default();
     for source in sources {
         tracing::info!(source = %source.describe(), "reading");
@@ -112,6 +114,68 @@ pub async fn gather(
     Ok(Gathered {
         calls: collector.finish()?,
         findings,
-        pushed_down: pushdown.writes_only,
+        pushed_down: pushdown.writes_only && sources.iter().any(|s| s.filters_at_source()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use futures::StreamExt;
+
+    use super::*;
+    use crate::attribute::AttributionConfig;
+    use crate::ingest::CallStream;
+
+    /// A source with no records that remembers what it was asked to leave out.
+    #[derive(Default)]
+    struct Recording(Arc<Mutex<Option<Pushdown>>>);
+
+    impl Source for Recording {
+        fn describe(&self) -> String {
+            "recording".into()
+        }
+
+        fn calls(&self, pushdown: &Pushdown) -> CallStream {
+            *self.0.lock().expect("not poisoned") = Some(pushdown.clone());
+            futures::stream::empty().boxed()
+        }
+    }
+
+    async fn pushdown_for(keep: Vec<Verdict>, run_token: Option<&str>) -> Pushdown {
+        let seen = Arc::new(Mutex::new(None));
+        let sources: Vec<Box<dyn Source>> = vec![Box::new(Recording(seen.clone()))];
+        let config = AttributionConfig {
+            run_token: run_token.map(str::to_owned),
+            ..Default::default()
+        };
+        let attributor = Attributor::new(&config).expect("valid config");
+        gather(
+            &sources,
+            &attributor,
+            &Request::new(Filter::default(), keep),
+        )
+        .await
+        .expect("runs");
+        seen.lock()
+            .expect("not poisoned")
+            .take()
+            .expect("source was read")
+    }
+
+    #[tokio::test]
+    async fn only_out_of_band_lets_sources_filter() {
+        let all = pushdown_for(Verdict::ALL.to_vec(), None).await;
+        assert!(!all.writes_only && !all.drop_terraform);
+        let oob = pushdown_for(vec![Verdict::OutOfBand], None).await;
+        assert!(oob.writes_only && oob.drop_terraform);
+    }
+
+    #[tokio::test]
+    async fn a_required_run_token_keeps_terraform_calls() {
+        let oob = pushdown_for(vec![Verdict::OutOfBand], Some("run/1")).await;
+        assert!(oob.writes_only);
+        assert!(!oob.drop_terraform);
+    }
 }

@@ -110,6 +110,7 @@ async fn lookup_follows_next_token_and_keeps_page_order() {
     assert_eq!(&*call.origin.source, "lookup-events:eu-west-1");
     assert_eq!((call.origin.index, call.origin.offset), (2, None));
     assert_eq!(source.describe(), "lookup-events: eu-west-1");
+    assert!(source.filters_at_source());
 }
 
 #[tokio::test]
@@ -139,6 +140,7 @@ async fn lookup_sends_the_window_and_the_read_only_attribute() {
             ..Filter::default()
         },
         writes_only: true,
+        drop_terraform: true,
     };
 
     assert_eq!(ids(&collect(&source, &pushdown).await), ["a"]);
@@ -352,6 +354,7 @@ async fn lake_waits_for_the_query_then_pages_results() {
             ..Filter::default()
         },
         writes_only: true,
+        drop_terraform: true,
     };
 
     let items = collect(&source, &pushdown).await;
@@ -366,6 +369,7 @@ async fn lake_waits_for_the_query_then_pages_results() {
     assert_eq!(&*call.origin.source, "lake:EXAMPLE-f852-4e8f");
     assert_eq!(call.origin.index, 2);
     assert_eq!(source.describe(), "lake: EXAMPLE-f852-4e8f (eu-west-1)");
+    assert!(source.filters_at_source());
 }
 
 #[tokio::test]

@@ -43,13 +43,17 @@ impl Filter {
     }
 }
 
-/// What a source may leave out because the pipeline would drop it: the filter always, and
-/// when `writes_only` is set, read-only calls, failed calls and Terraform's own calls (the
-/// cheap verdicts), so an organisation-wide store is not moved to one machine to be dropped.
+/// What a source may leave out because the pipeline would drop it: the filter always; when
+/// `writes_only` is set, read-only and failed calls; when `drop_terraform` is also set,
+/// calls with Terraform's user agent. These are the cheap verdicts, so an organisation-wide
+/// store is not moved to one machine only to be dropped.
 #[derive(Debug, Clone, Default)]
 pub struct Pushdown {
     /// The window, accounts and regions.
     pub filter: Filter,
-    /// Only successful, mutating, non-Terraform calls are wanted.
+    /// Only successful, mutating calls are wanted.
     pub writes_only: bool,
+    /// Calls with Terraform's user agent are not wanted either. False when a run token is
+    /// configured: a Terraform call without the token is then out of band.
+    pub drop_terraform: bool,
 }

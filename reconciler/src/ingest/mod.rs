@@ -1,11 +1,14 @@
 //! Stage 1, ingest: read CloudTrail records from files or AWS APIs and normalise them into
 //! [`record::Call`]s, then order them and drop duplicates.
 
+pub mod aws;
 pub mod client;
 pub mod files;
 pub mod filter;
 pub mod framing;
 pub mod identity;
+pub mod lake;
+pub mod lookup;
 pub mod order;
 pub mod record;
 pub mod source;

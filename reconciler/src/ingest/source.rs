@@ -83,4 +83,10 @@ pub trait Source: Send + Sync {
     /// skip it cheaply (a directory outside the time window, a server-side filter); a source
     /// that cannot filter simply returns everything.
     fn calls(&self, pushdown: &Pushdown) -> CallStream;
+
+    /// Whether this source applies `Pushdown::writes_only` itself (a server-side filter), so
+    /// the counts of the verdicts it leaves out are incomplete.
+    fn filters_at_source(&self) -> bool {
+        false
+    }
 }

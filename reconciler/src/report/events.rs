@@ -247,7 +247,7 @@ fn write_summary_text(out: &mut dyn Write, summary: &Summary) -> io::Result<()> 
     if summary.pushed_down {
         writeln!(
             out,
-            "read-only, failed and Terraform calls were filtered at the source where it could"
+            "counts of read-only, failed and Terraform calls are partial: an API source filtered them out"
         )?;
     }
     if summary.bad_record_count > 0 {

@@ -2,14 +2,16 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use reconciler::config::Config;
+use reconciler::config::{Config, LakeConfig, LookupConfig, SourcesConfig};
 use reconciler::ingest::Filter;
 use reconciler::ingest::Source;
 use reconciler::ingest::files::FileSource;
+use reconciler::ingest::lake::{LakeSource, arn_region};
+use reconciler::ingest::lookup::LookupSource;
 
 /// Where to read CloudTrail from and which calls to look at. Options given here replace the
 /// `[sources]` and `[filter]` settings of the configuration file.
@@ -18,6 +20,22 @@ pub struct SourceArgs {
     /// Log files or directories (S3 delivery layout, .json, .json.gz, NDJSON); repeatable.
     #[arg(long = "logs", value_name = "PATH")]
     pub logs: Vec<PathBuf>,
+    /// Read CloudTrail's LookupEvents API (last 90 days of management events) in this
+    /// region; repeatable.
+    #[arg(long = "lookup", value_name = "REGION")]
+    pub lookup: Vec<String>,
+    /// Query this CloudTrail Lake event data store (its id or ARN).
+    #[arg(long, value_name = "EVENT_DATA_STORE")]
+    pub lake: Option<String>,
+    /// Region of the --lake event data store (default: the region its ARN names).
+    #[arg(long, value_name = "REGION", requires = "lake")]
+    pub lake_region: Option<String>,
+    /// AWS profile for --lookup and --lake (default: the standard credential chain).
+    #[arg(long, value_name = "NAME")]
+    pub profile: Option<String>,
+    /// Endpoint URL for the AWS APIs (a VPC endpoint or a test server).
+    #[arg(long, value_name = "URL", hide = true)]
+    pub endpoint_url: Option<String>,
     /// Start of the window: RFC 3339, a date, or a duration back from now (24h, 7d).
     #[arg(long, value_name = "WHEN")]
     pub since: Option<String>,
@@ -63,23 +81,90 @@ impl SourceArgs {
 
     /// The sources from the options, or from the configuration when no option names one.
     pub async fn sources(&self, config: &Config) -> Result<Vec<Box<dyn Source>>> {
-        let files = if self.logs.is_empty() {
-            &config.sources.files
-        } else {
-            &self.logs
-        };
+        let settings = self.source_settings(config)?;
         let mut sources: Vec<Box<dyn Source>> = Vec::new();
-        if !files.is_empty() {
+        if !settings.files.is_empty() {
             sources.push(Box::new(
-                FileSource::new(files.clone()).with_progress(progress_bar()),
+                FileSource::new(settings.files.clone()).with_progress(progress_bar()),
             ));
+        }
+        if let Some(lookup) = &settings.lookup {
+            sources.push(Box::new(LookupSource::from_config(lookup).await));
+        }
+        if let Some(lake) = &settings.lake {
+            let source = LakeSource::from_config(lake)
+                .await
+                .context("invalid CloudTrail Lake source")?;
+            sources.push(Box::new(source));
         }
         if sources.is_empty() {
             anyhow::bail!(
-                "no CloudTrail source: give --logs PATH, or set [sources] in retrace.toml"
+                "no CloudTrail source: give --logs PATH, --lookup REGION or --lake EVENT_DATA_STORE, \
+                 or set [sources] in retrace.toml"
             );
         }
         Ok(sources)
+    }
+
+    /// The sources named on the command line, else those of the configuration; --profile and
+    /// --endpoint-url apply to the API sources either way.
+    fn source_settings(&self, config: &Config) -> Result<SourcesConfig> {
+        let named = !self.logs.is_empty() || !self.lookup.is_empty() || self.lake.is_some();
+        let mut settings = if named {
+            SourcesConfig {
+                files: self.logs.clone(),
+                lookup: self.lookup_config(),
+                lake: self.lake_config()?,
+            }
+        } else {
+            config.sources.clone()
+        };
+        let access = settings
+            .lookup
+            .iter_mut()
+            .map(|l| (&mut l.profile, &mut l.endpoint_url))
+            .chain(
+                settings
+                    .lake
+                    .iter_mut()
+                    .map(|l| (&mut l.profile, &mut l.endpoint_url)),
+            );
+        for (profile, endpoint_url) in access {
+            if self.profile.is_some() {
+                profile.clone_from(&self.profile);
+            }
+            if self.endpoint_url.is_some() {
+                endpoint_url.clone_from(&self.endpoint_url);
+            }
+        }
+        Ok(settings)
+    }
+
+    fn lookup_config(&self) -> Option<LookupConfig> {
+        (!self.lookup.is_empty()).then(|| LookupConfig {
+            regions: self.lookup.clone(),
+            ..LookupConfig::default()
+        })
+    }
+
+    fn lake_config(&self) -> Result<Option<LakeConfig>> {
+        let Some(store) = &self.lake else {
+            return Ok(None);
+        };
+        let region = self
+            .lake_region
+            .as_deref()
+            .or_else(|| arn_region(store))
+            .with_context(|| {
+                format!(
+                    "--lake {store}: give --lake-region REGION, or the store's ARN, which names it"
+                )
+            })?;
+        Ok(Some(LakeConfig {
+            event_data_store: store.clone(),
+            region: region.to_owned(),
+            ..LakeConfig::default()
+        }))
     }
 }
 
@@ -93,4 +178,80 @@ fn progress_bar() -> ProgressBar {
         bar.set_style(style);
     }
     bar
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Debug, Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sources: SourceArgs,
+    }
+
+    fn settings(args: &[&str], config: &Config) -> Result<SourcesConfig> {
+        let cli = Cli::try_parse_from(std::iter::once("retrace").chain(args.iter().copied()))?;
+        cli.sources.source_settings(config)
+    }
+
+    fn config() -> Config {
+        let mut config = Config::default();
+        config.sources.files = vec![PathBuf::from("logs")];
+        config.sources.lookup = Some(LookupConfig {
+            regions: vec!["us-east-1".into()],
+            profile: Some("from-config".into()),
+            endpoint_url: None,
+        });
+        config
+    }
+
+    #[test]
+    fn command_line_sources_replace_the_configured_ones() {
+        let arn = "arn:aws:cloudtrail:eu-west-1:111122223333:eventdatastore/abc";
+        let got = settings(&["--lookup", "eu-west-1", "--lake", arn], &config()).expect("settings");
+        assert!(got.files.is_empty());
+        assert_eq!(got.lookup.expect("lookup").regions, ["eu-west-1"]);
+        let lake = got.lake.expect("lake");
+        assert_eq!(
+            (lake.event_data_store.as_str(), lake.region.as_str()),
+            (arn, "eu-west-1")
+        );
+    }
+
+    #[test]
+    fn configured_sources_are_used_when_none_is_named() {
+        let got = settings(
+            &[
+                "--profile",
+                "prod",
+                "--endpoint-url",
+                "http://localhost:4566",
+            ],
+            &config(),
+        )
+        .expect("settings");
+        assert_eq!(got.files, [PathBuf::from("logs")]);
+        let lookup = got.lookup.expect("lookup");
+        assert_eq!(lookup.regions, ["us-east-1"]);
+        assert_eq!(lookup.profile.as_deref(), Some("prod"));
+        assert_eq!(
+            lookup.endpoint_url.as_deref(),
+            Some("http://localhost:4566")
+        );
+    }
+
+    #[test]
+    fn a_lake_id_needs_a_region() {
+        assert!(settings(&["--lake", "abc"], &Config::default()).is_err());
+        let got = settings(
+            &["--lake", "abc", "--lake-region", "eu-west-2"],
+            &Config::default(),
+        );
+        assert_eq!(
+            got.expect("settings").lake.expect("lake").region,
+            "eu-west-2"
+        );
+    }
 }

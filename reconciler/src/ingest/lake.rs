@@ -1,0 +1,512 @@
+//! A CloudTrail Lake event data store, read with one SQL query: the filter and, when only
+//! writes are wanted, the cheap verdicts go into its WHERE clause, so the store does the
+//! dropping instead of this machine.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use aws_sdk_cloudtrail::Client;
+use aws_sdk_cloudtrail::types::QueryStatus;
+use chrono::{DateTime, TimeDelta, Utc};
+use futures::StreamExt;
+use futures::stream;
+
+use super::aws::{Pacer, Pacing, load_settings, record_item, regional_client};
+use super::filter::Pushdown;
+use super::record::Origin;
+use super::source::{CallStream, Source, SourceError, SourceItem, SourceResult};
+use crate::config::LakeConfig;
+
+/// The column holding the whole original record (Lake returns column names in lower case).
+const RECORD_COLUMN: &str = "eventjson";
+
+/// Conditions that keep only successful, mutating calls not made by Terraform. Rows where
+/// `readOnly` or `userAgent` is missing are kept: the pipeline judges those itself.
+const WRITES_ONLY: [&str; 2] = [
+    "(readOnly = false OR readOnly IS NULL)",
+    "errorCode IS NULL",
+];
+
+/// The condition that leaves out Terraform's own calls (see [`Pushdown::drop_terraform`]).
+const NOT_TERRAFORM: &str = "(userAgent IS NULL OR (userAgent NOT LIKE '%HashiCorp/1.0 Terraform/%' \
+     AND userAgent NOT LIKE '%terraform-provider-aws/%'))";
+
+/// A problem with the Lake source's settings.
+#[derive(Debug, thiserror::Error)]
+pub enum LakeError {
+    /// The event data store is neither an id nor an event data store ARN.
+    #[error(
+        "`{0}` is not an event data store: give its id (letters, digits and hyphens) or its ARN"
+    )]
+    BadStore(String),
+}
+
+/// An event data store id, checked to hold only letters, digits and hyphens so that it can
+/// stand in SQL as the table name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EventDataStoreId(String);
+
+impl EventDataStoreId {
+    /// The id in an ARN (`arn:aws:cloudtrail:REGION:ACCOUNT:eventdatastore/ID`), or the text
+    /// itself when it is not an ARN.
+    pub fn parse(store: &str) -> Result<Self, LakeError> {
+        let id = if store.starts_with("arn:") {
+            store.split_once(":eventdatastore/").map(|(_, id)| id)
+        } else {
+            Some(store)
+        };
+        let safe = |id: &&str| {
+            !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        };
+        id.filter(safe)
+            .map(|id| Self(id.to_owned()))
+            .ok_or_else(|| LakeError::BadStore(store.to_owned()))
+    }
+}
+
+impl std::fmt::Display for EventDataStoreId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The region named in an event data store ARN, if `store` is one.
+pub fn arn_region(store: &str) -> Option<&str> {
+    let mut parts = store.strip_prefix("arn:")?.split(':');
+    parts.nth(2).filter(|region| !region.is_empty())
+}
+
+/// The query for the records `pushdown` asks for. The window is widened to whole seconds,
+/// which is the precision Lake compares at; the pipeline drops what falls outside.
+pub fn query_sql(store: &EventDataStoreId, pushdown: &Pushdown) -> String {
+    let filter = &pushdown.filter;
+    let mut conditions = Vec::new();
+    if let Some(since) = filter.since {
+        conditions.push(format!("eventTime >= '{}'", lake_time(since)));
+    }
+    if let Some(until) = filter.until {
+        conditions.push(format!("eventTime < '{}'", lake_time(round_up(until))));
+    }
+    if !filter.accounts.is_empty() {
+        conditions.push(format!(
+            "coalesce(recipientAccountId, userIdentity.accountId) IN ({})",
+            literals(&filter.accounts)
+        ));
+    }
+    if !filter.regions.is_empty() {
+        conditions.push(format!("awsRegion IN ({})", literals(&filter.regions)));
+    }
+    if pushdown.writes_only {
+        conditions.extend(WRITES_ONLY.map(str::to_owned));
+        if pushdown.drop_terraform {
+            conditions.push(NOT_TERRAFORM.to_owned());
+        }
+    }
+    let mut sql = format!("SELECT eventJson FROM {store}");
+    if !conditions.is_empty() {
+        sql.push_str(" WHERE ");
+        sql.push_str(&conditions.join(" AND "));
+    }
+    sql
+}
+
+/// A time as Lake writes timestamps, to the second.
+fn lake_time(time: DateTime<Utc>) -> String {
+    time.format("%Y-%m-%d %H:%M:%S").to_string()
+}
+
+/// The time, moved up to the next whole second when it has a fraction.
+fn round_up(time: DateTime<Utc>) -> DateTime<Utc> {
+    if time.timestamp_subsec_nanos() == 0 {
+        return time;
+    }
+    time.checked_add_signed(TimeDelta::seconds(1))
+        .unwrap_or(time)
+}
+
+/// SQL string literals, quotes doubled, separated by commas.
+fn literals(values: &[String]) -> String {
+    let quoted: Vec<String> = values
+        .iter()
+        .map(|v| format!("'{}'", v.replace('\'', "''")))
+        .collect();
+    quoted.join(", ")
+}
+
+/// How often a running query is checked: first after `first`, then at doubling intervals
+/// up to `max`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Polling {
+    /// Wait before the second status check.
+    pub first: Duration,
+    /// Longest wait between two checks.
+    pub max: Duration,
+}
+
+impl Default for Polling {
+    fn default() -> Self {
+        Self {
+            first: Duration::from_secs(1),
+            max: Duration::from_secs(10),
+        }
+    }
+}
+
+/// An event data store of CloudTrail Lake.
+#[derive(Debug, Clone)]
+pub struct LakeSource {
+    store: EventDataStoreId,
+    region: String,
+    client: Client,
+    pacer: Pacer,
+    polling: Polling,
+}
+
+impl LakeSource {
+    /// A client for the configured store's region through the standard credential chain,
+    /// with the configured profile and endpoint.
+    pub async fn from_config(config: &LakeConfig) -> Result<Self, LakeError> {
+        let settings = load_settings(
+            &config.region,
+            config.profile.as_deref(),
+            config.endpoint_url.as_deref(),
+        )
+        .await;
+        let client = regional_client(&settings, &config.region);
+        Self::with_client(&config.event_data_store, &config.region, client)
+    }
+
+    /// A source over a ready-made client for the store's region.
+    pub fn with_client(
+        event_data_store: &str,
+        region: &str,
+        client: Client,
+    ) -> Result<Self, LakeError> {
+        Ok(Self {
+            store: EventDataStoreId::parse(event_data_store)?,
+            region: region.to_owned(),
+            client,
+            pacer: Pacer::new(Pacing::default()),
+            polling: Polling::default(),
+        })
+    }
+
+    /// Replaces the default request spacing, backoff and status polling.
+    pub fn with_timing(mut self, pacing: Pacing, polling: Polling) -> Self {
+        self.pacer = Pacer::new(pacing);
+        self.polling = polling;
+        self
+    }
+}
+
+impl Source for LakeSource {
+    fn describe(&self) -> String {
+        format!("lake: {} ({})", self.store, self.region)
+    }
+
+    fn filters_at_source(&self) -> bool {
+        true
+    }
+
+    fn calls(&self, pushdown: &Pushdown) -> CallStream {
+        let query = Query {
+            source: Arc::from(format!("lake:{}", self.store)),
+            client: self.client.clone(),
+            pacer: self.pacer.clone(),
+            polling: self.polling,
+            sql: query_sql(&self.store, pushdown),
+            next_row: 0,
+        };
+        stream::unfold(Some(Step::Start(query)), |step| async move {
+            Some(step?.advance().await)
+        })
+        .flat_map(stream::iter)
+        .boxed()
+    }
+}
+
+/// One run of the query.
+struct Query {
+    source: Arc<str>,
+    client: Client,
+    pacer: Pacer,
+    polling: Polling,
+    sql: String,
+    next_row: u64,
+}
+
+/// Where a run stands: not started, or finished with result pages to fetch.
+enum Step {
+    Start(Query),
+    Fetch {
+        query: Query,
+        id: String,
+        next_token: Option<String>,
+    },
+}
+
+impl Step {
+    /// Takes the next step; returns the records it produced and the step after it.
+    async fn advance(self) -> (Vec<SourceResult>, Option<Step>) {
+        let outcome = match self {
+            Self::Start(query) => {
+                let id = query.run().await;
+                id.map(|id| (Vec::new(), Some(Self::fetch(query, id, None))))
+            }
+            Self::Fetch {
+                mut query,
+                id,
+                next_token,
+            } => {
+                let page = query.page(&id, next_token).await;
+                page.map(|(items, next)| (items, next.map(|t| Self::fetch(query, id, Some(t)))))
+            }
+        };
+        outcome.unwrap_or_else(|error| (vec![Err(error)], None))
+    }
+
+    fn fetch(query: Query, id: String, next_token: Option<String>) -> Self {
+        Self::Fetch {
+            query,
+            id,
+            next_token,
+        }
+    }
+}
+
+impl Query {
+    /// Starts the query and waits for it to finish; returns its id.
+    async fn run(&self) -> Result<String, SourceError> {
+        let started = self
+            .pacer
+            .send(&self.source, "StartQuery", || {
+                self.client.start_query().query_statement(&self.sql).send()
+            })
+            .await?;
+        let id = started
+            .query_id
+            .ok_or_else(|| self.error("StartQuery returned no query id".to_owned()))?;
+        tracing::info!(source = %self.source, query = %id, sql = %self.sql, "query started");
+        self.wait(&id).await?;
+        Ok(id)
+    }
+
+    /// Polls the query's status until it has finished, failing if it ends any other way.
+    async fn wait(&self, id: &str) -> Result<(), SourceError> {
+        let mut interval = self.polling.first;
+        loop {
+            let described = self
+                .pacer
+                .send(&self.source, "DescribeQuery", || {
+                    self.client.describe_query().query_id(id).send()
+                })
+                .await?;
+            match &described.query_status {
+                Some(QueryStatus::Finished) => return Ok(()),
+                Some(QueryStatus::Queued | QueryStatus::Running) => {}
+                other => {
+                    let status = other.as_ref().map_or("without a status", |s| s.as_str());
+                    let reason = described
+                        .error_message
+                        .as_deref()
+                        .unwrap_or("no reason given");
+                    return Err(self.error(format!("query {id} ended {status}: {reason}")));
+                }
+            }
+            tokio::time::sleep(interval).await;
+            interval = (interval * 2).min(self.polling.max);
+        }
+    }
+
+    /// Fetches one page of results; returns its records and the token of the next page.
+    async fn page(
+        &mut self,
+        id: &str,
+        token: Option<String>,
+    ) -> Result<(Vec<SourceResult>, Option<String>), SourceError> {
+        let output = self
+            .pacer
+            .send(&self.source, "GetQueryResults", || {
+                self.client
+                    .get_query_results()
+                    .query_id(id)
+                    .set_next_token(token.clone())
+                    .send()
+            })
+            .await?;
+        let items = output
+            .query_result_rows
+            .unwrap_or_default()
+            .iter()
+            .map(|row| Ok(self.item(row)))
+            .collect();
+        Ok((items, output.next_token.filter(|t| !t.is_empty())))
+    }
+
+    /// One result row's record as a call, or a skipped record.
+    fn item(&mut self, row: &[HashMap<String, String>]) -> SourceItem {
+        let origin = Origin {
+            source: self.source.clone(),
+            index: self.next_row,
+            offset: None,
+        };
+        self.next_row += 1;
+        let text = row
+            .iter()
+            .flat_map(|column| column.iter())
+            .find(|(name, _)| name.eq_ignore_ascii_case(RECORD_COLUMN))
+            .map(|(_, value)| value.as_str());
+        record_item(text, origin, "the result row has no eventJson column")
+    }
+
+    fn error(&self, message: String) -> SourceError {
+        SourceError::Api {
+            source_name: self.source.to_string(),
+            message,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::Filter;
+    use chrono::TimeZone;
+
+    fn store() -> EventDataStoreId {
+        EventDataStoreId::parse("EXAMPLE-f852-4e8f").expect("valid id")
+    }
+
+    fn at(y: i32, mo: u32, d: u32, h: u32, mi: u32, s: u32) -> Option<DateTime<Utc>> {
+        Utc.with_ymd_and_hms(y, mo, d, h, mi, s).single()
+    }
+
+    #[test]
+    fn ids_come_from_arns_or_as_given() {
+        let arn = "arn:aws:cloudtrail:eu-west-1:111122223333:eventdatastore/EXAMPLE-f852-4e8f";
+        assert_eq!(EventDataStoreId::parse(arn).ok(), Some(store()));
+        assert_eq!(
+            EventDataStoreId::parse("EXAMPLE-f852-4e8f").ok(),
+            Some(store())
+        );
+        assert_eq!(arn_region(arn), Some("eu-west-1"));
+        assert_eq!(arn_region("EXAMPLE-f852-4e8f"), None);
+    }
+
+    #[test]
+    fn unsafe_ids_are_refused() {
+        for bad in [
+            "",
+            "abc; DROP TABLE x",
+            "abc'--",
+            "a b",
+            "arn:aws:cloudtrail:eu-west-1:111122223333:trail/abc",
+            "arn:aws:cloudtrail:eu-west-1:111122223333:eventdatastore/",
+            "arn:aws:cloudtrail:eu-west-1:1:eventdatastore/x/../y",
+        ] {
+            assert!(
+                matches!(EventDataStoreId::parse(bad), Err(LakeError::BadStore(_))),
+                "{bad}"
+            );
+        }
+    }
+
+    #[test]
+    fn no_filter_reads_everything() {
+        assert_eq!(
+            query_sql(&store(), &Pushdown::default()),
+            "SELECT eventJson FROM EXAMPLE-f852-4e8f"
+        );
+    }
+
+    #[test]
+    fn window_accounts_and_regions_are_pushed_down() {
+        let pushdown = Pushdown {
+            filter: Filter {
+                since: at(2024, 7, 1, 0, 0, 0),
+                until: at(2024, 7, 2, 12, 30, 5),
+                accounts: vec!["111122223333".into(), "444455556666".into()],
+                regions: vec!["eu-west-1".into()],
+            },
+            writes_only: false,
+            drop_terraform: false,
+        };
+        assert_eq!(
+            query_sql(&store(), &pushdown),
+            "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE eventTime >= '2024-07-01 00:00:00' \
+             AND eventTime < '2024-07-02 12:30:05' \
+             AND coalesce(recipientAccountId, userIdentity.accountId) IN ('111122223333', '444455556666') \
+             AND awsRegion IN ('eu-west-1')"
+        );
+    }
+
+    #[test]
+    fn fractional_window_is_widened_to_whole_seconds() {
+        let since = at(2024, 7, 1, 0, 0, 0).map(|t| t + TimeDelta::milliseconds(250));
+        let until = at(2024, 7, 1, 1, 0, 0).map(|t| t + TimeDelta::milliseconds(1));
+        let pushdown = Pushdown {
+            filter: Filter {
+                since,
+                until,
+                ..Filter::default()
+            },
+            writes_only: false,
+            drop_terraform: false,
+        };
+        assert_eq!(
+            query_sql(&store(), &pushdown),
+            "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE eventTime >= '2024-07-01 00:00:00' \
+             AND eventTime < '2024-07-01 01:00:01'"
+        );
+    }
+
+    #[test]
+    fn quotes_in_values_are_doubled() {
+        let pushdown = Pushdown {
+            filter: Filter {
+                regions: vec!["eu-west-1' OR '1'='1".into()],
+                ..Filter::default()
+            },
+            writes_only: false,
+            drop_terraform: false,
+        };
+        assert_eq!(
+            query_sql(&store(), &pushdown),
+            "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE awsRegion IN ('eu-west-1'' OR ''1''=''1')"
+        );
+    }
+
+    #[test]
+    fn writes_only_drops_reads_failures_and_terraform() {
+        let pushdown = Pushdown {
+            filter: Filter {
+                since: at(2024, 7, 1, 0, 0, 0),
+                ..Filter::default()
+            },
+            writes_only: true,
+            drop_terraform: true,
+        };
+        assert_eq!(
+            query_sql(&store(), &pushdown),
+            "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE eventTime >= '2024-07-01 00:00:00' \
+             AND (readOnly = false OR readOnly IS NULL) AND errorCode IS NULL \
+             AND (userAgent IS NULL OR (userAgent NOT LIKE '%HashiCorp/1.0 Terraform/%' \
+             AND userAgent NOT LIKE '%terraform-provider-aws/%'))"
+        );
+    }
+
+    #[test]
+    fn terraform_calls_stay_when_a_run_token_decides() {
+        let pushdown = Pushdown {
+            filter: Filter::default(),
+            writes_only: true,
+            drop_terraform: false,
+        };
+        assert_eq!(
+            query_sql(&store(), &pushdown),
+            "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE (readOnly = false OR readOnly IS NULL) \
+             AND errorCode IS NULL"
+        );
+    }
+}
