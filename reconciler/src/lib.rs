@@ -5,8 +5,13 @@
 //! decides which calls are out of band, [`pipeline`] runs the two over any set of sources,
 //! and [`report`] prints the result.
 
+#![forbid(unsafe_code)]
+
 pub mod attribute;
 pub mod config;
 pub mod ingest;
+pub mod patch;
 pub mod pipeline;
 pub mod report;
+pub mod synthesize;
+pub mod terraform;

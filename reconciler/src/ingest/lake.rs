@@ -21,14 +21,15 @@ use crate::config::LakeConfig;
 /// The column holding the whole original record (Lake returns column names in lower case).
 const RECORD_COLUMN: &str = "eventjson";
 
-/// Conditions that keep only successful, mutating calls not made by Terraform. Rows where
-/// `readOnly` or `userAgent` is missing are kept: the pipeline judges those itself.
+/// Conditions that keep only successful, mutating calls. Rows where `readOnly` is missing are
+/// kept: the pipeline judges those by their event name.
 const WRITES_ONLY: [&str; 2] = [
     "(readOnly = false OR readOnly IS NULL)",
     "errorCode IS NULL",
 ];
 
-/// The condition that leaves out Terraform's own calls (see [`Pushdown::drop_terraform`]).
+/// The condition that leaves out Terraform's own calls (see [`Pushdown::drop_terraform`]);
+/// rows without a user agent are kept.
 const NOT_TERRAFORM: &str = "(userAgent IS NULL OR (userAgent NOT LIKE '%HashiCorp/1.0 Terraform/%' \
      AND userAgent NOT LIKE '%terraform-provider-aws/%'))";
 

@@ -1,5 +1,7 @@
 //! The `retrace` command line.
 
+#![forbid(unsafe_code)]
+
 mod events;
 mod sources;
 

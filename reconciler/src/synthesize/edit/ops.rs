@@ -1,0 +1,472 @@
+//! The edits themselves, as splices of file text.
+
+use super::align::realign;
+use super::locate::{Located, Place, Target, literal, locate, same_value, span_of, top_blocks};
+use super::render;
+use super::text::{indent_at, line_end, newline_of, removal, whole_lines};
+use super::value::Value;
+use super::{EditError, Files};
+use hcl::edit::Span;
+use hcl::edit::expr::{Array, Expression, Object};
+use hcl::edit::structure::Body;
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// One file being edited.
+#[derive(Debug, Clone)]
+pub struct Doc {
+    /// The file's path.
+    pub path: String,
+    /// Its current text.
+    pub text: String,
+    newline: &'static str,
+}
+
+impl Doc {
+    fn new(path: &str, text: &str) -> Doc {
+        Doc {
+            path: path.to_owned(),
+            text: text.to_owned(),
+            newline: newline_of(text),
+        }
+    }
+
+    /// Parses the current text.
+    pub fn parse(&self) -> Result<Body, EditError> {
+        hcl::edit::parser::parse_body(&self.text).map_err(|e| EditError::Parse {
+            file: self.path.clone(),
+            message: e.to_string(),
+        })
+    }
+
+    /// Replaces `range` with `with` (written with `\n` line ends) and re-aligns what it touched.
+    pub fn splice(&mut self, range: Range<usize>, with: &str) {
+        let with = with.replace('\n', self.newline);
+        let touched = range.start..range.start + with.len();
+        self.text.replace_range(range, &with);
+        self.text = realign(&self.text, touched);
+    }
+
+    /// Finds `target` in this file.
+    pub fn locate(&self, target: &Target) -> Result<Located, EditError> {
+        locate(&self.text, &self.parse()?, target, &self.place(target))
+    }
+
+    /// The place of `target` in this file, for errors.
+    pub fn place(&self, target: &Target) -> Place {
+        Place::of(&self.path, target)
+    }
+}
+
+/// The files of one tool call and the texts it changed.
+#[derive(Debug)]
+pub struct Workspace<'f> {
+    files: &'f Files,
+    changed: BTreeMap<String, String>,
+}
+
+impl<'f> Workspace<'f> {
+    /// A workspace over `files` with nothing changed yet.
+    pub fn new(files: &'f Files) -> Workspace<'f> {
+        Workspace {
+            files,
+            changed: BTreeMap::new(),
+        }
+    }
+
+    /// Opens `path` with any change made earlier in this call.
+    pub fn open(&self, path: &str) -> Result<Doc, EditError> {
+        let text = self.changed.get(path).or_else(|| self.files.get(path));
+        text.map(|t| Doc::new(path, t))
+            .ok_or_else(|| EditError::NoFile {
+                file: path.to_owned(),
+            })
+    }
+
+    /// Opens the file holding `target`: the one it names, or the only `.tf` file with the block.
+    pub fn open_for(&self, target: &Target) -> Result<Doc, EditError> {
+        if let Some(file) = &target.file {
+            return self.open(file);
+        }
+        let mut holders = Vec::new();
+        for path in self.files.keys().filter(|p| p.ends_with(".tf")) {
+            let doc = self.open(path)?;
+            if !top_blocks(&doc.parse()?, &target.block_type, &target.labels).is_empty() {
+                holders.push(doc);
+            }
+        }
+        match holders.len() {
+            1 => Ok(holders.remove(0)),
+            0 => Err(EditError::NotFound {
+                file: "*.tf".to_owned(),
+                address: target.address(),
+                path: String::new(),
+            }),
+            count => Err(EditError::Ambiguous {
+                file: holders
+                    .iter()
+                    .map(|d| d.path.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                address: target.address(),
+                path: String::new(),
+                count,
+            }),
+        }
+    }
+
+    /// Keeps `doc` as changed, after checking that it still parses.
+    pub fn save(&mut self, doc: Doc) -> Result<(), EditError> {
+        hcl::edit::parser::parse_body(&doc.text).map_err(|e| EditError::Internal {
+            file: doc.path.clone(),
+            message: format!("the edited text does not parse: {e}"),
+        })?;
+        if self.files.get(&doc.path) != Some(&doc.text) || self.changed.contains_key(&doc.path) {
+            self.changed.insert(doc.path, doc.text);
+        }
+        Ok(())
+    }
+
+    /// The changed files, path → new text.
+    pub fn into_changed(self) -> BTreeMap<String, String> {
+        self.changed
+    }
+}
+
+/// Sets attribute `name` of the located block to `v`; false when it already had that value.
+pub fn set_attribute(
+    doc: &mut Doc,
+    loc: &Located,
+    place: &Place,
+    name: &str,
+    v: &Value,
+) -> Result<bool, EditError> {
+    match loc.block.body.get_attribute(name) {
+        Some(attr) if literal(&attr.value).as_ref() == Some(v) => Ok(false),
+        Some(attr) => {
+            let span = span_of(&attr.value, place)?;
+            let indent = indent_at(&doc.text, span.start).to_owned();
+            doc.splice(span, &render::value(v, &indent));
+            Ok(true)
+        }
+        None => {
+            insert_attribute(doc, loc, &render::attribute(name, v, &loc.inner_indent()));
+            Ok(true)
+        }
+    }
+}
+
+/// Adds the line `line` (an attribute) after the block's last attribute.
+pub fn insert_attribute(doc: &mut Doc, loc: &Located, line: &str) {
+    let inner = loc.inner_indent();
+    if loc.is_one_line(&doc.text) {
+        return expand_one_line(doc, loc, &[line]);
+    }
+    let last = loc
+        .block
+        .body
+        .attributes()
+        .filter_map(Span::span)
+        .map(|s| s.end)
+        .max();
+    match last {
+        Some(end) => {
+            let at = line_end(&doc.text, end - 1);
+            doc.splice(at..at, &format!("\n{inner}{line}"));
+        }
+        None => {
+            let at = loc.first_line_end(&doc.text);
+            let gap = if loc.block.body.is_empty() { "" } else { "\n" };
+            doc.splice(at..at, &format!("\n{inner}{line}{gap}"));
+        }
+    }
+}
+
+/// Adds `block` (rendered text) after the last nested block of the same type, or at the end.
+pub fn insert_block(doc: &mut Doc, loc: &Located, kind: &str, block: &str) {
+    let inner = loc.inner_indent();
+    if loc.is_one_line(&doc.text) {
+        return expand_one_line(doc, loc, &["", block]);
+    }
+    let body = &loc.block.body;
+    let same_kind = body
+        .blocks()
+        .filter(|b| b.has_ident(kind))
+        .filter_map(Span::span)
+        .last();
+    let anchor = same_kind.or_else(|| body.iter().filter_map(Span::span).last());
+    match anchor {
+        Some(span) => {
+            let at = line_end(&doc.text, span.end - 1);
+            doc.splice(at..at, &format!("\n\n{inner}{block}"));
+        }
+        None => {
+            let at = loc.first_line_end(&doc.text);
+            doc.splice(at..at, &format!("\n{inner}{block}"));
+        }
+    }
+}
+
+/// Rewrites a one-line body over several lines with `extra` lines after its contents; an empty
+/// string in `extra` is a blank line, which is left out when nothing comes before it.
+fn expand_one_line(doc: &mut Doc, loc: &Located, extra: &[&str]) {
+    let inner = loc.inner_indent();
+    let existing = doc.text[loc.open + 1..loc.close].trim();
+    let mut lines: Vec<String> = Vec::new();
+    if !existing.is_empty() {
+        lines.push(format!("{inner}{existing}"));
+    }
+    for line in extra {
+        match (line.is_empty(), lines.is_empty()) {
+            (true, true) => {}
+            (true, false) => lines.push(String::new()),
+            (false, _) => lines.push(format!("{inner}{line}")),
+        }
+    }
+    let text = format!("{{\n{}\n{}}}", lines.join("\n"), loc.indent);
+    doc.splice(loc.open..loc.close + 1, &text);
+}
+
+/// Removes the structure at `span` in the located parent block: its whole lines, and the comment
+/// lines right above it when `comments` is set. A one-line parent becomes `{}`.
+pub fn remove_structure(
+    doc: &mut Doc,
+    parent: Option<&Located>,
+    span: &Range<usize>,
+    comments: bool,
+) {
+    if let Some(loc) = parent.filter(|l| l.is_one_line(&doc.text)) {
+        return doc.splice(loc.open..loc.close + 1, "{}");
+    }
+    let range = removal(&doc.text, whole_lines(&doc.text, span, comments));
+    doc.splice(range, "");
+}
+
+/// Replaces the structure at `span` and its attached comment lines by `with` at the same indent;
+/// `with` holds no indent on its first line and no line end.
+pub fn replace_lines(doc: &mut Doc, span: &Range<usize>, comments: bool, with: &str) {
+    let range = whole_lines(&doc.text, span, comments);
+    let indent = indent_at(&doc.text, span.start).to_owned();
+    let ends_with_newline = doc.text[..range.end].ends_with('\n');
+    let tail = if ends_with_newline { "\n" } else { "" };
+    doc.splice(range, &format!("{indent}{with}{tail}"));
+}
+
+/// Appends top-level `blocks` at the end of the file, each after a blank line.
+pub fn append_blocks(doc: &mut Doc, blocks: &[String]) {
+    let body = blocks.join("\n\n");
+    let kept = doc.text.trim_end_matches([' ', '\t', '\r', '\n']).len();
+    let text = if kept == 0 {
+        format!("{body}\n")
+    } else {
+        format!("\n\n{body}\n")
+    };
+    doc.splice(kept..doc.text.len(), &text);
+}
+
+/// Sets a top-level attribute (a `.tfvars` value), appending it when missing.
+pub fn set_top_attribute(
+    doc: &mut Doc,
+    place: &Place,
+    name: &str,
+    v: &Value,
+) -> Result<bool, EditError> {
+    let body = doc.parse()?;
+    if let Some(attr) = body.get_attribute(name) {
+        if literal(&attr.value).as_ref() == Some(v) {
+            return Ok(false);
+        }
+        let span = span_of(&attr.value, place)?;
+        doc.splice(span, &render::value(v, ""));
+        return Ok(true);
+    }
+    let line = render::attribute(name, v, "");
+    let end = doc.text.len();
+    let lead = if doc.text.is_empty() || doc.text.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    doc.splice(end..end, &format!("{lead}{line}\n"));
+    Ok(true)
+}
+
+/// Merges `tags` into the literal object at `object` (the value of attribute `name`): existing
+/// keys keep their place and comments, new keys are added after the last one, `remove` keys go.
+pub fn merge_object(
+    doc: &mut Doc,
+    object: &Object,
+    place: &Place,
+    tags: &[(String, Value)],
+    remove: &[String],
+) -> Result<bool, EditError> {
+    let span = span_of(object, place)?;
+    if !doc.text[span.clone()].contains('\n') {
+        return rewrite_one_line_object(doc, object, &span, place, tags, remove);
+    }
+    let mut edits: Vec<(Range<usize>, String)> = Vec::new();
+    let mut last_end = None;
+    for (key, item) in object.iter() {
+        let name = super::locate::key_name(key);
+        let key_span = span_of(key, place)?;
+        let value_span = span_of(item.expr(), place)?;
+        last_end = Some(value_span.end);
+        if name.as_ref().is_some_and(|n| remove.contains(n)) {
+            let lines = whole_lines(&doc.text, &(key_span.start..value_span.end), false);
+            edits.push((removal(&doc.text, lines), String::new()));
+        } else if let Some((_, v)) = tags.iter().find(|(k, _)| Some(k) == name.as_ref())
+            && !same_value(&doc.text, item.expr(), v)
+        {
+            let indent = indent_at(&doc.text, key_span.start).to_owned();
+            edits.push((value_span, render::value(v, &indent)));
+        }
+    }
+    let existing: Vec<String> = object
+        .iter()
+        .filter_map(|(k, _)| super::locate::key_name(k))
+        .collect();
+    let added: Vec<&(String, Value)> = tags.iter().filter(|(k, _)| !existing.contains(k)).collect();
+    if !added.is_empty() {
+        let item_indent = match object.iter().next() {
+            Some((key, _)) => indent_at(&doc.text, span_of(key, place)?.start).to_owned(),
+            None => format!("{}  ", indent_at(&doc.text, span.start)),
+        };
+        let at = line_end(&doc.text, last_end.map_or(span.start, |e| e - 1));
+        let lines: String = added
+            .iter()
+            .map(|(k, v)| {
+                format!(
+                    "\n{item_indent}{} = {}",
+                    render::key(k),
+                    render::value(v, &item_indent)
+                )
+            })
+            .collect();
+        edits.push((at..at, lines));
+    }
+    let changed = !edits.is_empty();
+    edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
+    for (range, with) in edits {
+        doc.splice(range, &with);
+    }
+    Ok(changed)
+}
+
+/// Rewrites a one-line object over several lines with the merge applied, keeping the source
+/// text of the values it keeps.
+fn rewrite_one_line_object(
+    doc: &mut Doc,
+    object: &Object,
+    span: &Range<usize>,
+    place: &Place,
+    tags: &[(String, Value)],
+    remove: &[String],
+) -> Result<bool, EditError> {
+    let indent = indent_at(&doc.text, span.start).to_owned();
+    let inner = format!("{indent}  ");
+    let mut items: Vec<(String, String)> = Vec::new();
+    let mut changed = false;
+    for (key, item) in object.iter() {
+        let name = super::locate::key_name(key);
+        if name.as_ref().is_some_and(|n| remove.contains(n)) {
+            changed = true;
+            continue;
+        }
+        let key_text = doc.text[span_of(key, place)?].to_owned();
+        let value_text = match tags.iter().find(|(k, _)| Some(k) == name.as_ref()) {
+            Some((_, v)) if !same_value(&doc.text, item.expr(), v) => {
+                changed = true;
+                render::value(v, &inner)
+            }
+            _ => doc.text[span_of(item.expr(), place)?].to_owned(),
+        };
+        items.push((key_text, value_text));
+    }
+    let existing: Vec<String> = object
+        .iter()
+        .filter_map(|(k, _)| super::locate::key_name(k))
+        .collect();
+    for (k, v) in tags.iter().filter(|(k, _)| !existing.contains(k)) {
+        changed = true;
+        items.push((render::key(k), render::value(v, &inner)));
+    }
+    if !changed {
+        return Ok(false);
+    }
+    let text = if items.is_empty() {
+        "{}".to_owned()
+    } else {
+        let lines: String = items
+            .iter()
+            .map(|(k, v)| format!("{inner}{k} = {v}\n"))
+            .collect();
+        format!("{{\n{lines}{indent}}}")
+    };
+    doc.splice(span.clone(), &text);
+    Ok(true)
+}
+
+/// Adds `entries` (traversal source texts) to a literal list, skipping ones already present.
+pub fn append_to_list(
+    doc: &mut Doc,
+    list: &Array,
+    place: &Place,
+    entries: &[String],
+) -> Result<bool, EditError> {
+    let span = span_of(list, place)?;
+    let have: Vec<String> = list.iter().map(|e| entry_key(&doc.text, e)).collect();
+    let mut new: Vec<&String> = Vec::new();
+    for entry in entries {
+        if !have.contains(&squeeze(entry)) && !new.iter().any(|n| squeeze(n) == squeeze(entry)) {
+            new.push(entry);
+        }
+    }
+    if new.is_empty() {
+        return Ok(false);
+    }
+    let last = list.iter().last().map(|e| span_of(e, place)).transpose()?;
+    match last {
+        Some(last) if doc.text[span.clone()].contains('\n') => {
+            let indent = indent_at(&doc.text, last.start).to_owned();
+            let rest = &doc.text[last.end..span.end];
+            let comma = rest
+                .trim_start()
+                .starts_with(',')
+                .then(|| rest.find(','))
+                .flatten();
+            let (at, lines): (usize, String) = match comma {
+                Some(offset) => (
+                    last.end + offset + 1,
+                    new.iter().map(|e| format!("\n{indent}{e},")).collect(),
+                ),
+                None => (
+                    last.end,
+                    new.iter().map(|e| format!(",\n{indent}{e}")).collect(),
+                ),
+            };
+            doc.splice(at..at, &lines);
+        }
+        _ => {
+            let mut all: Vec<String> = list
+                .iter()
+                .map(|e| span_of(e, place).map(|s| doc.text[s].trim().to_owned()))
+                .collect::<Result<_, _>>()?;
+            all.extend(new.iter().map(|e| e.to_string()));
+            doc.splice(span, &format!("[{}]", all.join(", ")));
+        }
+    }
+    Ok(true)
+}
+
+/// How a list entry is compared: its source text without spaces, or a string's value.
+fn entry_key(text: &str, entry: &Expression) -> String {
+    match (entry.as_str(), entry.span()) {
+        (Some(s), _) => squeeze(s),
+        (None, Some(span)) => squeeze(&text[span]),
+        (None, None) => String::new(),
+    }
+}
+
+fn squeeze(s: &str) -> String {
+    s.chars().filter(|c| !c.is_whitespace()).collect()
+}

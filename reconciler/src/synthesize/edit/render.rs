@@ -1,0 +1,170 @@
+//! Rendering values and blocks as idiomatic HCL text.
+//!
+//! Text is rendered with `\n` line ends and no alignment; the caller converts line ends to the
+//! file's style and [`super::align`] lines up the `=` signs afterwards, so alignment has a single
+//! implementation.
+
+use super::value::Value;
+
+/// The widest one-line list of scalars, in characters, before a list is split over lines.
+const ONE_LINE_LIST_WIDTH: usize = 80;
+
+/// A new block: type, labels, attributes and nested blocks, rendered in that order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BlockText<'a> {
+    /// The block type, such as `ingress` or `resource`.
+    pub kind: &'a str,
+    /// The labels, rendered quoted.
+    pub labels: &'a [String],
+    /// Attributes in order; keys must be identifiers.
+    pub attributes: &'a [(String, Value)],
+    /// Nested blocks, each after a blank line.
+    pub blocks: Vec<BlockText<'a>>,
+}
+
+/// Renders `value` as an HCL expression whose first line starts at `indent`.
+pub fn value(value: &Value, indent: &str) -> String {
+    match value {
+        Value::Null => "null".to_owned(),
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => quoted(s),
+        Value::List(items) => list(items, indent),
+        Value::Object(entries) => object(entries, indent),
+    }
+}
+
+/// Quotes and escapes `s` as an HCL string literal, escaping template sequences too.
+pub fn quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '$' | '%' if chars.peek() == Some(&'{') => {
+                out.push(c);
+                out.push(c);
+            }
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// Renders an object key: bare when it is an identifier, quoted otherwise.
+pub fn key(name: &str) -> String {
+    if is_identifier(name) {
+        name.to_owned()
+    } else {
+        quoted(name)
+    }
+}
+
+/// Whether `name` is a valid HCL identifier.
+pub fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_alphabetic() || c == '_')
+        && chars.all(|c| c.is_alphanumeric() || c == '_' || c == '-')
+}
+
+/// Renders `name = value` at `indent` (the indent is not included in the output).
+pub fn attribute(name: &str, v: &Value, indent: &str) -> String {
+    format!("{name} = {}", value(v, indent))
+}
+
+/// Renders a whole block whose first line starts at `indent` (not included in the output).
+pub fn block(b: &BlockText, indent: &str) -> String {
+    let mut head = b.kind.to_owned();
+    for label in b.labels {
+        head.push(' ');
+        head.push_str(&quoted(label));
+    }
+    if b.attributes.is_empty() && b.blocks.is_empty() {
+        return format!("{head} {{}}");
+    }
+    let inner = format!("{indent}  ");
+    let mut parts: Vec<String> = Vec::new();
+    let attrs: Vec<String> = b
+        .attributes
+        .iter()
+        .map(|(k, v)| format!("{inner}{}", attribute(k, v, &inner)))
+        .collect();
+    if !attrs.is_empty() {
+        parts.push(attrs.join("\n"));
+    }
+    parts.extend(
+        b.blocks
+            .iter()
+            .map(|nested| format!("{inner}{}", block(nested, &inner))),
+    );
+    format!("{head} {{\n{}\n{indent}}}", parts.join("\n\n"))
+}
+
+fn list(items: &[Value], indent: &str) -> String {
+    if items.is_empty() {
+        return "[]".to_owned();
+    }
+    if items.iter().all(Value::is_scalar) {
+        let rendered: Vec<String> = items.iter().map(|v| value(v, indent)).collect();
+        let line = format!("[{}]", rendered.join(", "));
+        if indent.len() + line.chars().count() <= ONE_LINE_LIST_WIDTH {
+            return line;
+        }
+    }
+    let inner = format!("{indent}  ");
+    let lines: Vec<String> = items
+        .iter()
+        .map(|v| format!("{inner}{},\n", value(v, &inner)))
+        .collect();
+    format!("[\n{}{indent}]", lines.concat())
+}
+
+fn object(entries: &[(String, Value)], indent: &str) -> String {
+    if entries.is_empty() {
+        return "{}".to_owned();
+    }
+    let inner = format!("{indent}  ");
+    let lines: Vec<String> = entries
+        .iter()
+        .map(|(k, v)| format!("{inner}{} = {}\n", key(k), value(v, &inner)))
+        .collect();
+    format!("{{\n{}{indent}}}", lines.concat())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_templates_and_quotes() {
+        assert_eq!(
+            quoted("a\"b\\c ${x} %{y} $z\n"),
+            r#""a\"b\\c $${x} %%{y} $z\n""#
+        );
+    }
+
+    #[test]
+    fn short_scalar_lists_stay_on_one_line() {
+        let v = Value::List(vec![Value::String("a".into()), Value::Bool(true)]);
+        assert_eq!(value(&v, "  "), r#"["a", true]"#);
+    }
+
+    #[test]
+    fn objects_are_multi_line() {
+        let v = Value::Object(vec![
+            ("Name".into(), Value::String("x".into())),
+            ("a.b".into(), Value::Null),
+        ]);
+        assert_eq!(
+            value(&v, "  "),
+            "{\n    Name = \"x\"\n    \"a.b\" = null\n  }"
+        );
+    }
+}

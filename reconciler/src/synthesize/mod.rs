@@ -1,0 +1,3 @@
+//! Synthesis: turning intents into HCL edits. `edit` holds the format-preserving edit tools.
+
+pub mod edit;

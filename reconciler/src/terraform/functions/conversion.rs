@@ -1,0 +1,86 @@
+//! Type conversion functions (`tostring`, `tolist`, `toset`, ...) and the functions whose
+//! values are known only after apply (`timestamp`, `uuid`).
+
+use std::collections::BTreeMap;
+
+use super::args::{into_set, to_bool, to_number};
+use super::{Builtin, Call, EvalError, Value};
+
+/// The conversion and apply-time functions.
+pub(super) const FUNCTIONS: &[Builtin] = &[
+    Builtin::fixed("nonsensitive", 1, identity).shallow(),
+    Builtin::fixed("sensitive", 1, identity).shallow(),
+    Builtin::fixed("timestamp", 0, known_after_apply),
+    Builtin::fixed("tobool", 1, tobool),
+    Builtin::fixed("tolist", 1, tolist).shallow(),
+    Builtin::fixed("tomap", 1, tomap).shallow(),
+    Builtin::fixed("tonumber", 1, tonumber),
+    Builtin::fixed("toset", 1, toset),
+    Builtin::fixed("tostring", 1, tostring),
+    Builtin::fixed("uuid", 0, known_after_apply),
+];
+
+fn known_after_apply(_call: &Call) -> Result<Value, EvalError> {
+    Ok(Value::Unknown)
+}
+
+fn identity(call: &Call) -> Result<Value, EvalError> {
+    call.arg(0).cloned()
+}
+
+fn tostring(call: &Call) -> Result<Value, EvalError> {
+    match call.arg(0)? {
+        Value::Null => Ok(Value::Null),
+        _ => call.string(0).map(Value::String),
+    }
+}
+
+fn tonumber(call: &Call) -> Result<Value, EvalError> {
+    match call.arg(0)? {
+        Value::Null => Ok(Value::Null),
+        value => to_number(value)
+            .map(Value::Number)
+            .ok_or_else(|| call.error(format!("cannot convert {value} to a number"))),
+    }
+}
+
+fn tobool(call: &Call) -> Result<Value, EvalError> {
+    match call.arg(0)? {
+        Value::Null => Ok(Value::Null),
+        value => to_bool(value)
+            .map(Value::Bool)
+            .ok_or_else(|| call.error(format!("cannot convert {value} to a bool"))),
+    }
+}
+
+fn tolist(call: &Call) -> Result<Value, EvalError> {
+    Ok(Value::List(unify(call.list(0)?.to_vec())))
+}
+
+fn toset(call: &Call) -> Result<Value, EvalError> {
+    Ok(into_set(unify(call.list(0)?.to_vec())))
+}
+
+fn tomap(call: &Call) -> Result<Value, EvalError> {
+    let map = call.object(0)?;
+    let values = unify(map.values().cloned().collect());
+    Ok(Value::Object(
+        map.keys().cloned().zip(values).collect::<BTreeMap<_, _>>(),
+    ))
+}
+
+/// Gives the elements of a collection one type the way Terraform does for the simple case:
+/// when strings mix with numbers or booleans, all of them become strings.
+fn unify(items: Vec<Value>) -> Vec<Value> {
+    let has_string = items.iter().any(|item| matches!(item, Value::String(_)));
+    let has_other_primitive = items
+        .iter()
+        .any(|item| matches!(item, Value::Number(_) | Value::Bool(_)));
+    if !(has_string && has_other_primitive) {
+        return items;
+    }
+    items
+        .into_iter()
+        .map(|item| item.to_text().map_or(item, Value::String))
+        .collect()
+}
