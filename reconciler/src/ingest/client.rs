@@ -4,6 +4,9 @@
 //! (`aws-cli/2.15.0`, `Boto3/1.34.0`, `Terraform/1.7.5`, ...). S3 wraps its user agents in
 //! brackets (`[aws-cli/2.15.0 ...]`); those are stripped before matching.
 
+use std::cell::RefCell;
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use super::identity::{IdentityKind, UserIdentity};
@@ -88,6 +91,13 @@ impl Client {
         let Some(agent) = user_agent.map(strip_brackets).filter(|a| !a.is_empty()) else {
             return Self::Unknown;
         };
+        let by_service = identity.kind == IdentityKind::AwsService;
+        remembered(agent, from_console, by_service)
+    }
+
+    /// Classifies a non-empty user agent (brackets stripped). `from_console` and `by_service`
+    /// (the caller is an AWS service) decide the cases the agent alone leaves open.
+    fn by_agent(agent: &str, from_console: bool, by_service: bool) -> Self {
         let parsed = Agent::new(agent);
         if let Some(client) = by_iac_token(&parsed) {
             return client;
@@ -103,7 +113,7 @@ impl Client {
                 service: service.to_owned(),
             });
         }
-        if agent == "AWS Internal" || identity.kind == IdentityKind::AwsService {
+        if agent == "AWS Internal" || by_service {
             return Self::ServiceInternal {
                 service: agent.to_owned(),
             };
@@ -136,6 +146,36 @@ impl Client {
             Self::Unknown => "-".into(),
         }
     }
+}
+
+/// User agents remembered per thread and flag combination; beyond this they start over.
+const REMEMBERED_AGENTS: usize = 1024;
+/// Longer user agents are classified every time rather than remembered.
+const REMEMBERED_AGENT_LEN: usize = 1024;
+
+/// [`Client::by_agent`], remembered. Logs repeat a few user agents endlessly (an
+/// application's SDK, the CLI, Terraform) and classifying one takes dozens of substring
+/// searches, so each thread keeps the clients of the agents it has seen, in bounded memory.
+fn remembered(agent: &str, from_console: bool, by_service: bool) -> Client {
+    thread_local! {
+        /// One map per combination of the two flags, so lookups borrow the agent text.
+        static SEEN: RefCell<[HashMap<Box<str>, Client>; 4]> = RefCell::default();
+    }
+    if agent.len() > REMEMBERED_AGENT_LEN {
+        return Client::by_agent(agent, from_console, by_service);
+    }
+    SEEN.with_borrow_mut(|maps| {
+        let seen = &mut maps[usize::from(from_console) * 2 + usize::from(by_service)];
+        if let Some(client) = seen.get(agent) {
+            return client.clone();
+        }
+        let client = Client::by_agent(agent, from_console, by_service);
+        if seen.len() >= REMEMBERED_AGENTS {
+            seen.clear();
+        }
+        seen.insert(agent.into(), client.clone());
+        client
+    })
 }
 
 fn with_version(name: &str, version: &Option<String>) -> String {

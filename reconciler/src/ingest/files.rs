@@ -19,8 +19,10 @@ use super::framing::{FrameBody, Splitter};
 use super::record::{Call, Origin};
 use super::source::{BadRecord, CallStream, Source, SourceError, SourceItem, SourceResult};
 
-/// Items sent to the consumer at a time, to keep channel overhead off the hot path.
+/// Records sent to the consumer at a time, to keep channel overhead off the hot path.
 const BATCH: usize = 256;
+/// Record bytes beyond which a batch is sent early, so batches of large records stay small.
+const BATCH_BYTES: usize = BATCH * 4096;
 /// Read buffer for files; large reads keep system-call overhead low.
 const READ_BUFFER: usize = 256 * 1024;
 
@@ -53,32 +55,35 @@ impl Source for FileSource {
         format!("files: {}", names.join(", "))
     }
 
+    /// A thread reads and frames the files; the records are parsed as the stream is polled,
+    /// so each call is allocated and freed on the consumer's thread, where the allocator's
+    /// per-thread caches serve both.
     fn calls(&self, pushdown: &Pushdown) -> CallStream {
-        let (tx, rx) = mpsc::channel::<Vec<SourceResult>>(8);
+        let (tx, rx) = mpsc::channel::<Batch>(8);
         let paths = self.paths.clone();
         let filter = pushdown.filter.clone();
         let progress = self.progress.clone();
         std::thread::spawn(move || {
             let mut sender = BatchSender {
                 tx,
-                batch: Vec::with_capacity(BATCH),
+                batch: Batch::new(),
             };
             let (files, errors) = discover(&paths, &filter);
             for error in errors {
-                sender.send(Err(error));
+                sender.send(Framed::Done(Err(error)));
             }
             if let Some(bar) = &progress {
                 bar.set_length(files.iter().map(|f| file_size(f)).sum());
             }
             for file in files {
-                if !read_file(&file, progress.as_ref(), &mut |item| sender.send(item)) {
+                if !read_frames(&file, progress.as_ref(), &mut |item| sender.send(item)) {
                     return;
                 }
             }
             sender.flush();
         });
         ReceiverStream::new(rx)
-            .flat_map(futures::stream::iter)
+            .flat_map(|batch| futures::stream::iter(batch.into_results()))
             .boxed()
     }
 }
@@ -87,22 +92,105 @@ fn file_size(path: &Path) -> u64 {
     std::fs::metadata(path).map(|m| m.len()).unwrap_or(0)
 }
 
-/// Collects items into batches for the channel.
+/// One frame of a file, before parsing.
+enum Framed<'a> {
+    /// A record's bytes and where they were read.
+    Record(&'a [u8], Origin),
+    /// A frame that is no record, or a file-level error: nothing left to parse.
+    Done(SourceResult),
+}
+
+impl Framed<'_> {
+    fn into_result(self) -> SourceResult {
+        match self {
+            Self::Record(bytes, origin) => Ok(parse(bytes, origin)),
+            Self::Done(result) => result,
+        }
+    }
+}
+
+/// Parses one record; a record that does not parse is skipped with the reason.
+fn parse(bytes: &[u8], origin: Origin) -> SourceItem {
+    match Call::parse(bytes, origin.clone()) {
+        Ok(call) => SourceItem::Call(Box::new(call)),
+        Err(e) => SourceItem::Skipped(BadRecord {
+            origin,
+            reason: e.to_string(),
+        }),
+    }
+}
+
+/// Frames on their way from the reading thread to the consumer: the records' bytes one
+/// after another, and each item with where its bytes end.
+struct Batch {
+    bytes: Vec<u8>,
+    items: Vec<Pending>,
+}
+
+/// An item of a [`Batch`].
+enum Pending {
+    /// A record whose bytes end at `end` in the batch, after the previous record's.
+    Record { end: usize, origin: Origin },
+    /// An item needing no parse.
+    Done(SourceResult),
+}
+
+impl Batch {
+    fn new() -> Self {
+        Self {
+            bytes: Vec::with_capacity(BATCH_BYTES / 2),
+            items: Vec::with_capacity(BATCH),
+        }
+    }
+
+    fn push(&mut self, item: Framed<'_>) {
+        self.items.push(match item {
+            Framed::Record(bytes, origin) => {
+                self.bytes.extend_from_slice(bytes);
+                Pending::Record {
+                    end: self.bytes.len(),
+                    origin,
+                }
+            }
+            Framed::Done(result) => Pending::Done(result),
+        });
+    }
+
+    fn is_full(&self) -> bool {
+        self.items.len() >= BATCH || self.bytes.len() >= BATCH_BYTES
+    }
+
+    /// The items, each record parsed when the iterator reaches it.
+    fn into_results(self) -> impl Iterator<Item = SourceResult> + Send {
+        let bytes = self.bytes;
+        let mut start = 0;
+        self.items.into_iter().map(move |item| match item {
+            Pending::Record { end, origin } => {
+                let record = &bytes[start..end];
+                start = end;
+                Ok(parse(record, origin))
+            }
+            Pending::Done(result) => result,
+        })
+    }
+}
+
+/// Collects frames into batches for the channel.
 struct BatchSender {
-    tx: mpsc::Sender<Vec<SourceResult>>,
-    batch: Vec<SourceResult>,
+    tx: mpsc::Sender<Batch>,
+    batch: Batch,
 }
 
 impl BatchSender {
-    /// Queues an item; `false` once the consumer has gone away.
-    fn send(&mut self, item: SourceResult) -> bool {
+    /// Queues a frame; `false` once the consumer has gone away.
+    fn send(&mut self, item: Framed<'_>) -> bool {
         self.batch.push(item);
-        self.batch.len() < BATCH || self.flush()
+        !self.batch.is_full() || self.flush()
     }
 
     fn flush(&mut self) -> bool {
-        let batch = std::mem::replace(&mut self.batch, Vec::with_capacity(BATCH));
-        batch.is_empty() || self.tx.blocking_send(batch).is_ok()
+        let batch = std::mem::replace(&mut self.batch, Batch::new());
+        batch.items.is_empty() || self.tx.blocking_send(batch).is_ok()
     }
 }
 
@@ -114,13 +202,22 @@ pub fn read_file(
     progress: Option<&ProgressBar>,
     emit: &mut dyn FnMut(SourceResult) -> bool,
 ) -> bool {
+    read_frames(path, progress, &mut |item| emit(item.into_result()))
+}
+
+/// [`read_file`] without the parsing: passes each frame to `emit`.
+fn read_frames(
+    path: &Path,
+    progress: Option<&ProgressBar>,
+    emit: &mut dyn FnMut(Framed<'_>) -> bool,
+) -> bool {
     let reader = match open(path, progress) {
         Ok(reader) => reader,
         Err(source) => {
-            return emit(Err(SourceError::Io {
+            return emit(Framed::Done(Err(SourceError::Io {
                 path: path.to_owned(),
                 source,
-            }));
+            })));
         }
     };
     let name: Arc<str> = Arc::from(path.display().to_string());
@@ -135,7 +232,7 @@ pub fn read_file(
                     offset: e.offset,
                     source: e.source,
                 };
-                return emit(Err(error));
+                return emit(Framed::Done(Err(error)));
             }
         };
         let origin = Origin {
@@ -144,26 +241,24 @@ pub fn read_file(
             offset: Some(frame.offset),
         };
         let item = match frame.body {
-            FrameBody::Record(bytes) => match Call::parse(bytes, origin.clone()) {
-                Ok(call) => SourceItem::Call(Box::new(call)),
-                Err(e) => SourceItem::Skipped(BadRecord {
-                    origin,
-                    reason: e.to_string(),
-                }),
-            },
-            FrameBody::Truncated => SourceItem::Skipped(BadRecord {
+            FrameBody::Record(bytes) => Framed::Record(bytes, origin),
+            FrameBody::Truncated => skipped(origin, "the file ends inside this record (truncated)"),
+            FrameBody::Garbage => skipped(
                 origin,
-                reason: "the file ends inside this record (truncated)".into(),
-            }),
-            FrameBody::Garbage => SourceItem::Skipped(BadRecord {
-                origin,
-                reason: "text that is not JSON, skipped to the end of its line".into(),
-            }),
+                "text that is not JSON, skipped to the end of its line",
+            ),
         };
-        if !emit(Ok(item)) {
+        if !emit(item) {
             return false;
         }
     }
+}
+
+fn skipped(origin: Origin, reason: &str) -> Framed<'static> {
+    Framed::Done(Ok(SourceItem::Skipped(BadRecord {
+        origin,
+        reason: reason.into(),
+    })))
 }
 
 /// Opens a file, decompressing it when it starts with the gzip magic bytes.

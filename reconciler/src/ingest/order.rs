@@ -4,9 +4,10 @@
 //! global event looked up in several regions). Each call leaves a 24-byte key (time, hash of
 //! its event id, where its record was spooled); the calls the caller keeps are written to a
 //! spool file. Keys are sorted in memory up to a limit and spilled to sorted run files beyond
-//! it, then merged, so memory stays bounded whatever the input size. Two events with equal
-//! time and equal 64-bit id hash are taken as the same event; for distinct ids within the
-//! same millisecond a collision has a probability of about 2^-64.
+//! it, then merged; runs are merged in groups as they pile up, so memory and open files stay
+//! bounded whatever the input size. Two events with equal time and equal 64-bit id hash are
+//! taken as the same event; for distinct ids within the same millisecond a collision has a
+//! probability of about 2^-64.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -20,8 +21,13 @@ use crate::attribute::{Attribution, Verdict};
 
 use super::record::{Call, Origin};
 
-/// Keys held in memory before a sorted run is spilled to disk (48 MiB of keys).
-pub const DEFAULT_RUN_KEYS: usize = 2 * 1024 * 1024;
+/// Keys held in memory before a sorted run is spilled to disk (24 MiB of keys).
+pub const DEFAULT_RUN_KEYS: usize = 1024 * 1024;
+
+/// Sorted runs of one size merged into one run of the next size once this many have piled
+/// up: a run count that grows with the logarithm of the input keeps open files and merge
+/// buffers few.
+const MERGE_FAN_IN: usize = 16;
 
 /// The sort key of one call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -97,7 +103,7 @@ impl Counts {
 pub struct Collector {
     keys: Vec<Key>,
     run_keys: usize,
-    runs: Vec<File>,
+    runs: Vec<Run>,
     spool: BufWriter<File>,
     spool_len: u64,
     keep: Box<dyn Fn(Verdict) -> bool + Send>,
@@ -164,40 +170,43 @@ impl Collector {
 
     fn spill(&mut self) -> io::Result<()> {
         self.keys.sort_unstable();
-        let mut run = BufWriter::new(tempfile::tempfile()?);
-        for key in self.keys.drain(..) {
-            key.write(&mut run)?;
+        let keys = self.keys.drain(..).map(Ok);
+        let file = write_run(keys)?;
+        self.runs.push(Run { level: 0, file });
+        self.merge_full_levels()
+    }
+
+    /// Merges the newest runs into one while the last [`MERGE_FAN_IN`] share a level.
+    fn merge_full_levels(&mut self) -> io::Result<()> {
+        while let Some(first) = self.runs.len().checked_sub(MERGE_FAN_IN) {
+            let level = self.runs[first].level;
+            if self.runs[first..].iter().any(|run| run.level != level) {
+                break;
+            }
+            let group = self.runs.split_off(first);
+            let mut merge = Merge::new(group.into_iter().map(Run::reader).collect())?;
+            let file = write_run(std::iter::from_fn(|| merge.next().transpose()))?;
+            self.runs.push(Run {
+                level: level + 1,
+                file,
+            });
         }
-        let mut file = run.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.seek(SeekFrom::Start(0))?;
-        self.runs.push(file);
         Ok(())
     }
 
     /// Ends input: returns the ordered kept calls and the counts.
     pub fn finish(mut self) -> io::Result<Ordered> {
         self.keys.sort_unstable();
-        let mut sources: Vec<RunReader> = vec![RunReader::Memory(
+        let mut sources = vec![RunReader::Memory(
             std::mem::take(&mut self.keys).into_iter(),
         )];
-        sources.extend(
-            self.runs
-                .drain(..)
-                .map(|f| RunReader::Disk(BufReader::new(f))),
-        );
-        let mut heap = BinaryHeap::new();
-        for (i, source) in sources.iter_mut().enumerate() {
-            if let Some(key) = source.next_key()? {
-                heap.push(Reverse((key, i)));
-            }
-        }
+        sources.extend(self.runs.drain(..).map(Run::reader));
         let spool = self
             .spool
             .into_inner()
             .map_err(io::IntoInnerError::into_error)?;
         Ok(Ordered {
-            sources,
-            heap,
+            merge: Merge::new(sources)?,
             spool: BufReader::new(spool),
             last: None,
             counts: Counts::default(),
@@ -210,6 +219,30 @@ fn id_hash(id: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     id.hash(&mut hasher);
     hasher.finish()
+}
+
+/// A sorted run of keys on disk; a run of level `n` holds the keys of
+/// [`MERGE_FAN_IN`]`^n` spills.
+struct Run {
+    level: u32,
+    file: File,
+}
+
+impl Run {
+    fn reader(self) -> RunReader {
+        RunReader::Disk(BufReader::new(self.file))
+    }
+}
+
+/// Writes sorted keys to a new temporary file, rewound for reading.
+fn write_run(keys: impl Iterator<Item = io::Result<Key>>) -> io::Result<File> {
+    let mut run = BufWriter::new(tempfile::tempfile()?);
+    for key in keys {
+        key?.write(&mut run)?;
+    }
+    let mut file = run.into_inner().map_err(io::IntoInnerError::into_error)?;
+    file.seek(SeekFrom::Start(0))?;
+    Ok(file)
 }
 
 enum RunReader {
@@ -226,11 +259,40 @@ impl RunReader {
     }
 }
 
+/// The keys of sorted runs, merged into one sorted sequence.
+struct Merge {
+    sources: Vec<RunReader>,
+    /// The next key of each source that has one, smallest first.
+    heap: BinaryHeap<Reverse<(Key, usize)>>,
+}
+
+impl Merge {
+    fn new(mut sources: Vec<RunReader>) -> io::Result<Self> {
+        let mut heap = BinaryHeap::with_capacity(sources.len());
+        for (i, source) in sources.iter_mut().enumerate() {
+            if let Some(key) = source.next_key()? {
+                heap.push(Reverse((key, i)));
+            }
+        }
+        Ok(Self { sources, heap })
+    }
+
+    /// The smallest key left, `None` when all runs are exhausted.
+    fn next(&mut self) -> io::Result<Option<Key>> {
+        let Some(Reverse((key, source))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        if let Some(next) = self.sources[source].next_key()? {
+            self.heap.push(Reverse((next, source)));
+        }
+        Ok(Some(key))
+    }
+}
+
 /// The kept calls in time order, read back from the spool; counts fill in as it advances
 /// and are complete once it is exhausted.
 pub struct Ordered {
-    sources: Vec<RunReader>,
-    heap: BinaryHeap<Reverse<(Key, usize)>>,
+    merge: Merge,
     spool: BufReader<File>,
     last: Option<Key>,
     counts: Counts,
@@ -262,10 +324,7 @@ impl Ordered {
     }
 
     fn next_distinct(&mut self) -> io::Result<Option<Key>> {
-        while let Some(Reverse((key, source))) = self.heap.pop() {
-            if let Some(next) = self.sources[source].next_key()? {
-                self.heap.push(Reverse((next, source)));
-            }
+        while let Some(key) = self.merge.next()? {
             if self.last.is_some_and(|last| last.same_event(key)) {
                 self.counts.duplicates += 1;
                 continue;
@@ -388,6 +447,42 @@ mod tests {
                 collect(DEFAULT_RUN_KEYS, &INPUT),
                 "{run_keys}"
             );
+        }
+    }
+
+    #[test]
+    fn runs_are_merged_as_they_pile_up() {
+        // 700 records of 650 events: spilled one key per run, merged twice over.
+        let owned: Vec<(String, String, Verdict)> = (0..700)
+            .map(|i| {
+                let n = i % 650;
+                let second = n * 37 % 3600;
+                let time = format!("2024-01-01T00:{:02}:{:02}Z", second / 60, second % 60);
+                let verdict = if n % 3 == 0 {
+                    Verdict::ReadOnly
+                } else {
+                    Verdict::OutOfBand
+                };
+                (format!("e{n}"), time, verdict)
+            })
+            .collect();
+        let input: Vec<(&str, &str, Verdict)> = owned
+            .iter()
+            .map(|(id, time, verdict)| (id.as_str(), time.as_str(), *verdict))
+            .collect();
+        let (ids, counts) = collect(1, &input);
+        assert_eq!((ids, counts.clone()), collect(DEFAULT_RUN_KEYS, &input));
+        assert_eq!(counts.total(), 650);
+        assert_eq!(counts.duplicates, 50);
+
+        let mut collector = Collector::new(|_| false, 1).expect("temp files");
+        let attribution = Attribution {
+            verdict: Verdict::ReadOnly,
+            reason: String::new(),
+        };
+        for (id, time, _) in &input {
+            collector.push(&call(id, time), &attribution).expect("push");
+            assert!(collector.runs.len() < 3 * MERGE_FAN_IN, "runs pile up");
         }
     }
 

@@ -4,9 +4,11 @@
 //! field has a typed slot; fields that later AWS versions add are still kept in the raw text,
 //! which is the exact byte sequence read from the source, so nothing is ever lost.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, Utc};
+use memchr::memmem::Finder;
+use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
@@ -53,6 +55,10 @@ pub enum Payload {
     Value(Box<RawValue>),
 }
 
+/// The key of CloudTrail's placeholder for a dropped value, searched for in every payload
+/// object with a searcher built once.
+static OMITTED_KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"omitted\""));
+
 impl Payload {
     fn from_raw(raw: Option<Box<RawValue>>) -> Self {
         let Some(raw) = raw else { return Self::Absent };
@@ -63,7 +69,7 @@ impl Payload {
         if text == "\"HIDDEN_DUE_TO_SECURITY_REASONS\"" {
             return Self::Hidden;
         }
-        if text.starts_with('{') && text.contains("\"omitted\"") {
+        if text.starts_with('{') && OMITTED_KEY.find(text.as_bytes()).is_some() {
             #[derive(Deserialize)]
             #[serde(rename_all = "camelCase")]
             struct OmittedMarker {
@@ -167,19 +173,71 @@ struct Fields {
 }
 
 /// CloudTrail writes `sessionCredentialFromConsole` as the string `"true"`; accept a bool too.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum BoolOrString {
-    Bool(bool),
-    Text(String),
-}
+///
+/// Read with a visitor rather than as an untagged enum `Bool(bool) | Text(String)`, which
+/// buffered the value and built an error for the first variant on every record with the
+/// field. Other values fail as that enum failed: after the whole value, with its message.
+struct BoolOrString(bool);
 
 impl BoolOrString {
     fn truth(&self) -> bool {
-        match self {
-            Self::Bool(b) => *b,
-            Self::Text(t) => t.eq_ignore_ascii_case("true"),
+        self.0
+    }
+}
+
+impl<'de> Deserialize<'de> for BoolOrString {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match deserializer.deserialize_any(BoolOrStringVisitor)? {
+            Some(truth) => Ok(Self(truth)),
+            None => Err(de::Error::custom(
+                "data did not match any variant of untagged enum BoolOrString",
+            )),
         }
+    }
+}
+
+/// Reads a bool or a string as its truth; any other value is read whole and gives `None`.
+struct BoolOrStringVisitor;
+
+impl<'de> Visitor<'de> for BoolOrStringVisitor {
+    type Value = Option<bool>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a boolean or a string")
+    }
+
+    fn visit_bool<E: de::Error>(self, value: bool) -> Result<Option<bool>, E> {
+        Ok(Some(value))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Option<bool>, E> {
+        Ok(Some(value.eq_ignore_ascii_case("true")))
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Option<bool>, E> {
+        Ok(None)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Option<bool>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Option<bool>, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(None)
     }
 }
 
@@ -579,5 +637,26 @@ mod tests {
         let text = br#"{ "eventID" : "x", "eventName":"A","eventSource":"b","eventTime":"2020-01-01T00:00:00Z", "futureField": [1, 2.50, {"k": null}] }"#;
         let call = Call::parse(text, origin()).expect("parses");
         assert_eq!(call.raw().as_bytes(), text);
+    }
+
+    #[test]
+    fn console_flag_is_a_string_or_a_bool() {
+        let flag = |value: &str| {
+            let text = format!(
+                r#"{{"eventID":"x","eventName":"A","eventSource":"b","eventTime":"2020-01-01T00:00:00Z","sessionCredentialFromConsole":{value}}}"#
+            );
+            Call::parse(text.as_bytes(), origin()).map(|c| c.session_credential_from_console)
+        };
+        assert_eq!(flag(r#""true""#), Ok(true));
+        assert_eq!(flag(r#""TRUE""#), Ok(true));
+        assert_eq!(flag(r#""tr\u0075e""#), Ok(true));
+        assert_eq!(flag("true"), Ok(true));
+        assert_eq!(flag(r#""false""#), Ok(false));
+        assert_eq!(flag("false"), Ok(false));
+        assert_eq!(flag("null"), Ok(false));
+        for bad in ["1", "[true]", r#"{"a":true}"#] {
+            let err = flag(bad).expect_err(bad).to_string();
+            assert!(err.contains("did not match any variant"), "{bad}: {err}");
+        }
     }
 }
