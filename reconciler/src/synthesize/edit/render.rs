@@ -34,29 +34,7 @@ pub fn value(value: &Value, indent: &str) -> String {
     }
 }
 
-/// Quotes and escapes `s` as an HCL string literal, escaping template sequences too.
-pub fn quoted(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '$' | '%' if chars.peek() == Some(&'{') => {
-                out.push(c);
-                out.push(c);
-            }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
-}
+pub use crate::terraform::quoted;
 
 /// Renders an object key: bare when it is an identifier, quoted otherwise.
 pub fn key(name: &str) -> String {

@@ -80,30 +80,9 @@ impl fmt::Display for IndexKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             IndexKey::Int(n) => write!(f, "[{n}]"),
-            IndexKey::Str(s) => write!(f, "[\"{}\"]", escape_key(s)),
+            IndexKey::Str(s) => write!(f, "[{}]", super::quoted(s)),
         }
     }
-}
-
-/// Escapes a `for_each` key the way Terraform quotes it in addresses.
-fn escape_key(key: &str) -> String {
-    let mut out = String::with_capacity(key.len());
-    let mut chars = key.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '"' => out.push_str("\\\""),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            '$' | '%' if chars.peek() == Some(&'{') => {
-                out.push(c);
-                out.push(c);
-            }
-            _ => out.push(c),
-        }
-    }
-    out
 }
 
 /// One step into an attribute value. State files tell attribute names from map keys, but
