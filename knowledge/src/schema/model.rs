@@ -86,6 +86,17 @@ impl Attribute {
     /// An attribute of the given type; objects inside it get fields via [`NestedAttributes::from_type`].
     pub fn from_type(ty: AttrType, presence: Presence) -> Self {
         let nested = NestedAttributes::from_type(&ty, presence);
+        Self::plain(ty, presence, nested)
+    }
+
+    /// An attribute holding the objects `nested` describes; its type follows from them.
+    pub fn from_nested(nested: NestedAttributes, presence: Presence) -> Self {
+        let ty = nested.object_type();
+        Self::plain(ty, presence, Some(nested))
+    }
+
+    /// An attribute that is neither sensitive nor write-only and has no description.
+    fn plain(ty: AttrType, presence: Presence, nested: Option<NestedAttributes>) -> Self {
         Self {
             ty,
             presence,
@@ -93,19 +104,6 @@ impl Attribute {
             write_only: false,
             description: None,
             nested,
-        }
-    }
-
-    /// An attribute holding the objects `nested` describes; its type follows from them.
-    pub fn from_nested(nested: NestedAttributes, presence: Presence) -> Self {
-        let ty = nested.object_type();
-        Self {
-            ty,
-            presence,
-            sensitive: false,
-            write_only: false,
-            description: None,
-            nested: Some(nested),
         }
     }
 
