@@ -28,13 +28,60 @@ pub fn value(value: &Value, indent: &str) -> String {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => quoted(s),
+        Value::String(s) => reference(s).map_or_else(|| quoted(s), str::to_owned),
         Value::List(items) => list(items, indent),
         Value::Object(entries) => object(entries, indent),
     }
 }
 
 pub use crate::terraform::quoted;
+
+/// The reference inside a string written `${a.b.c}` or `${a.b["k"].c}`, as Terraform's JSON
+/// syntax writes an expression: the edit tools render it as the bare reference
+/// (`vpc_id = aws_vpc.main.id`) rather than a quoted literal. Only plain traversals qualify,
+/// so no other expression can be smuggled in through a value.
+pub fn reference(s: &str) -> Option<&str> {
+    let inner = s.strip_prefix("${")?.strip_suffix('}')?;
+    is_traversal(inner).then_some(inner)
+}
+
+fn is_traversal(text: &str) -> bool {
+    let mut rest = text;
+    let mut first = true;
+    while !rest.is_empty() {
+        if !first {
+            if let Some(after) = rest.strip_prefix('.') {
+                rest = after;
+            } else if let Some(after) = rest.strip_prefix('[') {
+                let Some(end) = after.find(']') else {
+                    return false;
+                };
+                if !is_index(&after[..end]) {
+                    return false;
+                }
+                rest = &after[end + 1..];
+                continue;
+            } else {
+                return false;
+            }
+        }
+        let end = rest.find(['.', '[']).unwrap_or(rest.len());
+        if !is_identifier(&rest[..end]) {
+            return false;
+        }
+        rest = &rest[end..];
+        first = false;
+    }
+    !first
+}
+
+fn is_index(text: &str) -> bool {
+    let quoted_key = text.len() >= 2
+        && text.starts_with('"')
+        && text.ends_with('"')
+        && !text[1..text.len() - 1].contains(['"', '\\', '$', '%']);
+    quoted_key || (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+}
 
 /// Renders an object key: bare when it is an identifier, quoted otherwise.
 pub fn key(name: &str) -> String {
@@ -144,5 +191,33 @@ mod tests {
             value(&v, "  "),
             "{\n    Name = \"x\"\n    \"a.b\" = null\n  }"
         );
+    }
+
+    #[test]
+    fn whole_string_references_render_bare() {
+        let cases = [
+            ("${aws_vpc.main.id}", "aws_vpc.main.id"),
+            ("${aws_subnet.private[\"a\"].id}", "aws_subnet.private[\"a\"].id"),
+            ("${module.net.aws_subnet.x[0].arn}", "module.net.aws_subnet.x[0].arn"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(value(&Value::String(input.into()), ""), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn anything_but_a_plain_reference_stays_a_quoted_string() {
+        for input in [
+            "${}",
+            "${a.b} x",
+            "${upper(a)}",
+            "${a[b]}",
+            "${a..b}",
+            "${a[\"${x}\"]}",
+            "x${a.b}",
+            "${1a.b}",
+        ] {
+            assert!(value(&Value::String(input.into()), "").starts_with('"'), "{input}");
+        }
     }
 }

@@ -245,7 +245,7 @@ fn set_attribute_spec() -> ToolSpec {
         name: "set_attribute",
         description: "Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing.",
         input_schema: object_schema(
-            json!({"target": target_schema(), "name": {"type": "string"}, "value": {"description": "Any JSON value."}}),
+            json!({"target": target_schema(), "name": {"type": "string"}, "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}}),
             &["target", "name", "value"],
         ),
     }
@@ -823,7 +823,7 @@ fn set_variable_default_spec() -> ToolSpec {
         name: "set_variable_default",
         description: "Set the default of `variable \"NAME\"`, adding it after the variable's other attributes when missing.",
         input_schema: object_schema(
-            json!({"file": {"type": "string"}, "name": {"type": "string"}, "value": {"description": "Any JSON value."}}),
+            json!({"file": {"type": "string"}, "name": {"type": "string"}, "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}}),
             &["name", "value"],
         ),
     }
@@ -853,7 +853,7 @@ fn set_tfvar_spec() -> ToolSpec {
         name: "set_tfvar",
         description: "Set `NAME = value` in a .tfvars file, appending it when missing.",
         input_schema: object_schema(
-            json!({"file": {"type": "string"}, "name": {"type": "string"}, "value": {"description": "Any JSON value."}}),
+            json!({"file": {"type": "string"}, "name": {"type": "string"}, "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}}),
             &["file", "name", "value"],
         ),
     }
@@ -888,7 +888,7 @@ fn set_module_argument_spec() -> ToolSpec {
         name: "set_module_argument",
         description: "Set an argument of `module \"NAME\"` to a JSON value, adding it when missing.",
         input_schema: object_schema(
-            json!({"file": {"type": "string"}, "module": {"type": "string"}, "name": {"type": "string"}, "value": {"description": "Any JSON value."}}),
+            json!({"file": {"type": "string"}, "module": {"type": "string"}, "name": {"type": "string"}, "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}}),
             &["module", "name", "value"],
         ),
     }
