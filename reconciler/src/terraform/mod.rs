@@ -2,6 +2,7 @@
 //! Terraform's built-in functions, and provenance of attribute values.
 
 pub mod functions;
+pub mod source;
 pub mod state;
 
 /// Quotes and escapes `s` as an HCL string literal, escaping template sequences too; also

@@ -1,0 +1,101 @@
+//! Parsing and printing HCL files byte for byte, CRLF line ends included.
+//!
+//! `hcl::edit` keeps every byte of a file it parses except the `\r` of CRLF line ends that
+//! it reads as newline tokens: those print back as `\n`, so a CRLF file comes back with mixed
+//! line ends. [`Source`] records which lines ended in CRLF, parses the text with LF line ends,
+//! and puts each `\r` back when printing. Lines added by an edit of the tree take the file's
+//! usual line end.
+
+use hcl::edit::structure::Body;
+
+/// A parsed HCL file that prints back with the line ends it was read with.
+#[derive(Debug, Clone)]
+pub struct Source {
+    body: Body,
+    /// For each line of the file, whether it ended in `\r\n`.
+    crlf: Vec<bool>,
+    /// The line end of lines past the recorded ones: CRLF when most lines used it.
+    crlf_by_default: bool,
+}
+
+impl Source {
+    /// Parses `text`; spans in the body are offsets into the text with `\r\n` turned into `\n`.
+    pub fn parse(text: &str) -> Result<Source, hcl::edit::parser::Error> {
+        let crlf: Vec<bool> = text
+            .match_indices('\n')
+            .map(|(at, _)| at > 0 && text.as_bytes()[at - 1] == b'\r')
+            .collect();
+        let crlf_lines = crlf.iter().filter(|&&c| c).count();
+        let crlf_by_default = crlf_lines * 2 > crlf.len();
+        let body = hcl::edit::parser::parse_body(&text.replace("\r\n", "\n"))?;
+        Ok(Source {
+            body,
+            crlf,
+            crlf_by_default,
+        })
+    }
+
+    /// The parsed body.
+    pub fn body(&self) -> &Body {
+        &self.body
+    }
+
+    /// The parsed body, to edit before printing.
+    pub fn body_mut(&mut self) -> &mut Body {
+        &mut self.body
+    }
+
+    /// The body printed with each line's original line end restored.
+    pub fn print(&self) -> String {
+        let printed = self.body.to_string();
+        let mut out = String::with_capacity(printed.len() + self.crlf.len());
+        for (number, line) in printed.split_inclusive('\n').enumerate() {
+            let crlf = self
+                .crlf
+                .get(number)
+                .copied()
+                .unwrap_or(self.crlf_by_default);
+            match line.strip_suffix('\n') {
+                Some(content) if crlf => {
+                    out.push_str(content);
+                    out.push_str("\r\n");
+                }
+                _ => out.push_str(line),
+            }
+        }
+        out
+    }
+}
+
+/// Parses `text` and prints it back; equal to `text` byte for byte for any valid file.
+pub fn round_trip(text: &str) -> Result<String, hcl::edit::parser::Error> {
+    Source::parse(text).map(|source| source.print())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn crlf_lf_and_mixed_files_round_trip() {
+        for text in [
+            "a = 1\r\nb = {\r\n  c = \"x\" # note\r\n}\r\n",
+            "a = 1\nb = 2\n",
+            "a = 1\r\nb = 2\nc = 3\r\n",
+            "a = 1",
+            "x = <<EOT\r\nline\r\nEOT\r\n",
+        ] {
+            assert_eq!(round_trip(text).expect("parses"), text);
+        }
+    }
+
+    #[test]
+    fn added_lines_take_the_usual_line_end() {
+        let mut source = Source::parse("a = 1\r\n").expect("parses");
+        source.body_mut().push(hcl::edit::structure::Attribute::new(
+            hcl::edit::Ident::new("b"),
+            hcl::edit::expr::Expression::from(2),
+        ));
+        assert_eq!(source.print(), "a = 1\r\nb = 2\r\n");
+    }
+}
