@@ -10,6 +10,7 @@
 pub mod attribute;
 pub mod config;
 pub mod ingest;
+pub mod intents;
 pub mod patch;
 pub mod pipeline;
 pub mod report;

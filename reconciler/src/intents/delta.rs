@@ -1,0 +1,472 @@
+//! The net effect of a group of calls on one resource: last writer wins, a change undone later
+//! cancels out, a block removed and another added is a replacement, a resource created and then
+//! deleted leaves nothing.
+
+use super::effect::{Change, Effect, ResourceKey, Risk};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where the resource stands after the calls, relative to Terraform.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Lifecycle {
+    /// Terraform manages it and it still exists.
+    Managed,
+    /// Terraform does not manage it and the calls only changed it.
+    Unmanaged,
+    /// The calls created it.
+    Created,
+    /// The calls deleted it.
+    Deleted,
+    /// The calls created and then deleted it: nothing remains.
+    Transient,
+}
+
+/// One attribute's net change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct AttributeDelta {
+    /// The value the state had (absent for a resource the calls created).
+    pub before: Option<Value>,
+    /// The value after the last call that set it.
+    pub after: Value,
+}
+
+/// Whether a nested block was added or removed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum BlockOp {
+    /// The block is new.
+    Added,
+    /// The block is gone.
+    Removed,
+}
+
+/// One nested block's net change.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct BlockDelta {
+    /// Added or removed.
+    pub op: BlockOp,
+    /// The block type, e.g. `ingress`.
+    pub block: String,
+    /// The block's attributes.
+    pub fields: Map<String, Value>,
+}
+
+/// The net change to one resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Delta {
+    /// The resource.
+    pub resource: ResourceKey,
+    /// Its state address when managed.
+    pub address: Option<String>,
+    /// Where it stands.
+    pub lifecycle: Lifecycle,
+    /// Attribute path → net change (for a created resource: every attribute the calls set).
+    pub attributes: BTreeMap<String, AttributeDelta>,
+    /// Nested blocks added and removed, in call order.
+    pub blocks: Vec<BlockDelta>,
+    /// Tags set to a new value.
+    pub tags_set: BTreeMap<String, String>,
+    /// Tags removed.
+    pub tags_removed: BTreeSet<String>,
+    /// Rules that explained the calls.
+    pub rules: BTreeSet<String>,
+    /// The highest risk among the calls.
+    pub risk: Risk,
+    /// Risk conditions that fired on calls whose change survived.
+    pub flags: Vec<String>,
+    /// The calls' event ids, in time order.
+    pub evidence: Vec<String>,
+}
+
+impl Delta {
+    /// Whether nothing is left to reconcile.
+    pub fn is_empty(&self) -> bool {
+        match self.lifecycle {
+            Lifecycle::Transient => true,
+            Lifecycle::Created | Lifecycle::Deleted => false,
+            Lifecycle::Managed | Lifecycle::Unmanaged => {
+                self.attributes.is_empty()
+                    && self.blocks.is_empty()
+                    && self.tags_set.is_empty()
+                    && self.tags_removed.is_empty()
+            }
+        }
+    }
+}
+
+/// Nets the effects on one resource (in time order) against its state attributes.
+pub fn net(effects: &[&Effect], state: Option<&Value>) -> Option<Delta> {
+    let first = effects.first()?;
+    let mut delta = Delta {
+        resource: first.resource.clone(),
+        address: effects.iter().find_map(|e| e.address.clone()),
+        lifecycle: if state.is_some() {
+            Lifecycle::Managed
+        } else {
+            Lifecycle::Unmanaged
+        },
+        attributes: BTreeMap::new(),
+        blocks: Vec::new(),
+        tags_set: BTreeMap::new(),
+        tags_removed: BTreeSet::new(),
+        rules: BTreeSet::new(),
+        risk: Risk::Low,
+        flags: Vec::new(),
+        evidence: Vec::new(),
+    };
+    for effect in effects {
+        apply(&mut delta, effect, state);
+        delta.rules.insert(effect.rule.clone());
+        delta.risk = delta.risk.max(effect.risk);
+        delta.evidence.push(effect.evidence.event_id.clone());
+        for flag in &effect.flags {
+            if !delta.flags.contains(flag) {
+                delta.flags.push(flag.clone());
+            }
+        }
+    }
+    drop_reverts(&mut delta, state);
+    Some(delta)
+}
+
+fn apply(delta: &mut Delta, effect: &Effect, state: Option<&Value>) {
+    match &effect.change {
+        Change::Set { attribute, value } => {
+            let before = state.and_then(|s| lookup(s, attribute)).cloned();
+            delta.attributes.insert(
+                attribute.clone(),
+                AttributeDelta {
+                    before,
+                    after: value.clone(),
+                },
+            );
+        }
+        Change::AddBlock { block, fields } => toggle_block(delta, BlockOp::Added, block, fields),
+        Change::RemoveBlock { block, fields } => {
+            toggle_block(delta, BlockOp::Removed, block, fields);
+        }
+        Change::Tags {
+            set,
+            remove,
+            replace,
+        } => apply_tags(delta, set, remove, *replace, state),
+        Change::Create { attributes } => {
+            delta.lifecycle = Lifecycle::Created;
+            for (path, value) in attributes {
+                delta.attributes.insert(
+                    path.clone(),
+                    AttributeDelta {
+                        before: None,
+                        after: value.clone(),
+                    },
+                );
+            }
+        }
+        Change::Delete => {
+            delta.lifecycle = match delta.lifecycle {
+                Lifecycle::Created | Lifecycle::Transient => Lifecycle::Transient,
+                _ => Lifecycle::Deleted,
+            };
+        }
+    }
+}
+
+/// Adds a block change, cancelling the opposite change of the same block made earlier.
+fn toggle_block(delta: &mut Delta, op: BlockOp, block: &str, fields: &Map<String, Value>) {
+    let opposite = delta
+        .blocks
+        .iter()
+        .position(|b| b.op != op && b.block == block && same_block(&b.fields, fields));
+    match opposite {
+        Some(i) => {
+            delta.blocks.remove(i);
+        }
+        None => delta.blocks.push(BlockDelta {
+            op,
+            block: block.to_owned(),
+            fields: fields.clone(),
+        }),
+    }
+}
+
+fn apply_tags(
+    delta: &mut Delta,
+    set: &BTreeMap<String, String>,
+    remove: &[String],
+    replace: bool,
+    state: Option<&Value>,
+) {
+    if replace {
+        let mut old: BTreeSet<String> = state_tags(state).into_keys().collect();
+        old.extend(delta.tags_set.keys().cloned());
+        delta.tags_set.clear();
+        delta.tags_removed = old.into_iter().filter(|k| !set.contains_key(k)).collect();
+    }
+    for (key, value) in set {
+        delta.tags_removed.remove(key);
+        delta.tags_set.insert(key.clone(), value.clone());
+    }
+    for key in remove {
+        delta.tags_set.remove(key);
+        delta.tags_removed.insert(key.clone());
+    }
+}
+
+/// Drops the parts whose final value is what the state already had.
+fn drop_reverts(delta: &mut Delta, state: Option<&Value>) {
+    if delta.lifecycle != Lifecycle::Created {
+        delta
+            .attributes
+            .retain(|_, a| a.before.as_ref().is_none_or(|b| !same_value(b, &a.after)));
+    }
+    let tags = state_tags(state);
+    delta
+        .tags_set
+        .retain(|k, v| tags.get(k).is_none_or(|old| old != v));
+    if state.is_some() {
+        delta.tags_removed.retain(|k| tags.contains_key(k));
+    }
+}
+
+/// The `tags` map of a state instance.
+fn state_tags(state: Option<&Value>) -> BTreeMap<String, String> {
+    state
+        .and_then(|s| s.get("tags"))
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Looks a dotted attribute path up in state attributes; a nested block (a list of one object
+/// in state) is stepped into transparently, and a numeric step indexes a list.
+pub fn lookup<'a>(attributes: &'a Value, path: &str) -> Option<&'a Value> {
+    let mut here = attributes;
+    for step in path.split('.') {
+        here = match here {
+            Value::Object(map) => map.get(step)?,
+            Value::Array(items) => match step.parse::<usize>() {
+                Ok(i) => items.get(i)?,
+                Err(_) if items.len() == 1 => items[0].get(step)?,
+                Err(_) => return None,
+            },
+            _ => return None,
+        };
+    }
+    Some(here)
+}
+
+/// Whether two values are equal the way Terraform compares them: numbers by value, strings
+/// holding numbers or booleans equal to those, sets (lists) regardless of order, and an empty
+/// list equal to null.
+pub fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Null, Value::Array(v)) | (Value::Array(v), Value::Null) => v.is_empty(),
+        (Value::Number(x), Value::Number(y)) => x.as_f64() == y.as_f64(),
+        (Value::String(s), Value::Number(n)) | (Value::Number(n), Value::String(s)) => {
+            s.parse::<f64>().ok() == n.as_f64()
+        }
+        (Value::String(s), Value::Bool(v)) | (Value::Bool(v), Value::String(s)) => {
+            s == if *v { "true" } else { "false" }
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len()
+                && x.iter().all(|i| y.iter().any(|j| same_value(i, j)))
+                && y.iter().all(|j| x.iter().any(|i| same_value(i, j)))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| same_value(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Whether two nested blocks are the same: every attribute both name is equal, and attributes
+/// only one names are empty in the other (a revoke names a rule by fewer fields than the
+/// block has).
+pub fn same_block(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+    keys.into_iter().all(|k| match (a.get(k), b.get(k)) {
+        (Some(x), Some(y)) => same_value(x, y),
+        (Some(x), None) | (None, Some(x)) => is_empty(x),
+        (None, None) => true,
+    })
+}
+
+fn is_empty(v: &Value) -> bool {
+    match v {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::String(s) => s.is_empty(),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intents::effect::Evidence;
+    use serde_json::json;
+
+    fn effect(n: u32, change: Change) -> Effect {
+        Effect {
+            evidence: Evidence {
+                event_id: format!("e{n}"),
+                time: chrono::DateTime::from_timestamp(1_700_000_000 + i64::from(n) * 60, 0)
+                    .unwrap_or_default(),
+                event_source: "ec2.amazonaws.com".into(),
+                api: "X".into(),
+                actor: "alice".into(),
+                client: "console".into(),
+                session: "alice".into(),
+                region: "us-east-1".into(),
+            },
+            resource: ResourceKey {
+                resource_type: "aws_security_group".into(),
+                identity: "sg-1".into(),
+            },
+            address: Some("aws_security_group.web".into()),
+            change,
+            rule: "ec2:X".into(),
+            risk: Risk::Medium,
+            flags: vec![],
+            summary: String::new(),
+            mentions: vec![],
+            allocates: vec![],
+        }
+    }
+
+    fn set(attribute: &str, value: Value) -> Change {
+        Change::Set {
+            attribute: attribute.into(),
+            value,
+        }
+    }
+
+    fn block(op: bool, cidr: &str) -> Change {
+        let fields = json!({"from_port": 443, "to_port": 443, "protocol": "tcp", "cidr_blocks": [cidr]});
+        let fields = fields.as_object().cloned().unwrap_or_default();
+        let block = "ingress".to_owned();
+        if op {
+            Change::AddBlock { block, fields }
+        } else {
+            Change::RemoveBlock { block, fields }
+        }
+    }
+
+    fn run(changes: Vec<Change>, state: &Value) -> Delta {
+        let effects: Vec<Effect> = changes
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| effect(i as u32, c))
+            .collect();
+        let refs: Vec<&Effect> = effects.iter().collect();
+        net(&refs, Some(state)).expect("a delta")
+    }
+
+    #[test]
+    fn last_writer_wins() {
+        let state = json!({"instance_type": "t3.micro"});
+        let d = run(
+            vec![
+                set("instance_type", json!("t3.large")),
+                set("instance_type", json!("t3.xlarge")),
+            ],
+            &state,
+        );
+        let a = &d.attributes["instance_type"];
+        assert_eq!(a.before, Some(json!("t3.micro")));
+        assert_eq!(a.after, json!("t3.xlarge"));
+        assert_eq!(d.evidence, ["e0", "e1"]);
+    }
+
+    #[test]
+    fn a_change_undone_cancels_out() {
+        let state = json!({"instance_type": "t3.micro", "tags": {"env": "prod"}});
+        let d = run(
+            vec![
+                set("instance_type", json!("t3.large")),
+                Change::Tags {
+                    set: BTreeMap::from([("env".into(), "dev".into())]),
+                    remove: vec![],
+                    replace: false,
+                },
+                set("instance_type", json!("t3.micro")),
+                Change::Tags {
+                    set: BTreeMap::from([("env".into(), "prod".into())]),
+                    remove: vec![],
+                    replace: false,
+                },
+            ],
+            &state,
+        );
+        assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn revoke_then_authorize_is_a_replacement_and_add_then_revoke_cancels() {
+        let state = json!({"ingress": []});
+        let d = run(vec![block(false, "10.0.0.0/8"), block(true, "0.0.0.0/0")], &state);
+        let ops: Vec<(BlockOp, &Value)> = d
+            .blocks
+            .iter()
+            .map(|b| (b.op, &b.fields["cidr_blocks"][0]))
+            .collect();
+        assert_eq!(
+            ops,
+            [
+                (BlockOp::Removed, &json!("10.0.0.0/8")),
+                (BlockOp::Added, &json!("0.0.0.0/0"))
+            ]
+        );
+        let d = run(vec![block(true, "0.0.0.0/0"), block(false, "0.0.0.0/0")], &state);
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn create_then_delete_leaves_nothing() {
+        let effects = [
+            effect(0, Change::Create { attributes: vec![] }),
+            effect(1, Change::Delete),
+        ];
+        let refs: Vec<&Effect> = effects.iter().collect();
+        let d = net(&refs, None).expect("delta");
+        assert_eq!(d.lifecycle, Lifecycle::Transient);
+        assert!(d.is_empty());
+    }
+
+    #[test]
+    fn tag_replacement_removes_tags_not_given() {
+        let state = json!({"tags": {"a": "1", "b": "2"}});
+        let d = run(
+            vec![Change::Tags {
+                set: BTreeMap::from([("a".into(), "1".into()), ("c".into(), "3".into())]),
+                remove: vec![],
+                replace: true,
+            }],
+            &state,
+        );
+        assert_eq!(d.tags_set, BTreeMap::from([("c".into(), "3".into())]));
+        assert_eq!(d.tags_removed, BTreeSet::from(["b".to_owned()]));
+    }
+
+    #[test]
+    fn nested_block_paths_and_terraform_equality() {
+        let state = json!({"versioning_configuration": [{"status": "Suspended"}], "port": 80});
+        assert_eq!(
+            lookup(&state, "versioning_configuration.status"),
+            Some(&json!("Suspended"))
+        );
+        assert!(same_value(&json!("80"), &json!(80)));
+        assert!(same_value(&json!(["b", "a"]), &json!(["a", "b"])));
+        assert!(same_value(&json!(null), &json!([])));
+        assert!(!same_value(&json!(["a"]), &json!(["a", "a", "b"])));
+    }
+}

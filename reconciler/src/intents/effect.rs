@@ -1,0 +1,126 @@
+//! What one out-of-band call did to one resource: the unit the intent builder groups and nets.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// A resource as calls refer to it: its Terraform type and its cloud identity (an id, an ARN, a
+/// name, or a composite natural key joined with `/`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub struct ResourceKey {
+    /// The Terraform resource type, e.g. `aws_security_group`.
+    pub resource_type: String,
+    /// The identity the call used, e.g. `sg-0abc`.
+    pub identity: String,
+}
+
+impl fmt::Display for ResourceKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.resource_type, self.identity)
+    }
+}
+
+/// How risky the knowledge base rates an API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Risk {
+    /// Cosmetic or easily reverted (tags, descriptions).
+    Low,
+    /// Changes behaviour (sizes, timeouts, capacity).
+    Medium,
+    /// Changes exposure, access or data protection.
+    High,
+}
+
+/// The call behind an effect, as a reviewer sees it in the report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Evidence {
+    /// CloudTrail's `eventID`.
+    pub event_id: String,
+    /// When the call was made.
+    pub time: DateTime<Utc>,
+    /// `eventSource`, e.g. `ec2.amazonaws.com`.
+    pub event_source: String,
+    /// The API, e.g. `AuthorizeSecurityGroupIngress`.
+    pub api: String,
+    /// Who, in words (`alice via AdminRole`).
+    pub actor: String,
+    /// The client (`console`, `aws-cli 2.15 ec2 authorize-security-group-ingress`, ...).
+    pub client: String,
+    /// A key that is equal for calls of one sign-in session (principal and access key).
+    pub session: String,
+    /// The region the call was made in.
+    pub region: String,
+}
+
+/// What a call did to a resource.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "change", rename_all = "kebab-case")]
+pub enum Change {
+    /// An attribute (dotted path through nested blocks, e.g. `versioning_configuration.status`)
+    /// now has this value.
+    Set {
+        /// The attribute path.
+        attribute: String,
+        /// The new value, in Terraform's shape.
+        value: Value,
+    },
+    /// A nested block (Terraform treats repeated blocks as sets) was added.
+    AddBlock {
+        /// The block type, e.g. `ingress`.
+        block: String,
+        /// The block's attributes.
+        fields: Map<String, Value>,
+    },
+    /// A nested block with this content was removed.
+    RemoveBlock {
+        /// The block type.
+        block: String,
+        /// The block's attributes, as far as the call names them.
+        fields: Map<String, Value>,
+    },
+    /// Tags were set or removed.
+    Tags {
+        /// Tags set to a value.
+        set: BTreeMap<String, String>,
+        /// Tag keys removed.
+        remove: Vec<String>,
+        /// Whether the call replaced the whole tag set (S3's PutBucketTagging does).
+        replace: bool,
+    },
+    /// The resource was created with these attributes.
+    Create {
+        /// Attribute path → value, as the call gave them.
+        attributes: Vec<(String, Value)>,
+    },
+    /// The resource was deleted.
+    Delete,
+}
+
+/// One call's effect on one resource, resolved against the state.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Effect {
+    /// The call.
+    pub evidence: Evidence,
+    /// The resource it touched.
+    pub resource: ResourceKey,
+    /// The state address when Terraform manages the resource.
+    pub address: Option<String>,
+    /// What it did.
+    pub change: Change,
+    /// The knowledge-base rule that explained the call, e.g. `ec2:ModifyInstanceAttribute`.
+    pub rule: String,
+    /// The rule's risk tier.
+    pub risk: Risk,
+    /// Why the rule considers this particular change risky (e.g. "opens the group to the
+    /// whole internet"); empty when nothing fired.
+    pub flags: Vec<String>,
+    /// The rule's plain-language fragment, e.g. "changed an instance attribute".
+    pub summary: String,
+    /// Identities the request refers to besides the resource (for causality edges).
+    pub mentions: Vec<String>,
+    /// Identities the response allocated (for causality edges).
+    pub allocates: Vec<String>,
+}
