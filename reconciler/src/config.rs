@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::attribute::AttributionConfig;
 use crate::ingest::Filter;
+use crate::policy::PolicyConfig;
 
 /// The whole configuration file.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
@@ -22,6 +23,9 @@ pub struct Config {
     /// How to recognise the project's own infrastructure-as-code calls.
     #[serde(default)]
     pub attribution: AttributionConfig,
+    /// What to do with each kind of change.
+    #[serde(default)]
+    pub policy: PolicyConfig,
 }
 
 /// `[sources]`.

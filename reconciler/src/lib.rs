@@ -13,6 +13,7 @@ pub mod ingest;
 pub mod intents;
 pub mod patch;
 pub mod pipeline;
+pub mod policy;
 pub mod report;
 pub mod synthesize;
 pub mod terraform;

@@ -351,7 +351,8 @@ mod tests {
     }
 
     fn block(op: bool, cidr: &str) -> Change {
-        let fields = json!({"from_port": 443, "to_port": 443, "protocol": "tcp", "cidr_blocks": [cidr]});
+        let fields =
+            json!({"from_port": 443, "to_port": 443, "protocol": "tcp", "cidr_blocks": [cidr]});
         let fields = fields.as_object().cloned().unwrap_or_default();
         let block = "ingress".to_owned();
         if op {
@@ -413,7 +414,10 @@ mod tests {
     #[test]
     fn revoke_then_authorize_is_a_replacement_and_add_then_revoke_cancels() {
         let state = json!({"ingress": []});
-        let d = run(vec![block(false, "10.0.0.0/8"), block(true, "0.0.0.0/0")], &state);
+        let d = run(
+            vec![block(false, "10.0.0.0/8"), block(true, "0.0.0.0/0")],
+            &state,
+        );
         let ops: Vec<(BlockOp, &Value)> = d
             .blocks
             .iter()
@@ -426,7 +430,10 @@ mod tests {
                 (BlockOp::Added, &json!("0.0.0.0/0"))
             ]
         );
-        let d = run(vec![block(true, "0.0.0.0/0"), block(false, "0.0.0.0/0")], &state);
+        let d = run(
+            vec![block(true, "0.0.0.0/0"), block(false, "0.0.0.0/0")],
+            &state,
+        );
         assert!(d.is_empty());
     }
 

@@ -1,7 +1,7 @@
 //! What one out-of-band call did to one resource: the unit the intent builder groups and nets.
 
 use chrono::{DateTime, Utc};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -23,7 +23,7 @@ impl fmt::Display for ResourceKey {
 }
 
 /// How risky the knowledge base rates an API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Risk {
     /// Cosmetic or easily reverted (tags, descriptions).

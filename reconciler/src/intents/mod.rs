@@ -211,7 +211,11 @@ fn deltas<'s>(mine: &[&Effect], state: &impl Fn(&str) -> Option<&'s Value>) -> V
     order
         .into_iter()
         .filter_map(|key| {
-            let on: Vec<&Effect> = mine.iter().copied().filter(|e| &e.resource == key).collect();
+            let on: Vec<&Effect> = mine
+                .iter()
+                .copied()
+                .filter(|e| &e.resource == key)
+                .collect();
             let attributes = on.iter().find_map(|e| e.address.as_deref()).and_then(state);
             delta::net(&on, attributes)
         })
@@ -277,7 +281,10 @@ pub fn describe(d: &Delta) -> String {
         .clone()
         .unwrap_or_else(|| format!("unmanaged {}", d.resource));
     match d.lifecycle {
-        Lifecycle::Created => format!("created {} {}", d.resource.resource_type, d.resource.identity),
+        Lifecycle::Created => format!(
+            "created {} {}",
+            d.resource.resource_type, d.resource.identity
+        ),
         Lifecycle::Deleted => format!("deleted {target}"),
         Lifecycle::Transient => format!("created and deleted {}", d.resource),
         Lifecycle::Managed | Lifecycle::Unmanaged => {
@@ -287,7 +294,11 @@ pub fn describe(d: &Delta) -> String {
                 .map(|(k, a)| format!("set {k} = {}", a.after))
                 .collect();
             what.extend(d.blocks.iter().map(|b| {
-                let op = if b.op == BlockOp::Added { "added" } else { "removed" };
+                let op = if b.op == BlockOp::Added {
+                    "added"
+                } else {
+                    "removed"
+                };
                 format!("{op} {} {}", b.block, Value::Object(b.fields.clone()))
             }));
             if !d.tags_set.is_empty() || !d.tags_removed.is_empty() {
@@ -342,7 +353,13 @@ mod tests {
 
     #[test]
     fn sessions_resources_and_causality_join_calls() {
-        let mut created = effect("c", 30, "bob", "sg-new", Change::Create { attributes: vec![] });
+        let mut created = effect(
+            "c",
+            30,
+            "bob",
+            "sg-new",
+            Change::Create { attributes: vec![] },
+        );
         created.resource.resource_type = "aws_security_group".into();
         created.address = None;
         created.allocates = vec!["sg-new".into()];

@@ -1,0 +1,411 @@
+//! Policy: what to do with each part of an intent's net effect — absorb it into the code, flag
+//! it for a human, or ignore it because an automation owns the value — with the reason.
+//!
+//! Decisions come, first match wins, from the `[[policy.rule]]` entries of `retrace.toml`, then
+//! the risk conditions the knowledge base attached to the calls (a group opened to the
+//! internet, encryption turned off), then `flag_risk`, then built-in ignores for values that
+//! automation changes all day (an Auto Scaling group's desired capacity, an ECS service's
+//! desired count), then `default`.
+
+use crate::intents::{Delta, Intent, Lifecycle, Risk};
+use globset::{Glob, GlobMatcher};
+use serde::{Deserialize, Serialize};
+
+/// What to do with a change.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Decision {
+    /// Patch the code to match.
+    Absorb,
+    /// Report it for a human to judge; do not patch.
+    Flag,
+    /// Leave the value to its automation; suggest `lifecycle { ignore_changes }`.
+    Ignore,
+}
+
+/// `[policy]` in `retrace.toml`.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// The decision when nothing else matches.
+    #[serde(default = "absorb")]
+    pub default: Decision,
+    /// Flag every change whose rule is at least this risky (off when absent).
+    #[serde(default)]
+    pub flag_risk: Option<Risk>,
+    /// Whether the knowledge base's risk conditions flag a change (on by default).
+    #[serde(default = "yes")]
+    pub rule_flags: bool,
+    /// Whether the built-in ignores apply (on by default).
+    #[serde(default = "yes")]
+    pub builtin_ignores: bool,
+    /// Rules checked first, in order.
+    #[serde(default, rename = "rule")]
+    pub rules: Vec<PolicyRule>,
+}
+
+impl Default for PolicyConfig {
+    fn default() -> Self {
+        Self {
+            default: Decision::Absorb,
+            flag_risk: None,
+            rule_flags: true,
+            builtin_ignores: true,
+            rules: Vec::new(),
+        }
+    }
+}
+
+fn absorb() -> Decision {
+    Decision::Absorb
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// One `[[policy.rule]]`: a decision for changes matching every given condition (globs for
+/// the names).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyRule {
+    /// The decision.
+    pub decision: Decision,
+    /// Why, for the report.
+    pub reason: String,
+    /// Resource type glob, e.g. `aws_iam_*`.
+    #[serde(default)]
+    pub resource: Option<String>,
+    /// Attribute path glob, e.g. `tags*` or `desired_capacity`.
+    #[serde(default)]
+    pub attribute: Option<String>,
+    /// Actor glob, e.g. `*AWSServiceRoleForAutoScaling*`.
+    #[serde(default)]
+    pub actor: Option<String>,
+    /// Matches changes at least this risky.
+    #[serde(default)]
+    pub risk: Option<Risk>,
+}
+
+/// Values that automation changes routinely: (resource type, attribute, who changes it).
+const BUILTIN_IGNORES: &[(&str, &str, &str)] = &[
+    (
+        "aws_autoscaling_group",
+        "desired_capacity",
+        "scaling policies and schedules",
+    ),
+    ("aws_ecs_service", "desired_count", "service auto scaling"),
+    (
+        "aws_appautoscaling_target",
+        "min_capacity",
+        "scheduled scaling actions",
+    ),
+    (
+        "aws_appautoscaling_target",
+        "max_capacity",
+        "scheduled scaling actions",
+    ),
+];
+
+/// Which part of a delta a decision is about.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "part", content = "name", rename_all = "kebab-case")]
+pub enum Part {
+    /// The resource as a whole (a creation or deletion).
+    Resource,
+    /// One attribute.
+    Attribute(String),
+    /// Nested blocks of this type.
+    Block(String),
+    /// The tags.
+    Tags,
+}
+
+/// A decision about one part of a delta, with its reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Ruling {
+    /// The part.
+    pub part: Part,
+    /// The decision.
+    pub decision: Decision,
+    /// Why, in words.
+    pub reason: String,
+}
+
+/// A `[[policy.rule]]` that names an invalid glob.
+#[derive(Debug, thiserror::Error)]
+#[error("policy rule {index}: bad pattern `{pattern}`: {message}")]
+pub struct PolicyError {
+    /// The rule's position (1-based).
+    pub index: usize,
+    /// The pattern.
+    pub pattern: String,
+    /// The glob parser's message.
+    pub message: String,
+}
+
+/// The policy, with its globs compiled.
+pub struct Policy {
+    config: PolicyConfig,
+    rules: Vec<CompiledRule>,
+}
+
+struct CompiledRule {
+    resource: Option<GlobMatcher>,
+    attribute: Option<GlobMatcher>,
+    actor: Option<GlobMatcher>,
+}
+
+fn compile(index: usize, pattern: &Option<String>) -> Result<Option<GlobMatcher>, PolicyError> {
+    pattern
+        .as_deref()
+        .map(|p| {
+            Glob::new(p)
+                .map(|g| g.compile_matcher())
+                .map_err(|e| PolicyError {
+                    index,
+                    pattern: p.to_owned(),
+                    message: e.kind().to_string(),
+                })
+        })
+        .transpose()
+}
+
+impl Policy {
+    /// Compiles a policy.
+    pub fn new(config: PolicyConfig) -> Result<Self, PolicyError> {
+        let rules = config
+            .rules
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                Ok(CompiledRule {
+                    resource: compile(i + 1, &r.resource)?,
+                    attribute: compile(i + 1, &r.attribute)?,
+                    actor: compile(i + 1, &r.actor)?,
+                })
+            })
+            .collect::<Result<_, PolicyError>>()?;
+        Ok(Self { config, rules })
+    }
+
+    /// A ruling for every part of every delta of the intent, in delta order.
+    pub fn decide(&self, intent: &Intent) -> Vec<Vec<Ruling>> {
+        intent
+            .deltas
+            .iter()
+            .map(|d| {
+                parts(d)
+                    .into_iter()
+                    .map(|part| self.rule_on(intent, d, part))
+                    .collect()
+            })
+            .collect()
+    }
+
+    fn rule_on(&self, intent: &Intent, delta: &Delta, part: Part) -> Ruling {
+        let (decision, reason) = self.choose(intent, delta, &part);
+        Ruling {
+            part,
+            decision,
+            reason,
+        }
+    }
+
+    fn choose(&self, intent: &Intent, delta: &Delta, part: &Part) -> (Decision, String) {
+        let resource_type = delta.resource.resource_type.as_str();
+        let attribute = match part {
+            Part::Attribute(a) | Part::Block(a) => a.as_str(),
+            Part::Tags => "tags",
+            Part::Resource => "",
+        };
+        for (rule, compiled) in self.config.rules.iter().zip(&self.rules) {
+            let hit =
+                |m: &Option<GlobMatcher>, text: &str| m.as_ref().is_none_or(|g| g.is_match(text));
+            if hit(&compiled.resource, resource_type)
+                && hit(&compiled.attribute, attribute)
+                && hit(&compiled.actor, &intent.actor)
+                && rule.risk.is_none_or(|r| delta.risk >= r)
+            {
+                return (rule.decision, format!("policy: {}", rule.reason));
+            }
+        }
+        if self.config.rule_flags && !delta.flags.is_empty() {
+            return (Decision::Flag, delta.flags.join("; "));
+        }
+        if let Some(limit) = self.config.flag_risk
+            && delta.risk >= limit
+        {
+            return (
+                Decision::Flag,
+                format!(
+                    "risk {:?} is at or above the policy's flag_risk",
+                    delta.risk
+                )
+                .to_lowercase(),
+            );
+        }
+        if self.config.builtin_ignores
+            && let Some((_, _, owner)) = BUILTIN_IGNORES
+                .iter()
+                .find(|(t, a, _)| *t == resource_type && *a == attribute)
+        {
+            return (
+                Decision::Ignore,
+                format!("{attribute} is managed by {owner}; suggest lifecycle ignore_changes"),
+            );
+        }
+        let reason = match delta.lifecycle {
+            Lifecycle::Unmanaged => "the resource is not managed by this Terraform project",
+            _ => "the policy's default",
+        };
+        let decision = if delta.lifecycle == Lifecycle::Unmanaged {
+            Decision::Ignore
+        } else {
+            self.config.default
+        };
+        (decision, reason.to_owned())
+    }
+}
+
+/// The parts of a delta that get a decision each.
+fn parts(delta: &Delta) -> Vec<Part> {
+    match delta.lifecycle {
+        Lifecycle::Created | Lifecycle::Deleted | Lifecycle::Transient => vec![Part::Resource],
+        Lifecycle::Managed | Lifecycle::Unmanaged => {
+            let mut out: Vec<Part> = delta
+                .attributes
+                .keys()
+                .map(|a| Part::Attribute(a.clone()))
+                .collect();
+            for b in &delta.blocks {
+                let part = Part::Block(b.block.clone());
+                if !out.contains(&part) {
+                    out.push(part);
+                }
+            }
+            if !delta.tags_set.is_empty() || !delta.tags_removed.is_empty() {
+                out.push(Part::Tags);
+            }
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intents::{AttributeDelta, IntentKind, ResourceKey};
+    use serde_json::json;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn intent(resource_type: &str, attribute: &str, risk: Risk, flags: &[&str]) -> Intent {
+        Intent {
+            id: "I1".into(),
+            kind: IntentKind::Update,
+            actor: "alice via Admin".into(),
+            clients: vec!["console".into()],
+            start: chrono::DateTime::default(),
+            end: chrono::DateTime::default(),
+            evidence: vec![],
+            deltas: vec![Delta {
+                resource: ResourceKey {
+                    resource_type: resource_type.into(),
+                    identity: "x".into(),
+                },
+                address: Some(format!("{resource_type}.x")),
+                lifecycle: Lifecycle::Managed,
+                attributes: BTreeMap::from([(
+                    attribute.to_owned(),
+                    AttributeDelta {
+                        before: Some(json!(1)),
+                        after: json!(2),
+                    },
+                )]),
+                blocks: vec![],
+                tags_set: BTreeMap::new(),
+                tags_removed: BTreeSet::new(),
+                rules: BTreeSet::new(),
+                risk,
+                flags: flags.iter().map(|f| (*f).to_owned()).collect(),
+                evidence: vec![],
+            }],
+            links: vec![],
+            story: String::new(),
+        }
+    }
+
+    fn decision(policy: &Policy, i: &Intent) -> (Decision, String) {
+        let r = &policy.decide(i)[0][0];
+        (r.decision, r.reason.clone())
+    }
+
+    #[test]
+    fn defaults_absorb_flag_risky_and_ignore_automation() {
+        let p = Policy::new(PolicyConfig::default()).expect("policy");
+        let plain = intent("aws_instance", "instance_type", Risk::Medium, &[]);
+        assert_eq!(decision(&p, &plain).0, Decision::Absorb);
+        let open = intent(
+            "aws_security_group",
+            "ingress",
+            Risk::High,
+            &["opens to 0.0.0.0/0"],
+        );
+        assert_eq!(
+            decision(&p, &open),
+            (Decision::Flag, "opens to 0.0.0.0/0".to_owned())
+        );
+        let asg = intent("aws_autoscaling_group", "desired_capacity", Risk::Low, &[]);
+        assert_eq!(decision(&p, &asg).0, Decision::Ignore);
+    }
+
+    #[test]
+    fn configured_rules_come_first_and_match_every_condition() {
+        let config: PolicyConfig = toml::from_str(
+            r#"
+flag_risk = "high"
+[[rule]]
+decision = "absorb"
+reason = "the network team owns groups"
+resource = "aws_security_group"
+actor = "alice*"
+[[rule]]
+decision = "flag"
+reason = "IAM needs review"
+resource = "aws_iam_*"
+"#,
+        )
+        .expect("parses");
+        let p = Policy::new(config).expect("policy");
+        let open = intent("aws_security_group", "ingress", Risk::High, &["opens"]);
+        assert_eq!(decision(&p, &open).0, Decision::Absorb);
+        let mut bob = open.clone();
+        bob.actor = "bob".into();
+        assert_eq!(decision(&p, &bob).0, Decision::Flag);
+        let role = intent("aws_iam_role", "description", Risk::Low, &[]);
+        assert_eq!(
+            decision(&p, &role),
+            (Decision::Flag, "policy: IAM needs review".to_owned())
+        );
+        let big = intent("aws_instance", "instance_type", Risk::High, &[]);
+        assert_eq!(decision(&p, &big).0, Decision::Flag);
+    }
+
+    #[test]
+    fn bad_globs_and_unknown_keys_are_refused() {
+        let config = PolicyConfig {
+            rules: vec![PolicyRule {
+                decision: Decision::Flag,
+                reason: "x".into(),
+                resource: Some("aws_[".into()),
+                attribute: None,
+                actor: None,
+                risk: None,
+            }],
+            ..PolicyConfig::default()
+        };
+        let error = Policy::new(config).err().expect("refused").to_string();
+        assert!(error.contains("policy rule 1"), "{error}");
+        assert!(toml::from_str::<PolicyConfig>("defualt = \"flag\"").is_err());
+    }
+}
