@@ -197,8 +197,14 @@ mod tests {
     fn whole_string_references_render_bare() {
         let cases = [
             ("${aws_vpc.main.id}", "aws_vpc.main.id"),
-            ("${aws_subnet.private[\"a\"].id}", "aws_subnet.private[\"a\"].id"),
-            ("${module.net.aws_subnet.x[0].arn}", "module.net.aws_subnet.x[0].arn"),
+            (
+                "${aws_subnet.private[\"a\"].id}",
+                "aws_subnet.private[\"a\"].id",
+            ),
+            (
+                "${module.net.aws_subnet.x[0].arn}",
+                "module.net.aws_subnet.x[0].arn",
+            ),
         ];
         for (input, want) in cases {
             assert_eq!(value(&Value::String(input.into()), ""), want, "{input}");
@@ -217,7 +223,10 @@ mod tests {
             "x${a.b}",
             "${1a.b}",
         ] {
-            assert!(value(&Value::String(input.into()), "").starts_with('"'), "{input}");
+            assert!(
+                value(&Value::String(input.into()), "").starts_with('"'),
+                "{input}"
+            );
         }
     }
 }
