@@ -7,6 +7,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod rules;
 pub mod schema;
 
 pub use schema::{

@@ -1,0 +1,415 @@
+//! Applying a rule to one call's payloads: identities, attribute values, blocks, tags, flags.
+
+use std::collections::BTreeMap;
+
+use serde_json::{Map, Value};
+
+use super::error::RuleError;
+use super::model::{
+    BlockSpec, FlagSpec, Kind, Missing, Paths, Payload, Risk, Rule, TagOp, TagSpec, ValueSource,
+    When,
+};
+use super::path::JsonPath;
+use super::transform::Transform;
+
+/// What a rule read from one call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Extraction {
+    /// The rule's id, e.g. `ec2:ModifyInstanceAttribute`.
+    pub rule_id: String,
+    /// The resource types the rule may change.
+    pub resource_types: Vec<String>,
+    /// The kind of change.
+    pub kind: Kind,
+    /// The rule's risk tier.
+    pub risk: Risk,
+    /// The rule's plain-language fragment.
+    pub summary: String,
+    /// What to do when no state instance has the identity.
+    pub missing: Option<Missing>,
+    /// The resources changed, each with its identity.
+    pub targets: Vec<Target>,
+    /// Attribute path → value, in rule order; paths the record lacks are left out.
+    pub sets: Vec<(String, Value)>,
+    /// The nested blocks added or removed.
+    pub blocks: Option<BlockChange>,
+    /// The tag change.
+    pub tags: Option<TagChange>,
+    /// The rule's flags that fired.
+    pub flags: Vec<FiredFlag>,
+}
+
+impl Extraction {
+    /// The identities of the targets, in order.
+    pub fn identities(&self) -> Vec<&str> {
+        self.targets.iter().map(|t| t.identity.as_str()).collect()
+    }
+
+    /// The value extracted for an attribute, when the record had it.
+    pub fn value(&self, attribute: &str) -> Option<&Value> {
+        self.sets
+            .iter()
+            .find(|(name, _)| name == attribute)
+            .map(|(_, v)| v)
+    }
+}
+
+/// One resource a call changes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    /// The identity: an id, a name, or composite parts joined with `/`.
+    pub identity: String,
+    /// Its resource type, when the rule determines one (a single type, or an id prefix).
+    pub resource_type: Option<String>,
+}
+
+/// Nested blocks added or removed, one map of fields per block.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlockChange {
+    /// The block name, e.g. `ingress`.
+    pub name: String,
+    /// The blocks' fields.
+    pub items: Vec<Map<String, Value>>,
+}
+
+/// A change to the `tags` attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TagChange {
+    /// Merge, remove or replace.
+    pub op: TagOp,
+    /// Tags set (for merge and replace).
+    pub added: BTreeMap<String, String>,
+    /// Keys removed (for remove).
+    pub removed: Vec<String>,
+}
+
+/// A flag that fired, with its reason.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FiredFlag {
+    /// The attribute or block field.
+    pub field: String,
+    /// The value that fired it.
+    pub value: Value,
+    /// Why it is risky.
+    pub reason: String,
+}
+
+impl Rule {
+    /// Reads a call's `requestParameters` and `responseElements` by this rule.
+    ///
+    /// Optional values the record lacks are left out; a missing identity, or a value that does
+    /// not fit its transform, is an error naming the rule.
+    pub fn extract(
+        &self,
+        request: Option<&Value>,
+        response: Option<&Value>,
+    ) -> Result<Extraction, RuleError> {
+        let reader = Reader {
+            rule: self,
+            request,
+            response,
+        };
+        let targets = reader.targets()?;
+        let sets = reader.sets()?;
+        let blocks = self
+            .spec
+            .block
+            .as_ref()
+            .map(|b| reader.blocks(b))
+            .transpose()?;
+        let tags = self
+            .spec
+            .tags
+            .as_ref()
+            .map(|t| reader.tags(t))
+            .transpose()?;
+        let flags = fired_flags(&self.spec.flags, &sets, blocks.as_ref());
+        Ok(Extraction {
+            rule_id: self.id(),
+            resource_types: self
+                .resource_types()
+                .into_iter()
+                .map(str::to_owned)
+                .collect(),
+            kind: self.spec.kind,
+            risk: self.spec.risk,
+            summary: self.spec.summary.clone(),
+            missing: self.spec.missing,
+            targets,
+            sets,
+            blocks,
+            tags,
+            flags,
+        })
+    }
+}
+
+struct Reader<'a> {
+    rule: &'a Rule,
+    request: Option<&'a Value>,
+    response: Option<&'a Value>,
+}
+
+impl Reader<'_> {
+    fn payload(&self, from: Payload) -> Option<&Value> {
+        match from {
+            Payload::Request => self.request,
+            Payload::Response => self.response,
+        }
+    }
+
+    fn value_error(&self, field: &str, message: String) -> RuleError {
+        RuleError::Value {
+            rule: self.rule.id(),
+            field: field.to_owned(),
+            message,
+        }
+    }
+
+    /// Reads `paths` from a root and transforms the result; `None` when nothing is there.
+    fn read(
+        &self,
+        root: Option<&Value>,
+        paths: &Paths,
+        transform: Option<Transform>,
+        field: &str,
+    ) -> Result<Option<Value>, RuleError> {
+        let Some((values, iterated)) = root.and_then(|r| select_first(r, paths)) else {
+            return Ok(None);
+        };
+        transform
+            .unwrap_or(Transform::Raw)
+            .apply(values, iterated)
+            .map(Some)
+            .map_err(|m| self.value_error(field, m))
+    }
+
+    fn identity_part(&self, part: &ValueSource) -> Result<Vec<String>, RuleError> {
+        let missing = || RuleError::MissingIdentity {
+            rule: self.rule.id(),
+            payload: format!("{:?}", part.from).to_lowercase(),
+            path: part.path.as_slice().join(" | "),
+        };
+        let root = self.payload(part.from);
+        let (values, _) = root
+            .and_then(|r| select_first(r, &part.path))
+            .ok_or_else(missing)?;
+        let transform = part.transform.unwrap_or(Transform::String);
+        values
+            .into_iter()
+            .map(|v| {
+                let v = transform
+                    .apply_one(v)
+                    .map_err(|m| self.value_error("identity", m))?;
+                Transform::String
+                    .apply_one(v)
+                    .map(|s| s.as_str().unwrap_or_default().to_owned())
+                    .map_err(|m| self.value_error("identity", m))
+            })
+            .filter(|r| r.as_ref().map_or(true, |s| !s.is_empty()))
+            .collect::<Result<Vec<_>, _>>()
+            .and_then(|ids| {
+                if ids.is_empty() {
+                    Err(missing())
+                } else {
+                    Ok(ids)
+                }
+            })
+    }
+
+    fn targets(&self) -> Result<Vec<Target>, RuleError> {
+        let parts = self
+            .rule
+            .spec
+            .identity
+            .iter()
+            .map(|p| self.identity_part(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        let count = parts.iter().map(Vec::len).max().unwrap_or(0);
+        if let Some(odd) = parts.iter().find(|p| p.len() != 1 && p.len() != count) {
+            return Err(self.value_error(
+                "identity",
+                format!("identity parts have {} and {count} values", odd.len()),
+            ));
+        }
+        let separator = self.rule.spec.separator.as_deref().unwrap_or("/");
+        let types = self.rule.resource_types();
+        Ok((0..count)
+            .map(|i| {
+                let identity = parts
+                    .iter()
+                    .map(|p| p[i.min(p.len() - 1)].as_str())
+                    .collect::<Vec<_>>()
+                    .join(separator);
+                let resource_type = if self.rule.by_id_prefix() {
+                    self.rule.id_prefix_type(&identity).map(str::to_owned)
+                } else if types.len() == 1 {
+                    Some(types[0].to_owned())
+                } else {
+                    None
+                };
+                Target {
+                    identity,
+                    resource_type,
+                }
+            })
+            .collect())
+    }
+
+    fn applies(&self, when: Option<&When>) -> bool {
+        when.is_none_or(|w| {
+            let found = self
+                .payload(w.from)
+                .and_then(|r| select_first(r, &Paths::One(w.path.clone())));
+            found.is_some_and(|(values, _)| values.first() == Some(&w.equals))
+        })
+    }
+
+    fn sets(&self) -> Result<Vec<(String, Value)>, RuleError> {
+        let mut sets = Vec::new();
+        for set in &self.rule.spec.sets {
+            if !self.applies(set.when.as_ref()) {
+                continue;
+            }
+            let value = match (&set.value, &set.path) {
+                (Some(constant), _) => Some(constant.clone()),
+                (None, Some(paths)) => {
+                    self.read(self.payload(set.from), paths, set.transform, &set.attribute)?
+                }
+                (None, None) => None,
+            };
+            if let Some(value) = value {
+                sets.push((set.attribute.clone(), value));
+            }
+        }
+        Ok(sets)
+    }
+
+    fn blocks(&self, spec: &BlockSpec) -> Result<BlockChange, RuleError> {
+        let elements = self
+            .payload(spec.from)
+            .and_then(|r| select_first(r, &spec.each))
+            .map(|(values, _)| values)
+            .unwrap_or_default();
+        let mut items = Vec::new();
+        for element in &elements {
+            let mut item = Map::new();
+            for (name, field) in &spec.fields {
+                let (paths, transform) = field.parts();
+                let label = format!("{}.{name}", spec.name);
+                if let Some(value) = self.read(Some(element), paths, transform, &label)? {
+                    item.insert(name.clone(), value);
+                }
+            }
+            if !item.is_empty() {
+                items.push(item);
+            }
+        }
+        Ok(BlockChange {
+            name: spec.name.clone(),
+            items,
+        })
+    }
+
+    fn tags(&self, spec: &TagSpec) -> Result<TagChange, RuleError> {
+        let values = self
+            .payload(spec.from)
+            .and_then(|r| select_first(r, &spec.path))
+            .map(|(values, _)| values)
+            .unwrap_or_default();
+        let mut change = TagChange {
+            op: spec.op,
+            added: BTreeMap::new(),
+            removed: Vec::new(),
+        };
+        for value in values {
+            match (spec.op, value) {
+                (TagOp::Remove, Value::String(key)) => change.removed.push(key),
+                (TagOp::Remove, Value::Array(keys)) => change
+                    .removed
+                    .extend(keys.iter().filter_map(Value::as_str).map(str::to_owned)),
+                (op, value) => {
+                    let pairs = Transform::TagMap
+                        .apply_one(value)
+                        .map_err(|m| self.value_error("tags", m))?;
+                    let Value::Object(pairs) = pairs else {
+                        continue;
+                    };
+                    for (key, value) in pairs {
+                        if op == TagOp::Remove {
+                            change.removed.push(key);
+                        } else {
+                            change.added.insert(key, scalar_text(&value));
+                        }
+                    }
+                }
+            }
+        }
+        Ok(change)
+    }
+}
+
+/// The values of the first alternative path that finds any, and whether it iterates.
+fn select_first(root: &Value, paths: &Paths) -> Option<(Vec<Value>, bool)> {
+    paths.as_slice().iter().find_map(|text| {
+        let path = JsonPath::parse(text).ok()?;
+        let values: Vec<Value> = path.select(root).into_iter().cloned().collect();
+        (!values.is_empty()).then(|| (values, path.iterates()))
+    })
+}
+
+fn scalar_text(value: &Value) -> String {
+    match value {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn fired_flags(
+    flags: &[FlagSpec],
+    sets: &[(String, Value)],
+    blocks: Option<&BlockChange>,
+) -> Vec<FiredFlag> {
+    let mut fired = Vec::new();
+    for flag in flags {
+        let from_sets = sets
+            .iter()
+            .filter(|(name, _)| *name == flag.field)
+            .map(|(_, v)| v);
+        let from_blocks = blocks
+            .into_iter()
+            .flat_map(|b| b.items.iter())
+            .filter_map(|item| item.get(&flag.field));
+        if let Some(value) = from_sets.chain(from_blocks).find(|v| fires(flag, v)) {
+            fired.push(FiredFlag {
+                field: flag.field.clone(),
+                value: value.clone(),
+                reason: flag.reason.clone(),
+            });
+        }
+    }
+    fired
+}
+
+fn fires(flag: &FlagSpec, value: &Value) -> bool {
+    if let Some(expected) = &flag.equals {
+        return value == expected;
+    }
+    if let Some(needle) = &flag.contains {
+        return match (value, needle) {
+            (Value::String(s), Value::String(n)) => s.contains(n.as_str()),
+            _ => holds(value, needle),
+        };
+    }
+    flag.present == Some(true)
+}
+
+/// Whether a value is, or holds somewhere inside, the needle.
+fn holds(value: &Value, needle: &Value) -> bool {
+    value == needle
+        || match value {
+            Value::Array(items) => items.iter().any(|v| holds(v, needle)),
+            Value::Object(map) => map.values().any(|v| holds(v, needle)),
+            _ => false,
+        }
+}

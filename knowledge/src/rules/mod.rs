@@ -1,0 +1,315 @@
+//! API-to-Terraform rules: which resource a CloudTrail call changes and how.
+//!
+//! Rules live in `knowledge/rules/<service>.toml`, one file per AWS service; the format is
+//! described in `knowledge/rules/README.md`. [`RuleSet::bundled`] embeds the shipped files;
+//! [`RuleSet::load_dir`] reads a directory of them. [`Rule::extract`] applies a rule to a
+//! call's `requestParameters` / `responseElements`, and [`RuleSet::check_schema`] checks every
+//! rule's resource types and attribute paths against a provider schema.
+
+mod error;
+mod extract;
+mod load;
+mod model;
+mod path;
+mod transform;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::Path;
+use std::sync::OnceLock;
+
+use crate::schema::{Member, ProviderSchema, ResourceSchema};
+
+pub use error::RuleError;
+pub use extract::{BlockChange, Extraction, FiredFlag, TagChange, Target};
+pub use load::validate;
+pub use model::{
+    BY_ID_PREFIX, BlockSpec, FieldSpec, FlagSpec, Kind, Missing, Paths, Payload, Risk, Rule,
+    RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
+};
+pub use path::JsonPath;
+pub use transform::{Transform, name_from_arn};
+
+/// The shipped rule files, by the name errors use.
+const BUNDLED: &[(&str, &str)] = &[
+    (
+        "knowledge/rules/autoscaling.toml",
+        include_str!("../../rules/autoscaling.toml"),
+    ),
+    (
+        "knowledge/rules/cloudwatch.toml",
+        include_str!("../../rules/cloudwatch.toml"),
+    ),
+    (
+        "knowledge/rules/dynamodb.toml",
+        include_str!("../../rules/dynamodb.toml"),
+    ),
+    (
+        "knowledge/rules/ec2.toml",
+        include_str!("../../rules/ec2.toml"),
+    ),
+    (
+        "knowledge/rules/elbv2.toml",
+        include_str!("../../rules/elbv2.toml"),
+    ),
+    (
+        "knowledge/rules/iam.toml",
+        include_str!("../../rules/iam.toml"),
+    ),
+    (
+        "knowledge/rules/kms.toml",
+        include_str!("../../rules/kms.toml"),
+    ),
+    (
+        "knowledge/rules/lambda.toml",
+        include_str!("../../rules/lambda.toml"),
+    ),
+    (
+        "knowledge/rules/logs.toml",
+        include_str!("../../rules/logs.toml"),
+    ),
+    (
+        "knowledge/rules/rds.toml",
+        include_str!("../../rules/rds.toml"),
+    ),
+    (
+        "knowledge/rules/route53.toml",
+        include_str!("../../rules/route53.toml"),
+    ),
+    (
+        "knowledge/rules/s3.toml",
+        include_str!("../../rules/s3.toml"),
+    ),
+    (
+        "knowledge/rules/secretsmanager.toml",
+        include_str!("../../rules/secretsmanager.toml"),
+    ),
+    (
+        "knowledge/rules/sns.toml",
+        include_str!("../../rules/sns.toml"),
+    ),
+    (
+        "knowledge/rules/sqs.toml",
+        include_str!("../../rules/sqs.toml"),
+    ),
+    (
+        "knowledge/rules/ssm.toml",
+        include_str!("../../rules/ssm.toml"),
+    ),
+];
+
+/// A set of rules, at most one per (event source, API).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RuleSet {
+    rules: Vec<Rule>,
+    index: HashMap<(String, String), usize>,
+    prefixes: BTreeMap<String, String>,
+}
+
+impl RuleSet {
+    /// The shipped rules, parsed on first use and shared afterwards.
+    pub fn bundled() -> Result<&'static RuleSet, RuleError> {
+        static BUNDLED_SET: OnceLock<Result<RuleSet, RuleError>> = OnceLock::new();
+        BUNDLED_SET
+            .get_or_init(|| Self::from_texts(BUNDLED.iter().copied()))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Reads every `*.toml` file of a directory, in name order.
+    pub fn load_dir(dir: &Path) -> Result<RuleSet, RuleError> {
+        let read_error = |file: &Path, e: std::io::Error| RuleError::Read {
+            file: file.display().to_string(),
+            message: e.to_string(),
+        };
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .map_err(|e| read_error(dir, e))?
+            .map(|entry| entry.map(|e| e.path()).map_err(|e| read_error(dir, e)))
+            .collect::<Result<_, _>>()?;
+        files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+        files.sort();
+        let texts = files
+            .iter()
+            .map(|p| {
+                std::fs::read_to_string(p)
+                    .map(|t| (p.display().to_string(), t))
+                    .map_err(|e| read_error(p, e))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        Self::from_texts(texts.iter().map(|(n, t)| (n.as_str(), t.as_str())))
+    }
+
+    /// Parses rule files given as (name, text) pairs.
+    pub fn from_texts<'a>(
+        files: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<RuleSet, RuleError> {
+        let mut set = RuleSet::default();
+        let mut origin: HashMap<(String, String), String> = HashMap::new();
+        for (name, text) in files {
+            for rule in load::parse_file(name, text)? {
+                let key = (rule.event_source.clone(), rule.spec.api.clone());
+                if let Some(other) = origin.insert(key, name.to_owned()) {
+                    return Err(RuleError::Duplicate {
+                        file: name.to_owned(),
+                        rule: rule.id(),
+                        other,
+                    });
+                }
+                set.push(rule);
+            }
+        }
+        Ok(set)
+    }
+
+    /// A set of already-parsed rules; a second rule for the same event source and API is
+    /// rejected.
+    pub fn from_rules(rules: impl IntoIterator<Item = Rule>) -> Result<RuleSet, RuleError> {
+        let mut set = RuleSet::default();
+        for rule in rules {
+            if set.find(&rule.event_source, &rule.spec.api).is_some() {
+                return Err(RuleError::Duplicate {
+                    file: "(rules given)".to_owned(),
+                    rule: rule.id(),
+                    other: "(rules given)".to_owned(),
+                });
+            }
+            set.push(rule);
+        }
+        Ok(set)
+    }
+
+    fn push(&mut self, rule: Rule) {
+        for (prefix, ty) in &rule.id_prefixes {
+            self.prefixes.insert(prefix.clone(), ty.clone());
+        }
+        let key = (rule.event_source.clone(), rule.spec.api.clone());
+        self.index.insert(key, self.rules.len());
+        self.rules.push(rule);
+    }
+
+    /// The rule for a call; Lambda's versioned event names (`UpdateFunctionConfiguration20150331v2`)
+    /// are matched without their suffix.
+    pub fn find(&self, event_source: &str, api: &str) -> Option<&Rule> {
+        let key = (event_source.to_owned(), normalize_api(api).to_owned());
+        self.index.get(&key).map(|i| &self.rules[*i])
+    }
+
+    /// The rules, in load order.
+    pub fn iter(&self) -> impl Iterator<Item = &Rule> {
+        self.rules.iter()
+    }
+
+    /// How many rules there are.
+    pub fn len(&self) -> usize {
+        self.rules.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rules.is_empty()
+    }
+
+    /// The services covered, in name order.
+    pub fn services(&self) -> BTreeSet<&str> {
+        self.rules.iter().map(|r| r.service.as_str()).collect()
+    }
+
+    /// The resource type a cloud id names by its prefix (`sg-` → `aws_security_group`), by the
+    /// longest prefix in any file's `[id_prefixes]` table.
+    pub fn id_prefix_type(&self, id: &str) -> Option<&str> {
+        model::prefix_type(&self.prefixes, id)
+    }
+
+    /// Problems found checking every rule against a provider schema: unknown resource types
+    /// and attribute, block or field paths. Empty when all is well.
+    pub fn check_schema(&self, schema: &ProviderSchema) -> Vec<String> {
+        self.rules
+            .iter()
+            .flat_map(|r| check_rule(r, schema))
+            .collect()
+    }
+}
+
+/// An event name without Lambda's API-version suffix (`AddPermission20150331v2` → `AddPermission`).
+pub fn normalize_api(name: &str) -> &str {
+    let base = match name.rfind('v') {
+        Some(i) if i + 1 < name.len() && name[i + 1..].bytes().all(|b| b.is_ascii_digit()) => {
+            &name[..i]
+        }
+        _ => name,
+    };
+    let digits = base.bytes().rev().take_while(u8::is_ascii_digit).count();
+    if digits == 8 && base.len() > 8 {
+        &base[..base.len() - 8]
+    } else {
+        name
+    }
+}
+
+/// The schema problems of one rule.
+fn check_rule(rule: &Rule, schema: &ProviderSchema) -> Vec<String> {
+    let id = rule.id();
+    let mut problems = Vec::new();
+    for ty in rule.resource_types() {
+        let Some(resource) = schema.resource(ty) else {
+            problems.push(format!("{id}: unknown resource type {ty}"));
+            continue;
+        };
+        for problem in check_paths(rule, resource) {
+            problems.push(format!("{id}: {ty}: {problem}"));
+        }
+    }
+    problems
+}
+
+fn check_paths(rule: &Rule, resource: &ResourceSchema) -> Vec<String> {
+    let spec = &rule.spec;
+    let is_attribute = |path: &str| matches!(resource.member(path), Some(Member::Attribute(_)));
+    let mut problems: Vec<String> = spec
+        .sets
+        .iter()
+        .filter(|s| !is_attribute(&s.attribute))
+        .map(|s| format!("no attribute {}", s.attribute))
+        .collect();
+    if let Some(block) = &spec.block {
+        let holds_objects = match resource.member(&block.name) {
+            Some(Member::Block(_)) => true,
+            Some(Member::Attribute(a)) => a.nested.is_some(),
+            None => false,
+        };
+        if !holds_objects {
+            problems.push(format!("no block {}", block.name));
+        }
+        problems.extend(
+            block
+                .fields
+                .keys()
+                .map(|f| format!("{}.{f}", block.name))
+                .filter(|p| !is_attribute(p))
+                .map(|p| format!("no block field {p}")),
+        );
+    }
+    if spec.tags.is_some() && !is_attribute("tags") {
+        problems.push("no tags attribute".to_owned());
+    }
+    problems
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lambda_suffixes_are_dropped() {
+        assert_eq!(normalize_api("AddPermission20150331v2"), "AddPermission");
+        assert_eq!(normalize_api("CreateFunction20150331"), "CreateFunction");
+        assert_eq!(
+            normalize_api("UpdateFunctionConfiguration20150331v2"),
+            "UpdateFunctionConfiguration"
+        );
+        assert_eq!(
+            normalize_api("ModifyInstanceAttribute"),
+            "ModifyInstanceAttribute"
+        );
+        assert_eq!(normalize_api("CreateApiV2"), "CreateApiV2");
+    }
+}

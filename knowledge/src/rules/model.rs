@@ -1,0 +1,353 @@
+//! The rule model: what one rule says, as written in a rule file (and stored as JSON).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::transform::Transform;
+
+/// The `resource` value that makes a rule find each target's type from its id prefix.
+pub const BY_ID_PREFIX: &str = "by-id-prefix";
+
+/// One rule: how one API call of one service changes Terraform-managed resources.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rule {
+    /// The service's short name, e.g. `ec2` (the rule file's name).
+    pub service: String,
+    /// CloudTrail's `eventSource`, e.g. `ec2.amazonaws.com`.
+    pub event_source: String,
+    /// Cloud id prefix → resource type, for rules whose resource is `by-id-prefix`.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub id_prefixes: BTreeMap<String, String>,
+    /// What the rule does with the call.
+    pub spec: RuleSpec,
+}
+
+/// The body of a rule: one `[[rule]]` table of a rule file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RuleSpec {
+    /// The API (CloudTrail `eventName`, Lambda's without its version suffix).
+    pub api: String,
+    /// The one resource type changed, or `by-id-prefix`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource: Option<String>,
+    /// Several resource types the call may change (any one of them may hold the identity).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resources: Vec<String>,
+    /// What kind of change the call makes.
+    pub kind: Kind,
+    /// How risky absorbing the change is.
+    pub risk: Risk,
+    /// A plain-language fragment for the intent's story, e.g. `changed an instance attribute`.
+    pub summary: String,
+    /// The parts of the resource's identity, joined by `separator` into a composite natural
+    /// key. Iterating parts give several identities, zipped by position (a one-value part
+    /// repeats).
+    pub identity: Vec<ValueSource>,
+    /// What joins identity parts (default `/`; Terraform's import ids use `:` or `_` for some
+    /// types).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub separator: Option<String>,
+    /// What to do when no state instance has the identity.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub missing: Option<Missing>,
+    /// Attribute values the call sets.
+    #[serde(default, rename = "set", skip_serializing_if = "Vec::is_empty")]
+    pub sets: Vec<SetSpec>,
+    /// For `add-block` / `remove-block`: the nested blocks added or removed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub block: Option<BlockSpec>,
+    /// For `tags`: the tag change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tags: Option<TagSpec>,
+    /// Conditions that make the change risky.
+    #[serde(default, rename = "flag", skip_serializing_if = "Vec::is_empty")]
+    pub flags: Vec<FlagSpec>,
+}
+
+/// The kind of change a call makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    /// Attributes of an existing resource change.
+    Update,
+    /// Nested blocks are added (e.g. security group ingress rules).
+    AddBlock,
+    /// Nested blocks are removed.
+    RemoveBlock,
+    /// Tags are added, removed or replaced.
+    Tags,
+    /// A resource is created.
+    Create,
+    /// A resource is deleted.
+    Delete,
+    /// A link resource is created (an attachment or association).
+    Associate,
+    /// A link resource is removed.
+    Disassociate,
+}
+
+impl Kind {
+    /// The name used in rule files.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Update => "update",
+            Self::AddBlock => "add-block",
+            Self::RemoveBlock => "remove-block",
+            Self::Tags => "tags",
+            Self::Create => "create",
+            Self::Delete => "delete",
+            Self::Associate => "associate",
+            Self::Disassociate => "disassociate",
+        }
+    }
+}
+
+/// How risky absorbing a change into code is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Risk {
+    /// Cosmetic or easily reverted (tags, descriptions, retention).
+    Low,
+    /// Changes behaviour (sizes, settings, routing).
+    Medium,
+    /// Changes who can reach or do what (network exposure, permissions, encryption, deletion).
+    High,
+}
+
+/// What to do when no state instance has the rule's identity.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Missing {
+    /// Treat the call as an out-of-band creation of the resource (e.g. `aws_s3_bucket_versioning`,
+    /// a separate resource whose configuration call also creates it).
+    Create,
+}
+
+/// Which payload of the record a path reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Payload {
+    /// `requestParameters`.
+    #[default]
+    Request,
+    /// `responseElements`.
+    Response,
+}
+
+/// One path, or alternatives tried in order (the first that finds a value wins).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Paths {
+    /// A single path.
+    One(String),
+    /// Alternatives, e.g. `["ipPermissions.items[]", ""]` for the nested and the flat form.
+    Any(Vec<String>),
+}
+
+impl Paths {
+    /// The paths, in the order they are tried.
+    pub fn as_slice(&self) -> &[String] {
+        match self {
+            Self::One(p) => std::slice::from_ref(p),
+            Self::Any(ps) => ps,
+        }
+    }
+}
+
+/// Where a value comes from: a payload and path(s), with an optional transform.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ValueSource {
+    /// `request` (default) or `response`.
+    #[serde(default)]
+    pub from: Payload,
+    /// The path(s) to read.
+    pub path: Paths,
+    /// How to turn what was read into the value (default: kept as it is).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<Transform>,
+}
+
+/// One attribute the call sets: from a path, or a constant.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SetSpec {
+    /// The Terraform attribute path, e.g. `instance_type` or `versioning_configuration.status`.
+    pub attribute: String,
+    /// `request` (default) or `response`.
+    #[serde(default)]
+    pub from: Payload,
+    /// The path(s) to read; exactly one of `path` and `value` is given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<Paths>,
+    /// A constant value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<Value>,
+    /// How to turn what was read into the value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub transform: Option<Transform>,
+    /// Only when another request value equals something (SNS's `SetTopicAttributes` names
+    /// the attribute it sets in `attributeName`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<When>,
+}
+
+/// A condition on the payload for one `set`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct When {
+    /// `request` (default) or `response`.
+    #[serde(default)]
+    pub from: Payload,
+    /// The path to compare.
+    pub path: String,
+    /// The value it must have.
+    pub equals: Value,
+}
+
+/// The nested blocks an `add-block` / `remove-block` call adds or removes, one per element.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BlockSpec {
+    /// The block (or set-of-objects attribute) name, e.g. `ingress`.
+    pub name: String,
+    /// `request` (default) or `response`.
+    #[serde(default)]
+    pub from: Payload,
+    /// The path(s) of the elements; the first alternative that finds any wins. `""` is the
+    /// payload itself (EC2's flat single-rule form).
+    pub each: Paths,
+    /// Block field → path(s) inside one element (or a table with `path` and `transform`).
+    pub fields: BTreeMap<String, FieldSpec>,
+}
+
+/// How a block field is read from an element.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FieldSpec {
+    /// Path(s) read as they are (an iterating path gives a list).
+    Path(Paths),
+    /// Path(s) with a transform.
+    Transformed {
+        /// The path(s) to read.
+        path: Paths,
+        /// The transform.
+        transform: Transform,
+    },
+}
+
+impl FieldSpec {
+    /// The paths and transform.
+    pub fn parts(&self) -> (&Paths, Option<Transform>) {
+        match self {
+            Self::Path(p) => (p, None),
+            Self::Transformed { path, transform } => (path, Some(*transform)),
+        }
+    }
+}
+
+/// What a `tags` call does to the `tags` attribute.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TagSpec {
+    /// `merge`, `remove` or `replace`.
+    pub op: TagOp,
+    /// `request` (default) or `response`.
+    #[serde(default)]
+    pub from: Payload,
+    /// Where the tags are: a list of `{key, value}` / `{Key, Value}` objects, a map, or (for
+    /// `remove`) a list of keys.
+    pub path: Paths,
+}
+
+/// A tag operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum TagOp {
+    /// Add or overwrite the given tags.
+    Merge,
+    /// Remove the given keys.
+    Remove,
+    /// Replace all tags with the given ones (S3's PutBucketTagging).
+    Replace,
+}
+
+/// A condition that makes a change risky: the policy flags it instead of absorbing it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlagSpec {
+    /// A `set` attribute or a block field of the rule.
+    pub field: String,
+    /// Fires when the value is, holds (in a list) or contains (in a string or a document's
+    /// strings) this value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<Value>,
+    /// Fires when the value equals this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<Value>,
+    /// Fires whenever the field is set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub present: Option<bool>,
+    /// Why it is risky, in plain language.
+    pub reason: String,
+}
+
+impl Rule {
+    /// The rule's id, `service:Api`, e.g. `ec2:ModifyInstanceAttribute`.
+    pub fn id(&self) -> String {
+        format!("{}:{}", self.service, self.spec.api)
+    }
+
+    /// The API name.
+    pub fn api(&self) -> &str {
+        &self.spec.api
+    }
+
+    /// The kind of change.
+    pub fn kind(&self) -> Kind {
+        self.spec.kind
+    }
+
+    /// The risk tier.
+    pub fn risk(&self) -> Risk {
+        self.spec.risk
+    }
+
+    /// The resource types the rule may change: its `resource` or `resources`, or for a
+    /// `by-id-prefix` rule every type in its prefix table.
+    pub fn resource_types(&self) -> Vec<&str> {
+        match self.spec.resource.as_deref() {
+            Some(BY_ID_PREFIX) => {
+                let mut types: Vec<&str> = self.id_prefixes.values().map(String::as_str).collect();
+                types.sort_unstable();
+                types.dedup();
+                types
+            }
+            Some(one) => vec![one],
+            None => self.spec.resources.iter().map(String::as_str).collect(),
+        }
+    }
+
+    /// Whether the rule finds each target's type from its id prefix.
+    pub fn by_id_prefix(&self) -> bool {
+        self.spec.resource.as_deref() == Some(BY_ID_PREFIX)
+    }
+
+    /// The type for a cloud id by the longest matching prefix.
+    pub fn id_prefix_type(&self, id: &str) -> Option<&str> {
+        prefix_type(&self.id_prefixes, id)
+    }
+}
+
+/// The type for a cloud id by the longest matching prefix in a table.
+pub(crate) fn prefix_type<'a>(table: &'a BTreeMap<String, String>, id: &str) -> Option<&'a str> {
+    table
+        .iter()
+        .filter(|(prefix, _)| id.starts_with(prefix.as_str()))
+        .max_by_key(|(prefix, _)| prefix.len())
+        .map(|(_, ty)| ty.as_str())
+}
