@@ -15,5 +15,6 @@ pub mod patch;
 pub mod pipeline;
 pub mod policy;
 pub mod report;
+pub mod resolve;
 pub mod synthesize;
 pub mod terraform;
