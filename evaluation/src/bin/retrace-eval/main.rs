@@ -1,0 +1,142 @@
+//! `retrace-eval`: the evaluation harness's command line. `trail` runs a list of calls
+//! against a cloud simulated from a Terraform state and writes their CloudTrail records.
+
+#![forbid(unsafe_code)]
+
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use clap::{Parser, Subcommand, ValueEnum};
+use evaluation::sim::{Agent, Caller, Cloud, Identity, Request, Settings};
+use reconciler::terraform::state::State;
+use serde::Deserialize;
+
+/// Evaluation tools for retrace.
+#[derive(Parser)]
+#[command(name = "retrace-eval", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run calls (NDJSON on standard input or a file: `{"eventSource", "eventName",
+    /// "requestParameters"}` per line) against a cloud seeded from a Terraform state; print
+    /// one CloudTrail record per line, and optionally write the state after the calls.
+    Trail {
+        /// The Terraform state to seed the cloud from.
+        #[arg(long)]
+        state: PathBuf,
+        /// The calls; standard input when absent.
+        #[arg(long)]
+        calls: Option<PathBuf>,
+        /// Seed of ids, event ids and times.
+        #[arg(long, default_value_t = 0)]
+        seed: u64,
+        /// The program making the calls.
+        #[arg(long, value_enum, default_value_t = AgentArg::Cli)]
+        agent: AgentArg,
+        /// The IAM user making the calls.
+        #[arg(long, default_value = "alice")]
+        user: String,
+        /// Insert a read-only call before every call.
+        #[arg(long)]
+        noise: bool,
+        /// Write the state after the calls here.
+        #[arg(long)]
+        state_out: Option<PathBuf>,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum AgentArg {
+    Console,
+    Cli,
+    Boto3,
+    Terraform,
+}
+
+/// One line of the calls file.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct CallLine {
+    event_source: String,
+    event_name: String,
+    #[serde(default)]
+    request_parameters: serde_json::Value,
+}
+
+fn main() -> anyhow::Result<()> {
+    let Command::Trail {
+        state,
+        calls,
+        seed,
+        agent,
+        user,
+        noise,
+        state_out,
+    } = Cli::parse().command;
+    let seed_state = State::read(&state)?;
+    let mut cloud = Cloud::from_state(
+        &seed_state,
+        &Settings {
+            seed,
+            ..Settings::default()
+        },
+    );
+    let agent = match agent {
+        AgentArg::Console => Agent::Console,
+        AgentArg::Cli => Agent::Cli,
+        AgentArg::Boto3 => Agent::Boto3,
+        AgentArg::Terraform => Agent::Terraform,
+    };
+    let caller = Caller::new(Identity::IamUser { name: user }, agent);
+    let input: Box<dyn BufRead> = match &calls {
+        Some(path) => Box::new(std::io::BufReader::new(
+            std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+        )),
+        None => Box::new(std::io::stdin().lock()),
+    };
+    let name = calls
+        .as_ref()
+        .map_or("standard input".to_owned(), |p| p.display().to_string());
+    let mut out = std::io::stdout().lock();
+    for (n, line) in input.lines().enumerate() {
+        let line = line.with_context(|| format!("{name}: cannot read line {}", n + 1))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let call: CallLine =
+            serde_json::from_str(&line).with_context(|| format!("{name} line {}", n + 1))?;
+        if noise {
+            let read = cloud.noise_request();
+            let outcome = cloud.execute(&read, &caller)?;
+            writeln!(out, "{}", outcome.record)?;
+        }
+        let request = Request::new(
+            &call.event_source,
+            &call.event_name,
+            call.request_parameters,
+        );
+        let outcome = match cloud.execute(&request, &caller) {
+            Ok(outcome) => outcome,
+            Err(e) => bail!("{name} line {}: {e}", n + 1),
+        };
+        writeln!(out, "{}", outcome.record)?;
+    }
+    if let Some(path) = state_out {
+        write_state(&cloud.snapshot(), &path)?;
+    }
+    Ok(())
+}
+
+/// Writes a state as a version 4 state file, atomically.
+fn write_state(state: &State, path: &std::path::Path) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(&evaluation::sim::tfstate_json(state))?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).with_context(|| format!("cannot write {}", tmp.display()))?;
+    std::fs::rename(&tmp, path).with_context(|| format!("cannot rename to {}", path.display()))?;
+    Ok(())
+}

@@ -1,0 +1,7 @@
+//! retrace evaluation: a simulated AWS account ([`sim`]) that executes write calls in the
+//! shapes CloudTrail records them, changes a Terraform-shaped model of the account's resources
+//! and writes the CloudTrail record each call would leave.
+
+#![forbid(unsafe_code)]
+
+pub mod sim;
