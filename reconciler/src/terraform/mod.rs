@@ -1,6 +1,7 @@
 //! The model of a Terraform project: state, configuration, expression evaluation with
 //! Terraform's built-in functions, and provenance of attribute values.
 
+pub mod config;
 pub mod functions;
 pub mod source;
 pub mod state;

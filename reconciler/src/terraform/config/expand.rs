@@ -1,0 +1,312 @@
+//! Expansion: `count` and `for_each` into instance keys, and block bodies (nested and
+//! `dynamic` blocks included) into values shaped the way state holds them.
+
+use std::collections::BTreeMap;
+
+use hcl::edit::Span;
+use hcl::edit::expr::Expression;
+use hcl::edit::structure::{Block, Body};
+
+use super::{Diagnostic, line_of};
+use crate::terraform::functions::{EvalScope, Value, evaluate};
+use crate::terraform::state::IndexKey;
+
+/// Arguments of a resource or module block that are not part of its value.
+const META_ARGUMENTS: [&str; 5] = ["count", "for_each", "provider", "providers", "depends_on"];
+
+/// Blocks of a resource that are not part of its value.
+const META_BLOCKS: [&str; 3] = ["lifecycle", "provisioner", "connection"];
+
+/// Where an expression is, for diagnostics.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Place<'a> {
+    /// The file.
+    pub file: &'a str,
+    /// The file's text.
+    pub text: &'a str,
+}
+
+/// Evaluates an expression; a failure is recorded as a diagnostic about `subject` and gives
+/// an unknown value.
+pub(super) fn eval(
+    expr: &Expression,
+    scope: &EvalScope,
+    place: Place,
+    subject: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Value {
+    match evaluate(&hcl::Expression::from(expr.clone()), scope) {
+        Ok(value) => value,
+        Err(error) => {
+            diagnostics.push(Diagnostic {
+                file: place.file.to_string(),
+                line: line_of(place.text, expr.span().unwrap_or_default().start),
+                subject: subject.to_string(),
+                message: error.to_string(),
+            });
+            Value::Unknown
+        }
+    }
+}
+
+/// One instance of a block with `count` or `for_each`: its key and `each.value`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Key {
+    /// The instance key, `None` without `count` and `for_each`.
+    pub index: Option<IndexKey>,
+    /// `each.value` under `for_each`.
+    pub each_value: Option<Value>,
+}
+
+impl Key {
+    /// `scope` with `count` or `each` bound for this instance.
+    pub fn bind(&self, scope: &EvalScope) -> EvalScope {
+        let scope = scope.clone();
+        match (&self.index, &self.each_value) {
+            (Some(IndexKey::Int(i)), _) => scope.with_binding(
+                "count",
+                Value::Object(BTreeMap::from([(
+                    "index".to_string(),
+                    Value::Number(*i as f64),
+                )])),
+            ),
+            (Some(IndexKey::Str(key)), Some(value)) => scope.with_binding(
+                "each",
+                Value::Object(BTreeMap::from([
+                    ("key".to_string(), Value::String(key.clone())),
+                    ("value".to_string(), value.clone()),
+                ])),
+            ),
+            _ => scope,
+        }
+    }
+}
+
+/// The instance keys of a resource or module block, from its `count` or `for_each`; an
+/// error says why they cannot be known.
+pub(super) fn keys(body: &Body, scope: &EvalScope) -> Result<Vec<Key>, String> {
+    let value = |name: &str| {
+        body.get_attribute(name)
+            .map(|attr| evaluate(&hcl::Expression::from(attr.value.clone()), scope))
+            .transpose()
+            .map_err(|error| format!("{name}: {error}"))
+    };
+    if let Some(count) = value("count")? {
+        return count_keys(&count);
+    }
+    match value("for_each")? {
+        Some(for_each) => for_each_keys(for_each),
+        None => Ok(vec![Key {
+            index: None,
+            each_value: None,
+        }]),
+    }
+}
+
+fn count_keys(count: &Value) -> Result<Vec<Key>, String> {
+    match count {
+        Value::Number(n) if *n >= 0.0 && n.fract() == 0.0 => Ok((0..*n as i64)
+            .map(|i| Key {
+                index: Some(IndexKey::Int(i)),
+                each_value: None,
+            })
+            .collect()),
+        Value::Unknown => Err("count is not known until apply".to_string()),
+        other => Err(format!("count must be a whole number, not {other}")),
+    }
+}
+
+fn for_each_keys(for_each: Value) -> Result<Vec<Key>, String> {
+    let key = |k: String, v: Value| Key {
+        index: Some(IndexKey::Str(k)),
+        each_value: Some(v),
+    };
+    match for_each {
+        Value::Object(map) => Ok(map.into_iter().map(|(k, v)| key(k, v)).collect()),
+        Value::List(items) => items
+            .into_iter()
+            .map(|item| match item {
+                Value::String(s) => Ok(key(s.clone(), Value::String(s))),
+                Value::Unknown => Err("for_each has keys not known until apply".to_string()),
+                other => Err(format!(
+                    "for_each set elements must be strings, not {other}"
+                )),
+            })
+            .collect(),
+        Value::Unknown => Err("for_each is not known until apply".to_string()),
+        other => Err(format!(
+            "for_each must be a map or a set of strings, not a {}",
+            other.type_name()
+        )),
+    }
+}
+
+/// The name a `dynamic` block's content uses for the current element: its `iterator`
+/// argument, or else its label.
+pub(super) fn iterator_name(block: &Block) -> String {
+    let explicit = block
+        .body
+        .get_attribute("iterator")
+        .and_then(|attr| match &attr.value {
+            Expression::Variable(name) => Some(name.as_str().to_string()),
+            _ => None,
+        });
+    explicit.unwrap_or_else(|| block.labels.first().map_or("", |l| l.as_str()).to_string())
+}
+
+/// One nested block of a body after `dynamic` blocks are expanded.
+#[derive(Debug, Clone)]
+pub(super) struct Nested<'b> {
+    /// The block type, `ingress`.
+    pub kind: String,
+    /// The block written in the file: a plain nested block, or a `dynamic` block.
+    pub block: &'b Block,
+    /// The body the values come from: the block's own, or the dynamic block's `content`.
+    pub body: &'b Body,
+    /// For a `dynamic` block: the iterator's name, key and value.
+    pub iteration: Option<Iteration>,
+}
+
+/// The current element of a `dynamic` block.
+#[derive(Debug, Clone)]
+pub(super) struct Iteration {
+    /// The iterator's name.
+    pub name: String,
+    /// The element's key: a map key, or a list position.
+    pub key: Value,
+    /// The element.
+    pub value: Value,
+}
+
+impl Nested<'_> {
+    /// `scope` with the iterator bound, for a `dynamic` block's element.
+    pub fn scope(&self, scope: &EvalScope) -> EvalScope {
+        match &self.iteration {
+            Some(it) => scope.clone().with_binding(
+                it.name.clone(),
+                Value::Object(BTreeMap::from([
+                    ("key".to_string(), it.key.clone()),
+                    ("value".to_string(), it.value.clone()),
+                ])),
+            ),
+            None => scope.clone(),
+        }
+    }
+}
+
+/// The nested blocks of `body` in file order, `dynamic` blocks expanded; `top` leaves out a
+/// resource's meta blocks. A `dynamic` block whose `for_each` cannot be evaluated is left
+/// out with a diagnostic.
+pub(super) fn nested<'b>(
+    body: &'b Body,
+    scope: &EvalScope,
+    top: bool,
+    place: Place,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Vec<Nested<'b>> {
+    let mut out = Vec::new();
+    for block in body.blocks() {
+        let kind = block.ident.as_str();
+        if top && META_BLOCKS.contains(&kind) {
+            continue;
+        }
+        if kind != "dynamic" {
+            out.push(Nested {
+                kind: kind.to_string(),
+                block,
+                body: &block.body,
+                iteration: None,
+            });
+            continue;
+        }
+        let label = block.labels.first().map_or("", |l| l.as_str()).to_string();
+        let (Some(for_each), Some(content)) = (
+            block.body.get_attribute("for_each"),
+            block.body.blocks().find(|b| b.ident.as_str() == "content"),
+        ) else {
+            continue;
+        };
+        let subject = format!("dynamic \"{label}\"");
+        let elements = match eval(&for_each.value, scope, place, &subject, diagnostics) {
+            Value::Object(map) => map
+                .into_iter()
+                .map(|(k, v)| (Value::String(k), v))
+                .collect(),
+            Value::List(items) => items
+                .into_iter()
+                .enumerate()
+                .map(|(i, v)| (Value::Number(i as f64), v))
+                .collect(),
+            other => {
+                diagnostics.push(Diagnostic {
+                    file: place.file.to_string(),
+                    line: line_of(place.text, block.span().unwrap_or_default().start),
+                    subject,
+                    message: format!("for_each is {other}, not a collection; block left out"),
+                });
+                Vec::new()
+            }
+        };
+        let name = iterator_name(block);
+        out.extend(elements.into_iter().map(|(key, value)| Nested {
+            kind: label.clone(),
+            block,
+            body: &content.body,
+            iteration: Some(Iteration {
+                name: name.clone(),
+                key,
+                value,
+            }),
+        }));
+    }
+    out
+}
+
+/// The value of a block body: its arguments, and its nested blocks as lists of objects by
+/// type. `top` leaves out meta-arguments and meta blocks; `subject` names it in diagnostics.
+pub(super) fn body_value(
+    body: &Body,
+    scope: &EvalScope,
+    top: bool,
+    place: Place,
+    subject: &str,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Value {
+    let mut map = BTreeMap::new();
+    for attr in body.attributes() {
+        let name = attr.key.as_str();
+        if top && META_ARGUMENTS.contains(&name) {
+            continue;
+        }
+        let subject = format!("{subject}.{name}");
+        let value = eval(&attr.value, scope, place, &subject, diagnostics);
+        map.insert(name.to_string(), value);
+    }
+    let mut positions: BTreeMap<String, usize> = BTreeMap::new();
+    for block in nested(body, scope, top, place, diagnostics) {
+        let position = positions.entry(block.kind.clone()).or_insert(0);
+        let subject = format!("{subject}.{}[{position}]", block.kind);
+        *position += 1;
+        let value = body_value(
+            block.body,
+            &block.scope(scope),
+            false,
+            place,
+            &subject,
+            diagnostics,
+        );
+        match map
+            .entry(block.kind.clone())
+            .or_insert_with(|| Value::List(Vec::new()))
+        {
+            Value::List(items) => items.push(value),
+            _ => diagnostics.push(Diagnostic {
+                file: place.file.to_string(),
+                line: line_of(place.text, block.block.span().unwrap_or_default().start),
+                subject: subject.clone(),
+                message: format!("both an argument and a block are called {}", block.kind),
+            }),
+        }
+    }
+    Value::Object(map)
+}

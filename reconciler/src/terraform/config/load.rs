@@ -1,0 +1,676 @@
+//! Loading: module instances evaluated from the root down.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use hcl::edit::Span;
+use hcl::edit::expr::Expression;
+use hcl::edit::structure::Body;
+
+use super::expand::{Key, Place, body_value, eval, keys};
+use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
+use super::refs::references;
+use super::types::{Type, convert, parse_type};
+use super::vars::{Assigned, root_assignments};
+use super::{
+    ConfigError, Diagnostic, LoadOptions, Project, ResourceInstance, VariableSource, line_of,
+};
+use crate::terraform::functions::{EvalScope, Value, evaluate};
+use crate::terraform::state::{IndexKey, Mode, State};
+
+/// One instance of a module: the root, or one per call (and per key of its `count` or
+/// `for_each`).
+#[derive(Debug, Clone)]
+pub(super) struct ModuleInstance {
+    /// `module.a["x"].module.b`, or `None` for the root.
+    pub path: Option<String>,
+    /// Index of its declarations.
+    pub decls: usize,
+    /// The call that made it, `None` for the root.
+    pub call: Option<CallSite>,
+    /// Its scope once locals and module calls are evaluated (no `each` or `count`).
+    pub scope: EvalScope,
+    /// Its variables.
+    pub variables: BTreeMap<String, VarRecord>,
+    /// Its locals' values.
+    pub locals: BTreeMap<String, Value>,
+    /// Its outputs' values.
+    pub outputs: BTreeMap<String, Value>,
+}
+
+/// The module call that made a module instance.
+#[derive(Debug, Clone)]
+pub(super) struct CallSite {
+    /// The calling module instance.
+    pub parent: usize,
+    /// The index of the call among the parent's module blocks.
+    pub call: usize,
+    /// The instance key of the call.
+    pub key: Key,
+}
+
+/// A variable's value and where it came from.
+#[derive(Debug, Clone)]
+pub(super) struct VarRecord {
+    /// The value after type conversion.
+    pub value: Value,
+    /// Where it came from.
+    pub source: VariableSource,
+    /// The expression the value was written as (a default or tfvars value), if any.
+    pub expr: Option<Expression>,
+}
+
+/// A resource instance and what is needed to trace its attributes.
+#[derive(Debug, Clone)]
+pub(super) struct InstanceRecord {
+    /// What the project shows.
+    pub public: ResourceInstance,
+    /// The module instance.
+    pub module: usize,
+    /// The index of the block among the module's resources.
+    pub decl: usize,
+    /// The instance key.
+    pub key: Key,
+}
+
+struct Loader<'a> {
+    root: PathBuf,
+    state: Option<&'a State>,
+    installed: BTreeMap<String, String>,
+    files: BTreeMap<String, String>,
+    decls: Vec<ModuleDecls>,
+    modules: Vec<ModuleInstance>,
+    instances: Vec<InstanceRecord>,
+    diagnostics: Vec<Diagnostic>,
+}
+
+/// Loads the configuration rooted at `dir`; see the module documentation.
+pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigError> {
+    let mut loader = Loader {
+        root: dir.to_path_buf(),
+        state: options.state,
+        installed: installed_modules(dir)?,
+        files: BTreeMap::new(),
+        decls: Vec::new(),
+        modules: Vec::new(),
+        instances: Vec::new(),
+        diagnostics: Vec::new(),
+    };
+    let root = loader.decls_of("")?;
+    let types = loader.decls[root]
+        .variables
+        .iter()
+        .map(|v| (v.label(0).to_string(), variable_type(v)))
+        .collect();
+    let assigned = root_assignments(
+        dir,
+        options,
+        &types,
+        &mut loader.files,
+        &mut loader.diagnostics,
+    )?;
+    loader.instantiate(root, None, String::new(), None, assigned)?;
+    let uses = super::refs::count_uses(&loader.modules, &loader.decls, &loader.instances);
+    Ok(Project {
+        root: loader.root,
+        files: loader.files,
+        modules: loader.modules,
+        decls: loader.decls,
+        instances: loader.instances,
+        diagnostics: loader.diagnostics,
+        uses,
+    })
+}
+
+fn variable_type(decl: &BlockDecl) -> Type {
+    decl.block
+        .body
+        .get_attribute("type")
+        .map_or(Type::Any, |attr| {
+            parse_type(&hcl::Expression::from(attr.value.clone()))
+        })
+}
+
+/// A local or a module call, as a node of the evaluation order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Node {
+    Local(usize),
+    Call(usize),
+}
+
+impl Loader<'_> {
+    /// The index of the declarations of the module directory `rel`, reading it if new.
+    fn decls_of(&mut self, rel: &str) -> Result<usize, ConfigError> {
+        if let Some(index) = self.decls.iter().position(|d| d.rel == rel) {
+            return Ok(index);
+        }
+        let decls = read_module(&self.root, rel, &mut self.files, &mut self.diagnostics)?;
+        self.decls.push(decls);
+        Ok(self.decls.len() - 1)
+    }
+
+    fn text(&self, file: &str) -> &str {
+        self.files.get(file).map_or("", String::as_str)
+    }
+
+    fn diagnose(&mut self, file: &str, at: usize, subject: String, message: String) {
+        let line = line_of(self.text(file), at);
+        self.diagnostics.push(Diagnostic {
+            file: file.to_string(),
+            line,
+            subject,
+            message,
+        });
+    }
+
+    /// Evaluates one module instance and, recursively, the modules it calls.
+    fn instantiate(
+        &mut self,
+        decls: usize,
+        path: Option<String>,
+        key: String,
+        call: Option<CallSite>,
+        inputs: BTreeMap<String, Assigned>,
+    ) -> Result<usize, ConfigError> {
+        let module_dir = self.root.join(&self.decls[decls].rel);
+        let variables = self.variables(decls, &path, inputs);
+        let mut scope = EvalScope::new(module_dir)
+            .with_binding(
+                "terraform",
+                Value::Object(BTreeMap::from([(
+                    "workspace".to_string(),
+                    Value::String("default".to_string()),
+                )])),
+            )
+            .with_binding("module", Value::Object(BTreeMap::new()));
+        for (name, record) in &variables {
+            scope = scope.with_variable(name.clone(), record.value.clone());
+        }
+        for (address, value) in self.state_resources(path.as_deref()) {
+            scope = scope.with_resource(address, value);
+        }
+        let index = self.modules.len();
+        self.modules.push(ModuleInstance {
+            path: path.clone(),
+            decls,
+            call,
+            scope,
+            variables,
+            locals: BTreeMap::new(),
+            outputs: BTreeMap::new(),
+        });
+        let mut module_values = BTreeMap::new();
+        for node in self.order(decls)? {
+            match node {
+                Node::Local(local) => self.evaluate_local(index, local),
+                Node::Call(call) => {
+                    let (name, value) = self.evaluate_call(index, call, &key)?;
+                    module_values.insert(name, value);
+                    let module = &mut self.modules[index];
+                    module.scope = module
+                        .scope
+                        .clone()
+                        .with_binding("module", Value::Object(module_values.clone()));
+                }
+            }
+        }
+        self.expand_resources(index);
+        self.evaluate_outputs(index);
+        Ok(index)
+    }
+
+    /// The variables of a module instance: assigned values (tfvars or module arguments)
+    /// over defaults, converted to their types.
+    fn variables(
+        &mut self,
+        decls: usize,
+        path: &Option<String>,
+        mut inputs: BTreeMap<String, Assigned>,
+    ) -> BTreeMap<String, VarRecord> {
+        let mut out = BTreeMap::new();
+        let declared = self.decls[decls].variables.clone();
+        for decl in &declared {
+            let name = decl.label(0).to_string();
+            let subject = match path {
+                Some(path) => format!("{path}.var.{name}"),
+                None => format!("var.{name}"),
+            };
+            let default = decl.block.body.get_attribute("default");
+            let (value, source, expr) = match (inputs.remove(&name), default) {
+                (Some(assigned), _) => (assigned.value, assigned.source, assigned.expr),
+                (None, Some(default)) => {
+                    let value = evaluate(
+                        &hcl::Expression::from(default.value.clone()),
+                        &EvalScope::new(&self.root),
+                    )
+                    .unwrap_or(Value::Unknown);
+                    let source = VariableSource::Default {
+                        file: decl.file.clone(),
+                        span: default.value.span().unwrap_or_default(),
+                    };
+                    (value, source, Some(default.value.clone()))
+                }
+                (None, None) => {
+                    let message = "no value given and no default".to_string();
+                    self.diagnose(&decl.file, decl.span().start, subject.clone(), message);
+                    (Value::Unknown, VariableSource::Unset, None)
+                }
+            };
+            let value = match convert(value.clone(), &variable_type(decl)) {
+                Ok(converted) => converted,
+                Err(message) => {
+                    self.diagnose(&decl.file, decl.span().start, subject, message);
+                    value
+                }
+            };
+            out.insert(
+                name,
+                VarRecord {
+                    value,
+                    source,
+                    expr,
+                },
+            );
+        }
+        for (name, assigned) in inputs {
+            if let VariableSource::ModuleArgument { file, span } = assigned.source {
+                let subject = path.clone().unwrap_or_default();
+                let message = format!("argument `{name}` is not a variable of the module");
+                self.diagnose(&file, span.start, subject, message);
+            }
+        }
+        out
+    }
+
+    /// The state's resources in the module at `path`, by address within the module: an
+    /// object per resource, or a list (`count`) or map (`for_each`) of them.
+    fn state_resources(&self, path: Option<&str>) -> BTreeMap<String, Value> {
+        let mut grouped: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
+        let instances = self.state.map_or(&[][..], |s| s.instances.as_slice());
+        for instance in instances {
+            if instance.module.as_deref() != path || instance.deposed.is_some() {
+                continue;
+            }
+            let prefix = if instance.mode == Mode::Data {
+                "data."
+            } else {
+                ""
+            };
+            let address = format!("{prefix}{}.{}", instance.resource_type, instance.name);
+            let value = Value::from_json(&instance.attributes);
+            grouped
+                .entry(address)
+                .or_default()
+                .push((instance.index.clone(), value));
+        }
+        grouped
+            .into_iter()
+            .map(|(address, instances)| (address, collect_instances(instances)))
+            .collect()
+    }
+
+    /// Locals and module calls of a module in an order where each comes after what it
+    /// refers to.
+    fn order(&self, decls: usize) -> Result<Vec<Node>, ConfigError> {
+        let module = &self.decls[decls];
+        let nodes: Vec<(Node, String)> = (module.locals.iter().enumerate())
+            .map(|(i, l)| (Node::Local(i), format!("local.{}", l.name)))
+            .chain(
+                module
+                    .calls
+                    .iter()
+                    .enumerate()
+                    .map(|(i, c)| (Node::Call(i), format!("module.{}", c.label(0)))),
+            )
+            .collect();
+        let edges: Vec<Vec<usize>> = nodes
+            .iter()
+            .map(|(node, _)| {
+                let exprs: Vec<&Expression> = match *node {
+                    Node::Local(i) => vec![&module.locals[i].attr.value],
+                    Node::Call(i) => module.calls[i]
+                        .block
+                        .body
+                        .attributes()
+                        .map(|a| &a.value)
+                        .collect(),
+                };
+                let mut targets: Vec<usize> = exprs
+                    .into_iter()
+                    .flat_map(references)
+                    .filter_map(|(root, attr)| {
+                        let name = format!("{root}.{}", attr?);
+                        nodes.iter().position(|(_, n)| *n == name)
+                    })
+                    .collect();
+                targets.dedup();
+                targets
+            })
+            .collect();
+        let mut order = Vec::new();
+        let mut state = vec![0u8; nodes.len()];
+        let mut stack = Vec::new();
+        for start in 0..nodes.len() {
+            visit(start, &edges, &mut state, &mut stack, &mut order).map_err(|cycle| {
+                let names: Vec<String> = cycle.iter().map(|&i| nodes[i].1.clone()).collect();
+                let (file, at) = match nodes[cycle[0]].0 {
+                    Node::Local(i) => (
+                        &module.locals[i].file,
+                        module.locals[i].attr.span().unwrap_or_default().start,
+                    ),
+                    Node::Call(i) => (&module.calls[i].file, module.calls[i].span().start),
+                };
+                ConfigError::Cycle {
+                    file: file.clone(),
+                    line: line_of(self.text(file), at),
+                    names,
+                }
+            })?;
+        }
+        Ok(order.into_iter().map(|i| nodes[i].0).collect())
+    }
+
+    fn evaluate_local(&mut self, module: usize, local: usize) {
+        let decl = self.decls[self.modules[module].decls].locals[local].clone();
+        let subject = prefixed(&self.modules[module].path, &format!("local.{}", decl.name));
+        let place = Place {
+            file: &decl.file,
+            text: self.files.get(&decl.file).map_or("", String::as_str),
+        };
+        let value = eval(
+            &decl.attr.value,
+            &self.modules[module].scope,
+            place,
+            &subject,
+            &mut self.diagnostics,
+        );
+        let instance = &mut self.modules[module];
+        instance.scope = instance
+            .scope
+            .clone()
+            .with_local(decl.name.clone(), value.clone());
+        instance.locals.insert(decl.name, value);
+    }
+
+    /// Evaluates a module call: each of its instances in turn. Returns the call's name and
+    /// the value `module.NAME` has in the caller.
+    fn evaluate_call(
+        &mut self,
+        parent: usize,
+        call: usize,
+        parent_key: &str,
+    ) -> Result<(String, Value), ConfigError> {
+        let decl = self.decls[self.modules[parent].decls].calls[call].clone();
+        let name = decl.label(0).to_string();
+        let call_path = prefixed(&self.modules[parent].path, &format!("module.{name}"));
+        let key = if parent_key.is_empty() {
+            name.clone()
+        } else {
+            format!("{parent_key}.{name}")
+        };
+        let caller_rel = self.decls[self.modules[parent].decls].rel.clone();
+        let Some(rel) = self.module_dir(&decl, &key, &caller_rel) else {
+            let message = "module source not found; run `terraform init`".to_string();
+            self.diagnose(&decl.file, decl.span().start, call_path, message);
+            return Ok((name, Value::Unknown));
+        };
+        let child_decls = self.decls_of(&rel)?;
+        let scope = self.modules[parent].scope.clone();
+        let instance_keys = match keys(&decl.block.body, &scope) {
+            Ok(keys) => keys,
+            Err(message) => {
+                self.diagnose(&decl.file, decl.span().start, call_path, message);
+                return Ok((name, Value::Unknown));
+            }
+        };
+        let mut instances = Vec::new();
+        for instance_key in instance_keys {
+            let path = match &instance_key.index {
+                Some(index) => format!("{call_path}{index}"),
+                None => call_path.clone(),
+            };
+            let inputs = self.arguments(&decl, &instance_key.bind(&scope), &path);
+            let site = CallSite {
+                parent,
+                call,
+                key: instance_key.clone(),
+            };
+            let child =
+                self.instantiate(child_decls, Some(path), key.clone(), Some(site), inputs)?;
+            let outputs = Value::Object(self.modules[child].outputs.clone());
+            instances.push((instance_key.index, outputs));
+        }
+        Ok((name, collect_instances(instances)))
+    }
+
+    /// The directory of a called module: relative to the caller for a local source, else
+    /// where `terraform init` installed it.
+    fn module_dir(&self, decl: &BlockDecl, key: &str, caller_rel: &str) -> Option<String> {
+        let source = match decl.block.body.get_attribute("source").map(|a| &a.value) {
+            Some(Expression::String(source)) => source.value().clone(),
+            _ => return None,
+        };
+        if source.starts_with("./") || source.starts_with("../") {
+            Some(join_rel(caller_rel, &source))
+        } else {
+            self.installed.get(key).cloned()
+        }
+    }
+
+    /// A module call's arguments evaluated in the caller's scope.
+    fn arguments(
+        &mut self,
+        decl: &BlockDecl,
+        scope: &EvalScope,
+        path: &str,
+    ) -> BTreeMap<String, Assigned> {
+        const NOT_INPUTS: [&str; 6] = [
+            "source",
+            "version",
+            "count",
+            "for_each",
+            "providers",
+            "depends_on",
+        ];
+        let place = Place {
+            file: &decl.file,
+            text: self.files.get(&decl.file).map_or("", String::as_str),
+        };
+        decl.block
+            .body
+            .attributes()
+            .filter(|attr| !NOT_INPUTS.contains(&attr.key.as_str()))
+            .map(|attr| {
+                let subject = format!("{path}.{}", attr.key.as_str());
+                let value = eval(&attr.value, scope, place, &subject, &mut self.diagnostics);
+                let assigned = Assigned {
+                    value,
+                    source: VariableSource::ModuleArgument {
+                        file: decl.file.clone(),
+                        span: attr.value.span().unwrap_or_default(),
+                    },
+                    expr: Some(attr.value.clone()),
+                };
+                (attr.key.as_str().to_string(), assigned)
+            })
+            .collect()
+    }
+
+    /// Expands every resource and data block of a module instance into instances.
+    fn expand_resources(&mut self, module: usize) {
+        let decls = self.modules[module].decls;
+        let path = self.modules[module].path.clone();
+        for (index, decl) in self.decls[decls].resources.clone().iter().enumerate() {
+            let mode = match decl.block.ident.as_str() {
+                "data" => Mode::Data,
+                _ => Mode::Managed,
+            };
+            let (resource_type, name) = (decl.label(0).to_string(), decl.label(1).to_string());
+            let address = address(path.as_deref(), mode, &resource_type, &name, None);
+            let scope = self.modules[module].scope.clone();
+            let instance_keys = match keys(&decl.block.body, &scope) {
+                Ok(keys) => keys,
+                Err(message) => {
+                    let message = format!("{message}; no instances");
+                    self.diagnose(&decl.file, decl.span().start, address, message);
+                    continue;
+                }
+            };
+            for key in instance_keys {
+                let address = address_of(path.as_deref(), mode, &resource_type, &name, &key);
+                let attributes =
+                    self.body_value(&decl.block.body, &key.bind(&scope), decl, &address);
+                let public = ResourceInstance {
+                    address,
+                    module: path.clone(),
+                    mode,
+                    resource_type: resource_type.clone(),
+                    name: name.clone(),
+                    index: key.index.clone(),
+                    attributes,
+                    file: decl.file.clone(),
+                    span: decl.span(),
+                };
+                self.instances.push(InstanceRecord {
+                    public,
+                    module,
+                    decl: index,
+                    key,
+                });
+            }
+        }
+    }
+
+    fn body_value(
+        &mut self,
+        body: &Body,
+        scope: &EvalScope,
+        decl: &BlockDecl,
+        subject: &str,
+    ) -> Value {
+        let place = Place {
+            file: &decl.file,
+            text: self.files.get(&decl.file).map_or("", String::as_str),
+        };
+        body_value(body, scope, true, place, subject, &mut self.diagnostics)
+    }
+
+    fn evaluate_outputs(&mut self, module: usize) {
+        let decls = self.modules[module].decls;
+        for decl in self.decls[decls].outputs.clone() {
+            let name = decl.label(0).to_string();
+            let Some(value) = decl.block.body.get_attribute("value") else {
+                continue;
+            };
+            let subject = prefixed(&self.modules[module].path, &format!("output.{name}"));
+            let place = Place {
+                file: &decl.file,
+                text: self.files.get(&decl.file).map_or("", String::as_str),
+            };
+            let value = eval(
+                &value.value,
+                &self.modules[module].scope,
+                place,
+                &subject,
+                &mut self.diagnostics,
+            );
+            self.modules[module].outputs.insert(name, value);
+        }
+    }
+}
+
+/// Depth-first post-order visit for a topological order; a cycle is returned as the list of
+/// its members.
+fn visit(
+    node: usize,
+    edges: &[Vec<usize>],
+    state: &mut [u8],
+    stack: &mut Vec<usize>,
+    order: &mut Vec<usize>,
+) -> Result<(), Vec<usize>> {
+    match state[node] {
+        2 => return Ok(()),
+        1 => {
+            let from = stack.iter().position(|&n| n == node).unwrap_or(0);
+            let mut cycle = stack[from..].to_vec();
+            cycle.push(node);
+            return Err(cycle);
+        }
+        _ => {}
+    }
+    state[node] = 1;
+    stack.push(node);
+    for &next in &edges[node] {
+        visit(next, edges, state, stack, order)?;
+    }
+    stack.pop();
+    state[node] = 2;
+    order.push(node);
+    Ok(())
+}
+
+/// Values of the instances of one resource or module call as its references see them: the
+/// single object, a list by `count` index, or a map by `for_each` key.
+fn collect_instances(instances: Vec<(Option<IndexKey>, Value)>) -> Value {
+    match instances.first().map(|(key, _)| key) {
+        Some(None) => instances
+            .into_iter()
+            .next()
+            .map_or(Value::Unknown, |(_, v)| v),
+        Some(Some(IndexKey::Int(_))) => {
+            let len = instances
+                .iter()
+                .filter_map(|(key, _)| match key {
+                    Some(IndexKey::Int(i)) => usize::try_from(*i).ok(),
+                    _ => None,
+                })
+                .max()
+                .map_or(0, |max| max + 1);
+            let mut list = vec![Value::Unknown; len];
+            for (key, value) in instances {
+                if let Some(IndexKey::Int(i)) = key
+                    && let Some(slot) = usize::try_from(i).ok().and_then(|i| list.get_mut(i))
+                {
+                    *slot = value;
+                }
+            }
+            Value::List(list)
+        }
+        Some(Some(IndexKey::Str(_))) => Value::Object(
+            instances
+                .into_iter()
+                .filter_map(|(key, value)| match key {
+                    Some(IndexKey::Str(k)) => Some((k, value)),
+                    _ => None,
+                })
+                .collect(),
+        ),
+        None => Value::Object(BTreeMap::new()),
+    }
+}
+
+/// `path.rest`, or `rest` in the root module.
+fn prefixed(path: &Option<String>, rest: &str) -> String {
+    match path {
+        Some(path) => format!("{path}.{rest}"),
+        None => rest.to_string(),
+    }
+}
+
+/// An instance address as Terraform prints it.
+fn address(
+    module: Option<&str>,
+    mode: Mode,
+    resource_type: &str,
+    name: &str,
+    index: Option<&IndexKey>,
+) -> String {
+    let data = if mode == Mode::Data { "data." } else { "" };
+    let index = index.map(ToString::to_string).unwrap_or_default();
+    let local = format!("{data}{resource_type}.{name}{index}");
+    prefixed(&module.map(str::to_string), &local)
+}
+
+fn address_of(module: Option<&str>, mode: Mode, kind: &str, name: &str, key: &Key) -> String {
+    address(module, mode, kind, name, key.index.as_ref())
+}

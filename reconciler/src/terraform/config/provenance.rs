@@ -1,0 +1,535 @@
+//! Where an attribute's value is written: the literal at the use site, a variable's default
+//! or tfvars assignment, a local, a module argument, a `for_each` entry, or an expression too
+//! complex to invert.
+
+use std::ops::Range;
+
+use hcl::edit::Span;
+use hcl::edit::expr::{Expression, ObjectKey, TraversalOperator};
+use hcl::edit::structure::Body;
+use hcl::edit::template::Element;
+
+use super::expand::{Place, nested};
+use super::load::ModuleInstance;
+use super::{Project, VariableSource, line_of};
+use crate::terraform::functions::{EvalScope, Value, evaluate};
+use crate::terraform::state::{IndexKey, PathStep};
+
+/// Where the value of one attribute comes from. Spans are byte ranges into
+/// [`Project::files`]; when the path goes into a literal object or list (a tag, a list
+/// element, a map entry of a variable's default), the span is that of the entry.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Provenance {
+    /// A literal written at the use site.
+    Literal {
+        /// The file.
+        file: String,
+        /// The literal.
+        span: Range<usize>,
+    },
+    /// Exactly `var.NAME` (or a path into it) of a variable not set by a module call.
+    Variable {
+        /// The module path, or `None` for the root.
+        module: Option<String>,
+        /// The variable's name.
+        name: String,
+        /// Where its value is written.
+        source: VariableSource,
+    },
+    /// Exactly `var.NAME` in a child module whose call sets the variable: the argument's
+    /// expression, traced in the caller.
+    ModuleInput {
+        /// The module call's address, `module.app`.
+        call: String,
+        /// The argument (the variable's name).
+        argument: String,
+        /// The file of the module call.
+        file: String,
+        /// The argument's expression.
+        span: Range<usize>,
+        /// Where the argument's value comes from.
+        inner: Box<Provenance>,
+    },
+    /// Exactly `local.NAME` (or a path into it).
+    Local {
+        /// The module path, or `None` for the root.
+        module: Option<String>,
+        /// The local's name.
+        name: String,
+        /// The file declaring it.
+        file: String,
+        /// The local's expression.
+        span: Range<usize>,
+        /// Where the local's value comes from.
+        inner: Box<Provenance>,
+    },
+    /// `each.value` (or a `dynamic` block's iterator value, or a path into either) written as
+    /// an entry of a literal `for_each` collection.
+    ForEach {
+        /// The instance key (or the element's key in a `dynamic` block).
+        key: String,
+        /// The file.
+        file: String,
+        /// The entry's value.
+        span: Range<usize>,
+    },
+    /// An expression that cannot be traced to one place.
+    Expression {
+        /// The file.
+        file: String,
+        /// The expression.
+        span: Range<usize>,
+        /// Why it cannot be traced: a function call, an interpolation, a reference to another
+        /// resource, ...
+        reason: String,
+    },
+    /// The attribute is not set in the configuration.
+    Absent {
+        /// The file.
+        file: String,
+        /// The block (or literal object) where it would be added.
+        span: Range<usize>,
+    },
+}
+
+/// The name an object key stands for: an identifier or a literal string.
+pub(super) fn key_name(key: &ObjectKey) -> Option<String> {
+    match key {
+        ObjectKey::Ident(ident) => Some(ident.as_str().to_string()),
+        ObjectKey::Expression(Expression::String(s)) => Some(s.value().clone()),
+        ObjectKey::Expression(_) => None,
+    }
+}
+
+/// The element a `for_each` or `dynamic` iteration is at.
+#[derive(Debug, Clone)]
+struct Iterating {
+    /// The name bound: `each`, or the dynamic block's iterator.
+    name: String,
+    /// The element's key as a path step into the collection.
+    key: PathStep,
+    /// The collection's expression.
+    collection: Expression,
+    /// The collection's file.
+    file: String,
+    /// How many iterations enclose the collection's expression.
+    depth: usize,
+}
+
+/// Where an expression is being traced: module instance, file, scope and the iterations
+/// around it.
+#[derive(Clone)]
+struct Ctx<'p> {
+    project: &'p Project,
+    module: usize,
+    file: String,
+    scope: EvalScope,
+    iterating: Vec<Iterating>,
+}
+
+/// The provenance of the attribute at `path` of instance number `index`.
+pub(super) fn of_instance(project: &Project, index: usize, path: &[PathStep]) -> Provenance {
+    let record = &project.instances[index];
+    let module = &project.modules[record.module];
+    let decl = &project.decls[module.decls].resources[record.decl];
+    let mut ctx = Ctx {
+        project,
+        module: record.module,
+        file: decl.file.clone(),
+        scope: record.key.bind(&module.scope),
+        iterating: Vec::new(),
+    };
+    if let (Some(IndexKey::Str(key)), Some(for_each)) =
+        (&record.key.index, decl.block.body.get_attribute("for_each"))
+    {
+        ctx.iterating.push(Iterating {
+            name: "each".to_string(),
+            key: PathStep::Key(key.clone()),
+            collection: for_each.value.clone(),
+            file: decl.file.clone(),
+            depth: 0,
+        });
+    }
+    ctx.block(&decl.block.body, decl.span(), path, true)
+}
+
+impl Ctx<'_> {
+    fn expression(&self, span: Range<usize>, reason: impl Into<String>) -> Provenance {
+        Provenance::Expression {
+            file: self.file.clone(),
+            span,
+            reason: reason.into(),
+        }
+    }
+
+    fn module(&self) -> &ModuleInstance {
+        &self.project.modules[self.module]
+    }
+
+    /// Follows `steps` from a block body: an argument, or a nested block by position.
+    fn block(&self, body: &Body, span: Range<usize>, steps: &[PathStep], top: bool) -> Provenance {
+        let Some((PathStep::Key(name), rest)) = steps.split_first() else {
+            return self.expression(span, "a path into a block must start with a name");
+        };
+        if let Some(attr) = body.get_attribute(name) {
+            return self.resolve(&attr.value, rest);
+        }
+        let text = self
+            .project
+            .files
+            .get(&self.file)
+            .map_or("", String::as_str);
+        let place = Place {
+            file: &self.file,
+            text,
+        };
+        let blocks: Vec<_> = nested(body, &self.scope, top, place, &mut Vec::new())
+            .into_iter()
+            .filter(|b| b.kind == *name)
+            .collect();
+        let absent = Provenance::Absent {
+            file: self.file.clone(),
+            span: span.clone(),
+        };
+        match rest.split_first() {
+            _ if blocks.is_empty() => absent,
+            Some((PathStep::Index(position), after)) => {
+                let Some(block) = usize::try_from(*position).ok().and_then(|p| blocks.get(p))
+                else {
+                    return absent;
+                };
+                let mut inner = self.clone();
+                inner.scope = block.scope(&self.scope);
+                if let (Some(it), Some(for_each)) =
+                    (&block.iteration, block.block.body.get_attribute("for_each"))
+                {
+                    inner.iterating.push(Iterating {
+                        name: it.name.clone(),
+                        key: match &it.key {
+                            Value::Number(n) => PathStep::Index(*n as u64),
+                            other => PathStep::Key(other.to_text().unwrap_or_default()),
+                        },
+                        collection: for_each.value.clone(),
+                        file: self.file.clone(),
+                        depth: self.iterating.len(),
+                    });
+                }
+                let content_span = block
+                    .body
+                    .span()
+                    .or_else(|| block.block.span())
+                    .unwrap_or(span);
+                inner.block(block.body, content_span, after, false)
+            }
+            _ => self.expression(span, format!("nested `{name}` blocks need a position")),
+        }
+    }
+
+    /// Follows `steps` into an expression.
+    fn resolve(&self, expr: &Expression, steps: &[PathStep]) -> Provenance {
+        let span = expr.span().unwrap_or_default();
+        match expr {
+            Expression::Parenthesis(inner) => self.resolve(inner.inner(), steps),
+            Expression::Null(_)
+            | Expression::Bool(_)
+            | Expression::Number(_)
+            | Expression::String(_) => match steps {
+                [] => self.literal(span),
+                _ => self.expression(span, "a path into a primitive value"),
+            },
+            Expression::Array(items) => match steps.split_first() {
+                None if is_literal(expr) => self.literal(span),
+                None => self.expression(span, "a list holding expressions"),
+                Some((step, rest)) => match element(items.iter(), step) {
+                    Some(item) => self.resolve(item, rest),
+                    None => self.expression(span, format!("no element {}", step_text(step))),
+                },
+            },
+            Expression::Object(object) => match steps.split_first() {
+                None if is_literal(expr) => self.literal(span),
+                None => self.expression(span, "an object holding expressions"),
+                Some((PathStep::Key(key), rest)) => {
+                    let entry = object
+                        .iter()
+                        .find(|(k, _)| key_name(k).as_deref() == Some(key.as_str()));
+                    match entry {
+                        Some((_, value)) => self.resolve(value.expr(), rest),
+                        None => Provenance::Absent {
+                            file: self.file.clone(),
+                            span,
+                        },
+                    }
+                }
+                Some((step, _)) => self.expression(span, format!("no element {}", step_text(step))),
+            },
+            Expression::StringTemplate(template) => {
+                match template.iter().collect::<Vec<_>>().as_slice() {
+                    [Element::Interpolation(only)] => self.resolve(&only.expr, steps),
+                    _ => self.expression(span, "a string template"),
+                }
+            }
+            Expression::HeredocTemplate(_) => self.expression(span, "a heredoc template"),
+            Expression::Variable(name) => self.reference(name.as_str(), &[], steps, span),
+            Expression::Traversal(traversal) => match &traversal.expr {
+                Expression::Variable(name) => {
+                    let operators: Vec<&TraversalOperator> =
+                        traversal.operators.iter().map(|op| op.value()).collect();
+                    self.reference(name.as_str(), &operators, steps, span)
+                }
+                _ => self.expression(span, "a traversal of a computed value"),
+            },
+            Expression::FuncCall(call) => {
+                let name = call.name.name.as_str();
+                match (
+                    name,
+                    call.args.iter().collect::<Vec<_>>().as_slice(),
+                    steps.first(),
+                ) {
+                    ("toset", [only], Some(PathStep::Key(_))) => self.resolve(only, steps),
+                    _ => self.expression(span, format!("the result of {name}()")),
+                }
+            }
+            Expression::Conditional(_) => self.expression(span, "a conditional expression"),
+            Expression::UnaryOp(_) | Expression::BinaryOp(_) => {
+                self.expression(span, "an operator expression")
+            }
+            Expression::ForExpr(_) => self.expression(span, "a for expression"),
+        }
+    }
+
+    fn literal(&self, span: Range<usize>) -> Provenance {
+        Provenance::Literal {
+            file: self.file.clone(),
+            span,
+        }
+    }
+
+    /// Follows a reference `root.operators...` and then `steps`.
+    fn reference(
+        &self,
+        root: &str,
+        operators: &[&TraversalOperator],
+        steps: &[PathStep],
+        span: Range<usize>,
+    ) -> Provenance {
+        let mut path = Vec::with_capacity(operators.len() + steps.len());
+        for operator in operators {
+            match self.step(operator) {
+                Some(step) => path.push(step),
+                None => return self.expression(span, "an index or splat that cannot be followed"),
+            }
+        }
+        path.extend_from_slice(steps);
+        let (first, rest) = match path.split_first() {
+            Some((PathStep::Key(first), rest)) => (first.as_str(), rest),
+            _ => ("", &[][..]),
+        };
+        if let Some(depth) = self.iterating.iter().rposition(|it| it.name == root) {
+            return match first {
+                "value" => self.iteration_value(depth, rest),
+                _ => self.expression(span, format!("{root}.{first}: the iteration's key")),
+            };
+        }
+        match root {
+            "var" if !first.is_empty() => self.variable(self.module, first, rest),
+            "local" if !first.is_empty() => self.local(first, rest),
+            "count" => self.expression(span, "count.index: the instance's position"),
+            "module" => self.expression(span, format!("an output of module.{first}")),
+            "path" | "terraform" | "self" => self.expression(span, format!("{root}.{first}")),
+            "data" => self.expression(span, format!("refers to a data source: data.{first}")),
+            _ => self.expression(span, format!("refers to a resource: {root}.{first}")),
+        }
+    }
+
+    /// A traversal operator as a path step, evaluating an index expression if needed.
+    fn step(&self, operator: &TraversalOperator) -> Option<PathStep> {
+        match operator {
+            TraversalOperator::GetAttr(name) => Some(PathStep::Key(name.as_str().to_string())),
+            TraversalOperator::LegacyIndex(index) => Some(PathStep::Index(*index.value())),
+            TraversalOperator::Index(expr) => {
+                match evaluate(&hcl::Expression::from(expr.clone()), &self.scope).ok()? {
+                    Value::Number(n) if n >= 0.0 && n.fract() == 0.0 => {
+                        Some(PathStep::Index(n as u64))
+                    }
+                    Value::String(key) => Some(PathStep::Key(key)),
+                    _ => None,
+                }
+            }
+            TraversalOperator::AttrSplat(_) | TraversalOperator::FullSplat(_) => None,
+        }
+    }
+
+    /// `each.value` or a dynamic iterator's value: the collection's entry for the key.
+    fn iteration_value(&self, depth: usize, steps: &[PathStep]) -> Provenance {
+        let it = &self.iterating[depth];
+        let mut outer = self.clone();
+        outer.iterating.truncate(it.depth);
+        outer.file = it.file.clone();
+        let mut path = vec![it.key.clone()];
+        path.extend_from_slice(steps);
+        match outer.resolve(&it.collection, &path) {
+            Provenance::Literal { file, span } => Provenance::ForEach {
+                key: step_text(&it.key),
+                file,
+                span,
+            },
+            other => other,
+        }
+    }
+
+    /// `var.NAME` in module instance `module`, then `steps`.
+    fn variable(&self, module: usize, name: &str, steps: &[PathStep]) -> Provenance {
+        let instance = &self.project.modules[module];
+        let Some(record) = instance.variables.get(name) else {
+            return self.expression(0..0, format!("var.{name} is not declared"));
+        };
+        if let (Some(call), Some(argument)) = (&instance.call, &record.expr)
+            && let VariableSource::ModuleArgument { file, span } = &record.source
+        {
+            let parent = &self.project.modules[call.parent];
+            let block = &self.project.decls[parent.decls].calls[call.call].block;
+            let mut caller = Ctx {
+                project: self.project,
+                module: call.parent,
+                file: file.clone(),
+                scope: call.key.bind(&parent.scope),
+                iterating: Vec::new(),
+            };
+            if let (Some(IndexKey::Str(key)), Some(for_each)) =
+                (&call.key.index, block.body.get_attribute("for_each"))
+            {
+                caller.iterating.push(Iterating {
+                    name: "each".to_string(),
+                    key: PathStep::Key(key.clone()),
+                    collection: for_each.value.clone(),
+                    file: file.clone(),
+                    depth: 0,
+                });
+            }
+            return Provenance::ModuleInput {
+                call: instance.path.clone().unwrap_or_default(),
+                argument: name.to_string(),
+                file: file.clone(),
+                span: span.clone(),
+                inner: Box::new(caller.resolve(argument, steps)),
+            };
+        }
+        Provenance::Variable {
+            module: instance.path.clone(),
+            name: name.to_string(),
+            source: self.narrowed(&record.source, record.expr.as_ref(), steps),
+        }
+    }
+
+    /// A variable's source with its span narrowed to the entry `steps` lead to, where the
+    /// value is written as a literal object or list.
+    fn narrowed(
+        &self,
+        source: &VariableSource,
+        expr: Option<&Expression>,
+        steps: &[PathStep],
+    ) -> VariableSource {
+        let Some(span) = expr.map(|e| narrow(e, steps)) else {
+            return source.clone();
+        };
+        let line = |file: &str| {
+            line_of(
+                self.project.files.get(file).map_or("", String::as_str),
+                span.start,
+            )
+        };
+        match source {
+            VariableSource::Default { file, .. } => VariableSource::Default {
+                file: file.clone(),
+                span,
+            },
+            VariableSource::Tfvars { file, .. } => VariableSource::Tfvars {
+                file: file.clone(),
+                line: line(file),
+                span,
+            },
+            VariableSource::VarFile { file, .. } => VariableSource::VarFile {
+                file: file.clone(),
+                line: line(file),
+                span,
+            },
+            other => other.clone(),
+        }
+    }
+
+    /// `local.NAME`, then `steps`.
+    fn local(&self, name: &str, steps: &[PathStep]) -> Provenance {
+        let decls = &self.project.decls[self.module().decls];
+        let Some(decl) = decls.local(name) else {
+            return self.expression(0..0, format!("local.{name} is not declared"));
+        };
+        let inner = Ctx {
+            file: decl.file.clone(),
+            iterating: Vec::new(),
+            ..self.clone()
+        };
+        Provenance::Local {
+            module: self.module().path.clone(),
+            name: name.to_string(),
+            file: decl.file.clone(),
+            span: decl.attr.value.span().unwrap_or_default(),
+            inner: Box::new(inner.resolve(&decl.attr.value, steps)),
+        }
+    }
+}
+
+/// Whether an expression is a literal: no references, calls or interpolations.
+fn is_literal(expr: &Expression) -> bool {
+    match expr {
+        Expression::Null(_) | Expression::Bool(_) | Expression::Number(_) => true,
+        Expression::String(_) => true,
+        Expression::Array(items) => items.iter().all(is_literal),
+        Expression::Object(object) => object
+            .iter()
+            .all(|(k, v)| key_name(k).is_some() && is_literal(v.expr())),
+        Expression::Parenthesis(inner) => is_literal(inner.inner()),
+        _ => false,
+    }
+}
+
+/// The element of a list a step selects: by position, or (for a set) by value.
+fn element<'e>(
+    mut items: impl Iterator<Item = &'e Expression>,
+    step: &PathStep,
+) -> Option<&'e Expression> {
+    match step {
+        PathStep::Index(i) => items.nth(usize::try_from(*i).ok()?),
+        PathStep::Key(key) => items.find(|item| match item {
+            Expression::String(s) => s.value() == key,
+            Expression::Number(n) => n.value().to_string() == *key,
+            _ => false,
+        }),
+    }
+}
+
+/// The span of the entry `steps` lead to inside literal objects and lists, or of the
+/// deepest expression reached.
+fn narrow(expr: &Expression, steps: &[PathStep]) -> Range<usize> {
+    let span = expr.span().unwrap_or_default();
+    let Some((step, rest)) = steps.split_first() else {
+        return span;
+    };
+    let next = match (expr, step) {
+        (Expression::Object(object), PathStep::Key(key)) => object
+            .iter()
+            .find(|(k, _)| key_name(k).as_deref() == Some(key.as_str()))
+            .map(|(_, v)| v.expr()),
+        (Expression::Array(items), step) => element(items.iter(), step),
+        (Expression::Parenthesis(inner), _) => return narrow(inner.inner(), steps),
+        _ => None,
+    };
+    next.map_or(span, |next| narrow(next, rest))
+}
+
+/// A path step as written in an address: `"a"` or `0`, without brackets.
+fn step_text(step: &PathStep) -> String {
+    match step {
+        PathStep::Key(key) => key.clone(),
+        PathStep::Index(i) => i.to_string(),
+    }
+}

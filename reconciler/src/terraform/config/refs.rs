@@ -1,0 +1,237 @@
+//! What expressions refer to, and how many resource arguments depend on each variable and
+//! local.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use hcl::edit::expr::{Expression, TraversalOperator};
+use hcl::edit::structure::Body;
+use hcl::edit::visit::{Visit, visit_expr};
+
+use super::files::ModuleDecls;
+use super::load::{InstanceRecord, ModuleInstance};
+
+/// A reference's root name and first attribute: `var.x` is `("var", Some("x"))`, a bare
+/// `each` is `("each", None)`.
+pub(super) type Reference = (String, Option<String>);
+
+/// The references in `expr`, in order (for-expression variables included).
+pub(super) fn references(expr: &Expression) -> Vec<Reference> {
+    let mut collector = Collector(Vec::new());
+    collector.visit_expr(expr);
+    collector.0
+}
+
+struct Collector(Vec<Reference>);
+
+impl Visit for Collector {
+    fn visit_expr(&mut self, node: &Expression) {
+        match node {
+            Expression::Variable(name) => self.0.push((name.as_str().to_string(), None)),
+            Expression::Traversal(traversal) => match &traversal.expr {
+                Expression::Variable(name) => {
+                    let first = traversal.operators.first().and_then(|op| match op.value() {
+                        TraversalOperator::GetAttr(attr) => Some(attr.as_str().to_string()),
+                        _ => None,
+                    });
+                    self.0.push((name.as_str().to_string(), first));
+                    for operator in &traversal.operators {
+                        self.visit_traversal_operator(operator);
+                    }
+                }
+                _ => visit_expr(self, node),
+            },
+            _ => visit_expr(self, node),
+        }
+    }
+}
+
+/// A variable or local of one module instance (by index).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Named {
+    /// `var.NAME`.
+    Var(usize, String),
+    /// `local.NAME`.
+    Local(usize, String),
+}
+
+impl Named {
+    /// A variable.
+    pub fn var(module: usize, name: &str) -> Named {
+        Named::Var(module, name.to_string())
+    }
+
+    /// A local.
+    pub fn local(module: usize, name: &str) -> Named {
+        Named::Local(module, name.to_string())
+    }
+}
+
+/// The names bound around an expression: `each` and `count` of the enclosing resource or
+/// module call, and the iterators of enclosing `dynamic` blocks, each with the expression it
+/// comes from.
+#[derive(Debug, Clone, Default)]
+struct Bound<'a> {
+    each: Option<&'a Expression>,
+    count: Option<&'a Expression>,
+    iterators: Vec<(String, &'a Expression)>,
+}
+
+impl<'a> Bound<'a> {
+    /// The `each` and `count` of a resource or module block's body.
+    fn of_block(body: &'a Body) -> Bound<'a> {
+        Bound {
+            each: body.get_attribute("for_each").map(|a| &a.value),
+            count: body.get_attribute("count").map(|a| &a.value),
+            iterators: Vec::new(),
+        }
+    }
+}
+
+/// Counts, for every variable and local, the pairs of a resource instance and an argument
+/// of it whose expression depends on the name.
+pub(super) fn count_uses(
+    modules: &[ModuleInstance],
+    decls: &[ModuleDecls],
+    instances: &[InstanceRecord],
+) -> BTreeMap<Named, usize> {
+    let graph = Graph { modules, decls };
+    let mut uses = BTreeMap::new();
+    for record in instances {
+        let module = &modules[record.module];
+        let body = &decls[module.decls].resources[record.decl].block.body;
+        let bound = Bound::of_block(body);
+        let mut sites = Vec::new();
+        argument_sites(body, &bound, &mut sites);
+        for (expr, bound) in sites {
+            let mut names = BTreeSet::new();
+            graph.close(record.module, expr, &bound, &mut names);
+            for name in names {
+                *uses.entry(name).or_insert(0) += 1;
+            }
+        }
+    }
+    uses
+}
+
+/// Every argument expression of a block body with the names bound around it, nested and
+/// `dynamic` blocks included.
+fn argument_sites<'a>(
+    body: &'a Body,
+    bound: &Bound<'a>,
+    sites: &mut Vec<(&'a Expression, Bound<'a>)>,
+) {
+    for attr in body.attributes() {
+        if !matches!(attr.key.as_str(), "provider" | "depends_on") {
+            sites.push((&attr.value, bound.clone()));
+        }
+    }
+    for block in body.blocks() {
+        match block.ident.as_str() {
+            "lifecycle" | "provisioner" | "connection" => {}
+            "dynamic" => {
+                let Some(for_each) = block.body.get_attribute("for_each") else {
+                    continue;
+                };
+                sites.push((&for_each.value, bound.clone()));
+                let iterator = super::expand::iterator_name(block);
+                let mut inner = bound.clone();
+                inner.iterators.push((iterator, &for_each.value));
+                for content in block
+                    .body
+                    .blocks()
+                    .filter(|b| b.ident.as_str() == "content")
+                {
+                    argument_sites(&content.body, &inner, sites);
+                }
+            }
+            _ => argument_sites(&block.body, bound, sites),
+        }
+    }
+}
+
+struct Graph<'a> {
+    modules: &'a [ModuleInstance],
+    decls: &'a [ModuleDecls],
+}
+
+impl Graph<'_> {
+    /// Adds every variable and local `expr` depends on in module instance `module`.
+    fn close(&self, module: usize, expr: &Expression, bound: &Bound, names: &mut BTreeSet<Named>) {
+        for (root, attr) in references(expr) {
+            if let Some((_, from)) = bound.iterators.iter().rev().find(|(n, _)| *n == root) {
+                let outer = Bound {
+                    iterators: Vec::new(),
+                    ..bound.clone()
+                };
+                self.close(module, from, &outer, names);
+                continue;
+            }
+            match (root.as_str(), attr) {
+                ("var", Some(name)) => self.close_var(module, &name, names),
+                ("local", Some(name)) if names.insert(Named::Local(module, name.clone())) => {
+                    let decls = &self.decls[self.modules[module].decls];
+                    if let Some(local) = decls.local(&name) {
+                        self.close(module, &local.attr.value, &Bound::default(), names);
+                    }
+                }
+                ("each", _) => {
+                    if let Some(from) = bound.each {
+                        self.close(module, from, &Bound::default(), names);
+                    }
+                }
+                ("count", _) => {
+                    if let Some(from) = bound.count {
+                        self.close(module, from, &Bound::default(), names);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Adds a variable and, in a child module, what the module call's argument depends on.
+    fn close_var(&self, module: usize, name: &str, names: &mut BTreeSet<Named>) {
+        if !names.insert(Named::var(module, name)) {
+            return;
+        }
+        let Some(call) = &self.modules[module].call else {
+            return;
+        };
+        let parent = &self.modules[call.parent];
+        let block = &self.decls[parent.decls].calls[call.call].block;
+        if let Some(argument) = block.body.get_attribute(name) {
+            let bound = Bound::of_block(&block.body);
+            self.close(call.parent, &argument.value, &bound, names);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refs(text: &str) -> Vec<Reference> {
+        references(&hcl::edit::parser::parse_expr(text).expect("parses"))
+    }
+
+    fn named(root: &str, attr: &str) -> Reference {
+        (root.to_string(), Some(attr.to_string()))
+    }
+
+    #[test]
+    fn references_are_found_in_calls_templates_and_indexes() {
+        assert_eq!(
+            refs("merge(local.tags, { Name = \"${var.name}-${each.key}\" })"),
+            vec![
+                named("local", "tags"),
+                named("var", "name"),
+                named("each", "key")
+            ]
+        );
+        assert_eq!(
+            refs("aws_subnet.x[var.index].id"),
+            vec![named("aws_subnet", "x"), named("var", "index")]
+        );
+        assert_eq!(refs("count"), vec![("count".to_string(), None)]);
+    }
+}
