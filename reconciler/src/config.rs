@@ -26,6 +26,29 @@ pub struct Config {
     /// What to do with each kind of change.
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// The Terraform project to reconcile.
+    #[serde(default)]
+    pub project: ProjectConfig,
+}
+
+/// `[project]`: the Terraform project `retrace reconcile` patches (paths relative to the
+/// config file).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProjectConfig {
+    /// The root module's directory.
+    #[serde(default)]
+    pub dir: Option<PathBuf>,
+    /// The state file (`terraform.tfstate`, `terraform state pull` or `terraform show -json`
+    /// output).
+    #[serde(default)]
+    pub state: Option<PathBuf>,
+    /// `-var-file` arguments.
+    #[serde(default)]
+    pub var_files: Vec<PathBuf>,
+    /// A refreshed snapshot of the cloud (`terraform show -json` after a refresh).
+    #[serde(default)]
+    pub observed: Option<PathBuf>,
 }
 
 /// `[sources]`.
@@ -143,7 +166,16 @@ impl Config {
             message: e.to_string(),
         })?;
         let base = path.parent().unwrap_or(Path::new(""));
-        for file in &mut config.sources.files {
+        let project = &mut config.project;
+        let paths = config
+            .sources
+            .files
+            .iter_mut()
+            .chain(project.var_files.iter_mut())
+            .chain(project.dir.iter_mut())
+            .chain(project.state.iter_mut())
+            .chain(project.observed.iter_mut());
+        for file in paths {
             if file.is_relative() {
                 *file = base.join(&*file);
             }

@@ -1,3 +1,5 @@
 //! Synthesis: turning intents into HCL edits. `edit` holds the format-preserving edit tools.
 
 pub mod edit;
+pub mod place;
+pub mod plan;

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod events;
+mod reconcile;
 mod sources;
 
 use std::path::PathBuf;
@@ -29,6 +30,10 @@ struct Cli {
 enum Command {
     /// List CloudTrail calls with who made them, how, and whether they are out of band.
     Events(events::EventsArgs),
+    /// Group out-of-band calls into intents and write the HCL patch that absorbs them.
+    Reconcile(reconcile::ReconcileArgs),
+    /// Run `reconcile` on the bundled example project, state and trail.
+    Demo(reconcile::RunArgs),
 }
 
 /// Exit codes shared by every command.
@@ -53,6 +58,8 @@ fn main() -> ExitCode {
         let config = sources::load_config(cli.config.as_deref())?;
         match cli.command {
             Command::Events(args) => events::run(args, &config).await,
+            Command::Reconcile(args) => reconcile::run(args, &config).await,
+            Command::Demo(args) => reconcile::demo(args).await,
         }
     });
     match result {

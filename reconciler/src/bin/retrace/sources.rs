@@ -15,7 +15,7 @@ use reconciler::ingest::lookup::LookupSource;
 
 /// Where to read CloudTrail from and which calls to look at. Options given here replace the
 /// `[sources]` and `[filter]` settings of the configuration file.
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct SourceArgs {
     /// Log files or directories (S3 delivery layout, .json, .json.gz, NDJSON); repeatable.
     #[arg(long = "logs", value_name = "PATH")]

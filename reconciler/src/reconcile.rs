@@ -1,0 +1,293 @@
+//! `reconcile`: from out-of-band calls and a Terraform project to a validated patch — resolve,
+//! group into intents, decide by policy, plan edits, apply them to copies of the files, and
+//! validate the result.
+
+use crate::ingest::Call;
+use crate::intents::{self, Delta, GroupOptions, Intent, Lifecycle, ResourceKey};
+use crate::patch::{ChangeSet, Colour};
+use crate::policy::{Decision, Part, Policy, Ruling};
+use crate::resolve::{Resolver, Unexplained};
+use crate::synthesize::edit::{Files, run_tool};
+use crate::synthesize::plan::{Plan, Planner, Unplanned};
+use crate::terraform::config::{LoadOptions, Project};
+use crate::terraform::state::{State, StateIndex};
+use crate::validate::{Check, PlanCheck, Validation, Validator, expected_state};
+use knowledge::rules::RuleSet;
+use knowledge::schema::ProviderSchema;
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Everything a reconciliation reads.
+pub struct Input<'a> {
+    /// The project's root directory.
+    pub project: &'a Path,
+    /// `-var-file` arguments.
+    pub var_files: Vec<PathBuf>,
+    /// The state before the drift.
+    pub state: State,
+    /// The cloud after the drift, when a refreshed snapshot is at hand.
+    pub observed: Option<State>,
+    /// The out-of-band calls, in time order.
+    pub calls: &'a [Call],
+    /// The rules.
+    pub rules: &'a RuleSet,
+    /// The provider schema.
+    pub schema: &'a ProviderSchema,
+    /// The policy.
+    pub policy: &'a Policy,
+    /// Extra validators run after the built-in one when available (e.g. `terraform plan`).
+    pub validators: Vec<Box<dyn Validator>>,
+}
+
+/// How the run ended, as the exit code tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// No drift: exit 0.
+    NoDrift,
+    /// Every intent was reconciled (absorbed, ignored by suggestion): exit 2.
+    Patched,
+    /// Some drift could not be reconciled (flagged, unplanned, failed validation): exit 3.
+    Partial,
+}
+
+impl Status {
+    /// The process exit code.
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Status::NoDrift => 0,
+            Status::Patched => 2,
+            Status::Partial => 3,
+        }
+    }
+}
+
+/// An intent with its decisions.
+#[derive(Debug, Clone, Serialize)]
+pub struct Decided {
+    /// The intent.
+    pub intent: Intent,
+    /// Per delta, a ruling per part.
+    pub rulings: Vec<Vec<Ruling>>,
+}
+
+/// The result of a reconciliation.
+#[derive(Debug, Serialize)]
+pub struct Outcome {
+    /// How it ended.
+    pub status: Status,
+    /// The intents and their decisions.
+    pub intents: Vec<Decided>,
+    /// Calls no rule explained.
+    pub unexplained: Vec<Unexplained>,
+    /// The edits and what could not be planned or applied.
+    pub plan: Plan,
+    /// The new text of each changed file.
+    #[serde(skip)]
+    pub changes: ChangeSet,
+    /// The unified diff.
+    pub diff: String,
+    /// Each validator's verdict.
+    pub validations: Vec<Validation>,
+    /// Validators that could not run, with the reason.
+    pub skipped_validators: Vec<(String, String)>,
+}
+
+/// A reconciliation could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum ReconcileError {
+    /// The project does not load.
+    #[error(transparent)]
+    Config(#[from] crate::terraform::config::ConfigError),
+    /// A validator failed to run.
+    #[error(transparent)]
+    Validate(#[from] crate::validate::ValidateError),
+    /// The change set could not be built.
+    #[error(transparent)]
+    Patch(#[from] crate::patch::PatchError),
+}
+
+/// Runs the whole reconciliation.
+pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
+    let index = StateIndex::new(input.state.clone());
+    let resolver = Resolver::new(input.rules, &index);
+    let mut effects = Vec::new();
+    let mut unexplained = Vec::new();
+    for call in input.calls {
+        match resolver.resolve(call) {
+            Ok(found) => effects.extend(found),
+            Err(finding) => unexplained.push(finding),
+        }
+    }
+    let attributes = |address: &str| index.instance(address).map(|i| &i.attributes);
+    let intents = intents::build(&effects, attributes, GroupOptions::default());
+    let decided: Vec<Decided> = intents
+        .into_iter()
+        .map(|intent| Decided {
+            rulings: input.policy.decide(&intent),
+            intent,
+        })
+        .collect();
+    let options = LoadOptions {
+        var_files: input.var_files.clone(),
+        state: Some(&input.state),
+        ..LoadOptions::default()
+    };
+    let project = Project::load(input.project, &options)?;
+    let planner = Planner::new(&project, &index, input.schema);
+    let mut plan = Plan::default();
+    for d in &decided {
+        planner.plan(&d.intent, &d.rulings, &mut plan);
+    }
+    let files = apply_steps(project.files(), &mut plan);
+    let mut changes = ChangeSet::new();
+    for (path, text) in &files {
+        let old = &project.files()[path];
+        if old != text {
+            changes.insert(path, Some(old.clone()), Some(text.clone()))?;
+        }
+    }
+    let diff = changes.diff(Colour::Plain);
+    let changed: BTreeMap<String, String> = files
+        .into_iter()
+        .filter(|(p, t)| project.files().get(p) != Some(t))
+        .collect();
+    let (validations, skipped) = validate(&input, &decided, &plan, &changed)?;
+    let status = status(&decided, &plan, &validations);
+    Ok(Outcome {
+        status,
+        intents: decided,
+        unexplained,
+        plan,
+        changes,
+        diff,
+        validations,
+        skipped_validators: skipped,
+    })
+}
+
+/// Runs the planned steps in order over copies of the files; a refused edit moves its step to
+/// the unplanned list with the tool's reason.
+fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
+    let mut files: Files = original.clone();
+    let mut kept = Vec::new();
+    for step in std::mem::take(&mut plan.steps) {
+        match run_tool(step.tool, &step.input.to_string(), &files) {
+            Ok(result) => {
+                files.extend(result.files);
+                kept.push(step);
+            }
+            Err(error) => plan.unplanned.push(Unplanned {
+                intent: step.intent.clone(),
+                resource: step.resource.clone(),
+                part: step.part.clone(),
+                reason: format!("{}: {error}", step.tool),
+            }),
+        }
+    }
+    plan.steps = kept;
+    files
+}
+
+fn validate(
+    input: &Input,
+    decided: &[Decided],
+    plan: &Plan,
+    changed: &BTreeMap<String, String>,
+) -> Result<(Vec<Validation>, Vec<(String, String)>), ReconcileError> {
+    let deltas: Vec<&Delta> = decided.iter().flat_map(|d| &d.intent.deltas).collect();
+    let created = created_addresses(plan, &deltas);
+    let observed = input
+        .observed
+        .clone()
+        .unwrap_or_else(|| expected_state(&input.state, &deltas, &created));
+    let mut touched: Vec<String> = Vec::new();
+    let mut excused: Vec<(String, String)> = Vec::new();
+    for d in decided {
+        for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+            let Some(address) = delta
+                .address
+                .clone()
+                .or_else(|| created.get(&delta.resource).cloned())
+            else {
+                continue;
+            };
+            if !touched.contains(&address) {
+                touched.push(address.clone());
+            }
+            for ruling in rulings {
+                let unplanned = plan
+                    .unplanned
+                    .iter()
+                    .any(|u| u.resource == address && u.part == ruling.part);
+                if ruling.decision == Decision::Flag || unplanned {
+                    excused.push((address.clone(), part_attribute(&ruling.part)));
+                }
+                if ruling.decision == Decision::Ignore {
+                    excused.push((address.clone(), part_attribute(&ruling.part)));
+                }
+            }
+        }
+    }
+    let check = Check {
+        root: input.project,
+        changed,
+        var_files: &input.var_files,
+        state: &input.state,
+        observed: &observed,
+        touched: &touched,
+        excused: &excused,
+    };
+    let mut validations = vec![PlanCheck.validate(&check)?];
+    let mut skipped = Vec::new();
+    for validator in &input.validators {
+        match validator.available(input.project) {
+            Ok(()) => validations.push(validator.validate(&check)?),
+            Err(reason) => skipped.push((validator.name().to_owned(), reason)),
+        }
+    }
+    Ok((validations, skipped))
+}
+
+fn part_attribute(part: &Part) -> String {
+    match part {
+        Part::Resource => String::new(),
+        Part::Attribute(a) | Part::Block(a) => a.clone(),
+        Part::Tags => "tags".into(),
+    }
+}
+
+/// The address each created resource got in the plan.
+fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, String> {
+    deltas
+        .iter()
+        .filter(|d| d.lifecycle == Lifecycle::Created)
+        .filter_map(|d| {
+            let step = plan.steps.iter().find(|s| {
+                s.tool == "import_resource" && s.input["id"] == d.resource.identity.as_str()
+            })?;
+            Some((d.resource.clone(), step.resource.clone()))
+        })
+        .collect()
+}
+
+fn status(decided: &[Decided], plan: &Plan, validations: &[Validation]) -> Status {
+    let drift = decided
+        .iter()
+        .flat_map(|d| &d.intent.deltas)
+        .any(|d| d.lifecycle != Lifecycle::Unmanaged);
+    if !drift {
+        return Status::NoDrift;
+    }
+    let flagged = decided
+        .iter()
+        .flat_map(|d| d.rulings.iter().flatten())
+        .any(|r| r.decision == Decision::Flag);
+    let failed = validations.iter().any(|v| !v.passed);
+    if flagged || failed || !plan.unplanned.is_empty() {
+        Status::Partial
+    } else {
+        Status::Patched
+    }
+}

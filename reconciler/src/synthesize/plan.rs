@@ -1,0 +1,555 @@
+//! The deterministic planner: turns the absorbed parts of each intent into edit-tool calls,
+//! through the same tool interface (`run_tool(name, json)`) a language-model agent uses.
+//!
+//! Where an attribute's value comes from decides where it is edited ([`Place`]): a variable
+//! used once is edited at its default or tfvars entry, a module input at the call site, and a
+//! value shared with other resources, or computed by an expression, is overridden at the use
+//! site with a warning. Ids of resources Terraform manages are written as references
+//! (`vpc_id = aws_vpc.main.id`). Out-of-band creations become a resource block plus an
+//! `import` block, deletions a removed resource block, and ignored values an
+//! `ignore_changes` entry.
+
+use super::place::{Place, place_of};
+use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
+use crate::policy::{Decision, Part, Ruling};
+use crate::terraform::config::{Project, ResourceInstance};
+use crate::terraform::state::{IndexKey, StateIndex};
+use knowledge::schema::{Member, ProviderSchema, ResourceSchema};
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+/// One edit-tool call and why it was chosen.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Step {
+    /// The intent it serves.
+    pub intent: String,
+    /// The resource address (or type and identity for a new resource).
+    pub resource: String,
+    /// The part of the delta it reconciles.
+    pub part: Part,
+    /// The tool's name.
+    pub tool: &'static str,
+    /// The tool's JSON input.
+    pub input: Value,
+    /// Why this place was edited, in words.
+    pub why: String,
+    /// Whether the edit is at the value's source (a variable, tfvars entry, module argument or
+    /// the literal itself) rather than an override of an expression at the use site.
+    pub at_source: bool,
+    /// A caution for the reviewer, e.g. that a shared value was overridden at one use site.
+    pub warning: Option<String>,
+}
+
+/// A part of an intent the planner could not turn into an edit, with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unplanned {
+    /// The intent.
+    pub intent: String,
+    /// The resource.
+    pub resource: String,
+    /// The part.
+    pub part: Part,
+    /// Why not.
+    pub reason: String,
+}
+
+/// The planner's result for a set of intents.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Plan {
+    /// Edit-tool calls, in order.
+    pub steps: Vec<Step>,
+    /// Parts that could not be planned.
+    pub unplanned: Vec<Unplanned>,
+}
+
+/// What the planner reads.
+pub struct Planner<'a> {
+    project: &'a Project,
+    state: &'a StateIndex,
+    schema: &'a ProviderSchema,
+    /// The file new resource blocks go to (relative to the project root).
+    pub new_resources_file: String,
+}
+
+type Outcome = Result<Step, String>;
+
+impl<'a> Planner<'a> {
+    /// A planner over a loaded project, its state and the provider schema.
+    pub fn new(project: &'a Project, state: &'a StateIndex, schema: &'a ProviderSchema) -> Self {
+        let new_resources_file = if project.files().contains_key("main.tf") {
+            "main.tf"
+        } else {
+            project
+                .files()
+                .keys()
+                .find(|f| !f.contains('/') && f.ends_with(".tf"))
+                .map_or("main.tf", String::as_str)
+        }
+        .to_owned();
+        Self {
+            project,
+            state,
+            schema,
+            new_resources_file,
+        }
+    }
+
+    /// Plans every part of the intent whose ruling is absorb (edits) or ignore on a managed
+    /// resource (an `ignore_changes` entry); flagged parts get no edit.
+    pub fn plan(&self, intent: &Intent, rulings: &[Vec<Ruling>], plan: &mut Plan) {
+        for (delta, rulings) in intent.deltas.iter().zip(rulings) {
+            for ruling in rulings {
+                let outcomes = match ruling.decision {
+                    Decision::Flag => continue,
+                    Decision::Ignore if delta.lifecycle != Lifecycle::Managed => continue,
+                    Decision::Ignore => vec![self.ignore(delta, &ruling.part)],
+                    Decision::Absorb => self.absorb(delta, &ruling.part),
+                };
+                for outcome in outcomes {
+                    match outcome {
+                        Ok(mut step) => {
+                            step.intent.clone_from(&intent.id);
+                            plan.steps.push(step);
+                        }
+                        Err(reason) => plan.unplanned.push(Unplanned {
+                            intent: intent.id.clone(),
+                            resource: label(delta),
+                            part: ruling.part.clone(),
+                            reason,
+                        }),
+                    }
+                }
+            }
+        }
+    }
+
+    fn absorb(&self, delta: &Delta, part: &Part) -> Vec<Outcome> {
+        match (delta.lifecycle, part) {
+            (Lifecycle::Created, _) => vec![self.create(delta)],
+            (Lifecycle::Deleted, _) => vec![self.delete(delta)],
+            (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
+            (Lifecycle::Managed, Part::Block(block)) => self.blocks(delta, block),
+            (Lifecycle::Managed, Part::Tags) => vec![self.tags(delta)],
+            (lifecycle, _) => vec![Err(format!(
+                "nothing to write for a {lifecycle:?} resource"
+            ))],
+        }
+    }
+
+    /// The configuration instance behind a managed delta.
+    fn instance(&self, delta: &Delta) -> Result<&ResourceInstance, String> {
+        let address = delta
+            .address
+            .as_deref()
+            .ok_or("the resource is not in the state")?;
+        self.project
+            .instance(address)
+            .ok_or_else(|| format!("{address} is in the state but not in the configuration"))
+    }
+
+    fn resource_schema(&self, resource_type: &str) -> Option<&ResourceSchema> {
+        self.schema.resource(resource_type)
+    }
+
+    fn set(&self, delta: &Delta, path: &str) -> Outcome {
+        let instance = self.instance(delta)?;
+        let value = &delta.attributes[path].after;
+        let (blocks, name) = split_blocks(self.resource_schema(&instance.resource_type), path);
+        if blocks
+            .iter()
+            .any(|b| !has_block(&instance.attributes.to_json(), b))
+        {
+            return self.add_nested(delta, instance, &blocks, &name, value);
+        }
+        let place = place_of(self.project, instance, &blocks, &name);
+        let part = Part::Attribute(path.to_owned());
+        match place {
+            Place::UseSite { why } => Ok(step(
+                delta,
+                part,
+                "set_attribute",
+                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, value)}),
+                why,
+                true,
+                None,
+            )),
+            Place::Override { why, warning } => Ok(step(
+                delta,
+                part,
+                "set_attribute",
+                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, value)}),
+                why,
+                false,
+                Some(warning),
+            )),
+            Place::VariableDefault { file, name, why } => Ok(step(
+                delta,
+                part,
+                "set_variable_default",
+                json!({"file": file, "name": name, "value": value}),
+                why,
+                true,
+                None,
+            )),
+            Place::Tfvar { file, name, why } => Ok(step(
+                delta,
+                part,
+                "set_tfvar",
+                json!({"file": file, "name": name, "value": value}),
+                why,
+                true,
+                None,
+            )),
+            Place::ModuleArgument {
+                file,
+                module,
+                argument,
+                why,
+            } => Ok(step(
+                delta,
+                part,
+                "set_module_argument",
+                json!({"file": file, "module": module, "name": argument, "value": value}),
+                why,
+                true,
+                None,
+            )),
+            Place::Refuse { reason } => Err(reason),
+        }
+    }
+
+    /// Adds a nested block the configuration does not have yet, holding the attribute.
+    fn add_nested(
+        &self,
+        delta: &Delta,
+        instance: &ResourceInstance,
+        blocks: &[&str],
+        name: &str,
+        value: &Value,
+    ) -> Outcome {
+        let config = instance.attributes.to_json();
+        let present = blocks.iter().take_while(|b| has_block(&config, b)).count();
+        let (outer, inner) = blocks.split_at(present);
+        let mut body = json!({ name: self.refer(instance, value) });
+        for block in inner.iter().skip(1).rev() {
+            body = json!({"block": block, "attributes": body});
+        }
+        let first = inner.first().ok_or("no nested block to add")?;
+        Ok(step(
+            delta,
+            Part::Attribute(format!("{}.{name}", blocks.join("."))),
+            "add_block",
+            json!({"target": target(instance, outer), "block": first, "attributes": body}),
+            format!("the configuration has no `{first}` block yet"),
+            true,
+            None,
+        ))
+    }
+
+    fn blocks(&self, delta: &Delta, block: &str) -> Vec<Outcome> {
+        let instance = match self.instance(delta) {
+            Ok(i) => i,
+            Err(e) => return vec![Err(e)],
+        };
+        delta
+            .blocks
+            .iter()
+            .filter(|b| b.block == block)
+            .map(|b| {
+                let fields = Value::Object(non_empty(&b.fields));
+                let (tool, input, why) = match b.op {
+                    BlockOp::Added => (
+                        "add_block",
+                        json!({"target": target(instance, &[]), "block": block, "attributes": self.refer(instance, &fields)}),
+                        format!("a `{block}` block was added outside Terraform"),
+                    ),
+                    BlockOp::Removed => (
+                        "remove_block",
+                        json!({"target": target_with(instance, &[json!({"block": block, "match": fields})])}),
+                        format!("a `{block}` block was removed outside Terraform"),
+                    ),
+                };
+                Ok(step(delta, Part::Block(block.to_owned()), tool, input, why, true, None))
+            })
+            .collect()
+    }
+
+    fn tags(&self, delta: &Delta) -> Outcome {
+        let instance = self.instance(delta)?;
+        let tags: Map<String, Value> = delta
+            .tags_set
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        Ok(step(
+            delta,
+            Part::Tags,
+            "set_tags",
+            json!({"target": target(instance, &[]), "tags": tags, "remove": delta.tags_removed}),
+            "tags changed outside Terraform".to_owned(),
+            true,
+            None,
+        ))
+    }
+
+    fn ignore(&self, delta: &Delta, part: &Part) -> Outcome {
+        let instance = self.instance(delta)?;
+        let attribute = match part {
+            Part::Attribute(a) | Part::Block(a) => a.split('.').next().unwrap_or(a).to_owned(),
+            Part::Tags => "tags".to_owned(),
+            Part::Resource => return Err("a whole resource cannot be ignored".to_owned()),
+        };
+        Ok(step(
+            delta,
+            part.clone(),
+            "ignore_changes",
+            json!({"target": target(instance, &[]), "attributes": [attribute]}),
+            format!("`{attribute}` is owned by automation; Terraform should stop chasing it"),
+            true,
+            None,
+        ))
+    }
+
+    fn create(&self, delta: &Delta) -> Outcome {
+        let resource_type = &delta.resource.resource_type;
+        let schema = self
+            .resource_schema(resource_type)
+            .ok_or_else(|| format!("no provider schema for {resource_type}"))?;
+        let (attributes, blocks) = self.new_body(schema, delta);
+        let name = self.new_name(delta);
+        Ok(Step {
+            intent: String::new(),
+            resource: format!("{resource_type}.{name}"),
+            part: Part::Resource,
+            tool: "import_resource",
+            input: json!({
+                "file": self.new_resources_file,
+                "resource_type": resource_type,
+                "name": name,
+                "id": delta.resource.identity,
+                "attributes": attributes,
+                "blocks": blocks,
+            }),
+            why: format!(
+                "{} {} was created outside Terraform; importing it keeps it managed",
+                resource_type, delta.resource.identity
+            ),
+            at_source: true,
+            warning: None,
+        })
+    }
+
+    /// The arguments of a new resource block: settable attributes the calls gave, ids of
+    /// managed resources as references, nested blocks as blocks.
+    fn new_body(&self, schema: &ResourceSchema, delta: &Delta) -> (Map<String, Value>, Vec<Value>) {
+        let mut attributes = Map::new();
+        let mut blocks = Vec::new();
+        for (path, change) in &delta.attributes {
+            match schema.member(path) {
+                Some(Member::Attribute(a)) if a.presence.is_settable() => {
+                    attributes.insert(path.clone(), self.refer_root(&change.after));
+                }
+                _ => {
+                    if let Some((block, name)) = path.split_once('.')
+                        && schema
+                            .member(block)
+                            .is_some_and(|m| matches!(m, Member::Block(_)))
+                    {
+                        blocks.push(json!({"block": block, "attributes": {name: change.after}}));
+                    }
+                }
+            }
+        }
+        for b in delta.blocks.iter().filter(|b| b.op == BlockOp::Added) {
+            blocks.push(json!({"block": b.block, "attributes": non_empty(&b.fields)}));
+        }
+        if !delta.tags_set.is_empty() {
+            attributes.insert("tags".to_owned(), json!(delta.tags_set));
+        }
+        (attributes, blocks)
+    }
+
+    /// A resource name from the Name tag or the identity, unused in the root module.
+    fn new_name(&self, delta: &Delta) -> String {
+        let base = delta.tags_set.get("Name").cloned().unwrap_or_else(|| {
+            let id = &delta.resource.identity;
+            id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
+        });
+        let mut name: String = base
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        name = name.trim_matches('_').to_owned();
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            name = format!("imported_{name}");
+        }
+        let taken = |n: &str| {
+            self.project.instances().any(|i| {
+                i.module.is_none() && i.resource_type == delta.resource.resource_type && i.name == n
+            })
+        };
+        let mut candidate = name.clone();
+        let mut n = 2;
+        while taken(&candidate) {
+            candidate = format!("{name}_{n}");
+            n += 1;
+        }
+        candidate
+    }
+
+    fn delete(&self, delta: &Delta) -> Outcome {
+        let instance = self.instance(delta)?;
+        if let Some(key) = &instance.index {
+            return Err(format!(
+                "{} is one instance ({}) of a resource with count/for_each; removing its key from the collection needs a person",
+                instance.address,
+                match key {
+                    IndexKey::Int(n) => format!("index {n}"),
+                    IndexKey::Str(s) => format!("key {s:?}"),
+                }
+            ));
+        }
+        Ok(step(
+            delta,
+            Part::Resource,
+            "remove_resource",
+            json!({"target": target(instance, &[])}),
+            format!("{} was deleted outside Terraform", instance.address),
+            true,
+            None,
+        ))
+    }
+
+    /// The value with ids and ARNs of managed resources in the instance's module written as
+    /// references.
+    fn refer(&self, instance: &ResourceInstance, value: &Value) -> Value {
+        self.refer_in(instance.module.as_deref(), value)
+    }
+
+    fn refer_root(&self, value: &Value) -> Value {
+        self.refer_in(None, value)
+    }
+
+    fn refer_in(&self, module: Option<&str>, value: &Value) -> Value {
+        match value {
+            Value::String(s) => self
+                .reference(module, s)
+                .map_or_else(|| value.clone(), Value::String),
+            Value::Array(items) => {
+                Value::Array(items.iter().map(|v| self.refer_in(module, v)).collect())
+            }
+            Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), self.refer_in(module, v)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    /// `${address.id}` when exactly one managed instance in `module` has this id (or ARN).
+    fn reference(&self, module: Option<&str>, text: &str) -> Option<String> {
+        if text.len() < 5 {
+            return None;
+        }
+        let mut hits = self.state.iter().filter_map(|i| {
+            let local = local_address(&i.address, module)?;
+            ["id", "arn"]
+                .into_iter()
+                .find(|k| i.string_attribute(k) == Some(text))
+                .map(|k| format!("${{{local}.{k}}}"))
+        });
+        let first = hits.next()?;
+        hits.next().is_none().then_some(first)
+    }
+}
+
+/// The address relative to `module`, when the instance is a managed resource in it.
+fn local_address<'s>(address: &'s str, module: Option<&str>) -> Option<&'s str> {
+    let rest = match module {
+        Some(m) => address.strip_prefix(m)?.strip_prefix('.')?,
+        None => address,
+    };
+    (!rest.starts_with("module.") && !rest.starts_with("data.")).then_some(rest)
+}
+
+fn step(
+    delta: &Delta,
+    part: Part,
+    tool: &'static str,
+    input: Value,
+    why: String,
+    at_source: bool,
+    warning: Option<String>,
+) -> Step {
+    Step {
+        intent: String::new(),
+        resource: label(delta),
+        part,
+        tool,
+        input,
+        why,
+        at_source,
+        warning,
+    }
+}
+
+fn label(delta: &Delta) -> String {
+    delta
+        .address
+        .clone()
+        .unwrap_or_else(|| delta.resource.to_string())
+}
+
+/// Splits `a.b.c` into the nested blocks (`a`, `b`) and the attribute (`c`), by the schema.
+fn split_blocks<'p>(schema: Option<&ResourceSchema>, path: &'p str) -> (Vec<&'p str>, String) {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut blocks = Vec::new();
+    for i in 0..parts.len().saturating_sub(1) {
+        let prefix = parts[..=i].join(".");
+        match schema.and_then(|s| s.member(&prefix)) {
+            Some(Member::Block(_)) => blocks.push(parts[i]),
+            _ => break,
+        }
+    }
+    let name = parts[blocks.len()..].join(".");
+    (blocks, name)
+}
+
+fn has_block(config: &Option<Value>, block: &str) -> bool {
+    config
+        .as_ref()
+        .and_then(|c| c.get(block))
+        .and_then(Value::as_array)
+        .is_some_and(|a| !a.is_empty())
+}
+
+/// The edit-tool target of an instance's block, with nested blocks by type.
+fn target(instance: &ResourceInstance, blocks: &[&str]) -> Value {
+    let steps: Vec<Value> = blocks.iter().map(|b| json!({"block": b})).collect();
+    target_with(instance, &steps)
+}
+
+fn target_with(instance: &ResourceInstance, steps: &[Value]) -> Value {
+    json!({
+        "file": instance.file,
+        "block_type": "resource",
+        "labels": [instance.resource_type, instance.name],
+        "path": steps,
+    })
+}
+
+/// A block's fields without nulls and empty lists, which the configuration leaves out.
+fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
+    fields
+        .iter()
+        .filter(|(_, v)| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}

@@ -1,0 +1,139 @@
+//! Validation: does the patched configuration describe the cloud as it now is?
+//!
+//! Two validators behind one trait. [`PlanCheck`] is built in and needs nothing outside: it
+//! loads the patched configuration, evaluates every resource instance, and compares each
+//! configured attribute with the observed state after the drift (a `terraform show -json`
+//! snapshot after a refresh when one is given, otherwise the state with the intents' net
+//! effect applied), the way `terraform plan` would find differences; it also reports what the
+//! patch changed that it should not have (an instance whose evaluated arguments changed
+//! although no intent touched it). [`TerraformPlan`] runs `terraform plan -detailed-exitcode`
+//! when `terraform`, an initialised working directory and AWS credentials are available.
+
+mod observed;
+mod plan_check;
+mod terraform;
+
+pub use observed::expected_state;
+pub use plan_check::PlanCheck;
+pub use terraform::TerraformPlan;
+
+use crate::terraform::state::State;
+use serde::Serialize;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// What a validator checks.
+pub struct Check<'a> {
+    /// The project's root directory, unpatched.
+    pub root: &'a Path,
+    /// The patched text of every changed file, by path relative to the root.
+    pub changed: &'a BTreeMap<String, String>,
+    /// `-var-file` arguments.
+    pub var_files: &'a [PathBuf],
+    /// The state before the drift (references between resources resolve from it).
+    pub state: &'a State,
+    /// The cloud after the drift, in state form.
+    pub observed: &'a State,
+    /// Addresses whose configuration should now match the observed state.
+    pub touched: &'a [String],
+    /// (address, attribute) pairs left alone on purpose (flagged or ignored parts); an empty
+    /// attribute means the whole resource.
+    pub excused: &'a [(String, String)],
+}
+
+/// One attribute where the configuration and the observed cloud disagree.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Difference {
+    /// The instance address.
+    pub address: String,
+    /// The attribute path (empty for the whole instance).
+    pub attribute: String,
+    /// What the configuration says (null when the instance is missing from it).
+    pub config: Value,
+    /// What the cloud has (null when the instance is missing from it).
+    pub observed: Value,
+}
+
+/// A validator's verdict.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Validation {
+    /// The validator's name.
+    pub validator: String,
+    /// Whether the touched resources now match and nothing else changed.
+    pub passed: bool,
+    /// What still differs on the touched resources.
+    pub differences: Vec<Difference>,
+    /// Instances the patch changed although no intent touched them.
+    pub collateral: Vec<Difference>,
+    /// Anything else worth saying (why a validator did not run, Terraform's own summary).
+    pub note: Option<String>,
+}
+
+/// A validator could not run to a verdict.
+#[derive(Debug, thiserror::Error)]
+pub enum ValidateError {
+    /// The patched project could not be written to a scratch directory.
+    #[error("cannot prepare a scratch copy of {root}: {source}")]
+    Scratch {
+        /// The project root.
+        root: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The patched configuration does not load.
+    #[error("the patched configuration does not load: {0}")]
+    Load(String),
+    /// `terraform` failed to run.
+    #[error("terraform failed: {0}")]
+    Terraform(String),
+}
+
+/// Something that judges a patch.
+pub trait Validator {
+    /// A short name for reports.
+    fn name(&self) -> &'static str;
+    /// Whether it can run here (binary, credentials); the reason when not.
+    fn available(&self, root: &Path) -> Result<(), String>;
+    /// Checks the patch.
+    fn validate(&self, check: &Check) -> Result<Validation, ValidateError>;
+}
+
+/// Copies the project to a scratch directory and writes the patched files into it; provider
+/// plugins are left out, `.terraform/modules` and the lock file are kept.
+pub fn scratch_copy(check: &Check) -> Result<tempfile::TempDir, ValidateError> {
+    let fail = |source| ValidateError::Scratch {
+        root: check.root.to_owned(),
+        source,
+    };
+    let dir = tempfile::tempdir().map_err(fail)?;
+    copy_tree(check.root, dir.path()).map_err(fail)?;
+    for (path, text) in check.changed {
+        let target = dir.path().join(path);
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        std::fs::write(&target, text).map_err(fail)?;
+    }
+    Ok(dir)
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        let skip = name == ".git" || name == "providers" && from.ends_with(".terraform");
+        if skip {
+            continue;
+        }
+        let kind = entry.file_type()?;
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &to.join(&name))?;
+        } else if kind.is_file() {
+            std::fs::copy(entry.path(), to.join(&name))?;
+        }
+    }
+    Ok(())
+}
