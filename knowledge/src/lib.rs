@@ -12,6 +12,7 @@
 
 pub mod rules;
 pub mod schema;
+pub mod store;
 
 pub use rules::{
     BlockChange, Extraction, FiredFlag, Kind, Missing, Risk, Rule, RuleError, RuleSet, RuleSpec,
