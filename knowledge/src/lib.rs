@@ -1,15 +1,23 @@
 //! retrace's knowledge of AWS and Terraform.
 //!
-//! [`schema`] holds what the Terraform AWS provider accepts for each resource type: its
-//! attributes (type, required / optional / computed, sensitive) and nested blocks (nesting
-//! mode, item limits), loaded from a bundled data file or from the output of
-//! `terraform providers schema -json`.
+//! - [`schema`] holds what the Terraform AWS provider accepts for each resource type: its
+//!   attributes (type, required / optional / computed, sensitive) and nested blocks (nesting
+//!   mode, item limits), loaded from a bundled data file or from the output of
+//!   `terraform providers schema -json`.
+//! - [`rules`] maps CloudTrail calls (event source and API) to the Terraform resource they
+//!   change: how to find its identity, which request/response values set which attributes,
+//!   the kind of change and its risk. The shipped rules live in `knowledge/rules/*.toml`.
 
 #![forbid(unsafe_code)]
 
 pub mod rules;
 pub mod schema;
+pub mod store;
 
+pub use rules::{
+    BlockChange, Extraction, FiredFlag, Kind, Missing, Risk, Rule, RuleError, RuleSet, RuleSpec,
+    TagChange, TagOp, Target, Transform,
+};
 pub use schema::{
     AttrType, Attribute, Block, Member, NestedAttributes, NestedBlock, NestingMode, Presence,
     ProviderSchema, ResourceSchema, SchemaError,

@@ -401,7 +401,20 @@ fn fires(flag: &FlagSpec, value: &Value) -> bool {
             _ => holds(value, needle),
         };
     }
+    if let Some(suffix) = &flag.ends_with {
+        return any_string(value, &|s| s.ends_with(suffix.as_str()));
+    }
     flag.present == Some(true)
+}
+
+/// Whether the value is, or holds somewhere inside, a string meeting the test.
+fn any_string(value: &Value, test: &dyn Fn(&str) -> bool) -> bool {
+    match value {
+        Value::String(s) => test(s),
+        Value::Array(items) => items.iter().any(|v| any_string(v, test)),
+        Value::Object(map) => map.values().any(|v| any_string(v, test)),
+        _ => false,
+    }
 }
 
 /// Whether a value is, or holds somewhere inside, the needle.

@@ -146,11 +146,12 @@ fn check_flags(spec: &RuleSpec) -> Result<(), String> {
         let conditions = [
             flag.contains.is_some(),
             flag.equals.is_some(),
+            flag.ends_with.is_some(),
             flag.present == Some(true),
         ];
         if conditions.iter().filter(|c| **c).count() != 1 {
             return Err(format!(
-                "flag {}: give exactly one of `contains`, `equals` and `present = true`",
+                "flag {}: give exactly one of `contains`, `equals`, `ends_with` and `present = true`",
                 flag.field
             ));
         }

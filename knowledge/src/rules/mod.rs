@@ -298,6 +298,45 @@ fn check_paths(rule: &Rule, resource: &ResourceSchema) -> Vec<String> {
 mod tests {
     use super::*;
 
+    const HEAD: &str = "service = \"s3\"\nevent_source = \"s3.amazonaws.com\"\n";
+
+    fn problems(body: &str) -> Vec<String> {
+        let text = format!("{HEAD}{body}");
+        let set = RuleSet::from_texts([("t.toml", text.as_str())]).expect("loads");
+        set.check_schema(ProviderSchema::bundled().expect("schema"))
+    }
+
+    #[test]
+    fn schema_check_finds_unknown_types_attributes_and_blocks() {
+        let rule = "[[rule]]\napi = \"A\"\nresource = \"aws_s3_bucket_versioning\"\nkind = \"update\"\nrisk = \"low\"\nsummary = \"s\"\nidentity = [{ path = \"b\" }]\nset = [{ attribute = \"versioning_configuration.status\", value = \"Enabled\" }]\n";
+        assert!(problems(rule).is_empty(), "{:?}", problems(rule));
+        let bad = rule.replace("configuration.status", "configuration.state");
+        assert_eq!(
+            problems(&bad),
+            vec!["s3:A: aws_s3_bucket_versioning: no attribute versioning_configuration.state"]
+        );
+        let block_only = rule.replace(
+            "versioning_configuration.status",
+            "versioning_configuration",
+        );
+        assert_eq!(problems(&block_only).len(), 1);
+        let unknown = rule.replace("aws_s3_bucket_versioning", "aws_s3_bucket_versioned");
+        assert_eq!(
+            problems(&unknown),
+            vec!["s3:A: unknown resource type aws_s3_bucket_versioned"]
+        );
+        let tags = "[[rule]]\napi = \"T\"\nresource = \"aws_s3_bucket_policy\"\nkind = \"tags\"\nrisk = \"low\"\nsummary = \"s\"\nidentity = [{ path = \"b\" }]\n[rule.tags]\nop = \"merge\"\npath = \"t\"\n";
+        assert_eq!(
+            problems(tags),
+            vec!["s3:T: aws_s3_bucket_policy: no tags attribute"]
+        );
+        let block = "[[rule]]\napi = \"B\"\nresource = \"aws_s3_bucket_cors_configuration\"\nkind = \"add-block\"\nrisk = \"low\"\nsummary = \"s\"\nidentity = [{ path = \"b\" }]\n[rule.block]\nname = \"cors_rule\"\neach = \"r[]\"\nfields = { id = \"ID\", nope = \"X\" }\n";
+        assert_eq!(
+            problems(block),
+            vec!["s3:B: aws_s3_bucket_cors_configuration: no block field cors_rule.nope"]
+        );
+    }
+
     #[test]
     fn lambda_suffixes_are_dropped() {
         assert_eq!(normalize_api("AddPermission20150331v2"), "AddPermission");

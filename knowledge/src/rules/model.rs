@@ -289,6 +289,10 @@ pub struct FlagSpec {
     /// Fires when the value equals this.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub equals: Option<Value>,
+    /// Fires when the value (or a string inside it) ends with this text, e.g. `/0` for a CIDR
+    /// that spans every address whatever its base address.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ends_with: Option<String>,
     /// Fires whenever the field is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub present: Option<bool>,

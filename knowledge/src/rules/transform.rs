@@ -239,9 +239,10 @@ fn tag_map(value: Value) -> Result<Map<String, Value>, String> {
 }
 
 /// The names a tag's key and value go by: EC2, IAM and most services write `key`/`value`,
-/// S3 and Route 53 `Key`/`Value`, KMS `TagKey`/`TagValue` (`tagKey`/`tagValue` in CloudTrail).
-const KEY_NAMES: [&str; 4] = ["key", "Key", "tagKey", "TagKey"];
-const VALUE_NAMES: [&str; 4] = ["value", "Value", "tagValue", "TagValue"];
+/// S3 and Route 53 `Key`/`Value`, KMS `TagKey`/`TagValue` (`tagKey`/`tagValue` in CloudTrail);
+/// CloudWatch dimensions are `{name, value}` lists made into maps the same way.
+const KEY_NAMES: [&str; 6] = ["key", "Key", "tagKey", "TagKey", "name", "Name"];
+const VALUE_NAMES: [&str; 6] = ["value", "Value", "tagValue", "TagValue", "value", "Value"];
 
 fn is_tag_entry(map: &Map<String, Value>) -> bool {
     KEY_NAMES.iter().any(|k| map.contains_key(*k))
@@ -249,7 +250,7 @@ fn is_tag_entry(map: &Map<String, Value>) -> bool {
 
 /// One `{key, value}` object (or `{Key, Value}`), the value defaulting to empty.
 fn tag_pair(item: &Value) -> Result<(String, Value), String> {
-    let field = |names: [&str; 4]| names.iter().find_map(|n| item.get(*n));
+    let field = |names: [&str; 6]| names.iter().find_map(|n| item.get(*n));
     let key = field(KEY_NAMES)
         .and_then(Value::as_str)
         .ok_or_else(|| format!("tag without a key: {item}"))?;

@@ -1,0 +1,59 @@
+//! Versioned schema migrations, tracked in `PRAGMA user_version`; each runs in a transaction.
+
+use rusqlite::Connection;
+
+/// The migrations, in order; migration `i` brings the schema to version `i + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 1: rules with provenance and counters; reconciliations.
+    "CREATE TABLE rules (
+        id INTEGER PRIMARY KEY,
+        rule_id TEXT NOT NULL,
+        service TEXT NOT NULL,
+        event_source TEXT NOT NULL,
+        api TEXT NOT NULL,
+        provenance TEXT NOT NULL CHECK (provenance IN ('shipped', 'learned', 'reviewed')),
+        body TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        successes INTEGER NOT NULL DEFAULT 0,
+        failures INTEGER NOT NULL DEFAULT 0,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+        evidence TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE UNIQUE INDEX rules_shipped_api ON rules (event_source, api) WHERE provenance = 'shipped';
+    CREATE UNIQUE INDEX rules_learned_hash ON rules (hash) WHERE provenance <> 'shipped';
+    CREATE TABLE reconciliations (
+        id INTEGER PRIMARY KEY,
+        fingerprint TEXT NOT NULL UNIQUE,
+        signature TEXT NOT NULL,
+        workspace TEXT NOT NULL,
+        intents TEXT NOT NULL,
+        patch TEXT NOT NULL,
+        outcome TEXT NOT NULL CHECK (outcome IN ('passed', 'failed', 'flagged')),
+        detail TEXT NOT NULL,
+        created_at TEXT NOT NULL
+    );
+    CREATE INDEX reconciliations_signature ON reconciliations (signature);",
+];
+
+/// The schema version this build writes.
+pub const VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// The database's schema version.
+pub fn version(conn: &Connection) -> rusqlite::Result<i64> {
+    conn.query_row("PRAGMA user_version", [], |row| row.get(0))
+}
+
+/// Runs the migrations the database has not had, each in its own transaction together with
+/// the version bump, so a crash leaves the database at one version or the next.
+pub fn run(conn: &mut Connection, from: i64) -> rusqlite::Result<()> {
+    for (index, sql) in MIGRATIONS.iter().enumerate().skip(from.max(0) as usize) {
+        let tx = conn.transaction()?;
+        tx.execute_batch(sql)?;
+        tx.pragma_update(None, "user_version", index as i64 + 1)?;
+        tx.commit()?;
+    }
+    Ok(())
+}
