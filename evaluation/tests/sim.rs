@@ -202,6 +202,38 @@ fn revoke_removes_the_rule_and_self_references_set_self() {
 }
 
 #[test]
+fn revoking_an_unknown_rule_in_a_default_vpc_succeeds_and_reports_it() {
+    let mut text = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/account.tfstate"),
+    )
+    .expect("state");
+    text = text.replace(
+        "\"enable_dns_hostnames\": false,",
+        "\"enable_dns_hostnames\": false, \"default\": true,",
+    );
+    let state = State::parse(text.as_bytes(), "default-vpc").expect("state");
+    let mut c = Cloud::from_state(&state, &Settings::default());
+    let out = ok(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        https_rule(8080, "0.0.0.0/0"),
+    );
+    let unknown = &out.record["responseElements"]["unknownIpPermissionSet"]["items"][0];
+    assert_eq!(
+        unknown["ipRanges"],
+        json!({"items": [{"cidrIp": "0.0.0.0/0"}]})
+    );
+    assert_eq!(unknown["fromPort"], json!(8080));
+    assert_eq!(
+        attrs(&c, "aws_security_group", "id", WEB_SG)["ingress"]
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+}
+
+#[test]
 fn security_groups_are_created_and_deleted() {
     let mut c = cloud(3);
     let out = ok(

@@ -67,6 +67,15 @@ pub fn build(cloud: &mut Cloud, call: &Call<'_>, caller: &Caller) -> Value {
             );
         }
     }
+    if call.service == Service::Route53 {
+        put("apiVersion", json!("2013-04-01"));
+        if api == "ChangeResourceRecordSets" {
+            put(
+                "additionalEventData",
+                json!({"Note": "Do not use to reconstruct hosted zone"}),
+            );
+        }
+    }
     put("requestID", json!(request_id));
     put("eventID", json!(event_id));
     put("readOnly", json!(call.read_only));

@@ -263,20 +263,27 @@ pub fn authorize(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
     Ok(response)
 }
 
-/// RevokeSecurityGroupIngress / Egress. Peers not found make the whole call fail, as for a
-/// group in a VPC.
+/// RevokeSecurityGroupIngress / Egress. A rule that does not exist fails the whole call in a
+/// non-default VPC (`InvalidPermission.NotFound`); in a default VPC the call succeeds and
+/// lists it under `unknownIpPermissionSet`.
 pub fn revoke(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
     let at = group(ctx, params)?;
     let group_id = ctx.attr_str(at, "id");
     let perms = permissions(params)?;
     let key = if egress { "egress" } else { "ingress" };
+    let default_vpc = in_default_vpc(ctx, at);
     let mut current = rules(ctx, at, key);
+    let mut unknown = Vec::new();
     for perm in &perms {
         for (peer, _) in &perm.peers {
             let Some(pos) = current
                 .iter()
                 .position(|r| rule_has(r, perm, peer, &group_id))
             else {
+                if default_vpc {
+                    unknown.push(unknown_permission(perm, peer));
+                    continue;
+                }
                 return Err(ApiError::new(
                     "InvalidPermission.NotFound",
                     "The specified rule does not exist in this security group.",
@@ -289,7 +296,36 @@ pub fn revoke(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
         }
     }
     ctx.set(at, key, Value::Array(current));
-    Ok(ec2_true())
+    let mut response = ec2_true();
+    if !unknown.is_empty() {
+        response["unknownIpPermissionSet"] = json!({"items": unknown});
+    }
+    Ok(response)
+}
+
+/// Whether the group belongs to the account's default VPC.
+fn in_default_vpc(ctx: &Ctx<'_>, at: usize) -> bool {
+    let vpc = ctx.attr_str(at, "vpc_id");
+    ctx.find("aws_default_vpc", "id", &vpc).is_some()
+        || ctx
+            .find("aws_vpc", "id", &vpc)
+            .is_some_and(|v| ctx.attr(v, "default") == json!(true))
+}
+
+/// A permission EC2 could not find, in the request's shape.
+fn unknown_permission(perm: &Permission, peer: &Peer) -> Value {
+    let mut item = json!({
+        "ipProtocol": perm.protocol, "fromPort": perm.from, "toPort": perm.to,
+        "groups": {}, "ipRanges": {}, "ipv6Ranges": {}, "prefixListIds": {},
+    });
+    let (list_key, entry) = match peer {
+        Peer::Cidr(c) => ("ipRanges", json!({"cidrIp": c})),
+        Peer::Ipv6(c) => ("ipv6Ranges", json!({"cidrIpv6": c})),
+        Peer::PrefixList(p) => ("prefixListIds", json!({"prefixListId": p})),
+        Peer::Group(g) => ("groups", json!({"groupId": g})),
+    };
+    item[list_key] = json!({"items": [entry]});
+    item
 }
 
 fn remove_peer(rule: &mut Value, peer: &Peer, own_group: &str) {
