@@ -30,7 +30,7 @@ const HIDDEN: [(Service, &str); 3] = [
 pub fn build(cloud: &mut Cloud, call: &Call<'_>, caller: &Caller) -> Value {
     let time = call.time.format("%Y-%m-%dT%H:%M:%SZ").to_string();
     let request_id = match call.service {
-        Service::S3 => ctx::random_chars(&mut cloud.rng, b"0123456789ABCDEF", 16),
+        Service::S3 => ctx::random_chars(&mut cloud.rng, ctx::UPPER_ALNUM, 16),
         _ => ctx::uuid(&mut cloud.rng),
     };
     let event_id = ctx::uuid(&mut cloud.rng);
