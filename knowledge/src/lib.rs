@@ -6,7 +6,10 @@
 //!   `terraform providers schema -json`.
 //! - [`rules`] maps CloudTrail calls (event source and API) to the Terraform resource they
 //!   change: how to find its identity, which request/response values set which attributes,
-//!   the kind of change and its risk. The shipped rules live in `knowledge/rules/*.toml`.
+//!   the kind of change and its risk. The shipped rules live in `knowledge/rules/*.toml`
+//!   (format in `knowledge/rules/README.md`); [`Rule::extract`] applies one to a call.
+//! - [`store`] is the SQLite knowledge base: rules with their provenance (shipped, learned,
+//!   reviewed) and track record, and past reconciliations by trace signature.
 
 #![forbid(unsafe_code)]
 
@@ -21,4 +24,8 @@ pub use rules::{
 pub use schema::{
     AttrType, Attribute, Block, Member, NestedAttributes, NestedBlock, NestingMode, Presence,
     ProviderSchema, ResourceSchema, SchemaError,
+};
+pub use store::{
+    Evidence, NewReconciliation, Outcome, Provenance, Reconciliation, RuleFilter, RuleRecord,
+    Stats, Store, StoreError, trace_signature,
 };

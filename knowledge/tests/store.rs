@@ -99,6 +99,15 @@ fn sync_shipped_is_idempotent_and_retires_dropped_rules() {
     let mut store = Store::open_in_memory().expect("opens");
     let first = store.sync_shipped(shipped()).expect("sync");
     assert_eq!(first.inserted as usize, shipped().len());
+    let stored = store.active_rules().expect("rules");
+    for rule in shipped().iter() {
+        assert_eq!(
+            stored.find(&rule.event_source, rule.api()),
+            Some(rule),
+            "{}",
+            rule.id()
+        );
+    }
     let again = store.sync_shipped(shipped()).expect("sync");
     assert_eq!((again.inserted, again.updated, again.retired), (0, 0, 0));
     assert_eq!(again.unchanged as usize, shipped().len());

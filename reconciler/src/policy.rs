@@ -115,10 +115,27 @@ pub enum Part {
     Resource,
     /// One attribute.
     Attribute(String),
-    /// Nested blocks of this type.
-    Block(String),
+    /// One nested block added or removed (its position in the delta's blocks).
+    Block {
+        /// The block type.
+        block: String,
+        /// The position in [`Delta::blocks`].
+        index: usize,
+    },
     /// The tags.
     Tags,
+}
+
+impl Part {
+    /// The top-level attribute the part is about (`tags` for tags, empty for a resource).
+    pub fn attribute(&self) -> &str {
+        match self {
+            Part::Attribute(a) => a,
+            Part::Block { block, .. } => block,
+            Part::Tags => "tags",
+            Part::Resource => "",
+        }
+    }
 }
 
 /// A decision about one part of a delta, with its reason.
@@ -214,10 +231,13 @@ impl Policy {
 
     fn choose(&self, intent: &Intent, delta: &Delta, part: &Part) -> (Decision, String) {
         let resource_type = delta.resource.resource_type.as_str();
-        let attribute = match part {
-            Part::Attribute(a) | Part::Block(a) => a.as_str(),
-            Part::Tags => "tags",
-            Part::Resource => "",
+        let attribute = part.attribute();
+        let flags = match part {
+            Part::Attribute(a) => delta.attributes.get(a).map_or(&delta.flags, |x| &x.flags),
+            Part::Block { index, .. } => {
+                delta.blocks.get(*index).map_or(&delta.flags, |b| &b.flags)
+            }
+            Part::Tags | Part::Resource => &delta.flags,
         };
         for (rule, compiled) in self.config.rules.iter().zip(&self.rules) {
             let hit =
@@ -230,8 +250,8 @@ impl Policy {
                 return (rule.decision, format!("policy: {}", rule.reason));
             }
         }
-        if self.config.rule_flags && !delta.flags.is_empty() {
-            return (Decision::Flag, delta.flags.join("; "));
+        if self.config.rule_flags && !flags.is_empty() {
+            return (Decision::Flag, flags.join("; "));
         }
         if let Some(limit) = self.config.flag_risk
             && delta.risk >= limit
@@ -278,12 +298,16 @@ fn parts(delta: &Delta) -> Vec<Part> {
                 .keys()
                 .map(|a| Part::Attribute(a.clone()))
                 .collect();
-            for b in &delta.blocks {
-                let part = Part::Block(b.block.clone());
-                if !out.contains(&part) {
-                    out.push(part);
-                }
-            }
+            out.extend(
+                delta
+                    .blocks
+                    .iter()
+                    .enumerate()
+                    .map(|(index, b)| Part::Block {
+                        block: b.block.clone(),
+                        index,
+                    }),
+            );
             if !delta.tags_set.is_empty() || !delta.tags_removed.is_empty() {
                 out.push(Part::Tags);
             }
@@ -320,6 +344,7 @@ mod tests {
                     AttributeDelta {
                         before: Some(json!(1)),
                         after: json!(2),
+                        flags: flags.iter().map(|f| (*f).to_owned()).collect(),
                     },
                 )]),
                 blocks: vec![],

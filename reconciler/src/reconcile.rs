@@ -5,7 +5,7 @@
 use crate::ingest::Call;
 use crate::intents::{self, Delta, GroupOptions, Intent, Lifecycle, ResourceKey};
 use crate::patch::{ChangeSet, Colour};
-use crate::policy::{Decision, Part, Policy, Ruling};
+use crate::policy::{Decision, Policy, Ruling};
 use crate::resolve::{Resolver, Unexplained};
 use crate::synthesize::edit::{Files, run_tool};
 use crate::synthesize::plan::{Plan, Planner, Unplanned};
@@ -222,10 +222,10 @@ fn validate(
                     .iter()
                     .any(|u| u.resource == address && u.part == ruling.part);
                 if ruling.decision == Decision::Flag || unplanned {
-                    excused.push((address.clone(), part_attribute(&ruling.part)));
+                    excused.push((address.clone(), ruling.part.attribute().to_owned()));
                 }
                 if ruling.decision == Decision::Ignore {
-                    excused.push((address.clone(), part_attribute(&ruling.part)));
+                    excused.push((address.clone(), ruling.part.attribute().to_owned()));
                 }
             }
         }
@@ -248,14 +248,6 @@ fn validate(
         }
     }
     Ok((validations, skipped))
-}
-
-fn part_attribute(part: &Part) -> String {
-    match part {
-        Part::Resource => String::new(),
-        Part::Attribute(a) | Part::Block(a) => a.clone(),
-        Part::Tags => "tags".into(),
-    }
 }
 
 /// The address each created resource got in the plan.

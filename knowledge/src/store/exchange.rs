@@ -8,7 +8,7 @@ use rusqlite::params;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Evidence, NewReconciliation, Provenance, RuleFilter, Store, StoreError, encode,
+    Evidence, NewReconciliation, Provenance, RuleFilter, Store, StoreError, begin, encode,
     insert_reconciliation, sqlite,
 };
 use crate::rules::{Rule, validate};
@@ -115,10 +115,7 @@ impl Store {
         let document = self.parse_document(reader)?;
         let file = self.file.clone();
         let fail = |what: &str, e| sqlite(&file, what, e);
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| fail("cannot begin", e))?;
+        let tx = begin(&mut self.conn, &file)?;
         let mut report = ImportReport::default();
         for (index, entry) in document.rules.iter().enumerate() {
             let name = format!("rules[{index}] ({})", entry.rule.id());

@@ -276,10 +276,7 @@ impl Store {
         let file = self.file.clone();
         let fail = |what: &str, e| sqlite(&file, what, e);
         let now = now();
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| fail("cannot begin", e))?;
+        let tx = begin(&mut self.conn, &file)?;
         let mut report = SyncReport::default();
         let mut shipped_ids = Vec::new();
         for rule in rules.iter() {
@@ -351,10 +348,7 @@ impl Store {
     /// Records a reconciliation; returns its id.
     pub fn record_reconciliation(&mut self, new: &NewReconciliation) -> Result<i64, StoreError> {
         let file = self.file.clone();
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| sqlite(&file, "cannot begin", e))?;
+        let tx = begin(&mut self.conn, &file)?;
         let (id, _) = insert_reconciliation(&tx, new, &now())
             .map_err(|e| sqlite(&file, "cannot record a reconciliation", e))?;
         tx.commit().map_err(|e| sqlite(&file, "cannot commit", e))?;
@@ -384,10 +378,7 @@ impl Store {
         let (body, hash) = encode(&rule, &self.file)?;
         let file = self.file.clone();
         let fail = |what: &str, e| sqlite(&file, what, e);
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| fail("cannot begin", e))?;
+        let tx = begin(&mut self.conn, &file)?;
         let existing: Option<i64> = tx
             .query_row(
                 "SELECT id FROM rules WHERE hash = ?1 AND provenance <> 'shipped'",
@@ -469,10 +460,7 @@ impl Store {
     ) -> Result<RuleRecord, StoreError> {
         let file = self.file.clone();
         let fail = |what: &str, e| sqlite(&file, what, e);
-        let tx = self
-            .conn
-            .transaction()
-            .map_err(|e| fail("cannot begin", e))?;
+        let tx = begin(&mut self.conn, &file)?;
         let exists: Option<i64> = tx
             .query_row("SELECT id FROM rules WHERE id = ?1", params![id], |r| {
                 r.get(0)
@@ -514,18 +502,10 @@ impl Store {
     /// Counts by provenance, service and outcome, and the rules' success rate.
     pub fn stats(&self) -> Result<Stats, StoreError> {
         let count_by = |sql: &str| -> Result<BTreeMap<String, u64>, StoreError> {
-            let mut stmt = self
-                .conn
-                .prepare(sql)
-                .map_err(|e| self.sqlite("cannot count", e))?;
-            let rows = stmt
-                .query_map([], |row| {
-                    Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
-                })
-                .map_err(|e| self.sqlite("cannot count", e))?;
-            rows.map(|r| r.map(|(k, n)| (k, n as u64)))
-                .collect::<Result<_, _>>()
-                .map_err(|e| self.sqlite("cannot count", e))
+            let rows = self.query(sql, [], "cannot count", |row| {
+                Ok((row.get::<_, String>(0)?, row.get::<_, i64>(1)?))
+            })?;
+            Ok(rows.into_iter().map(|(k, n)| (k, n as u64)).collect())
         };
         let (successes, failures, inactive): (i64, i64, i64) = self
             .conn
@@ -550,25 +530,32 @@ impl Store {
         })
     }
 
+    /// Runs a query and maps its rows; `what` describes it in errors.
+    fn query<T>(
+        &self,
+        sql: &str,
+        params: impl rusqlite::Params,
+        what: &str,
+        map: impl FnMut(&Row<'_>) -> rusqlite::Result<T>,
+    ) -> Result<Vec<T>, StoreError> {
+        let mut stmt = self.conn.prepare(sql).map_err(|e| self.sqlite(what, e))?;
+        let rows = stmt
+            .query_map(params, map)
+            .map_err(|e| self.sqlite(what, e))?;
+        rows.collect::<Result<Vec<_>, _>>()
+            .map_err(|e| self.sqlite(what, e))
+    }
+
     fn query_rules(
         &self,
         clause: &str,
         params: impl rusqlite::Params,
     ) -> Result<Vec<RuleRecord>, StoreError> {
         let sql = format!("SELECT {RULE_COLUMNS} FROM rules {clause}");
-        let mut stmt = self
-            .conn
-            .prepare(&sql)
-            .map_err(|e| self.sqlite("cannot read rules", e))?;
-        let rows = stmt
-            .query_map(params, raw_rule)
-            .map_err(|e| self.sqlite("cannot read rules", e))?;
-        let mut records = Vec::new();
-        for row in rows {
-            let raw = row.map_err(|e| self.sqlite("cannot read rules", e))?;
-            records.push(self.decode_rule(raw)?);
-        }
-        Ok(records)
+        self.query(&sql, params, "cannot read rules", raw_rule)?
+            .into_iter()
+            .map(|raw| self.decode_rule(raw))
+            .collect()
     }
 
     fn decode_rule(&self, raw: RawRule) -> Result<RuleRecord, StoreError> {
@@ -599,43 +586,43 @@ impl Store {
         params: impl rusqlite::Params,
     ) -> Result<Vec<Reconciliation>, StoreError> {
         let sql = format!("SELECT {RECONCILIATION_COLUMNS} FROM reconciliations {clause}");
-        let mut stmt = self
-            .conn
-            .prepare(&sql)
-            .map_err(|e| self.sqlite("cannot read reconciliations", e))?;
-        let rows = stmt
-            .query_map(params, |row| {
-                Ok((
-                    row.get::<_, i64>(0)?,
-                    row.get::<_, String>(5)?,
-                    NewReconciliation {
-                        signature: row.get(1)?,
-                        workspace: row.get(2)?,
-                        intents: row.get(3)?,
-                        patch: row.get(4)?,
-                        outcome: Outcome::Failed,
-                        detail: row.get(6)?,
-                    },
-                    row.get::<_, String>(7)?,
-                ))
-            })
-            .map_err(|e| self.sqlite("cannot read reconciliations", e))?;
-        let mut out = Vec::new();
-        for row in rows {
-            let (id, outcome, mut data, created_at) =
-                row.map_err(|e| self.sqlite("cannot read reconciliations", e))?;
-            data.outcome = Outcome::parse(&outcome).ok_or_else(|| {
-                self.invalid(format!(
-                    "reconciliation {id}: bad stored outcome {outcome:?}"
-                ))
-            })?;
-            out.push(Reconciliation {
-                id,
-                data,
-                created_at,
-            });
-        }
-        Ok(out)
+        let rows = self.query(&sql, params, "cannot read reconciliations", |row| {
+            Ok((
+                row.get::<_, i64>(0)?,
+                row.get::<_, String>(5)?,
+                [
+                    row.get(1)?,
+                    row.get(2)?,
+                    row.get(3)?,
+                    row.get(4)?,
+                    row.get(6)?,
+                ],
+                row.get::<_, String>(7)?,
+            ))
+        })?;
+        rows.into_iter()
+            .map(
+                |(id, outcome, [signature, workspace, intents, patch, detail], created_at)| {
+                    let outcome = Outcome::parse(&outcome).ok_or_else(|| {
+                        self.invalid(format!(
+                            "reconciliation {id}: bad stored outcome {outcome:?}"
+                        ))
+                    })?;
+                    Ok(Reconciliation {
+                        id,
+                        data: NewReconciliation {
+                            signature,
+                            workspace,
+                            intents,
+                            patch,
+                            outcome,
+                            detail,
+                        },
+                        created_at,
+                    })
+                },
+            )
+            .collect()
     }
 
     fn invalid(&self, message: String) -> StoreError {
@@ -789,6 +776,15 @@ fn hex(bytes: &[u8]) -> String {
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+/// Begins a transaction; dropping it without commit rolls it back.
+fn begin<'c>(
+    conn: &'c mut Connection,
+    file: &str,
+) -> Result<rusqlite::Transaction<'c>, StoreError> {
+    conn.transaction()
+        .map_err(|e| sqlite(file, "cannot begin", e))
 }
 
 fn sqlite(file: &str, what: &str, e: rusqlite::Error) -> StoreError {

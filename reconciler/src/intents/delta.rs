@@ -30,6 +30,8 @@ pub struct AttributeDelta {
     pub before: Option<Value>,
     /// The value after the last call that set it.
     pub after: Value,
+    /// Risk conditions that fired on that call.
+    pub flags: Vec<String>,
 }
 
 /// Whether a nested block was added or removed.
@@ -51,6 +53,8 @@ pub struct BlockDelta {
     pub block: String,
     /// The block's attributes.
     pub fields: Map<String, Value>,
+    /// Risk conditions that fired on the call.
+    pub flags: Vec<String>,
 }
 
 /// The net change to one resource.
@@ -140,12 +144,15 @@ fn apply(delta: &mut Delta, effect: &Effect, state: Option<&Value>) {
                 AttributeDelta {
                     before,
                     after: value.clone(),
+                    flags: effect.flags.clone(),
                 },
             );
         }
-        Change::AddBlock { block, fields } => toggle_block(delta, BlockOp::Added, block, fields),
+        Change::AddBlock { block, fields } => {
+            toggle_block(delta, BlockOp::Added, block, fields, &effect.flags);
+        }
         Change::RemoveBlock { block, fields } => {
-            toggle_block(delta, BlockOp::Removed, block, fields);
+            toggle_block(delta, BlockOp::Removed, block, fields, &effect.flags);
         }
         Change::Tags {
             set,
@@ -160,6 +167,7 @@ fn apply(delta: &mut Delta, effect: &Effect, state: Option<&Value>) {
                     AttributeDelta {
                         before: None,
                         after: value.clone(),
+                        flags: effect.flags.clone(),
                     },
                 );
             }
@@ -174,7 +182,13 @@ fn apply(delta: &mut Delta, effect: &Effect, state: Option<&Value>) {
 }
 
 /// Adds a block change, cancelling the opposite change of the same block made earlier.
-fn toggle_block(delta: &mut Delta, op: BlockOp, block: &str, fields: &Map<String, Value>) {
+fn toggle_block(
+    delta: &mut Delta,
+    op: BlockOp,
+    block: &str,
+    fields: &Map<String, Value>,
+    flags: &[String],
+) {
     let opposite = delta
         .blocks
         .iter()
@@ -187,6 +201,7 @@ fn toggle_block(delta: &mut Delta, op: BlockOp, block: &str, fields: &Map<String
             op,
             block: block.to_owned(),
             fields: fields.clone(),
+            flags: flags.to_vec(),
         }),
     }
 }

@@ -128,7 +128,7 @@ impl<'a> Planner<'a> {
             (Lifecycle::Created, _) => vec![self.create(delta)],
             (Lifecycle::Deleted, _) => vec![self.delete(delta)],
             (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
-            (Lifecycle::Managed, Part::Block(block)) => self.blocks(delta, block),
+            (Lifecycle::Managed, Part::Block { index, .. }) => vec![self.block(delta, *index)],
             (Lifecycle::Managed, Part::Tags) => vec![self.tags(delta)],
             (lifecycle, _) => vec![Err(format!(
                 "nothing to write for a {lifecycle:?} resource"
@@ -230,48 +230,47 @@ impl<'a> Planner<'a> {
         let config = instance.attributes.to_json();
         let present = blocks.iter().take_while(|b| has_block(&config, b)).count();
         let (outer, inner) = blocks.split_at(present);
-        let mut body = json!({ name: self.refer(instance, value) });
-        for block in inner.iter().skip(1).rev() {
-            body = json!({"block": block, "attributes": body});
+        let (first, deeper) = inner.split_first().ok_or("no nested block to add")?;
+        let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, value) }});
+        if let Some((_, middle)) = deeper.split_last() {
+            for block in middle.iter().rev() {
+                body = json!({"block": block, "blocks": [body]});
+            }
+            body = json!({"block": first, "blocks": [body]});
         }
-        let first = inner.first().ok_or("no nested block to add")?;
         Ok(step(
             delta,
             Part::Attribute(format!("{}.{name}", blocks.join("."))),
             "add_block",
-            json!({"target": target(instance, outer), "block": first, "attributes": body}),
+            json!({"target": target(instance, outer), "block": body}),
             format!("the configuration has no `{first}` block yet"),
             true,
             None,
         ))
     }
 
-    fn blocks(&self, delta: &Delta, block: &str) -> Vec<Outcome> {
-        let instance = match self.instance(delta) {
-            Ok(i) => i,
-            Err(e) => return vec![Err(e)],
+    fn block(&self, delta: &Delta, index: usize) -> Outcome {
+        let instance = self.instance(delta)?;
+        let b = delta.blocks.get(index).ok_or("no such block change")?;
+        let block = &b.block;
+        let fields = Value::Object(non_empty(&b.fields));
+        let (tool, input, why) = match b.op {
+            BlockOp::Added => (
+                "add_block",
+                json!({"target": target(instance, &[]), "block": {"block": block, "attributes": self.refer(instance, &fields)}}),
+                format!("a `{block}` block was added outside Terraform"),
+            ),
+            BlockOp::Removed => (
+                "remove_block",
+                json!({"target": target(instance, &[]), "block": block, "match": fields}),
+                format!("a `{block}` block was removed outside Terraform"),
+            ),
         };
-        delta
-            .blocks
-            .iter()
-            .filter(|b| b.block == block)
-            .map(|b| {
-                let fields = Value::Object(non_empty(&b.fields));
-                let (tool, input, why) = match b.op {
-                    BlockOp::Added => (
-                        "add_block",
-                        json!({"target": target(instance, &[]), "block": block, "attributes": self.refer(instance, &fields)}),
-                        format!("a `{block}` block was added outside Terraform"),
-                    ),
-                    BlockOp::Removed => (
-                        "remove_block",
-                        json!({"target": target_with(instance, &[json!({"block": block, "match": fields})])}),
-                        format!("a `{block}` block was removed outside Terraform"),
-                    ),
-                };
-                Ok(step(delta, Part::Block(block.to_owned()), tool, input, why, true, None))
-            })
-            .collect()
+        let part = Part::Block {
+            block: block.clone(),
+            index,
+        };
+        Ok(step(delta, part, tool, input, why, true, None))
     }
 
     fn tags(&self, delta: &Delta) -> Outcome {
@@ -294,11 +293,15 @@ impl<'a> Planner<'a> {
 
     fn ignore(&self, delta: &Delta, part: &Part) -> Outcome {
         let instance = self.instance(delta)?;
-        let attribute = match part {
-            Part::Attribute(a) | Part::Block(a) => a.split('.').next().unwrap_or(a).to_owned(),
-            Part::Tags => "tags".to_owned(),
-            Part::Resource => return Err("a whole resource cannot be ignored".to_owned()),
-        };
+        if *part == Part::Resource {
+            return Err("a whole resource cannot be ignored".to_owned());
+        }
+        let attribute = part
+            .attribute()
+            .split('.')
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         Ok(step(
             delta,
             part.clone(),
