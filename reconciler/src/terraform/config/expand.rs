@@ -161,7 +161,9 @@ pub(super) struct Nested<'b> {
     pub kind: String,
     /// The block written in the file: a plain nested block, or a `dynamic` block.
     pub block: &'b Block,
-    /// The body the values come from: the block's own, or the dynamic block's `content`.
+    /// The block the values come from: the block itself, or the dynamic block's `content`.
+    pub content: &'b Block,
+    /// The body of `content`.
     pub body: &'b Body,
     /// For a `dynamic` block: the iterator's name, key and value.
     pub iteration: Option<Iteration>,
@@ -214,6 +216,7 @@ pub(super) fn nested<'b>(
             out.push(Nested {
                 kind: kind.to_string(),
                 block,
+                content: block,
                 body: &block.body,
                 iteration: None,
             });
@@ -251,6 +254,7 @@ pub(super) fn nested<'b>(
         out.extend(elements.into_iter().map(|(key, value)| Nested {
             kind: label.clone(),
             block,
+            content,
             body: &content.body,
             iteration: Some(Iteration {
                 name: name.clone(),

@@ -214,11 +214,7 @@ impl Ctx<'_> {
                         depth: self.iterating.len(),
                     });
                 }
-                let content_span = block
-                    .body
-                    .span()
-                    .or_else(|| block.block.span())
-                    .unwrap_or(span);
+                let content_span = block.content.span().unwrap_or(span);
                 inner.block(block.body, content_span, after, false)
             }
             _ => self.expression(span, format!("nested `{name}` blocks need a position")),
