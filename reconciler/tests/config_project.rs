@@ -290,6 +290,14 @@ fn outputs_are_evaluated_and_visible_to_the_parent() {
         &Value::String("i-0app000000000000".into())
     );
     assert_eq!(get(None, "account"), &Value::String("123456789012".into()));
+    // count = 2 but the state holds only web[0]: the splat has an unknown second element.
+    assert_eq!(
+        get(None, "web_ids"),
+        &Value::List(vec![
+            Value::String("i-0web0000000000000".into()),
+            Value::Unknown
+        ])
+    );
     assert!(
         project.diagnostics().is_empty(),
         "{:?}",

@@ -186,8 +186,8 @@ impl Loader<'_> {
         for (name, record) in &variables {
             scope = scope.with_variable(name.clone(), record.value.clone());
         }
-        for (address, value) in self.state_resources(path.as_deref()) {
-            scope = scope.with_resource(address, value);
+        for (address, instances) in self.state_resources(path.as_deref()) {
+            scope = scope.with_resource(address, collect_instances(instances));
         }
         let index = self.modules.len();
         self.modules.push(ModuleInstance {
@@ -215,6 +215,7 @@ impl Loader<'_> {
             }
         }
         self.expand_resources(index);
+        self.add_planned_instances(index);
         self.evaluate_outputs(index);
         Ok(index)
     }
@@ -282,9 +283,12 @@ impl Loader<'_> {
         out
     }
 
-    /// The state's resources in the module at `path`, by address within the module: an
-    /// object per resource, or a list (`count`) or map (`for_each`) of them.
-    fn state_resources(&self, path: Option<&str>) -> BTreeMap<String, Value> {
+    /// The state's resource instances in the module at `path`, by resource address within
+    /// the module.
+    fn state_resources(
+        &self,
+        path: Option<&str>,
+    ) -> BTreeMap<String, Vec<(Option<IndexKey>, Value)>> {
         let mut grouped: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
         let instances = self.state.map_or(&[][..], |s| s.instances.as_slice());
         for instance in instances {
@@ -304,9 +308,42 @@ impl Loader<'_> {
                 .push((instance.index.clone(), value));
         }
         grouped
-            .into_iter()
-            .map(|(address, instances)| (address, collect_instances(instances)))
-            .collect()
+    }
+
+    /// Gives the module's scope every instance the configuration declares, unknown where the
+    /// state lacks it, so outputs see `aws_instance.web[*]` with as many elements as `count`
+    /// makes. (Locals and module arguments, evaluated earlier, see the state's instances.)
+    fn add_planned_instances(&mut self, module: usize) {
+        let path = self.modules[module].path.clone();
+        let mut stored = self.state_resources(path.as_deref());
+        let mut planned: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
+        for record in self.instances.iter().filter(|r| r.module == module) {
+            let public = &record.public;
+            let prefix = if public.mode == Mode::Data {
+                "data."
+            } else {
+                ""
+            };
+            let address = format!("{prefix}{}.{}", public.resource_type, public.name);
+            let value = stored
+                .get_mut(&address)
+                .and_then(|instances| {
+                    let at = instances.iter().position(|(key, _)| *key == public.index)?;
+                    Some(instances.swap_remove(at).1)
+                })
+                .unwrap_or(Value::Unknown);
+            planned
+                .entry(address)
+                .or_default()
+                .push((public.index.clone(), value));
+        }
+        let instance = &mut self.modules[module];
+        for (address, instances) in planned {
+            instance.scope = instance
+                .scope
+                .clone()
+                .with_resource(address, collect_instances(instances));
+        }
     }
 
     /// Locals and module calls of a module in an order where each comes after what it
