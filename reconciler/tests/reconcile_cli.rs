@@ -1,0 +1,109 @@
+//! End-to-end: `retrace demo` and `retrace reconcile` on the bundled example. Every expected
+//! line below was worked out by hand from fixtures/demo (its README lists each change).
+
+use std::path::Path;
+use std::process::Command;
+
+fn retrace(args: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .args(args)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.trim().is_empty() || output.status.code() != Some(1),
+        "{stderr}"
+    );
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+    )
+}
+
+fn demo_dir() -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
+}
+
+#[test]
+fn demo_absorbs_what_it_should_and_flags_the_open_ssh_rule() {
+    let (code, out) = retrace(&["demo"]);
+    // The SSH rule opened to the internet is flagged, so not everything is reconciled.
+    assert_eq!(code, 3, "{out}");
+    for line in [
+        // bob's CLI resize: var.instance_type is set in terraform.tfvars and used once.
+        "-instance_type = \"t3.medium\"",
+        "+instance_type = \"t3.large\"",
+        // alice's console edit of the web group: HTTP from anywhere out, HTTPS from the VPC in.
+        "-    from_port   = 80",
+        "+    cidr_blocks = [\"10.0.0.0/16\"]",
+        "+    description = \"HTTPS from the VPC\"",
+        // S3 versioning and the tag PutBucketTagging added to the full set.
+        "-    status = \"Suspended\"",
+        "+    status = \"Enabled\"",
+        "+    CostCenter  = \"marketing\"",
+        // The desired capacity is left to scaling.
+        "+    ignore_changes = [desired_capacity]",
+        "plan-check: passed",
+    ] {
+        assert!(out.contains(line), "missing {line:?} in\n{out}");
+    }
+    // The queue change was undone; the SSH rule is not absorbed.
+    assert!(!out.contains("visibility_timeout_seconds ="), "{out}");
+    assert!(!out.contains("+    from_port   = 22"), "{out}");
+    assert!(out.contains("opens the security group"), "{out}");
+}
+
+#[test]
+fn reconcile_json_reports_decisions_and_writes_atomically_with_write() {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let project = scratch.path().join("project");
+    std::fs::create_dir(&project).expect("mkdir");
+    for file in ["main.tf", "variables.tf", "terraform.tfvars"] {
+        std::fs::copy(demo_dir().join("project").join(file), project.join(file)).expect("copy");
+    }
+    let demo = demo_dir();
+    let state = demo.join("terraform.tfstate");
+    let trail = demo.join("trail/AWSLogs");
+    let config = demo.join("retrace.toml");
+    let args = [
+        "--config",
+        config.to_str().expect("utf-8"),
+        "reconcile",
+        "--project",
+        project.to_str().expect("utf-8"),
+        "--state",
+        state.to_str().expect("utf-8"),
+        "--logs",
+        trail.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ];
+    let (code, out) = retrace(&args);
+    assert_eq!(code, 3, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let decisions: Vec<(String, String)> = doc["intents"]
+        .as_array()
+        .expect("intents")
+        .iter()
+        .flat_map(|i| i["rulings"].as_array().cloned().unwrap_or_default())
+        .flat_map(|r| r.as_array().cloned().unwrap_or_default())
+        .map(|r| {
+            (
+                r["decision"].as_str().unwrap_or("").to_owned(),
+                r["reason"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let count = |d: &str| decisions.iter().filter(|(x, _)| x == d).count();
+    // Absorbed: ingress out, ingress in, instance_type, versioning status, tags.
+    assert_eq!(count("absorb"), 5, "{decisions:?}");
+    assert_eq!(count("flag"), 1, "{decisions:?}");
+    assert_eq!(count("ignore"), 1, "{decisions:?}");
+    let before = std::fs::read_to_string(project.join("terraform.tfvars")).expect("read");
+    let mut write = args.to_vec();
+    write.push("--write");
+    let (code, _) = retrace(&write);
+    assert_eq!(code, 3);
+    let after = std::fs::read_to_string(project.join("terraform.tfvars")).expect("read");
+    assert_eq!(after, before.replace("\"t3.medium\"", "\"t3.large\""));
+}
