@@ -314,3 +314,65 @@ pub(super) fn body_value(
     }
     Value::Object(map)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn keys_of(body: &str) -> Result<Vec<Option<IndexKey>>, String> {
+        let body = hcl::edit::parser::parse_body(body).expect("parses");
+        let scope = EvalScope::new(".").with_variable("n", Value::Unknown);
+        keys(&body, &scope).map(|keys| keys.into_iter().map(|k| k.index).collect())
+    }
+
+    #[test]
+    fn count_and_for_each_give_instance_keys() {
+        assert_eq!(keys_of("a = 1\n"), Ok(vec![None]));
+        assert_eq!(
+            keys_of("count = 2\n"),
+            Ok(vec![Some(IndexKey::Int(0)), Some(IndexKey::Int(1))])
+        );
+        assert_eq!(keys_of("count = 0\n"), Ok(vec![]));
+        assert_eq!(
+            keys_of("for_each = toset([\"b\", \"a\", \"b\"])\n"),
+            Ok(vec![
+                Some(IndexKey::Str("a".into())),
+                Some(IndexKey::Str("b".into()))
+            ])
+        );
+        assert_eq!(
+            keys_of("for_each = { x = 1 }\n"),
+            Ok(vec![Some(IndexKey::Str("x".into()))])
+        );
+    }
+
+    #[test]
+    fn keys_that_cannot_be_known_are_errors() {
+        assert!(keys_of("count = var.n\n").is_err_and(|e| e.contains("not known")));
+        assert!(keys_of("count = 1.5\n").is_err());
+        assert!(keys_of("for_each = [1, 2]\n").is_err_and(|e| e.contains("strings")));
+        assert!(keys_of("for_each = \"x\"\n").is_err());
+    }
+
+    #[test]
+    fn dynamic_blocks_expand_in_place_with_their_iterator() {
+        let text = "a {\n  n = 0\n}\ndynamic \"a\" {\n  for_each = [1, 2]\n  iterator = it\n  content {\n    n = it.value * 10\n    k = it.key\n  }\n}\nb {}\n";
+        let body = hcl::edit::parser::parse_body(text).expect("parses");
+        let place = Place { file: "t.tf", text };
+        let mut diagnostics = Vec::new();
+        let value = body_value(
+            &body,
+            &EvalScope::new("."),
+            true,
+            place,
+            "x",
+            &mut diagnostics,
+        );
+        let expected = serde_json::json!({
+            "a": [{"n": 0}, {"n": 10, "k": 0}, {"n": 20, "k": 1}],
+            "b": [{}]
+        });
+        assert_eq!(value, Value::from_json(&expected));
+        assert!(diagnostics.is_empty());
+    }
+}

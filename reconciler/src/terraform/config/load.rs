@@ -16,7 +16,7 @@ use super::{
     ConfigError, Diagnostic, LoadOptions, Project, ResourceInstance, VariableSource, line_of,
 };
 use crate::terraform::functions::{EvalScope, Value, evaluate};
-use crate::terraform::state::{IndexKey, Mode, State};
+use crate::terraform::state::{IndexKey, Mode, State, instance_address};
 
 /// One instance of a module: the root, or one per call (and per key of its `count` or
 /// `for_each`).
@@ -543,7 +543,7 @@ impl Loader<'_> {
                 _ => Mode::Managed,
             };
             let (resource_type, name) = (decl.label(0).to_string(), decl.label(1).to_string());
-            let address = address(path.as_deref(), mode, &resource_type, &name, None);
+            let address = instance_address(path.as_deref(), mode, &resource_type, &name, None);
             let scope = self.modules[module].scope.clone();
             let instance_keys = match keys(&decl.block.body, &scope) {
                 Ok(keys) => keys,
@@ -694,20 +694,6 @@ fn prefixed(path: &Option<String>, rest: &str) -> String {
     }
 }
 
-/// An instance address as Terraform prints it.
-fn address(
-    module: Option<&str>,
-    mode: Mode,
-    resource_type: &str,
-    name: &str,
-    index: Option<&IndexKey>,
-) -> String {
-    let data = if mode == Mode::Data { "data." } else { "" };
-    let index = index.map(ToString::to_string).unwrap_or_default();
-    let local = format!("{data}{resource_type}.{name}{index}");
-    prefixed(&module.map(str::to_string), &local)
-}
-
 fn address_of(module: Option<&str>, mode: Mode, kind: &str, name: &str, key: &Key) -> String {
-    address(module, mode, kind, name, key.index.as_ref())
+    instance_address(module, mode, kind, name, key.index.as_ref())
 }

@@ -529,3 +529,20 @@ fn step_text(step: &PathStep) -> String {
         PathStep::Index(i) => i.to_string(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn narrowing_follows_literal_objects_and_lists_as_far_as_they_go() {
+        let text = "{ a = [\"x\", { b = 1 }], c = var.d }";
+        let expr = hcl::edit::parser::parse_expr(text).expect("parses");
+        let at = |steps: &[PathStep]| &text[narrow(&expr, steps)];
+        let key = |k: &str| PathStep::Key(k.to_string());
+        assert_eq!(at(&[key("a"), PathStep::Index(1), key("b")]), "1");
+        assert_eq!(at(&[key("a"), key("x")]), "\"x\"");
+        assert_eq!(at(&[key("c"), key("e")]), "var.d");
+        assert_eq!(at(&[key("z")]), text);
+    }
+}

@@ -151,7 +151,7 @@ fn sorted_paths(mut paths: Vec<Vec<PathStep>>) -> Vec<Vec<PathStep>> {
 }
 
 /// Formats an instance address from its parts.
-fn instance_address(
+pub(crate) fn instance_address(
     module: Option<&str>,
     mode: Mode,
     resource_type: &str,
