@@ -221,10 +221,7 @@ fn validate(
                     .unplanned
                     .iter()
                     .any(|u| u.resource == address && u.part == ruling.part);
-                if ruling.decision == Decision::Flag || unplanned {
-                    excused.push((address.clone(), ruling.part.attribute().to_owned()));
-                }
-                if ruling.decision == Decision::Ignore {
+                if ruling.decision != Decision::Absorb || unplanned {
                     excused.push((address.clone(), ruling.part.attribute().to_owned()));
                 }
             }
