@@ -5,3 +5,4 @@
 #![forbid(unsafe_code)]
 
 pub mod sim;
+pub mod scenario;
