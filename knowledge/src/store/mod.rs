@@ -8,6 +8,7 @@
 mod error;
 mod exchange;
 mod migrate;
+mod run;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,6 +21,7 @@ use crate::rules::{Rule, RuleSet, validate};
 
 pub use error::StoreError;
 pub use exchange::ImportReport;
+pub use run::{RecordedRun, RunRecord};
 
 /// Where a stored rule came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -331,18 +333,23 @@ impl Store {
     /// API that an earlier kind already covers is left out, so a learned rule never overrides
     /// a shipped one.
     pub fn active_rules(&self) -> Result<RuleSet, StoreError> {
+        let chosen = self.active_records()?.into_iter().map(|r| r.rule);
+        RuleSet::from_rules(chosen).map_err(|e| self.invalid(e.to_string()))
+    }
+
+    /// The stored records behind [`Store::active_rules`], in the same order, so a run can
+    /// count each rule's outcome against its row.
+    pub fn active_records(&self) -> Result<Vec<RuleRecord>, StoreError> {
         let records = self.query_rules(
             "WHERE active = 1 ORDER BY CASE provenance WHEN 'shipped' THEN 0
              WHEN 'reviewed' THEN 1 ELSE 2 END, id",
             params![],
         )?;
         let mut seen = std::collections::HashSet::new();
-        let chosen: Vec<Rule> = records
+        Ok(records
             .into_iter()
             .filter(|r| seen.insert((r.rule.event_source.clone(), r.rule.api().to_owned())))
-            .map(|r| r.rule)
-            .collect();
-        RuleSet::from_rules(chosen).map_err(|e| self.invalid(e.to_string()))
+            .collect())
     }
 
     /// Records a reconciliation; returns its id.
@@ -379,30 +386,8 @@ impl Store {
         let file = self.file.clone();
         let fail = |what: &str, e| sqlite(&file, what, e);
         let tx = begin(&mut self.conn, &file)?;
-        let existing: Option<i64> = tx
-            .query_row(
-                "SELECT id FROM rules WHERE hash = ?1 AND provenance <> 'shipped'",
-                params![hash],
-                |row| row.get(0),
-            )
-            .optional()
-            .map_err(|e| fail("cannot read rules", e))?;
-        let id = match existing {
-            Some(id) => id,
-            None => {
-                insert_rule(
-                    &tx,
-                    &rule,
-                    &body,
-                    &hash,
-                    Provenance::Learned,
-                    Some(&evidence),
-                    &now(),
-                )
-                .map_err(|e| fail("cannot store a learned rule", e))?;
-                tx.last_insert_rowid()
-            }
-        };
+        let id = learn(&tx, &rule, &body, &hash, &evidence, &now())
+            .map_err(|e| fail("cannot store a learned rule", e))?;
         tx.commit().map_err(|e| fail("cannot commit", e))?;
         Ok(id)
     }
@@ -411,25 +396,7 @@ impl Store {
     /// row (default 2) is demoted: made inactive until a person reviews it.
     pub fn record_outcome(&mut self, id: i64, success: bool) -> Result<RuleRecord, StoreError> {
         let demote_after = self.demote_after as i64;
-        self.write_rule(id, |tx, now| {
-            if success {
-                tx.execute(
-                    "UPDATE rules SET successes = successes + 1, consecutive_failures = 0,
-                     updated_at = ?1 WHERE id = ?2",
-                    params![now, id],
-                )?;
-            } else {
-                tx.execute(
-                    "UPDATE rules SET failures = failures + 1,
-                     consecutive_failures = consecutive_failures + 1,
-                     active = CASE WHEN provenance = 'learned'
-                                    AND consecutive_failures + 1 >= ?1 THEN 0 ELSE active END,
-                     updated_at = ?2 WHERE id = ?3",
-                    params![demote_after, now, id],
-                )?;
-            }
-            Ok(())
-        })
+        self.write_rule(id, |tx, now| count_outcome(tx, id, success, demote_after, now))
     }
 
     /// Marks a learned rule reviewed: it becomes active again with its failure streak cleared.
@@ -711,6 +678,66 @@ fn insert_rule(
             now
         ],
     )
+}
+
+/// Stores a learned rule unless the same rule (by hash) is already stored as learned or
+/// reviewed; returns its id.
+fn learn(
+    tx: &rusqlite::Transaction<'_>,
+    rule: &Rule,
+    body: &str,
+    hash: &str,
+    evidence: &Evidence,
+    now: &str,
+) -> rusqlite::Result<i64> {
+    let existing: Option<i64> = tx
+        .query_row(
+            "SELECT id FROM rules WHERE hash = ?1 AND provenance <> 'shipped'",
+            params![hash],
+            |row| row.get(0),
+        )
+        .optional()?;
+    if let Some(id) = existing {
+        return Ok(id);
+    }
+    insert_rule(
+        tx,
+        rule,
+        body,
+        hash,
+        Provenance::Learned,
+        Some(evidence),
+        now,
+    )?;
+    Ok(tx.last_insert_rowid())
+}
+
+/// Counts one use of a rule; a learned rule reaching `demote_after` failures in a row is
+/// made inactive.
+fn count_outcome(
+    tx: &rusqlite::Transaction<'_>,
+    id: i64,
+    success: bool,
+    demote_after: i64,
+    now: &str,
+) -> rusqlite::Result<()> {
+    if success {
+        tx.execute(
+            "UPDATE rules SET successes = successes + 1, consecutive_failures = 0,
+             updated_at = ?1 WHERE id = ?2",
+            params![now, id],
+        )?;
+    } else {
+        tx.execute(
+            "UPDATE rules SET failures = failures + 1,
+             consecutive_failures = consecutive_failures + 1,
+             active = CASE WHEN provenance = 'learned'
+                            AND consecutive_failures + 1 >= ?1 THEN 0 ELSE active END,
+             updated_at = ?2 WHERE id = ?3",
+            params![demote_after, now, id],
+        )?;
+    }
+    Ok(())
 }
 
 /// Inserts a reconciliation unless an identical one (same fingerprint) exists; returns its id
