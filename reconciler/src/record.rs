@@ -1,0 +1,387 @@
+//! Record: after a run, the knowledge base remembers it — the trace signature, the intents
+//! with their decisions, the patch, the validation outcome, each used rule's success or
+//! failure and the rules learned — all in one transaction of the store.
+//!
+//! [`Knowledge`] is the store seen from a run: it syncs the shipped rules into the store,
+//! gives the rules to use (shipped plus active learned and reviewed ones), and records the
+//! outcome.
+
+use crate::learn::Proposal;
+use crate::policy::Decision;
+use crate::reconcile::{Decided, Outcome};
+use knowledge::rules::{Rule, RuleSet};
+use knowledge::store::{self, NewReconciliation, RuleRecord, RunRecord, Store, StoreError};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// The record stage could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordError {
+    /// The store failed (its message names the database file).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The shipped rules did not load.
+    #[error(transparent)]
+    Rules(#[from] knowledge::rules::RuleError),
+    /// The store's folder could not be created.
+    #[error("cannot create {}: {source}", dir.display())]
+    Folder {
+        /// The folder.
+        dir: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The intents could not be encoded.
+    #[error("cannot encode the intents: {0}")]
+    Encode(#[from] serde_json::Error),
+}
+
+/// The store location used when neither `--kb` nor `[knowledge] store` names one:
+/// `$XDG_DATA_HOME/retrace/knowledge.sqlite`, else `~/.local/share/retrace/knowledge.sqlite`.
+pub fn default_store_path() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })?;
+    Some(data.join("retrace").join("knowledge.sqlite"))
+}
+
+/// A past reconciliation with the same trace signature.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SeenBefore {
+    /// Its run number (reconciliation id).
+    pub run: i64,
+    /// Its validation outcome.
+    pub outcome: store::Outcome,
+    /// When it was recorded.
+    pub at: String,
+}
+
+/// What the record stage did, for the report.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Recorded {
+    /// The store file.
+    pub store: String,
+    /// This run's number (reconciliation id).
+    pub run: i64,
+    /// The trace signature.
+    pub signature: String,
+    /// The most recent earlier run with the same signature that validated, else the most
+    /// recent one.
+    pub seen_before: Option<SeenBefore>,
+    /// Rule id (`service:Api`) → whether its fix validated, for every stored rule used.
+    pub rule_outcomes: BTreeMap<String, bool>,
+    /// Rules learned: (row id, rule id).
+    pub learned: Vec<(i64, String)>,
+    /// Learned rules demoted by this run's failures: (row id, rule id).
+    pub demoted: Vec<(i64, String)>,
+}
+
+/// The knowledge store as a run uses it.
+pub struct Knowledge {
+    store: Store,
+    used: Vec<RuleRecord>,
+    rules: RuleSet,
+}
+
+impl Knowledge {
+    /// Opens (creating it and its folder if needed) the store at `path`, syncs the shipped
+    /// rules into it and reads the active rules.
+    pub fn open(path: &Path, demote_after: Option<u64>) -> Result<Self, RecordError> {
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(|source| RecordError::Folder {
+                dir: dir.to_owned(),
+                source,
+            })?;
+        }
+        let mut store = Store::open(path)?;
+        if let Some(n) = demote_after {
+            store = store.with_demote_after(n);
+        }
+        Self::from_store(store)
+    }
+
+    /// Uses an open store: syncs the shipped rules and reads the active ones.
+    pub fn from_store(mut store: Store) -> Result<Self, RecordError> {
+        store.sync_shipped(RuleSet::bundled()?)?;
+        let used = store.active_records()?;
+        let rules = store.active_rules()?;
+        Ok(Self { store, used, rules })
+    }
+
+    /// The rules a run uses: shipped, then reviewed and learned ones for APIs no shipped
+    /// rule covers.
+    pub fn rules(&self) -> &RuleSet {
+        &self.rules
+    }
+
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Whether a stored learned rule with exactly this content was rejected or demoted, so it
+    /// must not be learned again.
+    pub fn retired(&self, rule: &Rule) -> Result<bool, RecordError> {
+        let filter = store::RuleFilter {
+            active: Some(false),
+            ..store::RuleFilter::default()
+        };
+        Ok(self
+            .store
+            .list(&filter)?
+            .iter()
+            .any(|r| r.provenance != store::Provenance::Shipped && &r.rule == rule))
+    }
+
+    /// Records the run in one transaction: the reconciliation, the outcome of each stored rule
+    /// it used, and the rules it learned.
+    pub fn record(
+        &mut self,
+        outcome: &Outcome,
+        workspace: &str,
+        learned: &[Proposal],
+    ) -> Result<Recorded, RecordError> {
+        let signature = signature(outcome);
+        let seen_before = self.seen_before(&signature)?;
+        let by_rule_id: BTreeMap<String, i64> =
+            self.used.iter().map(|r| (r.rule.id(), r.id)).collect();
+        let rule_outcomes: BTreeMap<String, bool> = rule_outcomes(outcome)
+            .into_iter()
+            .filter(|(rule, _)| by_rule_id.contains_key(rule))
+            .collect();
+        let run = RunRecord {
+            reconciliation: NewReconciliation {
+                signature: signature.clone(),
+                workspace: workspace.to_owned(),
+                intents: serde_json::to_string(&outcome.intents)?,
+                patch: outcome.diff.clone(),
+                outcome: store_outcome(outcome),
+                detail: detail(outcome),
+            },
+            outcomes: rule_outcomes
+                .iter()
+                .map(|(rule, ok)| (by_rule_id[rule], *ok))
+                .collect(),
+            learned: learned
+                .iter()
+                .map(|p| (p.rule.clone(), p.event_ids.clone()))
+                .collect(),
+        };
+        let done = self.store.record_run(&run)?;
+        let name_of = |id: i64| -> String {
+            self.used
+                .iter()
+                .find(|r| r.id == id)
+                .map(|r| r.rule.id())
+                .unwrap_or_default()
+        };
+        Ok(Recorded {
+            store: self.store.file().to_owned(),
+            run: done.reconciliation_id,
+            signature,
+            seen_before,
+            rule_outcomes,
+            learned: done
+                .learned
+                .iter()
+                .zip(learned)
+                .map(|(id, p)| (*id, p.rule.id()))
+                .collect(),
+            demoted: done.demoted.iter().map(|&id| (id, name_of(id))).collect(),
+        })
+    }
+
+    fn seen_before(&self, signature: &str) -> Result<Option<SeenBefore>, RecordError> {
+        let past = self.store.find_by_signature(signature)?;
+        let best = past
+            .iter()
+            .find(|r| r.data.outcome == store::Outcome::Passed)
+            .or(past.first());
+        Ok(best.map(|r| SeenBefore {
+            run: r.id,
+            outcome: r.data.outcome,
+            at: r.created_at.clone(),
+        }))
+    }
+}
+
+/// The trace signature of a run: each call's (eventSource, API, resource identity), the
+/// identity being that of every resource its intent's net change touched, or empty for a call
+/// no rule explained or whose change cancelled out.
+pub fn signature(outcome: &Outcome) -> String {
+    let mut tuples: Vec<(String, String, String)> = Vec::new();
+    for d in &outcome.intents {
+        for call in &d.intent.evidence {
+            let mut touched: Vec<&str> = d
+                .intent
+                .deltas
+                .iter()
+                .filter(|delta| delta.evidence.contains(&call.event_id))
+                .map(|delta| delta.resource.identity.as_str())
+                .collect();
+            if touched.is_empty() {
+                touched.push("");
+            }
+            for identity in touched {
+                tuples.push((call.event_source.clone(), call.api.clone(), identity.into()));
+            }
+        }
+    }
+    for u in &outcome.unexplained {
+        tuples.push((u.event_source.clone(), u.api.clone(), String::new()));
+    }
+    store::trace_signature(
+        tuples
+            .iter()
+            .map(|(s, a, i)| (s.as_str(), a.as_str(), i.as_str())),
+    )
+}
+
+/// For each rule behind an absorbed change: whether every change it explained validated (no
+/// validator found a difference on the resource, and every edit for it was made). Rules whose
+/// changes were all flagged or ignored were not put to the test and are left out.
+pub fn rule_outcomes(outcome: &Outcome) -> BTreeMap<String, bool> {
+    let mut out: BTreeMap<String, bool> = BTreeMap::new();
+    for d in &outcome.intents {
+        for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+            if !rulings.iter().any(|r| r.decision == Decision::Absorb) {
+                continue;
+            }
+            let ok = validated(outcome, d, delta.address.as_deref());
+            for rule in &delta.rules {
+                let entry = out.entry(rule.clone()).or_insert(true);
+                *entry = *entry && ok;
+            }
+        }
+    }
+    out
+}
+
+/// Whether the change to `address` validated; a change without an address (a creation)
+/// validated when every validator passed and nothing in its intent was left unplanned.
+fn validated(outcome: &Outcome, decided: &Decided, address: Option<&str>) -> bool {
+    let Some(address) = address else {
+        let unplanned = outcome
+            .plan
+            .unplanned
+            .iter()
+            .any(|u| u.intent == decided.intent.id);
+        return !unplanned && outcome.validations.iter().all(|v| v.passed);
+    };
+    let differs = outcome
+        .validations
+        .iter()
+        .flat_map(|v| v.differences.iter().chain(&v.collateral))
+        .any(|d| d.address == address);
+    let unplanned = outcome.plan.unplanned.iter().any(|u| u.resource == address);
+    !differs && !unplanned
+}
+
+/// The store's outcome for a run: failed when a validator failed, flagged when a change was
+/// left for a person, passed otherwise.
+fn store_outcome(outcome: &Outcome) -> store::Outcome {
+    let flagged = outcome
+        .intents
+        .iter()
+        .flat_map(|d| d.rulings.iter().flatten())
+        .any(|r| r.decision == Decision::Flag);
+    if outcome.validations.iter().any(|v| !v.passed) {
+        store::Outcome::Failed
+    } else if flagged {
+        store::Outcome::Flagged
+    } else {
+        store::Outcome::Passed
+    }
+}
+
+/// One line per validator, with the differences it found.
+fn detail(outcome: &Outcome) -> String {
+    let mut lines: Vec<String> = outcome
+        .validations
+        .iter()
+        .map(|v| {
+            let verdict = if v.passed { "passed" } else { "failed" };
+            let found = v.differences.len() + v.collateral.len();
+            format!("{}: {verdict} ({found} difference(s))", v.validator)
+        })
+        .collect();
+    lines.extend(
+        outcome
+            .skipped_validators
+            .iter()
+            .map(|(name, why)| format!("{name}: not run ({why})")),
+    );
+    lines.join("\n")
+}
+
+/// The report lines for what the record stage did.
+pub fn report_lines(recorded: &Recorded) -> Vec<String> {
+    let mut lines = vec![format!("recorded as run #{} in {}", recorded.run, recorded.store)];
+    if let Some(seen) = &recorded.seen_before {
+        let how = match seen.outcome {
+            store::Outcome::Passed => "validated",
+            store::Outcome::Failed => "failed validation",
+            store::Outcome::Flagged => "flagged",
+        };
+        lines.push(format!("seen before: run #{}, {how} ({})", seen.run, seen.at));
+    }
+    for (id, rule) in &recorded.learned {
+        lines.push(format!(
+            "learned rule #{id} {rule}: explained a call without a rule and validated"
+        ));
+    }
+    for (rule, ok) in &recorded.rule_outcomes {
+        let verdict = if *ok { "success" } else { "failure" };
+        lines.push(format!("rule {rule}: {verdict}"));
+    }
+    for (id, rule) in &recorded.demoted {
+        lines.push(format!(
+            "demoted learned rule #{id} {rule} after repeated failures (review it with `retrace kb review {id} --accept`)"
+        ));
+    }
+    lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_default_store_lives_under_xdg_data_home_or_home() {
+        // Read only: the test checks the rule against whatever this process has.
+        let path = default_store_path();
+        match (std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME")) {
+            (Some(xdg), _) if !xdg.is_empty() => {
+                assert_eq!(path, Some(PathBuf::from(xdg).join("retrace/knowledge.sqlite")));
+            }
+            (_, Some(home)) if !home.is_empty() => {
+                assert_eq!(
+                    path,
+                    Some(PathBuf::from(home).join(".local/share/retrace/knowledge.sqlite"))
+                );
+            }
+            _ => assert_eq!(path, None),
+        }
+    }
+
+    #[test]
+    fn opening_syncs_the_shipped_rules_and_uses_them() {
+        let store = Store::open_in_memory().expect("store");
+        let knowledge = Knowledge::from_store(store).expect("knowledge");
+        let shipped = RuleSet::bundled().expect("bundled");
+        assert_eq!(knowledge.rules().len(), shipped.len());
+        assert!(
+            knowledge
+                .rules()
+                .find("ec2.amazonaws.com", "ModifyInstanceAttribute")
+                .is_some()
+        );
+    }
+}
