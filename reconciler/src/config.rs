@@ -29,6 +29,22 @@ pub struct Config {
     /// The Terraform project to reconcile.
     #[serde(default)]
     pub project: ProjectConfig,
+    /// The knowledge base.
+    #[serde(default)]
+    pub knowledge: KnowledgeConfig,
+}
+
+/// `[knowledge]`: the SQLite knowledge base runs read rules from and record into.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct KnowledgeConfig {
+    /// The store file (relative to the config file); by default
+    /// `$XDG_DATA_HOME/retrace/knowledge.sqlite`.
+    #[serde(default)]
+    pub store: Option<PathBuf>,
+    /// Failures in a row after which a learned rule is demoted (default 2).
+    #[serde(default)]
+    pub demote_after: Option<u64>,
 }
 
 /// `[project]`: the Terraform project `retrace reconcile` patches (paths relative to the
@@ -174,7 +190,8 @@ impl Config {
             .chain(project.var_files.iter_mut())
             .chain(project.dir.iter_mut())
             .chain(project.state.iter_mut())
-            .chain(project.observed.iter_mut());
+            .chain(project.observed.iter_mut())
+            .chain(config.knowledge.store.iter_mut());
         for file in paths {
             if file.is_relative() {
                 *file = base.join(&*file);
@@ -270,6 +287,9 @@ accounts = ["111122223333"]
 iac_role_arns = ["arn:aws:iam::*:role/terraform-ci"]
 iac_session_names = ["gha-*"]
 run_token = "retrace-run/7"
+[knowledge]
+store = "kb/knowledge.sqlite"
+demote_after = 3
 "#,
         )
         .expect("write");
@@ -286,6 +306,11 @@ run_token = "retrace-run/7"
             config.attribution.run_token.as_deref(),
             Some("retrace-run/7")
         );
+        assert_eq!(
+            config.knowledge.store,
+            Some(dir.path().join("kb/knowledge.sqlite"))
+        );
+        assert_eq!(config.knowledge.demote_after, Some(3));
         let filter = config.filter.to_filter(now()).expect("filter");
         assert_eq!(
             filter.since,

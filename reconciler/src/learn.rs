@@ -72,8 +72,7 @@ pub fn propose(
         let Some(call) = calls.iter().find(|c| c.event_id == finding.event_id) else {
             continue;
         };
-        let Some(proposal) = propose_one(call, &finding.api, rules, &drifts, &index)
-        else {
+        let Some(proposal) = propose_one(call, &finding.api, rules, &drifts, &index) else {
             continue;
         };
         if !fits(&proposal.rule, schema) {
@@ -255,7 +254,11 @@ fn walk(value: &Value, path: String, out: &mut Vec<(String, Value)>) {
 /// holds one object (`metadata_options.http_tokens`).
 fn drifts(before: &StateIndex, observed: &State, schema: &ProviderSchema) -> Vec<Drift> {
     let mut out = Vec::new();
-    for after in observed.instances.iter().filter(|i| i.mode == Mode::Managed) {
+    for after in observed
+        .instances
+        .iter()
+        .filter(|i| i.mode == Mode::Managed)
+    {
         let Some(old) = before.instance(&after.address) else {
             continue;
         };

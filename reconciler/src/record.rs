@@ -121,9 +121,9 @@ impl Knowledge {
         &self.rules
     }
 
-    /// The store.
-    pub fn store(&self) -> &Store {
-        &self.store
+    /// The store, for commands that work on it directly.
+    pub fn into_store(self) -> Store {
+        self.store
     }
 
     /// Whether a stored learned rule with exactly this content was rejected or demoted, so it
@@ -323,14 +323,20 @@ fn detail(outcome: &Outcome) -> String {
 
 /// The report lines for what the record stage did.
 pub fn report_lines(recorded: &Recorded) -> Vec<String> {
-    let mut lines = vec![format!("recorded as run #{} in {}", recorded.run, recorded.store)];
+    let mut lines = vec![format!(
+        "recorded as run #{} in {}",
+        recorded.run, recorded.store
+    )];
     if let Some(seen) = &recorded.seen_before {
         let how = match seen.outcome {
             store::Outcome::Passed => "validated",
             store::Outcome::Failed => "failed validation",
             store::Outcome::Flagged => "flagged",
         };
-        lines.push(format!("seen before: run #{}, {how} ({})", seen.run, seen.at));
+        lines.push(format!(
+            "seen before: run #{}, {how} ({})",
+            seen.run, seen.at
+        ));
     }
     for (id, rule) in &recorded.learned {
         lines.push(format!(
@@ -359,7 +365,10 @@ mod tests {
         let path = default_store_path();
         match (std::env::var_os("XDG_DATA_HOME"), std::env::var_os("HOME")) {
             (Some(xdg), _) if !xdg.is_empty() => {
-                assert_eq!(path, Some(PathBuf::from(xdg).join("retrace/knowledge.sqlite")));
+                assert_eq!(
+                    path,
+                    Some(PathBuf::from(xdg).join("retrace/knowledge.sqlite"))
+                );
             }
             (_, Some(home)) if !home.is_empty() => {
                 assert_eq!(

@@ -5,7 +5,10 @@ use std::path::Path;
 use std::process::Command;
 
 fn retrace(args: &[&str]) -> (i32, String) {
+    // Each run records into a throwaway knowledge base, never the user's.
+    let kb = tempfile::tempdir().expect("temp dir");
     let output = Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .env("RETRACE_KB", kb.path().join("knowledge.sqlite"))
         .args(args)
         .output()
         .expect("runs");

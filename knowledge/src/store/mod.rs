@@ -396,7 +396,9 @@ impl Store {
     /// row (default 2) is demoted: made inactive until a person reviews it.
     pub fn record_outcome(&mut self, id: i64, success: bool) -> Result<RuleRecord, StoreError> {
         let demote_after = self.demote_after as i64;
-        self.write_rule(id, |tx, now| count_outcome(tx, id, success, demote_after, now))
+        self.write_rule(id, |tx, now| {
+            count_outcome(tx, id, success, demote_after, now)
+        })
     }
 
     /// Marks a learned rule reviewed: it becomes active again with its failure streak cleared.

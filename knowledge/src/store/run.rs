@@ -56,9 +56,11 @@ impl Store {
             ..RecordedRun::default()
         };
         let active = |tx: &rusqlite::Transaction<'_>, id: i64| -> Result<bool, StoreError> {
-            tx.query_row("SELECT active FROM rules WHERE id = ?1", params![id], |row| {
-                row.get(0)
-            })
+            tx.query_row(
+                "SELECT active FROM rules WHERE id = ?1",
+                params![id],
+                |row| row.get(0),
+            )
             .map_err(|_| StoreError::NotFound {
                 file: file.clone(),
                 what: "rule",
@@ -189,11 +191,17 @@ mod tests {
             .record_run(&run(vec![], vec![(rule("A"), vec!["e1".into()])]))
             .expect("learn")
             .learned[0];
-        let first = store.record_run(&run(vec![(id, true)], vec![])).expect("ok");
+        let first = store
+            .record_run(&run(vec![(id, true)], vec![]))
+            .expect("ok");
         assert!(first.demoted.is_empty());
-        let second = store.record_run(&run(vec![(id, false)], vec![])).expect("1");
+        let second = store
+            .record_run(&run(vec![(id, false)], vec![]))
+            .expect("1");
         assert!(second.demoted.is_empty());
-        let third = store.record_run(&run(vec![(id, false)], vec![])).expect("2");
+        let third = store
+            .record_run(&run(vec![(id, false)], vec![]))
+            .expect("2");
         assert_eq!(third.demoted, [id]);
         let record = store.show(id).expect("show");
         assert_eq!((record.successes, record.failures), (1, 2));
@@ -207,7 +215,10 @@ mod tests {
         let error = store
             .record_run(&run(vec![(999, true)], vec![(rule("A"), vec![])]))
             .expect_err("unknown id");
-        assert!(matches!(error, StoreError::NotFound { id: 999, .. }), "{error}");
+        assert!(
+            matches!(error, StoreError::NotFound { id: 999, .. }),
+            "{error}"
+        );
         assert!(learned_ids(&store).is_empty());
         assert!(store.find_by_signature("sig").expect("find").is_empty());
     }

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod events;
+mod kb;
 mod reconcile;
 mod sources;
 
@@ -19,6 +20,10 @@ struct Cli {
     /// Configuration file (default: ./retrace.toml when it exists).
     #[arg(long, global = true, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// The knowledge base (SQLite); default: `[knowledge] store` in retrace.toml, else
+    /// $XDG_DATA_HOME/retrace/knowledge.sqlite (~/.local/share/retrace/knowledge.sqlite).
+    #[arg(long, global = true, value_name = "FILE", env = "RETRACE_KB")]
+    kb: Option<PathBuf>,
     /// More log output on standard error (-v info, -vv debug); RUST_LOG overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
     verbose: u8,
@@ -34,6 +39,8 @@ enum Command {
     Reconcile(reconcile::ReconcileArgs),
     /// Run `reconcile` on the bundled example project, state and trail.
     Demo(reconcile::RunArgs),
+    /// Inspect and share the knowledge base: rules, their track record, past runs.
+    Kb(kb::KbArgs),
 }
 
 /// Exit codes shared by every command.
@@ -56,10 +63,12 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         let config = sources::load_config(cli.config.as_deref())?;
+        let store = || kb::settings(cli.kb.clone(), &config);
         match cli.command {
             Command::Events(args) => events::run(args, &config).await,
-            Command::Reconcile(args) => reconcile::run(args, &config).await,
-            Command::Demo(args) => reconcile::demo(args).await,
+            Command::Reconcile(args) => reconcile::run(args, &config, store()?).await,
+            Command::Demo(args) => reconcile::demo(args, store()?).await,
+            Command::Kb(args) => kb::run(args, store()?),
         }
     });
     match result {

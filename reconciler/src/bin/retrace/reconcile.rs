@@ -11,9 +11,12 @@ use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use reconciler::attribute::{Attributor, Verdict};
 use reconciler::config::Config;
+use reconciler::ingest::Call;
+use reconciler::learn::{self, Proposal};
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::Policy;
 use reconciler::reconcile::{Input, Outcome, reconcile};
+use reconciler::record::{self, Knowledge, Recorded};
 use reconciler::report::Format;
 use reconciler::terraform::state::State;
 use reconciler::validate::TerraformPlan;
@@ -50,10 +53,28 @@ pub struct RunArgs {
     /// Output format (text or json).
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Leave the knowledge base alone: use the shipped rules only and record nothing.
+    #[arg(long)]
+    no_record: bool,
+}
+
+/// The knowledge base a run uses: its file and demotion threshold, or none (`--no-record`).
+pub struct KbSettings {
+    /// The store file.
+    pub path: PathBuf,
+    /// Failures in a row that demote a learned rule.
+    pub demote_after: Option<u64>,
+}
+
+/// What a run produced: the outcome, what the record stage did, and notes on learning.
+struct RunResult {
+    outcome: Outcome,
+    recorded: Option<std::result::Result<Recorded, String>>,
+    notes: Vec<String>,
 }
 
 /// Runs `retrace reconcile`.
-pub async fn run(args: ReconcileArgs, config: &Config) -> Result<u8> {
+pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result<u8> {
     let project = args
         .project
         .clone()
@@ -70,16 +91,19 @@ pub async fn run(args: ReconcileArgs, config: &Config) -> Result<u8> {
         .observed
         .clone()
         .or_else(|| config.project.observed.clone());
-    let outcome = outcome(
+    let kb = (!args.run.no_record).then_some(kb);
+    let result = outcome(
         &args.sources,
         config,
         &project,
         &state,
         observed.as_deref(),
         var_files,
+        kb,
     )
     .await?;
-    print(&outcome, &args.run)?;
+    print(&result, &args.run)?;
+    let outcome = finish(result)?;
     if args.write && !outcome.changes.is_empty() {
         outcome
             .changes
@@ -90,8 +114,8 @@ pub async fn run(args: ReconcileArgs, config: &Config) -> Result<u8> {
     Ok(outcome.status.exit_code())
 }
 
-/// Runs `retrace demo`: reconcile on the bundled example, never writing.
-pub async fn demo(args: RunArgs) -> Result<u8> {
+/// Runs `retrace demo`: reconcile on the bundled example, never writing its files.
+pub async fn demo(args: RunArgs, kb: KbSettings) -> Result<u8> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo");
     let config = Config::load(&root.join("retrace.toml"))?;
     let project = config
@@ -105,31 +129,74 @@ pub async fn demo(args: RunArgs) -> Result<u8> {
         .clone()
         .context("the demo config names no state")?;
     let var_files = config.project.var_files.clone();
-    let outcome = outcome(
+    let kb = (!args.no_record).then_some(kb);
+    let result = outcome(
         &SourceArgs::default(),
         &config,
         &project,
         &state,
         None,
         var_files,
+        kb,
     )
     .await?;
-    print(&outcome, &args)?;
-    Ok(outcome.status.exit_code())
+    print(&result, &args)?;
+    Ok(finish(result)?.status.exit_code())
 }
 
-fn print(outcome: &Outcome, run: &RunArgs) -> Result<()> {
+/// The outcome, or the record stage's error once the report is out.
+fn finish(result: RunResult) -> Result<Outcome> {
+    match result.recorded {
+        Some(Err(error)) => bail!("{error}"),
+        _ => Ok(result.outcome),
+    }
+}
+
+fn print(result: &RunResult, run: &RunArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match run.format {
         Format::Text => {
-            stdout.write_all(reconciler::report::reconcile::text(outcome).as_bytes())?
+            let mut text = reconciler::report::reconcile::text(&result.outcome);
+            let lines = knowledge_lines(result);
+            if !lines.is_empty() {
+                text.push_str("\nKnowledge base:\n");
+                for line in lines {
+                    text.push_str(&format!("  {line}\n"));
+                }
+            }
+            stdout.write_all(text.as_bytes())?
         }
-        Format::Json => writeln!(stdout, "{}", reconciler::report::reconcile::json(outcome)?)?,
+        Format::Json => {
+            let mut doc = serde_json::to_value(&result.outcome)?;
+            if let Some(map) = doc.as_object_mut() {
+                let recorded = match &result.recorded {
+                    Some(Ok(recorded)) => serde_json::to_value(recorded)?,
+                    _ => serde_json::Value::Null,
+                };
+                let knowledge = serde_json::json!({
+                    "recorded": recorded,
+                    "notes": result.notes,
+                });
+                map.insert("knowledge".into(), knowledge);
+            }
+            writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?
+        }
         Format::Ndjson => bail!("reconcile prints one document: use --format text or json"),
     }
     Ok(())
 }
 
+fn knowledge_lines(result: &RunResult) -> Vec<String> {
+    let mut lines = result.notes.clone();
+    match &result.recorded {
+        Some(Ok(recorded)) => lines.extend(record::report_lines(recorded)),
+        Some(Err(error)) => lines.push(format!("not recorded: {error}")),
+        None => lines.push("not recorded (--no-record)".into()),
+    }
+    lines
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn outcome(
     sources: &SourceArgs,
     config: &Config,
@@ -137,7 +204,95 @@ async fn outcome(
     state: &Path,
     observed: Option<&Path>,
     var_files: Vec<PathBuf>,
-) -> Result<Outcome> {
+    kb: Option<KbSettings>,
+) -> Result<RunResult> {
+    let calls = gather(sources, config).await?;
+    let state = State::read(state)?;
+    let observed = observed.map(State::read).transpose()?;
+    let mut knowledge = kb
+        .map(|kb| Knowledge::open(&kb.path, kb.demote_after))
+        .transpose()?;
+    let rules = match &knowledge {
+        Some(k) => k.rules().clone(),
+        None => RuleSet::bundled()?.clone(),
+    };
+    let schema = ProviderSchema::bundled()?;
+    let policy = Policy::new(config.policy.clone())?;
+    let run = |rules: &RuleSet| {
+        reconcile(Input {
+            project,
+            var_files: var_files.clone(),
+            state: state.clone(),
+            observed: observed.clone(),
+            calls: &calls,
+            rules,
+            schema,
+            policy: &policy,
+            validators: vec![Box::new(TerraformPlan)],
+        })
+    };
+    let mut outcome = run(&rules)?;
+    let mut notes = Vec::new();
+    let mut learned = Vec::new();
+    if let (Some(k), Some(observed)) = (&knowledge, &observed) {
+        let proposals = proposals(k, &calls, &outcome, &rules, &state, observed, schema)?;
+        if !proposals.is_empty() {
+            let with = RuleSet::from_rules(
+                rules
+                    .iter()
+                    .cloned()
+                    .chain(proposals.iter().map(|p| p.rule.clone())),
+            )?;
+            let trial = run(&with)?;
+            let verdicts = record::rule_outcomes(&trial);
+            let all_passed = trial.validations.iter().all(|v| v.passed);
+            let (kept, refused): (Vec<Proposal>, Vec<Proposal>) = proposals
+                .into_iter()
+                .partition(|p| all_passed && verdicts.get(&p.rule.id()) == Some(&true));
+            for p in &refused {
+                notes.push(format!(
+                    "a rule for {} proposed from the drift of {} did not validate: not learned",
+                    p.rule.id(),
+                    p.address
+                ));
+            }
+            if !kept.is_empty() {
+                outcome = trial;
+                learned = kept;
+            }
+        }
+    }
+    let recorded = knowledge.as_mut().map(|k| {
+        k.record(&outcome, &project.display().to_string(), &learned)
+            .map_err(|e| e.to_string())
+    });
+    Ok(RunResult {
+        outcome,
+        recorded,
+        notes,
+    })
+}
+
+/// Rules proposed for calls without one, leaving out those rejected or demoted before.
+fn proposals(
+    knowledge: &Knowledge,
+    calls: &[Call],
+    outcome: &Outcome,
+    rules: &RuleSet,
+    state: &State,
+    observed: &State,
+    schema: &ProviderSchema,
+) -> Result<Vec<Proposal>> {
+    let mut out = Vec::new();
+    for p in learn::propose(calls, &outcome.unexplained, rules, state, observed, schema) {
+        if !knowledge.retired(&p.rule)? {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+async fn gather(sources: &SourceArgs, config: &Config) -> Result<Vec<Call>> {
     let filter = sources.filter(config)?;
     let attributor = Attributor::new(&config.attribution)?;
     let readers = sources.sources(config).await?;
@@ -151,20 +306,5 @@ async fn outcome(
     while let Some((call, _)) = ordered.next_call()? {
         calls.push(call);
     }
-    let state = State::read(state)?;
-    let observed = observed.map(State::read).transpose()?;
-    let rules = RuleSet::bundled()?;
-    let schema = ProviderSchema::bundled()?;
-    let policy = Policy::new(config.policy.clone())?;
-    Ok(reconcile(Input {
-        project,
-        var_files,
-        state,
-        observed,
-        calls: &calls,
-        rules,
-        schema,
-        policy: &policy,
-        validators: vec![Box::new(TerraformPlan)],
-    })?)
+    Ok(calls)
 }

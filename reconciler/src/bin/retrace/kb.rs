@@ -1,0 +1,312 @@
+//! `retrace kb`: the knowledge base's rules with their provenance and track record, past runs,
+//! review of learned rules, and export/import to share what one store learned.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, Subcommand, ValueEnum};
+use serde_json::{Value, json};
+
+use knowledge::store::{Provenance, RuleFilter, RuleRecord, Stats, Store};
+use reconciler::config::Config;
+use reconciler::record::{Knowledge, default_store_path};
+
+use crate::exit;
+use crate::reconcile::KbSettings;
+
+/// Options of `retrace kb`.
+#[derive(Debug, Args)]
+pub struct KbArgs {
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = KbFormat::Text, global = true)]
+    format: KbFormat,
+    #[command(subcommand)]
+    command: KbCommand,
+}
+
+/// How `retrace kb` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum KbFormat {
+    /// Lines for a terminal.
+    Text,
+    /// One JSON document.
+    Json,
+}
+
+#[derive(Debug, Subcommand)]
+enum KbCommand {
+    /// List the stored rules.
+    List(ListArgs),
+    /// Show one rule with its provenance, counts and evidence.
+    Show {
+        /// The rule's row id (from `kb list`).
+        id: i64,
+    },
+    /// Counts by provenance, service and outcome.
+    Stats,
+    /// Write the learned and reviewed rules as JSON (to standard output or a file).
+    Export {
+        /// Write to this file (atomically) instead of standard output.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Include every recorded reconciliation.
+        #[arg(long)]
+        reconciliations: bool,
+    },
+    /// Read an export document into the store, all or nothing.
+    Import {
+        /// The export document.
+        file: PathBuf,
+    },
+    /// Accept or reject a learned rule.
+    Review(ReviewArgs),
+}
+
+#[derive(Debug, Args)]
+struct ListArgs {
+    /// Only this provenance.
+    #[arg(long, value_parser = ["shipped", "learned", "reviewed"])]
+    provenance: Option<String>,
+    /// Only this service (e.g. `ec2`).
+    #[arg(long)]
+    service: Option<String>,
+    /// Only inactive (demoted, rejected or retired) rules.
+    #[arg(long, conflicts_with = "active")]
+    inactive: bool,
+    /// Only active rules.
+    #[arg(long)]
+    active: bool,
+}
+
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false, id = "verdict")]
+struct ReviewArgs {
+    /// The rule's row id.
+    id: i64,
+    /// Keep the rule: it becomes `reviewed` and active.
+    #[arg(long, group = "verdict")]
+    accept: bool,
+    /// Retire the rule: it is made inactive and never learned again until accepted.
+    #[arg(long, group = "verdict")]
+    reject: bool,
+}
+
+/// The knowledge base a command uses: `--kb`, else `[knowledge] store`, else the default.
+pub fn settings(kb: Option<PathBuf>, config: &Config) -> Result<KbSettings> {
+    let path = kb
+        .or_else(|| config.knowledge.store.clone())
+        .or_else(default_store_path)
+        .context("no knowledge base: give --kb FILE, set [knowledge] store, or set HOME")?;
+    Ok(KbSettings {
+        path,
+        demote_after: config.knowledge.demote_after,
+    })
+}
+
+/// Runs `retrace kb`.
+pub fn run(args: KbArgs, kb: KbSettings) -> Result<u8> {
+    let knowledge = Knowledge::open(&kb.path, kb.demote_after)?;
+    let mut store = knowledge.into_store();
+    let json = args.format == KbFormat::Json;
+    let out = match args.command {
+        KbCommand::List(list) => list_rules(&store, &list, json)?,
+        KbCommand::Show { id } => {
+            let record = store.show(id)?;
+            if json {
+                pretty(&rule_json(&record))?
+            } else {
+                show_text(&record)
+            }
+        }
+        KbCommand::Stats => stats(&store.stats()?, json)?,
+        KbCommand::Export {
+            out,
+            reconciliations,
+        } => return export(&store, out.as_deref(), reconciliations),
+        KbCommand::Import { file } => import(&mut store, &file, json)?,
+        KbCommand::Review(review) => {
+            let record = if review.accept {
+                store.review(review.id)?
+            } else {
+                store.reject(review.id)?
+            };
+            if json {
+                pretty(&rule_json(&record))?
+            } else {
+                format!("{}\n", line(&record))
+            }
+        }
+    };
+    std::io::stdout().lock().write_all(out.as_bytes())?;
+    Ok(exit::OK)
+}
+
+fn list_rules(store: &Store, list: &ListArgs, json: bool) -> Result<String> {
+    let filter = RuleFilter {
+        provenance: list.provenance.as_deref().map(provenance),
+        service: list.service.clone(),
+        active: match (list.active, list.inactive) {
+            (true, _) => Some(true),
+            (_, true) => Some(false),
+            _ => None,
+        },
+    };
+    let records = store.list(&filter)?;
+    if json {
+        return pretty(&Value::Array(records.iter().map(rule_json).collect()));
+    }
+    Ok(records.iter().map(|r| format!("{}\n", line(r))).collect())
+}
+
+fn provenance(name: &str) -> Provenance {
+    match name {
+        "learned" => Provenance::Learned,
+        "reviewed" => Provenance::Reviewed,
+        _ => Provenance::Shipped,
+    }
+}
+
+/// One rule on one line: id, rule, provenance, state and record.
+fn line(r: &RuleRecord) -> String {
+    format!(
+        "#{:<4} {:<45} {:<8} {:<8} {} ok / {} failed",
+        r.id,
+        r.rule.id(),
+        r.provenance.as_str(),
+        if r.active { "active" } else { "inactive" },
+        r.successes,
+        r.failures
+    )
+}
+
+fn show_text(r: &RuleRecord) -> String {
+    let mut out = format!("{}\n", line(r));
+    out.push_str(&format!(
+        "  event source: {}\n  resource: {}\n  kind: {}\n  summary: {}\n",
+        r.rule.event_source,
+        r.rule.resource_types().join(", "),
+        r.rule.kind().as_str(),
+        r.rule.spec.summary
+    ));
+    out.push_str(&format!(
+        "  failures in a row: {}\n  stored: {}\n  updated: {}\n",
+        r.consecutive_failures, r.created_at, r.updated_at
+    ));
+    if let Some(e) = &r.evidence {
+        out.push_str(&format!(
+            "  learned in run #{} from {}\n",
+            e.reconciliation_id,
+            e.event_ids.join(", ")
+        ));
+    }
+    let body = serde_json::to_string_pretty(&r.rule).unwrap_or_default();
+    out.push_str("  rule:\n");
+    for text in body.lines() {
+        out.push_str(&format!("    {text}\n"));
+    }
+    out
+}
+
+fn rule_json(r: &RuleRecord) -> Value {
+    json!({
+        "id": r.id,
+        "rule_id": r.rule.id(),
+        "provenance": r.provenance,
+        "active": r.active,
+        "successes": r.successes,
+        "failures": r.failures,
+        "consecutive_failures": r.consecutive_failures,
+        "evidence": r.evidence,
+        "created_at": r.created_at,
+        "updated_at": r.updated_at,
+        "rule": r.rule,
+    })
+}
+
+fn stats(stats: &Stats, json: bool) -> Result<String> {
+    if json {
+        return pretty(&json!({
+            "rules_by_provenance": stats.rules_by_provenance,
+            "rules_by_service": stats.rules_by_service,
+            "inactive_rules": stats.inactive_rules,
+            "reconciliations_by_outcome": stats.reconciliations_by_outcome,
+            "rule_success_rate": stats.rule_success_rate,
+        }));
+    }
+    let mut out = String::from("rules by provenance:\n");
+    for (name, n) in &stats.rules_by_provenance {
+        out.push_str(&format!("  {name}: {n}\n"));
+    }
+    out.push_str(&format!("inactive rules: {}\n", stats.inactive_rules));
+    out.push_str("reconciliations by outcome:\n");
+    for (name, n) in &stats.reconciliations_by_outcome {
+        out.push_str(&format!("  {name}: {n}\n"));
+    }
+    match stats.rule_success_rate {
+        Some(rate) => out.push_str(&format!("rule success rate: {:.1}%\n", rate * 100.0)),
+        None => out.push_str("rule success rate: no outcomes yet\n"),
+    }
+    out.push_str("rules by service:\n");
+    for (name, n) in &stats.rules_by_service {
+        out.push_str(&format!("  {name}: {n}\n"));
+    }
+    Ok(out)
+}
+
+/// Writes the export to standard output, or to a file through a temporary file renamed into
+/// place.
+fn export(store: &Store, out: Option<&Path>, reconciliations: bool) -> Result<u8> {
+    let Some(path) = out else {
+        let mut stdout = std::io::stdout().lock();
+        store.export(&mut stdout, reconciliations)?;
+        writeln!(stdout)?;
+        return Ok(exit::OK);
+    };
+    let dir = path
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(dir)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    store.export(&mut temp, reconciliations)?;
+    temp.as_file()
+        .sync_all()
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    temp.persist(path)
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(exit::OK)
+}
+
+fn import(store: &mut Store, file: &Path, json: bool) -> Result<String> {
+    let reader =
+        std::fs::File::open(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let report = store
+        .import(std::io::BufReader::new(reader))
+        .with_context(|| format!("importing {}", file.display()))?;
+    if json {
+        return pretty(&json!({
+            "rules_added": report.rules_added,
+            "rules_skipped": report.rules_skipped,
+            "reconciliations_added": report.reconciliations_added,
+            "reconciliations_skipped": report.reconciliations_skipped,
+        }));
+    }
+    Ok(format!(
+        "{}: {} rule(s) added, {} already present; {} reconciliation(s) added, {} already present\n",
+        file.display(),
+        report.rules_added,
+        report.rules_skipped,
+        report.reconciliations_added,
+        report.reconciliations_skipped
+    ))
+}
+
+fn pretty(value: &Value) -> Result<String> {
+    let mut text = serde_json::to_string_pretty(value)?;
+    text.push('\n');
+    if text.is_empty() {
+        bail!("nothing to print");
+    }
+    Ok(text)
+}
