@@ -80,15 +80,15 @@ struct ListArgs {
 }
 
 #[derive(Debug, Args)]
-#[group(required = true, multiple = false, id = "verdict")]
+#[command(group(clap::ArgGroup::new("verdict").required(true).args(["accept", "reject"])))]
 struct ReviewArgs {
     /// The rule's row id.
     id: i64,
     /// Keep the rule: it becomes `reviewed` and active.
-    #[arg(long, group = "verdict")]
+    #[arg(long)]
     accept: bool,
     /// Retire the rule: it is made inactive and never learned again until accepted.
-    #[arg(long, group = "verdict")]
+    #[arg(long)]
     reject: bool,
 }
 
