@@ -259,6 +259,9 @@ fn bad_imports_and_unknown_ids_are_errors_naming_the_file() {
     let output = retrace(&kb, &["kb", "import", missing.to_str().expect("utf-8")]);
     assert_eq!(output.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&output.stderr).contains("missing.json"));
+    // A usage error is an error (1), not clap's 2, which `reconcile` uses for "patch produced".
+    let output = retrace(&kb, &["kb", "review", "1"]);
+    assert_eq!(output.status.code(), Some(1));
     let output = retrace(&kb, &["kb", "show", "99999"]);
     assert_eq!(output.status.code(), Some(1));
     let stderr = String::from_utf8_lossy(&output.stderr);

@@ -4,7 +4,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
@@ -234,24 +234,27 @@ fn stats(stats: &Stats, json: bool) -> Result<String> {
             "rule_success_rate": stats.rule_success_rate,
         }));
     }
-    let mut out = String::from("rules by provenance:\n");
-    for (name, n) in &stats.rules_by_provenance {
-        out.push_str(&format!("  {name}: {n}\n"));
-    }
+    let mut out = String::new();
+    counts(&mut out, "rules by provenance", &stats.rules_by_provenance);
     out.push_str(&format!("inactive rules: {}\n", stats.inactive_rules));
-    out.push_str("reconciliations by outcome:\n");
-    for (name, n) in &stats.reconciliations_by_outcome {
-        out.push_str(&format!("  {name}: {n}\n"));
-    }
+    counts(
+        &mut out,
+        "reconciliations by outcome",
+        &stats.reconciliations_by_outcome,
+    );
     match stats.rule_success_rate {
         Some(rate) => out.push_str(&format!("rule success rate: {:.1}%\n", rate * 100.0)),
         None => out.push_str("rule success rate: no outcomes yet\n"),
     }
-    out.push_str("rules by service:\n");
-    for (name, n) in &stats.rules_by_service {
+    counts(&mut out, "rules by service", &stats.rules_by_service);
+    Ok(out)
+}
+
+fn counts(out: &mut String, title: &str, counts: &std::collections::BTreeMap<String, u64>) {
+    out.push_str(&format!("{title}:\n"));
+    for (name, n) in counts {
         out.push_str(&format!("  {name}: {n}\n"));
     }
-    Ok(out)
 }
 
 /// Writes the export to standard output, or to a file through a temporary file renamed into
@@ -305,8 +308,5 @@ fn import(store: &mut Store, file: &Path, json: bool) -> Result<String> {
 fn pretty(value: &Value) -> Result<String> {
     let mut text = serde_json::to_string_pretty(value)?;
     text.push('\n');
-    if text.is_empty() {
-        bail!("nothing to print");
-    }
     Ok(text)
 }

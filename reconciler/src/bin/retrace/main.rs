@@ -52,7 +52,19 @@ mod exit {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // A usage error exits 1 like any other error: clap's own 2 would read as "patch produced".
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            let code = if error.use_stderr() {
+                exit::ERROR
+            } else {
+                exit::OK
+            };
+            return ExitCode::from(code);
+        }
+    };
     init_logging(cli.verbose);
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()

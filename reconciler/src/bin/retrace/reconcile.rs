@@ -196,7 +196,6 @@ fn knowledge_lines(result: &RunResult) -> Vec<String> {
     lines
 }
 
-#[allow(clippy::too_many_arguments)]
 async fn outcome(
     sources: &SourceArgs,
     config: &Config,
