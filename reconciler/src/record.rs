@@ -358,6 +358,188 @@ pub fn report_lines(recorded: &Recorded) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::intents::{Delta, Evidence, Intent, IntentKind, Lifecycle, ResourceKey, Risk};
+    use crate::patch::ChangeSet;
+    use crate::policy::{Part, Ruling};
+    use crate::reconcile::Status;
+    use crate::resolve::Unexplained;
+    use crate::synthesize::plan::{Plan, Unplanned};
+    use crate::validate::{Difference, Validation};
+    use serde_json::json;
+
+    fn call(event_id: &str, api: &str) -> Evidence {
+        Evidence {
+            event_id: event_id.into(),
+            time: chrono::DateTime::UNIX_EPOCH,
+            event_source: "ec2.amazonaws.com".into(),
+            api: api.into(),
+            actor: "alice".into(),
+            client: "console".into(),
+            session: "s".into(),
+            region: "us-east-1".into(),
+        }
+    }
+
+    fn delta(address: &str, identity: &str, rule: &str, events: &[&str]) -> Delta {
+        Delta {
+            resource: ResourceKey {
+                resource_type: "aws_instance".into(),
+                identity: identity.into(),
+            },
+            address: Some(address.into()),
+            lifecycle: Lifecycle::Managed,
+            attributes: Default::default(),
+            blocks: Vec::new(),
+            tags_set: Default::default(),
+            tags_removed: Default::default(),
+            rules: [rule.to_owned()].into(),
+            risk: Risk::Medium,
+            flags: Vec::new(),
+            evidence: events.iter().map(|e| (*e).to_owned()).collect(),
+        }
+    }
+
+    fn decided(id: &str, calls: Vec<Evidence>, deltas: Vec<(Delta, Decision)>) -> Decided {
+        let rulings = deltas
+            .iter()
+            .map(|(_, decision)| {
+                vec![Ruling {
+                    part: Part::Attribute("instance_type".into()),
+                    decision: *decision,
+                    reason: "test".into(),
+                }]
+            })
+            .collect();
+        Decided {
+            intent: Intent {
+                id: id.into(),
+                kind: IntentKind::Update,
+                actor: "alice".into(),
+                clients: vec!["console".into()],
+                start: chrono::DateTime::UNIX_EPOCH,
+                end: chrono::DateTime::UNIX_EPOCH,
+                evidence: calls,
+                deltas: deltas.into_iter().map(|(d, _)| d).collect(),
+                links: Vec::new(),
+                story: String::new(),
+            },
+            rulings,
+        }
+    }
+
+    fn outcome(intents: Vec<Decided>, differences: Vec<Difference>) -> Outcome {
+        Outcome {
+            status: Status::Patched,
+            intents,
+            unexplained: Vec::new(),
+            plan: Plan::default(),
+            changes: ChangeSet::new(),
+            diff: String::new(),
+            validations: vec![Validation {
+                validator: "plan-check".into(),
+                passed: differences.is_empty(),
+                differences,
+                collateral: Vec::new(),
+                note: None,
+            }],
+            skipped_validators: Vec::new(),
+        }
+    }
+
+    fn two_resources() -> Vec<Decided> {
+        vec![decided(
+            "I1",
+            vec![
+                call("e1", "ModifyInstanceAttribute"),
+                call("e2", "CreateTags"),
+            ],
+            vec![
+                (
+                    delta(
+                        "aws_instance.a",
+                        "i-a",
+                        "ec2:ModifyInstanceAttribute",
+                        &["e1"],
+                    ),
+                    Decision::Absorb,
+                ),
+                (
+                    delta("aws_instance.b", "i-b", "ec2:CreateTags", &["e2"]),
+                    Decision::Flag,
+                ),
+            ],
+        )]
+    }
+
+    #[test]
+    fn rules_succeed_when_their_resources_validate_and_flagged_ones_are_not_counted() {
+        let passed = outcome(two_resources(), Vec::new());
+        assert_eq!(
+            rule_outcomes(&passed),
+            BTreeMap::from([("ec2:ModifyInstanceAttribute".to_owned(), true)])
+        );
+        assert_eq!(store_outcome(&passed), store::Outcome::Flagged);
+        let difference = Difference {
+            address: "aws_instance.a".into(),
+            attribute: "instance_type".into(),
+            config: json!("t3.large"),
+            observed: json!("t3.small"),
+        };
+        let failed = outcome(two_resources(), vec![difference.clone()]);
+        assert_eq!(
+            rule_outcomes(&failed),
+            BTreeMap::from([("ec2:ModifyInstanceAttribute".to_owned(), false)])
+        );
+        assert_eq!(store_outcome(&failed), store::Outcome::Failed);
+        // A difference on another resource does not count against the rule.
+        let elsewhere = Difference {
+            address: "aws_instance.c".into(),
+            ..difference
+        };
+        let other = outcome(two_resources(), vec![elsewhere]);
+        assert_eq!(rule_outcomes(&other)["ec2:ModifyInstanceAttribute"], true);
+    }
+
+    #[test]
+    fn an_edit_the_planner_could_not_make_is_a_failure() {
+        let mut unplanned = outcome(two_resources(), Vec::new());
+        unplanned.plan.unplanned.push(Unplanned {
+            intent: "I1".into(),
+            resource: "aws_instance.a".into(),
+            part: Part::Attribute("instance_type".into()),
+            reason: "computed".into(),
+        });
+        assert_eq!(
+            rule_outcomes(&unplanned)["ec2:ModifyInstanceAttribute"],
+            false
+        );
+    }
+
+    #[test]
+    fn signatures_ignore_event_ids_and_order_but_not_resources() {
+        let base = signature(&outcome(two_resources(), Vec::new()));
+        let mut reordered = two_resources();
+        reordered[0].intent.evidence.reverse();
+        for d in &mut reordered[0].intent.evidence {
+            d.event_id = format!("new-{}", d.event_id);
+        }
+        for d in &mut reordered[0].intent.deltas {
+            d.evidence = d.evidence.iter().map(|e| format!("new-{e}")).collect();
+        }
+        assert_eq!(signature(&outcome(reordered, Vec::new())), base);
+        let mut other = two_resources();
+        other[0].intent.deltas[0].resource.identity = "i-z".into();
+        assert_ne!(signature(&outcome(other, Vec::new())), base);
+        let mut with_unexplained = outcome(two_resources(), Vec::new());
+        with_unexplained.unexplained.push(Unexplained {
+            event_id: "e9".into(),
+            event_source: "sns.amazonaws.com".into(),
+            api: "SetSubscriptionAttributes".into(),
+            actor: "alice".into(),
+            reason: "no rule".into(),
+        });
+        assert_ne!(signature(&with_unexplained), base);
+    }
 
     #[test]
     fn the_default_store_lives_under_xdg_data_home_or_home() {
