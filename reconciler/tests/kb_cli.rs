@@ -356,3 +356,43 @@ fn runs_killed_at_any_point_leave_the_store_consistent() {
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(counts(&kb), (per_run * (runs + 1), runs + 1));
 }
+
+#[test]
+fn json_reports_what_was_recorded_and_no_record_leaves_the_store_alone() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let kb = dir.path().join("kb.sqlite");
+    let project = fixture("project");
+    let state = fixture("terraform.tfstate");
+    let logs = fixture("trail-1");
+    let observed = fixture("observed-raw-delivery-on.tfstate");
+    let mut args = vec![
+        "reconcile",
+        "--project",
+        project.to_str().expect("utf-8"),
+        "--state",
+        state.to_str().expect("utf-8"),
+        "--logs",
+        logs.to_str().expect("utf-8"),
+        "--observed",
+        observed.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ];
+    let output = retrace(&kb, &args);
+    assert_eq!(output.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("json");
+    let recorded = &doc["knowledge"]["recorded"];
+    assert_eq!(recorded["run"], 1);
+    assert_eq!(recorded["learned"][0][1], "sns:SetSubscriptionAttributes");
+    assert_eq!(recorded["store"], kb.to_str().expect("utf-8"));
+
+    // With --no-record nothing is read or written: shipped rules only, no store created.
+    let untouched = dir.path().join("untouched.sqlite");
+    args.push("--no-record");
+    let output = retrace(&untouched, &args);
+    assert_eq!(output.status.code(), Some(0));
+    let doc: Value = serde_json::from_slice(&output.stdout).expect("json");
+    assert_eq!(doc["knowledge"]["recorded"], Value::Null);
+    assert_eq!(doc["unexplained"][0]["api"], "SetSubscriptionAttributes");
+    assert!(!untouched.exists());
+}
