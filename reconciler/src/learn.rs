@@ -76,8 +76,10 @@ pub fn propose(
             continue;
         };
         if !fits(&proposal.rule, schema) {
+            tracing::debug!(rule = %proposal.rule.id(), "proposed rule does not fit the schema");
             continue;
         }
+        tracing::info!(rule = %proposal.rule.id(), address = %proposal.address, "rule proposed");
         match proposals.iter_mut().find(|p| p.rule == proposal.rule) {
             Some(same) => same.event_ids.extend(proposal.event_ids),
             None => proposals.push(proposal),

@@ -175,6 +175,7 @@ impl Knowledge {
                 .collect(),
         };
         let done = self.store.record_run(&run)?;
+        tracing::info!(run = done.reconciliation_id, store = %self.store.file(), "run recorded");
         let name_of = |id: i64| -> String {
             self.used
                 .iter()
