@@ -369,6 +369,43 @@ mod tests {
         assert!(set_for(&drift(json!(7)), &leaves, "id").is_none());
     }
 
+    fn instance_state(instance_type: &str, tokens: &str, arn: &str) -> State {
+        let doc = json!({
+            "version": 4, "terraform_version": "1.9.8", "serial": 1, "lineage": "l",
+            "outputs": {},
+            "resources": [{
+                "mode": "managed", "type": "aws_instance", "name": "web",
+                "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                "instances": [{"schema_version": 1, "attributes": {
+                    "id": "i-0abc", "arn": arn, "instance_type": instance_type,
+                    "metadata_options": [{"http_tokens": tokens, "http_endpoint": "enabled"}]
+                }}]
+            }]
+        });
+        State::parse(doc.to_string().as_bytes(), "test").expect("state")
+    }
+
+    #[test]
+    fn drift_covers_settable_scalars_and_single_nested_blocks_only() {
+        let schema = ProviderSchema::bundled().expect("schema");
+        let before = instance_state("t3.small", "optional", "arn:aws:ec2:r:1:instance/i-0abc");
+        // `arn` is computed only: a change to it is not drift the code could absorb.
+        let after = instance_state("t3.large", "required", "arn:aws:ec2:r:1:instance/other");
+        let found = drifts(&StateIndex::new(before), &after, schema);
+        let pairs: Vec<(&str, &Value)> = found
+            .iter()
+            .map(|d| (d.attribute.as_str(), &d.value))
+            .collect();
+        assert_eq!(
+            pairs,
+            vec![
+                ("instance_type", &json!("t3.large")),
+                ("metadata_options.http_tokens", &json!("required")),
+            ]
+        );
+        assert!(found.iter().all(|d| d.address == "aws_instance.web"));
+    }
+
     #[test]
     fn service_names_follow_shipped_rules() {
         let rules = RuleSet::bundled().expect("rules");
