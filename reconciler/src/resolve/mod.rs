@@ -9,6 +9,8 @@ use knowledge::rules::{Extraction, Kind, Missing, RuleSet, TagOp, Target};
 use serde::Serialize;
 use serde_json::Value;
 
+mod sg_rules;
+
 /// A call the knowledge base could not explain, kept as a finding with the reason.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unexplained {
@@ -80,7 +82,7 @@ impl<'a> Resolver<'a> {
                 });
             }
         }
-        Ok(effects)
+        Ok(sg_rules::as_rule_resources(effects, call, self.state))
     }
 
     /// The resource type and, when managed, the state address of a target.
