@@ -119,12 +119,17 @@ fn multi_candidates(changes: &[Change], base: &State) -> Vec<Candidate> {
         .collect();
     let mut out = Vec::new();
     let tag_sets = [
-        ("CostCenter", "cc-4711"),
-        ("Owner", "platform-team"),
+        ("CostCenter", "cc-7310"),
+        ("Owner", "data-platform"),
         ("Compliance", "pci"),
+        ("Backup", "daily"),
     ];
     for (n, window) in taggable.windows(3).step_by(2).enumerate() {
-        let (key, value) = tag_sets[n % tag_sets.len()];
+        let has = |i: &Instance, k: &str, v: &str| i.attributes["tags_all"][k] == v;
+        let fresh = (0..tag_sets.len())
+            .map(|k| tag_sets[(n + k) % tag_sets.len()])
+            .find(|(k, v)| window.iter().all(|i| !has(i, k, v)));
+        let Some((key, value)) = fresh else { continue };
         out.push(Candidate {
             generator: "tag-many".to_owned(),
             changes: tags::tag_many(window, key, value),
@@ -246,7 +251,15 @@ pub fn pick(
             match run(&candidate, category, run_seed, base) {
                 Ok(run) => picked.push((candidate, run_seed, run)),
                 Err(why) => {
-                    eprintln!("SKIP {project} {category} {}: {why}", candidate.generator);
+                    eprintln!(
+                        "SKIP {project} {category} {}: {why} {:?}",
+                        candidate.generator,
+                        candidate
+                            .changes
+                            .iter()
+                            .map(|c| &c.address)
+                            .collect::<Vec<_>>()
+                    );
                     tracing::debug!(project, %category, generator = %candidate.generator, "skipped: {why}")
                 }
             }
@@ -453,6 +466,15 @@ fn unexpected(base: &State, delta: &StateDelta, changes: &[Change]) -> Option<St
                 extra.join(", ")
             ));
         }
+    }
+    let touched = |a: &str| {
+        delta.upserts.iter().any(|u| u.address == a) || delta.removed.iter().any(|r| r == a)
+    };
+    if let Some(idle) = changes
+        .iter()
+        .find(|c| c.kind != Kind::Create && !touched(&c.address))
+    {
+        return Some(format!("{} did not change", idle.address));
     }
     let deletes = changes.iter().any(|c| c.kind == Kind::Delete);
     match (delta.removed.first(), deletes) {

@@ -36,7 +36,7 @@ fn attached(all: &[Instance], role: &str, arn: &str) -> bool {
 
 fn role(instance: &Instance, all: &[Instance]) -> Vec<Change> {
     let name = text(instance, "name").to_owned();
-    let mut out = Vec::new();
+    let mut out = vec![new_inline_policy(instance, &name)];
     if let Some(arn) = READ_ONLY.iter().find(|a| !attached(all, &name, a)) {
         let short = arn.rsplit('/').next().unwrap_or(arn);
         out.push(
@@ -66,6 +66,30 @@ fn role(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         );
     }
     out
+}
+
+/// A new inline policy letting the role read its own CloudWatch metrics.
+fn new_inline_policy(instance: &Instance, role: &str) -> Change {
+    let doc = json!({"Version": "2012-10-17", "Statement": [{"Effect": "Allow",
+        "Action": ["cloudwatch:GetMetricData", "cloudwatch:ListMetrics"], "Resource": "*"}]});
+    let policy = "metrics-read";
+    Change::modify(
+        "iam-create-inline-policy",
+        instance,
+        format!("added inline policy {policy} to role {role}"),
+        &[],
+        vec![req(
+            IAM,
+            "PutRolePolicy",
+            json!({"roleName": role, "policyName": policy, "policyDocument": doc.to_string()}),
+        )],
+    )
+    .undo(vec![req(
+        IAM,
+        "DeleteRolePolicy",
+        json!({"roleName": role, "policyName": policy}),
+    )])
+    .kind(Kind::Create)
 }
 
 /// A policy document with one more statement.

@@ -31,7 +31,7 @@ use change::Change;
 pub const DEFAULT_SEED: u64 = 20_260_302;
 
 /// How many scenarios at most per project and category.
-pub const PER_CATEGORY: usize = 11;
+pub const PER_CATEGORY: usize = 15;
 
 /// Generating scenarios failed.
 #[derive(Debug, thiserror::Error)]
@@ -153,7 +153,7 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         out.extend(storage::changes(instance, &all));
         out.extend(identity::changes(instance, &all));
         out.extend(compute::changes(instance));
-        out.extend(ops::changes(instance));
+        out.extend(ops::changes(instance, &all));
     }
     out.extend(network::creations(&all));
     out.extend(identity::creations(&all));

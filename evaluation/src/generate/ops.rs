@@ -7,11 +7,13 @@ use reconciler::terraform::state::Instance;
 use serde_json::{Map, Value, json};
 
 /// The changes that apply to one instance.
-pub fn changes(instance: &Instance) -> Vec<Change> {
+pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
     match instance.resource_type.as_str() {
         "aws_cloudwatch_metric_alarm" => alarm(instance),
         "aws_cloudwatch_log_group" => log_group(instance).into_iter().collect(),
-        "aws_sns_topic" => vec![topic(instance)],
+        "aws_sns_topic" => std::iter::once(topic(instance))
+            .chain(encrypt_topic(instance, all))
+            .collect(),
         "aws_sqs_queue" => queue(instance),
         "aws_kms_key" => kms(instance).into_iter().collect(),
         "aws_route53_record" => record(instance),
@@ -172,6 +174,40 @@ fn topic(instance: &Instance) -> Change {
         vec![call(new)],
     )
     .undo(vec![call(current)])
+}
+
+/// AWSConfigRemediation-EncryptSNSTopic on a topic without a key: the project's customer
+/// managed key, or the account's security baseline key by alias.
+fn encrypt_topic(instance: &Instance, all: &[Instance]) -> Option<Change> {
+    if !text(instance, "kms_master_key_id").is_empty() {
+        return None;
+    }
+    let arn = text(instance, "arn");
+    let mut parts = arn.split(':');
+    let (region, account) = (parts.nth(3)?, parts.next()?);
+    let key = all
+        .iter()
+        .find(|i| i.resource_type == "aws_kms_key")
+        .map(|k| text(k, "arn").to_owned())
+        .unwrap_or_else(|| format!("arn:aws:kms:{region}:{account}:alias/security-baseline"));
+    let call = |v: &str| {
+        req(
+            "sns.amazonaws.com",
+            "SetTopicAttributes",
+            json!({"topicArn": arn, "attributeName": "KmsMasterKeyId", "attributeValue": v}),
+        )
+    };
+    Some(
+        Change::modify(
+            "sns-encrypt",
+            instance,
+            format!("encrypted topic {} with {key}", text(instance, "name")),
+            &["kms_master_key_id"],
+            vec![call(&key)],
+        )
+        .undo(vec![call("")])
+        .runbook("AWSConfigRemediation-EncryptSNSTopic"),
+    )
 }
 
 fn queue(instance: &Instance) -> Vec<Change> {
@@ -342,8 +378,61 @@ pub fn creations(all: &[Instance]) -> Vec<Change> {
             .kind(Kind::Create)
         })
         .collect();
+    out.extend(
+        all.iter()
+            .filter(|i| i.resource_type == "aws_route53_zone")
+            .map(|zone| {
+                let id = text(zone, "zone_id");
+                let domain = text(zone, "name").trim_end_matches('.');
+                let value = json!(
+                    "\"google-site-verification=rXOxyZounnZasA8Z7oaD3c14JdjS9aKSWvsR1EbUSIQ\""
+                );
+                Change::modify(
+                    "r53-create-txt",
+                    zone,
+                    format!("created a TXT verification record for {domain} in zone {id}"),
+                    &[],
+                    vec![record_call(
+                        id,
+                        "CREATE",
+                        &format!("_verify.{domain}"),
+                        "TXT",
+                        300,
+                        &[value],
+                    )],
+                )
+                .kind(Kind::Create)
+            }),
+    );
     out.extend(all.iter().filter_map(new_alarm));
+    out.extend(
+        all.iter()
+            .filter(|i| i.resource_type == "aws_ssm_parameter")
+            .take(1)
+            .filter_map(new_parameter),
+    );
     out
+}
+
+/// A new String parameter beside an existing one.
+fn new_parameter(instance: &Instance) -> Option<Change> {
+    let name = text(instance, "name");
+    let (path, _) = name.rsplit_once('/')?;
+    let new = format!("{path}/maintenance-mode");
+    Some(
+        Change::modify(
+            "ssm-create-parameter",
+            instance,
+            format!("created parameter {new}"),
+            &[],
+            vec![req(
+                "ssm.amazonaws.com",
+                "PutParameter",
+                json!({"name": new, "type": "String", "value": "off"}),
+            )],
+        )
+        .kind(Kind::Create),
+    )
 }
 
 /// An alarm on a resource, in the metric its service publishes.
@@ -391,7 +480,11 @@ fn new_alarm(instance: &Instance) -> Option<Change> {
     } else {
         "GreaterThanThreshold"
     };
-    let name = format!("{value}-{}", metric.to_lowercase());
+    if value.is_empty() {
+        return None;
+    }
+    let short = value.rsplit('/').nth(1).unwrap_or(value);
+    let name = format!("{short}-{}", metric.to_lowercase());
     Some(
         Change::modify("alarm-create", instance, format!("created alarm {name} on {metric}"), &[],
             vec![req("monitoring.amazonaws.com", "PutMetricAlarm", json!({"alarmName": name, "metricName": metric,

@@ -49,8 +49,155 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         )
         .kind(Kind::Delete)
     }));
+    out.extend(
+        part("aws_s3_bucket_lifecycle_configuration").and_then(|l| lifecycle_days(l, bucket)),
+    );
     out.extend(part("aws_s3_bucket_policy").map(|p| delete_policy(p, bucket)));
+    out.extend(ssl_only(instance, bucket, part("aws_s3_bucket_policy")));
+    out.extend(logging_on(
+        instance,
+        bucket,
+        part("aws_s3_bucket_logging"),
+        all,
+    ));
     out
+}
+
+/// Expiration periods a team picks, in days.
+const EXPIRATION_DAYS: [i64; 9] = [30, 60, 90, 180, 365, 730, 1095, 1825, 2555];
+
+/// A lifecycle rule of the state in the request's XML shape.
+fn rule_request(rule: &Value) -> Value {
+    let first = |k: &str| {
+        rule.get(k)
+            .and_then(|v| v.get(0))
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    let mut out = json!({"ID": rule["id"], "Status": rule["status"],
+        "Filter": {"Prefix": first("filter")["prefix"].as_str().unwrap_or("")}});
+    if let Some(days) = first("expiration")["days"].as_i64() {
+        out["Expiration"] = json!({"Days": days});
+    }
+    let transitions: Vec<Value> = rule["transition"]
+        .as_array()
+        .map(|ts| {
+            ts.iter()
+                .map(|t| json!({"Days": t["days"], "StorageClass": t["storage_class"]}))
+                .collect()
+        })
+        .unwrap_or_default();
+    if !transitions.is_empty() {
+        out["Transition"] = json!(transitions);
+    }
+    if let Some(days) = first("noncurrent_version_expiration")["noncurrent_days"].as_i64() {
+        out["NoncurrentVersionExpiration"] = json!({"NoncurrentDays": days});
+    }
+    if let Some(days) = first("abort_incomplete_multipart_upload")["days_after_initiation"].as_i64()
+    {
+        out["AbortIncompleteMultipartUpload"] = json!({"DaysAfterInitiation": days});
+    }
+    out
+}
+
+fn lifecycle_call(bucket: &str, rules: Vec<Value>) -> Request {
+    s3(
+        "PutBucketLifecycle",
+        bucket,
+        "LifecycleConfiguration",
+        json!({"xmlns": XMLNS, "Rule": rules}),
+        "lifecycle",
+    )
+}
+
+/// A longer expiration on the first rule that expires objects.
+fn lifecycle_days(lifecycle: &Instance, bucket: &str) -> Option<Change> {
+    let rules = lifecycle.attributes.get("rule")?.as_array()?;
+    let original: Vec<Value> = rules.iter().map(rule_request).collect();
+    let at = original
+        .iter()
+        .position(|r| r["Expiration"]["Days"].is_i64())?;
+    let days = original[at]["Expiration"]["Days"].as_i64()?;
+    let longer = super::change::next_in(&EXPIRATION_DAYS, days)?;
+    let mut changed = original.clone();
+    changed[at]["Expiration"]["Days"] = json!(longer);
+    let id = original[at]["ID"].as_str().unwrap_or("");
+    let path = format!("rule.{at}.expiration.0.days");
+    let mut change = Change::modify(
+        "s3-lifecycle-expiration",
+        lifecycle,
+        format!("extended expiration in lifecycle rule {id} of s3://{bucket} from {days} to {longer} days"),
+        &[],
+        vec![lifecycle_call(bucket, changed)],
+    )
+    .undo(vec![lifecycle_call(bucket, original)]);
+    change.paths = vec![path];
+    Some(change)
+}
+
+/// AWSConfigRemediation-RestrictBucketSSLRequestsOnly: a statement denying plain HTTP,
+/// added to the bucket policy (or a new policy), when none denies it yet.
+fn ssl_only(bucket_instance: &Instance, bucket: &str, policy: Option<&Instance>) -> Option<Change> {
+    let current = policy.map(|p| text(p, "policy")).unwrap_or("");
+    if current.contains("aws:SecureTransport") {
+        return None;
+    }
+    let arn = format!("arn:aws:s3:::{bucket}");
+    let deny = json!({"Sid": "AllowSSLRequestsOnly", "Effect": "Deny", "Principal": "*", "Action": "s3:*",
+        "Resource": [arn, format!("{arn}/*")], "Condition": {"Bool": {"aws:SecureTransport": "false"}}});
+    let mut document: Value = serde_json::from_str(current)
+        .unwrap_or_else(|_| json!({"Version": "2012-10-17", "Statement": []}));
+    document["Statement"].as_array_mut()?.push(deny);
+    let put = |doc: Value| s3("PutBucketPolicy", bucket, "bucketPolicy", doc, "policy");
+    let change = Change::modify(
+        "s3-ssl-only",
+        policy.unwrap_or(bucket_instance),
+        format!("denied non-TLS requests in the bucket policy of s3://{bucket}"),
+        &["policy"],
+        vec![put(document)],
+    )
+    .runbook("AWSConfigRemediation-RestrictBucketSSLRequestsOnly");
+    Some(match policy {
+        Some(_) => change.undo(vec![put(
+            serde_json::from_str(current).unwrap_or(Value::Null)
+        )]),
+        None => change.kind(Kind::Create),
+    })
+}
+
+/// AWS-ConfigureS3BucketLogging on a bucket without logging, into the bucket the project's
+/// other buckets already log to.
+fn logging_on(
+    bucket_instance: &Instance,
+    bucket: &str,
+    current: Option<&Instance>,
+    all: &[Instance],
+) -> Option<Change> {
+    if current.is_some() {
+        return None;
+    }
+    let target = all
+        .iter()
+        .filter(|i| i.resource_type == "aws_s3_bucket_logging")
+        .map(|i| text(i, "target_bucket"))
+        .find(|t| !t.is_empty() && *t != bucket)?;
+    Some(
+        Change::modify(
+            "s3-enable-logging",
+            bucket_instance,
+            format!("turned on server access logging of s3://{bucket} into s3://{target}"),
+            &["target_bucket", "target_prefix"],
+            vec![s3(
+                "PutBucketLogging",
+                bucket,
+                "BucketLoggingStatus",
+                json!({"xmlns": XMLNS, "LoggingEnabled": {"TargetBucket": target, "TargetPrefix": format!("{bucket}/")}}),
+                "logging",
+            )],
+        )
+        .kind(Kind::Create)
+        .runbook("AWS-ConfigureS3BucketLogging"),
+    )
 }
 
 fn versioning_call(bucket: &str, status: &str) -> Request {

@@ -6,14 +6,11 @@ use reconciler::terraform::state::Instance;
 use serde_json::{Value, json};
 
 /// Resource types EC2's CreateTags reaches.
-const EC2_TYPES: [&str; 8] = [
+const EC2_TYPES: [&str; 5] = [
     "aws_security_group",
     "aws_vpc",
     "aws_subnet",
     "aws_route_table",
-    "aws_internet_gateway",
-    "aws_nat_gateway",
-    "aws_eip",
     "aws_launch_template",
 ];
 
@@ -122,11 +119,15 @@ pub fn tag_many(instances: &[&Instance], key: &str, value: &str) -> Vec<Change> 
         .iter()
         .filter_map(|i| {
             let call = tag_request(i, key, value)?;
+            let path = match i.resource_type.as_str() {
+                "aws_autoscaling_group" => "tag",
+                _ => "tags",
+            };
             Some(Change::modify(
                 "tag-many",
                 i,
-                format!("tagged {} {key}={value}", i.address),
-                &["tags"],
+                format!("tagged {key}={value}"),
+                &[path],
                 vec![call],
             ))
         })
