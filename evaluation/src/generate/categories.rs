@@ -251,15 +251,6 @@ pub fn pick(
             match run(&candidate, category, run_seed, base) {
                 Ok(run) => picked.push((candidate, run_seed, run)),
                 Err(why) => {
-                    eprintln!(
-                        "SKIP {project} {category} {}: {why} {:?}",
-                        candidate.generator,
-                        candidate
-                            .changes
-                            .iter()
-                            .map(|c| &c.address)
-                            .collect::<Vec<_>>()
-                    );
                     tracing::debug!(project, %category, generator = %candidate.generator, "skipped: {why}")
                 }
             }
