@@ -1,7 +1,10 @@
 //! `retrace-eval`: the evaluation harness's command line. `trail` runs a list of calls
-//! against a cloud simulated from a Terraform state and writes their CloudTrail records.
+//! against a cloud simulated from a Terraform state and writes their CloudTrail records;
+//! `generate` rebuilds the drift scenarios.
 
 #![forbid(unsafe_code)]
+
+mod generate_cmd;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -48,6 +51,8 @@ enum Command {
         #[arg(long)]
         state_out: Option<PathBuf>,
     },
+    /// Rebuild the drift scenarios deterministically from a seed and print their counts.
+    Generate(generate_cmd::GenerateArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -69,6 +74,10 @@ struct CallLine {
 }
 
 fn main() -> anyhow::Result<()> {
+    let command = Cli::parse().command;
+    if let Command::Generate(args) = &command {
+        return generate_cmd::run(args);
+    }
     let Command::Trail {
         state,
         calls,
@@ -77,7 +86,10 @@ fn main() -> anyhow::Result<()> {
         user,
         noise,
         state_out,
-    } = Cli::parse().command;
+    } = command
+    else {
+        bail!("unknown command");
+    };
     let seed_state = State::read(&state)?;
     let mut cloud = Cloud::from_state(
         &seed_state,
