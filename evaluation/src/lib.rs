@@ -4,5 +4,6 @@
 
 #![forbid(unsafe_code)]
 
-pub mod sim;
 pub mod scenario;
+pub mod score;
+pub mod sim;
