@@ -383,17 +383,15 @@ impl Ctx<'_> {
     }
 
     /// The attributes of an instance that changed in the code although the drift did not
-    /// change them (or changed them in a part the code must keep).
+    /// change them.
     fn collateral(&self, old: &ResourceInstance, new: &ResourceInstance) -> Vec<String> {
         let shape = self.shape(&old.resource_type, Side::Same);
         let (a, b) = (code_object(old), code_object(new));
         let mut out = Vec::new();
         for key in keys(&a, &b) {
-            let drifted = self
-                .drift
-                .changed
-                .contains(&(old.address.clone(), key.clone()));
-            if drifted && !self.excused(&old.address, &key) {
+            // Drifted attributes are judged by the drift, flag and ignore checks.
+            let drifted = (old.address.clone(), key.clone());
+            if self.drift.changed.contains(&drifted) {
                 continue;
             }
             let (was, now) = (code_value(old, &key), code_value(new, &key));
