@@ -6,4 +6,5 @@
 
 pub mod generate;
 pub mod scenario;
+pub mod score;
 pub mod sim;

@@ -146,11 +146,7 @@ async fn outcome(
     if let Some(error) = gathered.findings.errors.first() {
         bail!("{error}");
     }
-    let mut ordered = gathered.calls;
-    let mut calls = Vec::new();
-    while let Some((call, _)) = ordered.next_call()? {
-        calls.push(call);
-    }
+    let calls = gathered.into_calls()?;
     let state = State::read(state)?;
     let observed = observed.map(State::read).transpose()?;
     let rules = RuleSet::bundled()?;
