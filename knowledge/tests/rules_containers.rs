@@ -473,8 +473,24 @@ fn elb_target_group_attributes_by_key() {
             ("slow_start", json!(45)),
             ("stickiness.enabled", json!(true)),
             ("stickiness.type", json!("app_cookie")),
-            ("stickiness.cookie_duration", json!(3600)),
+            // The app cookie's duration has no attribute: cookie_duration is lb_cookie's.
             ("stickiness.cookie_name", json!("SESSION")),
+        ])
+    );
+    let x = extract(
+        ELB,
+        "ModifyTargetGroupAttributes",
+        json!({"targetGroupArn": arn, "attributes": [
+            {"key": "stickiness.type", "value": "lb_cookie"},
+            {"key": "stickiness.lb_cookie.duration_seconds", "value": "86400"}
+        ]}),
+        Value::Null,
+    );
+    assert_eq!(
+        x.sets,
+        sets(&[
+            ("stickiness.type", json!("lb_cookie")),
+            ("stickiness.cookie_duration", json!(86400)),
         ])
     );
 }
