@@ -4,5 +4,7 @@
 
 #![forbid(unsafe_code)]
 
-pub mod sim;
+pub mod generate;
 pub mod scenario;
+pub mod score;
+pub mod sim;

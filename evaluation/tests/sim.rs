@@ -522,7 +522,8 @@ fn s3_configuration_resources() {
     );
     assert_eq!(
         attrs(&c, "aws_s3_bucket_versioning", "bucket", "acme-assets")["versioning_configuration"],
-        json!([{"status": "Enabled", "mfa_delete": "Disabled"}])
+        // MFADelete was never configured, so GetBucketVersioning still leaves it out.
+        json!([{"status": "Enabled", "mfa_delete": ""}])
     );
     // a bucket without a versioning resource gets one
     ok(
@@ -1675,4 +1676,81 @@ fn fixture_projects_seed_the_simulator() {
         seeded += 1;
     }
     println!("seeded from {seeded} fixture projects");
+}
+
+/// The web3tier project manages its application group's SSH rules as
+/// `aws_vpc_security_group_ingress_rule` resources.
+fn web3tier() -> Cloud {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/projects/web3tier/terraform.tfstate");
+    Cloud::from_state(
+        &State::read(&path).expect("web3tier state"),
+        &Settings::default(),
+    )
+}
+
+fn ssh_from(group: &str, cidr: &str) -> Value {
+    json!({"groupId": group, "ipPermissions": {"items": [{"ipProtocol": "tcp", "fromPort": 22,
+        "toPort": 22, "groups": {}, "ipRanges": {"items": [{"cidrIp": cidr}]},
+        "ipv6Ranges": {}, "prefixListIds": {}}]}})
+}
+
+#[test]
+fn rules_kept_as_separate_resources_are_revoked_and_added_as_resources() {
+    let mut c = web3tier();
+    let group = "sg-00c4ce524514a93a7";
+    let revoked = ok(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        ssh_from(group, "198.51.100.0/24"),
+    );
+    assert_eq!(
+        revoked.touched,
+        vec![
+            "aws_vpc_security_group_ingress_rule.app_ssh[\"198.51.100.0/24\"]".to_owned(),
+            "aws_security_group.app".to_owned()
+        ]
+    );
+    assert!(
+        c.resources()
+            .iter()
+            .all(|i| !i.address.contains("198.51.100.0/24"))
+    );
+    let added = ok(
+        &mut c,
+        EC2,
+        "AuthorizeSecurityGroupIngress",
+        ssh_from(group, "203.0.113.0/24"),
+    );
+    let id =
+        added.record["responseElements"]["securityGroupRuleSet"]["items"][0]["securityGroupRuleId"]
+            .as_str()
+            .expect("rule id")
+            .to_owned();
+    let rule = attrs(&c, "aws_vpc_security_group_ingress_rule", "id", &id);
+    assert_eq!(rule["security_group_id"], json!(group));
+    assert_eq!(rule["cidr_ipv4"], json!("203.0.113.0/24"));
+    assert_eq!(
+        (rule["from_port"].clone(), rule["to_port"].clone()),
+        (json!(22), json!(22))
+    );
+    assert_eq!(
+        attrs(&c, "aws_security_group", "id", group)["ingress"],
+        json!([])
+    );
+    let again = c
+        .execute(
+            &Request::new(
+                EC2,
+                "AuthorizeSecurityGroupIngress",
+                ssh_from(group, "203.0.113.0/24"),
+            ),
+            &cli(),
+        )
+        .expect("modelled");
+    assert_eq!(
+        again.error.map(|e| e.code),
+        Some("InvalidPermission.Duplicate".to_owned())
+    );
 }

@@ -93,3 +93,14 @@ fn a_second_rule_for_one_api_is_rejected() {
         "two.toml: rule x:A is defined twice (also in one.toml)"
     );
 }
+
+#[test]
+fn fields_of_set_blocks_are_checked() {
+    let schema = ProviderSchema::bundled().expect("schema loads");
+    let text = "service = \"x\"\nevent_source = \"x.amazonaws.com\"\n[[rule]]\napi = \"A\"\nresource = \"aws_ecs_cluster\"\nkind = \"update\"\nrisk = \"low\"\nsummary = \"s\"\nidentity = [{ path = \"id\" }]\nset = [{ attribute = \"setting.value\", path = \"v\" }, { attribute = \"setting.level\", path = \"l\" }]\n";
+    let rules = RuleSet::from_texts([("x.toml", text)]).expect("loads");
+    assert_eq!(
+        rules.check_schema(schema),
+        vec!["x:A: aws_ecs_cluster: no attribute setting.level"]
+    );
+}

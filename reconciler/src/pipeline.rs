@@ -5,7 +5,7 @@ use futures::StreamExt;
 
 use crate::attribute::{Attributor, Verdict};
 use crate::ingest::order::{Collector, DEFAULT_RUN_KEYS, Ordered};
-use crate::ingest::{BadRecord, Filter, Pushdown, Source, SourceError, SourceItem};
+use crate::ingest::{BadRecord, Call, Filter, Pushdown, Source, SourceError, SourceItem};
 
 /// Detailed bad-record findings kept per run; beyond this only the count grows.
 pub const MAX_BAD_RECORDS: usize = 1000;
@@ -74,6 +74,18 @@ pub struct Gathered {
     /// Whether a source left out read-only, failed or Terraform calls server-side, so the
     /// counts of those verdicts cover only what was returned.
     pub pushed_down: bool,
+}
+
+impl Gathered {
+    /// The kept calls read back in time order, duplicates removed.
+    pub fn into_calls(self) -> Result<Vec<Call>, PipelineError> {
+        let mut ordered = self.calls;
+        let mut calls = Vec::new();
+        while let Some((call, _)) = ordered.next_call()? {
+            calls.push(call);
+        }
+        Ok(calls)
+    }
 }
 
 /// A run failed for a reason outside any one input.

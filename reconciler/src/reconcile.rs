@@ -198,10 +198,11 @@ fn validate(
 ) -> Result<(Vec<Validation>, Vec<(String, String)>), ReconcileError> {
     let deltas: Vec<&Delta> = decided.iter().flat_map(|d| &d.intent.deltas).collect();
     let created = created_addresses(plan, &deltas);
-    let observed = input
-        .observed
-        .clone()
-        .unwrap_or_else(|| expected_state(&input.state, &deltas, &created));
+    let expected = expected_state(&input.state, &deltas, &created);
+    let observed = match &input.observed {
+        Some(observed) => with_created(observed, &expected, &created),
+        None => expected,
+    };
     let mut touched: Vec<String> = Vec::new();
     let mut excused: Vec<(String, String)> = Vec::new();
     for d in decided {
@@ -245,6 +246,24 @@ fn validate(
         }
     }
     Ok((validations, skipped))
+}
+
+/// The observed state plus the resources created out of band: a refresh reads only what the
+/// state already manages, so what the intents created is taken from their net effect.
+fn with_created(
+    observed: &State,
+    expected: &State,
+    created: &BTreeMap<ResourceKey, String>,
+) -> State {
+    let mut out = observed.clone();
+    for address in created.values() {
+        let known = out.instances.iter().any(|i| &i.address == address);
+        let new = expected.instances.iter().find(|i| &i.address == address);
+        if let (false, Some(new)) = (known, new) {
+            out.instances.push(new.clone());
+        }
+    }
+    out
 }
 
 /// The address each created resource got in the plan.

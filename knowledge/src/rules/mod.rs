@@ -32,6 +32,10 @@ pub use transform::{Transform, name_from_arn};
 /// The shipped rule files, by the name errors use.
 const BUNDLED: &[(&str, &str)] = &[
     (
+        "knowledge/rules/apigatewayv2.toml",
+        include_str!("../../rules/apigatewayv2.toml"),
+    ),
+    (
         "knowledge/rules/autoscaling.toml",
         include_str!("../../rules/autoscaling.toml"),
     ),
@@ -46,6 +50,14 @@ const BUNDLED: &[(&str, &str)] = &[
     (
         "knowledge/rules/ec2.toml",
         include_str!("../../rules/ec2.toml"),
+    ),
+    (
+        "knowledge/rules/ecr.toml",
+        include_str!("../../rules/ecr.toml"),
+    ),
+    (
+        "knowledge/rules/ecs.toml",
+        include_str!("../../rules/ecs.toml"),
     ),
     (
         "knowledge/rules/elbv2.toml",

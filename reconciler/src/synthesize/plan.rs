@@ -14,7 +14,7 @@ use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
 use crate::terraform::state::{IndexKey, StateIndex};
-use knowledge::schema::{Member, ProviderSchema, ResourceSchema};
+use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -153,7 +153,12 @@ impl<'a> Planner<'a> {
 
     fn set(&self, delta: &Delta, path: &str) -> Outcome {
         let instance = self.instance(delta)?;
-        let value = &delta.attributes[path].after;
+        let after = &delta.attributes[path].after;
+        let typed = self
+            .schema
+            .attribute(&instance.resource_type, path)
+            .map(|a| as_typed(&a.ty, after));
+        let value = typed.as_ref().unwrap_or(after);
         let (blocks, name) = split_blocks(self.resource_schema(&instance.resource_type), path);
         if blocks
             .iter()
@@ -350,7 +355,8 @@ impl<'a> Planner<'a> {
         for (path, change) in &delta.attributes {
             match schema.member(path) {
                 Some(Member::Attribute(a)) if a.presence.is_settable() => {
-                    attributes.insert(path.clone(), self.refer_root(&change.after));
+                    let value = as_typed(&a.ty, &change.after);
+                    attributes.insert(path.clone(), self.refer_root(&value));
                 }
                 _ => {
                     if let Some((block, name)) = path.split_once('.')
@@ -508,6 +514,18 @@ fn label(delta: &Delta) -> String {
         .address
         .clone()
         .unwrap_or_else(|| delta.resource.to_string())
+}
+
+/// A value in the shape its attribute's type needs: a JSON document given as an object or
+/// list (a policy a rule parsed) becomes the JSON string a `string` attribute holds, which the
+/// edit tools write as `jsonencode(...)`.
+fn as_typed(ty: &AttrType, value: &Value) -> Value {
+    match (ty, value) {
+        (AttrType::String, Value::Object(_) | Value::Array(_)) => {
+            Value::String(value.to_string())
+        }
+        _ => value.clone(),
+    }
 }
 
 /// Splits `a.b.c` into the nested blocks (`a`, `b`) and the attribute (`c`), by the schema.

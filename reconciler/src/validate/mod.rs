@@ -108,7 +108,7 @@ pub fn scratch_copy(check: &Check) -> Result<tempfile::TempDir, ValidateError> {
         source,
     };
     let dir = tempfile::tempdir().map_err(fail)?;
-    copy_tree(check.root, dir.path()).map_err(fail)?;
+    copy_project(check.root, dir.path()).map_err(fail)?;
     for (path, text) in check.changed {
         let target = dir.path().join(path);
         if let Some(parent) = target.parent() {
@@ -119,7 +119,9 @@ pub fn scratch_copy(check: &Check) -> Result<tempfile::TempDir, ValidateError> {
     Ok(dir)
 }
 
-fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+/// Copies a project directory tree into `to` (created when missing), leaving out `.git` and
+/// the provider plugins under `.terraform/providers`.
+pub fn copy_project(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -130,7 +132,7 @@ fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
         }
         let kind = entry.file_type()?;
         if kind.is_dir() {
-            copy_tree(&entry.path(), &to.join(&name))?;
+            copy_project(&entry.path(), &to.join(&name))?;
         } else if kind.is_file() {
             std::fs::copy(entry.path(), to.join(&name))?;
         }

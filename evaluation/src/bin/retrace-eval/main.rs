@@ -1,7 +1,11 @@
 //! `retrace-eval`: the evaluation harness's command line. `trail` runs a list of calls
-//! against a cloud simulated from a Terraform state and writes their CloudTrail records.
+//! against a cloud simulated from a Terraform state and writes their CloudTrail records;
+//! `generate` rebuilds the drift scenarios; `run` and `show` score them.
 
 #![forbid(unsafe_code)]
+
+mod generate_cmd;
+mod score;
 
 use std::io::{BufRead, Write};
 use std::path::PathBuf;
@@ -14,7 +18,13 @@ use serde::Deserialize;
 
 /// Evaluation tools for retrace.
 #[derive(Parser)]
-#[command(name = "retrace-eval", version)]
+#[command(
+    name = "retrace-eval",
+    version,
+    after_help = "Exit codes: 0 success (run: every scenario passed, or with --check-baseline no regression); \
+                  1 error (run --check-baseline: a scenario that passed in the baseline fails now); \
+                  3 run/show: some scenarios failed."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -48,6 +58,13 @@ enum Command {
         #[arg(long)]
         state_out: Option<PathBuf>,
     },
+    /// Rebuild the drift scenarios deterministically from a seed and print their counts.
+    Generate(generate_cmd::GenerateArgs),
+    /// Reconcile every stored scenario n times, score each against its ground truth, and
+    /// write results.json, results.md and chart.svg (pass@k overall, per category, per project).
+    Run(score::RunArgs),
+    /// Print one scenario's trail, the reconciler's intents and diff, and each check's verdict.
+    Show(score::ShowArgs),
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -68,16 +85,48 @@ struct CallLine {
     request_parameters: serde_json::Value,
 }
 
-fn main() -> anyhow::Result<()> {
-    let Command::Trail {
-        state,
-        calls,
-        seed,
-        agent,
-        user,
-        noise,
-        state_out,
-    } = Cli::parse().command;
+fn main() -> std::process::ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let result = match Cli::parse().command {
+        Command::Generate(args) => generate_cmd::run(&args).map(|()| score::PASSED),
+        Command::Run(args) => score::run(args),
+        Command::Show(args) => score::show(args),
+        Command::Trail {
+            state,
+            calls,
+            seed,
+            agent,
+            user,
+            noise,
+            state_out,
+        } => trail(state, calls, seed, agent, user, noise, state_out).map(|()| score::PASSED),
+    };
+    match result {
+        Ok(code) => std::process::ExitCode::from(code),
+        Err(error) => {
+            eprintln!("error: {error:#}");
+            std::process::ExitCode::from(score::ERROR)
+        }
+    }
+}
+
+/// Runs `retrace-eval trail`.
+#[allow(clippy::too_many_arguments)]
+fn trail(
+    state: PathBuf,
+    calls: Option<PathBuf>,
+    seed: u64,
+    agent: AgentArg,
+    user: String,
+    noise: bool,
+    state_out: Option<PathBuf>,
+) -> anyhow::Result<()> {
     let seed_state = State::read(&state)?;
     let mut cloud = Cloud::from_state(
         &seed_state,

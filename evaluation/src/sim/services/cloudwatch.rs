@@ -79,7 +79,7 @@ fn put_metric_alarm(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
             let tags_all = ctx.attr(at, "tags_all");
             alarm["tags"] = tags;
             alarm["tags_all"] = tags_all;
-            ctx.attrs_mut(at).clear();
+            // every setting is replaced; attributes that are not settings (`region`) stay
             if let Value::Object(map) = alarm {
                 ctx.attrs_mut(at).extend(map);
             }

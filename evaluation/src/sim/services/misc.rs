@@ -215,10 +215,12 @@ fn apply_change(ctx: &mut Ctx<'_>, zone: &str, change: &Value) -> Result<(), Api
         .ok_or_else(|| params::missing("resourceRecordSet"))?;
     let name = record_name(params::string(set, "name")?);
     let kind = params::string(set, "type")?;
-    let existing = ctx.find_all(
-        "aws_route53_record",
-        &[("zone_id", zone), ("name", &name), ("type", kind)],
-    );
+    // names compare as Route 53 does: without the final dot, case-insensitively
+    let existing = ctx.find_all("aws_route53_record", &[("zone_id", zone), ("type", kind)]);
+    let existing: Vec<usize> = existing
+        .into_iter()
+        .filter(|&at| record_name(&ctx.attr_str(at, "name")) == name)
+        .collect();
     let described = format!("[name='{name}.', type='{kind}']");
     match (action, existing.first()) {
         ("CREATE", Some(_)) => Err(ApiError::new(

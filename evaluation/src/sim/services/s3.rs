@@ -81,7 +81,17 @@ fn put_versioning(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
             "The XML you provided was not well-formed or did not validate against our published schema",
         ));
     }
-    let mfa_delete = params::opt_string(config, "MfaDelete").unwrap_or("Disabled");
+    // GetBucketVersioning returns MFADelete only once it has been configured, so a request
+    // without it leaves what a refresh reads unchanged.
+    let previous = ctx
+        .find("aws_s3_bucket_versioning", "bucket", &name)
+        .and_then(|at| {
+            ctx.attr(at, "versioning_configuration")[0]["mfa_delete"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .unwrap_or_default();
+    let mfa_delete = params::opt_string(config, "MfaDelete").map_or(previous, str::to_owned);
     upsert(
         ctx,
         "aws_s3_bucket_versioning",

@@ -1,7 +1,9 @@
-//! EC2 security groups and their rules. A group's rules live in the `ingress` and `egress`
+//! EC2 security groups and their rules. A group's inline rules live in the `ingress` and `egress`
 //! lists of `aws_security_group`, one element per permission and description, with
 //! `cidr_blocks`, `ipv6_cidr_blocks`, `prefix_list_ids`, `security_groups` and `self` holding
-//! the peers.
+//! the peers. When a state manages a group's rules of one direction as separate resources
+//! (`aws_vpc_security_group_ingress_rule` and its kin), those resources are the group's rules
+//! too: a revoke removes the matching one, and a new rule becomes a resource of its own.
 
 use serde_json::{Map, Value, json};
 
@@ -229,9 +231,20 @@ pub fn authorize(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
             {
                 return Err(group_not_found(id));
             }
-            if current.iter().any(|r| rule_has(r, perm, peer, &group_id)) {
+            if current.iter().any(|r| rule_has(r, perm, peer, &group_id))
+                || separate_rule(ctx, &group_id, egress, perm, peer).is_some()
+            {
                 return Err(duplicate(perm, peer));
             }
+        }
+        if has_separate_rules(ctx, &group_id, egress) {
+            for (peer, description) in &perm.peers {
+                let id = ctx.hex_id("sgr", 17);
+                let item = rule_response(ctx, &group_id, &id, egress, perm, peer, description);
+                create_separate_rule(ctx, &group_id, egress, &id, perm, peer, description);
+                rule_set.push(item);
+            }
+            continue;
         }
         let mut descriptions: Vec<&str> = perm.peers.iter().map(|(_, d)| d.as_str()).collect();
         descriptions.dedup();
@@ -276,6 +289,10 @@ pub fn revoke(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
     let mut unknown = Vec::new();
     for perm in &perms {
         for (peer, _) in &perm.peers {
+            if let Some(at) = separate_rule(ctx, &group_id, egress, perm, peer) {
+                ctx.remove(at);
+                continue;
+            }
             let Some(pos) = current
                 .iter()
                 .position(|r| rule_has(r, perm, peer, &group_id))
@@ -295,12 +312,138 @@ pub fn revoke(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
             }
         }
     }
+    let at = group(ctx, params)?;
     ctx.set(at, key, Value::Array(current));
     let mut response = ec2_true();
     if !unknown.is_empty() {
         response["unknownIpPermissionSet"] = json!({"items": unknown});
     }
     Ok(response)
+}
+
+/// Rules a state manages as resources of their own: the current rule types (one peer each)
+/// and the older `aws_security_group_rule` (a `type` of `ingress` or `egress`).
+const RULE_TYPES: [&str; 3] = [
+    "aws_vpc_security_group_ingress_rule",
+    "aws_vpc_security_group_egress_rule",
+    "aws_security_group_rule",
+];
+
+/// Positions of the separate rule resources of a group in one direction.
+fn separate_rules(ctx: &Ctx<'_>, group_id: &str, egress: bool) -> Vec<usize> {
+    let direction = if egress { "egress" } else { "ingress" };
+    (0..ctx.get_all().len())
+        .filter(|&at| {
+            let instance = ctx.get(at);
+            let kind = instance.resource_type.as_str();
+            RULE_TYPES.contains(&kind)
+                && ctx.attr_str(at, "security_group_id") == group_id
+                && (kind.ends_with(&format!("_{direction}_rule"))
+                    || (kind == "aws_security_group_rule" && ctx.attr_str(at, "type") == direction))
+        })
+        .collect()
+}
+
+/// Whether the group's rules of this direction exist as separate resources: new rules then
+/// show up in a refresh as rule objects of their own, not in the group's inline list.
+fn has_separate_rules(ctx: &Ctx<'_>, group_id: &str, egress: bool) -> bool {
+    !separate_rules(ctx, group_id, egress).is_empty()
+}
+
+/// The separate rule resource that allows `peer` for this permission.
+fn separate_rule(
+    ctx: &Ctx<'_>,
+    group_id: &str,
+    egress: bool,
+    perm: &Permission,
+    peer: &Peer,
+) -> Option<usize> {
+    separate_rules(ctx, group_id, egress)
+        .into_iter()
+        .find(|&at| separate_rule_has(ctx, at, perm, peer))
+}
+
+fn separate_rule_has(ctx: &Ctx<'_>, at: usize, perm: &Permission, peer: &Peer) -> bool {
+    let legacy = ctx.get(at).resource_type == "aws_security_group_rule";
+    let protocol_key = if legacy { "protocol" } else { "ip_protocol" };
+    let protocol = protocol_name(&ctx.attr_str(at, protocol_key));
+    if protocol != perm.protocol {
+        return false;
+    }
+    let port = |key: &str| params::opt_int(&ctx.get(at).attributes, key);
+    if protocol != "-1"
+        && (port("from_port") != Some(perm.from) || port("to_port") != Some(perm.to))
+    {
+        return false;
+    }
+    let keys: [&str; 4] = if legacy {
+        [
+            "cidr_blocks",
+            "ipv6_cidr_blocks",
+            "prefix_list_ids",
+            "source_security_group_id",
+        ]
+    } else {
+        [
+            "cidr_ipv4",
+            "cidr_ipv6",
+            "prefix_list_id",
+            "referenced_security_group_id",
+        ]
+    };
+    let key = match peer {
+        Peer::Cidr(_) => keys[0],
+        Peer::Ipv6(_) => keys[1],
+        Peer::PrefixList(_) => keys[2],
+        Peer::Group(_) => keys[3],
+    };
+    let values = match ctx.attr(at, key) {
+        Value::String(one) => vec![one],
+        other => params::strings(Some(&other)),
+    };
+    values.iter().any(|v| v == peer.text())
+}
+
+/// A new `aws_vpc_security_group_*_rule` for one peer, as a refresh after an import reads it.
+fn create_separate_rule(
+    ctx: &mut Ctx<'_>,
+    group_id: &str,
+    egress: bool,
+    rule_id: &str,
+    perm: &Permission,
+    peer: &Peer,
+    description: &str,
+) {
+    let all = perm.protocol == "-1";
+    let mut attributes = json!({
+        "id": rule_id,
+        "security_group_rule_id": rule_id,
+        "arn": ctx.arn("ec2", &format!("security-group-rule/{rule_id}")),
+        "security_group_id": group_id,
+        "ip_protocol": perm.protocol,
+        "from_port": if all { Value::Null } else { json!(perm.from) },
+        "to_port": if all { Value::Null } else { json!(perm.to) },
+        "cidr_ipv4": Value::Null,
+        "cidr_ipv6": Value::Null,
+        "prefix_list_id": Value::Null,
+        "referenced_security_group_id": Value::Null,
+        "description": if description.is_empty() { Value::Null } else { json!(description) },
+        "tags": Value::Null,
+        "tags_all": {},
+    });
+    let key = match peer {
+        Peer::Cidr(_) => "cidr_ipv4",
+        Peer::Ipv6(_) => "cidr_ipv6",
+        Peer::PrefixList(_) => "prefix_list_id",
+        Peer::Group(_) => "referenced_security_group_id",
+    };
+    attributes[key] = json!(peer.text());
+    let kind = if egress {
+        "aws_vpc_security_group_egress_rule"
+    } else {
+        "aws_vpc_security_group_ingress_rule"
+    };
+    ctx.create(kind, attributes);
 }
 
 /// Whether the group belongs to the account's default VPC.

@@ -300,10 +300,5 @@ async fn gather(sources: &SourceArgs, config: &Config) -> Result<Vec<Call>> {
     if let Some(error) = gathered.findings.errors.first() {
         bail!("{error}");
     }
-    let mut ordered = gathered.calls;
-    let mut calls = Vec::new();
-    while let Some((call, _)) = ordered.next_call()? {
-        calls.push(call);
-    }
-    Ok(calls)
+    Ok(gathered.into_calls()?)
 }

@@ -4,7 +4,7 @@
 //! file's style and [`super::align`] lines up the `=` signs afterwards, so alignment has a single
 //! implementation.
 
-use super::value::Value;
+use super::value::{Value, json_document};
 
 /// The widest one-line list of scalars, in characters, before a list is split over lines.
 const ONE_LINE_LIST_WIDTH: usize = 80;
@@ -28,7 +28,11 @@ pub fn value(value: &Value, indent: &str) -> String {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
         Value::Number(n) => n.to_string(),
-        Value::String(s) => reference(s).map_or_else(|| quoted(s), str::to_owned),
+        Value::String(s) => match (reference(s), json_document(s)) {
+            (Some(reference), _) => reference.to_owned(),
+            (None, Some(document)) => format!("jsonencode({})", self::value(&document, indent)),
+            (None, None) => quoted(s),
+        },
         Value::List(items) => list(items, indent),
         Value::Object(entries) => object(entries, indent),
     }
@@ -173,6 +177,17 @@ mod tests {
             quoted("a\"b\\c ${x} %{y} $z\n"),
             r#""a\"b\\c $${x} %%{y} $z\n""#
         );
+    }
+
+    #[test]
+    fn json_documents_are_written_with_jsonencode() {
+        let policy = Value::String(r#"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:GetObject","Resource":"*"}]}"#.to_owned());
+        assert_eq!(
+            value(&policy, ""),
+            "jsonencode({\n  Version = \"2012-10-17\"\n  Statement = [\n    {\n      Effect = \"Allow\"\n      Action = \"s3:GetObject\"\n      Resource = \"*\"\n    },\n  ]\n})"
+        );
+        assert_eq!(value(&Value::String("[x]".to_owned()), ""), "\"[x]\"");
+        assert_eq!(value(&Value::String("{}".to_owned()), ""), "\"{}\"");
     }
 
     #[test]

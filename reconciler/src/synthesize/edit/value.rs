@@ -22,9 +22,39 @@ pub enum Value {
 }
 
 impl Value {
-    /// Whether the value renders on one line (no non-empty object and no list of objects).
+    /// Whether the value renders on one line (no non-empty object, no list of objects and no
+    /// JSON document).
     pub fn is_scalar(&self) -> bool {
-        !matches!(self, Value::List(_) | Value::Object(_))
+        match self {
+            Value::List(_) | Value::Object(_) => false,
+            Value::String(s) => json_document(s).is_none(),
+            _ => true,
+        }
+    }
+}
+
+/// The document inside a string that holds a JSON object or array (an IAM policy, a container
+/// definition, a lifecycle policy): such strings are written as `jsonencode(...)` of the
+/// document, the way Terraform code states them, rather than as an escaped string.
+pub fn json_document(s: &str) -> Option<Value> {
+    let text = s.trim();
+    let framed = (text.starts_with('{') && text.ends_with('}'))
+        || (text.starts_with('[') && text.ends_with(']'));
+    if !framed {
+        return None;
+    }
+    serde_json::from_str::<Value>(text)
+        .ok()
+        .filter(|doc| !doc.is_empty_container())
+}
+
+impl Value {
+    fn is_empty_container(&self) -> bool {
+        match self {
+            Value::List(items) => items.is_empty(),
+            Value::Object(entries) => entries.is_empty(),
+            _ => false,
+        }
     }
 }
 

@@ -1,0 +1,525 @@
+//! From changes to scenarios: which changes make candidates of each category, how each
+//! category's session is played (who acts, what noise surrounds the change), the checks a run
+//! must pass, and the seeded pick.
+
+use super::change::{Change, Kind};
+use super::session::{AUTOMATION_ROLE, Session};
+use super::tags;
+use crate::scenario::{Category, Expect, StateDelta, Target};
+use crate::sim::{Caller, Cloud, Settings};
+use rand::seq::SliceRandom;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use reconciler::terraform::config::{Project, Provenance};
+use reconciler::terraform::state::{Instance, Mode, PathStep, State};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// How a noise-only session is made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Noise {
+    /// Someone only reads.
+    ReadOnly,
+    /// Someone tries the change and is refused.
+    FailedOnly,
+    /// Someone makes the change and undoes it minutes later.
+    Undone,
+    /// Terraform's own apply re-asserts values the cloud already has.
+    TerraformOnly,
+}
+
+/// A scenario before it is run.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The generator's name within the category.
+    pub generator: String,
+    /// The changes the session makes.
+    pub changes: Vec<Change>,
+    /// For noise-only candidates, the kind of noise.
+    pub noise: Option<Noise>,
+}
+
+impl Candidate {
+    fn of(change: &Change) -> Candidate {
+        Candidate {
+            generator: change.name.to_owned(),
+            changes: vec![change.clone()],
+            noise: None,
+        }
+    }
+}
+
+/// The result of running a candidate.
+#[derive(Debug, Clone)]
+pub struct Run {
+    /// The one-line description.
+    pub description: String,
+    /// What a correct answer is.
+    pub expect: Expect,
+    /// The trail.
+    pub records: Vec<Value>,
+    /// The post-drift delta.
+    pub delta: StateDelta,
+}
+
+/// The candidates of a category.
+pub fn candidates(
+    category: Category,
+    changes: &[Change],
+    base: &State,
+    project: &Project,
+) -> Vec<Candidate> {
+    let plain = |keep: &dyn Fn(&Change) -> bool| -> Vec<Candidate> {
+        changes
+            .iter()
+            .filter(|c| keep(c))
+            .map(Candidate::of)
+            .collect()
+    };
+    match category {
+        Category::Runbook => plain(&|c| c.runbook.is_some()),
+        Category::Console => plain(&|c| c.kind == Kind::Modify && !c.risky),
+        Category::Creation => plain(&|c| c.kind == Kind::Create && !c.risky),
+        Category::Deletion => plain(&|c| c.kind == Kind::Delete && !c.risky),
+        Category::PolicyGated => plain(&|c| c.risky),
+        Category::Provenance => {
+            plain(&|c| c.kind == Kind::Modify && !c.risky && traced(c, project))
+        }
+        Category::NoiseOnly => noise_candidates(changes),
+        Category::MultiResource => multi_candidates(changes, base),
+    }
+}
+
+fn noise_candidates(changes: &[Change]) -> Vec<Candidate> {
+    let mut out = Vec::new();
+    for change in changes
+        .iter()
+        .filter(|c| c.kind == Kind::Modify && !c.undo.is_empty())
+    {
+        for (noise, name) in [
+            (Noise::ReadOnly, "read-only"),
+            (Noise::FailedOnly, "failed-only"),
+            (Noise::Undone, "undone"),
+            (Noise::TerraformOnly, "terraform-only"),
+        ] {
+            out.push(Candidate {
+                generator: name.to_owned(),
+                changes: vec![change.clone()],
+                noise: Some(noise),
+            });
+        }
+    }
+    out
+}
+
+/// Tag sets on groups of resources, and pairs of changes to resources of different types.
+fn multi_candidates(changes: &[Change], base: &State) -> Vec<Candidate> {
+    let taggable: Vec<&Instance> = managed(base)
+        .filter(|i| tags::tag_request(i, "k", "v").is_some())
+        .collect();
+    let mut out = Vec::new();
+    let tag_sets = [
+        ("CostCenter", "cc-7310"),
+        ("Owner", "data-platform"),
+        ("Compliance", "pci"),
+        ("Backup", "daily"),
+    ];
+    for (n, window) in taggable.windows(3).step_by(2).enumerate() {
+        let has = |i: &Instance, k: &str, v: &str| i.attributes["tags_all"][k] == v;
+        let fresh = (0..tag_sets.len())
+            .map(|k| tag_sets[(n + k) % tag_sets.len()])
+            .find(|(k, v)| window.iter().all(|i| !has(i, k, v)));
+        let Some((key, value)) = fresh else { continue };
+        out.push(Candidate {
+            generator: "tag-many".to_owned(),
+            changes: tags::tag_many(window, key, value),
+            noise: None,
+        });
+    }
+    let simple: Vec<&Change> = changes
+        .iter()
+        .filter(|c| c.kind == Kind::Modify && !c.risky)
+        .collect();
+    for (n, first) in simple.iter().enumerate() {
+        let first_type = type_of(&first.address);
+        let second = simple[n + 1..]
+            .iter()
+            .chain(simple[..n].iter())
+            .find(|c| type_of(&c.address) != first_type);
+        if let Some(second) = second {
+            out.push(Candidate {
+                generator: "pair".to_owned(),
+                changes: vec![(*first).clone(), (*second).clone()],
+                noise: None,
+            });
+        }
+    }
+    out
+}
+
+fn type_of(address: &str) -> &str {
+    address
+        .split('.')
+        .find(|s| s.starts_with("aws_"))
+        .unwrap_or(address)
+}
+
+fn managed(state: &State) -> impl Iterator<Item = &Instance> {
+    state
+        .instances
+        .iter()
+        .filter(|i| i.mode == Mode::Managed && i.deposed.is_none())
+}
+
+/// Whether every path the change sets comes from a variable, a local, a module input or a
+/// `for_each` entry in the code.
+fn traced(change: &Change, project: &Project) -> bool {
+    !change.paths.is_empty()
+        && change.paths.iter().all(|p| {
+            project
+                .provenance(&change.address, &path_steps(p))
+                .is_some_and(|prov| indirect(&prov))
+        })
+}
+
+fn indirect(p: &Provenance) -> bool {
+    match p {
+        Provenance::Variable { .. } | Provenance::ForEach { .. } => true,
+        Provenance::ModuleInput { inner, .. } | Provenance::Local { inner, .. } => !matches!(
+            **inner,
+            Provenance::Expression { .. } | Provenance::Absent { .. }
+        ),
+        _ => false,
+    }
+}
+
+/// `a.0.b` as path steps.
+pub fn path_steps(path: &str) -> Vec<PathStep> {
+    path.split('.')
+        .map(|s| match s.parse::<u64>() {
+            Ok(n) => PathStep::Index(n),
+            Err(_) => PathStep::Key(s.to_owned()),
+        })
+        .collect()
+}
+
+/// A 64-bit mix (SplitMix64's finaliser).
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn name_hash(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+    })
+}
+
+/// Picks up to `want` candidates that run cleanly: generators in seeded order, taken
+/// round-robin, each generator's candidates shuffled. Returns each with its seed and run.
+pub fn pick(
+    candidates: Vec<Candidate>,
+    seed: u64,
+    project: &str,
+    category: Category,
+    want: usize,
+    base: &State,
+) -> Vec<(Candidate, u64, Run)> {
+    let category_seed = mix(seed ^ name_hash(project) ^ name_hash(category.name()));
+    let mut rng = ChaCha8Rng::seed_from_u64(category_seed);
+    let mut groups: BTreeMap<String, Vec<Candidate>> = BTreeMap::new();
+    for c in candidates {
+        groups.entry(c.generator.clone()).or_default().push(c);
+    }
+    let mut queues: Vec<Vec<Candidate>> = groups.into_values().collect();
+    queues.shuffle(&mut rng);
+    for q in &mut queues {
+        q.shuffle(&mut rng);
+        q.reverse();
+    }
+    let mut picked = Vec::new();
+    let mut tried = 0u64;
+    while picked.len() < want && queues.iter().any(|q| !q.is_empty()) {
+        for q in &mut queues {
+            if picked.len() >= want {
+                break;
+            }
+            let Some(candidate) = q.pop() else { continue };
+            tried += 1;
+            let run_seed = mix(category_seed.wrapping_add(tried));
+            match run(&candidate, category, run_seed, base) {
+                Ok(run) => picked.push((candidate, run_seed, run)),
+                Err(why) => {
+                    tracing::debug!(project, %category, generator = %candidate.generator, "skipped: {why}")
+                }
+            }
+        }
+    }
+    picked
+}
+
+/// Plays a candidate in a fresh cloud and checks the outcome.
+pub fn run(
+    candidate: &Candidate,
+    category: Category,
+    seed: u64,
+    base: &State,
+) -> Result<Run, String> {
+    let settings = Settings {
+        seed,
+        ..Settings::default()
+    };
+    let mut session = Session::new(Cloud::from_state(base, &settings), seed);
+    let description = match (category, candidate.noise) {
+        (Category::Runbook, _) => runbook_session(&mut session, candidate)?,
+        (Category::NoiseOnly, Some(noise)) => noise_session(&mut session, candidate, noise)?,
+        _ => console_session(&mut session, candidate)?,
+    };
+    let delta = StateDelta::between(base, &session.cloud.snapshot());
+    let records = session.shuffled_records();
+    if category == Category::NoiseOnly {
+        if !delta.is_empty() {
+            let changed: Vec<String> = targets(base, &delta)
+                .into_iter()
+                .map(|t| format!("{}.{}", t.address, t.attribute))
+                .collect();
+            return Err(format!("noise changed {}", changed.join(", ")));
+        }
+    } else {
+        if delta.is_empty() {
+            return Err("no change".to_owned());
+        }
+        if let Some(why) = unexpected(base, &delta, &candidate.changes) {
+            return Err(why);
+        }
+    }
+    let expect = expect(category, base, &delta, &candidate.changes);
+    Ok(Run {
+        description,
+        expect,
+        records,
+        delta,
+    })
+}
+
+fn err(e: crate::sim::SimError) -> String {
+    e.to_string()
+}
+
+fn summary(changes: &[Change]) -> String {
+    changes
+        .iter()
+        .map(|c| format!("{} ({})", c.what, c.address))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+fn runbook_session(s: &mut Session, candidate: &Candidate) -> Result<String, String> {
+    let caller = Caller::automation(AUTOMATION_ROLE);
+    let change = candidate.changes.first().ok_or("no change")?;
+    s.reads(&caller, 1).map_err(err)?;
+    s.apply(change, &caller)?;
+    s.reads(&caller, 1).map_err(err)?;
+    if s.rng.random_bool(0.5) {
+        s.terraform_refresh().map_err(err)?;
+    }
+    Ok(format!(
+        "SSM Automation {} as {AUTOMATION_ROLE} {}",
+        change.runbook.unwrap_or("runbook"),
+        summary(&candidate.changes)
+    ))
+}
+
+/// A hand session: reads around each change, sometimes a refused attempt first,
+/// Terraform's refresh interleaved, sometimes a call in another region.
+fn console_session(s: &mut Session, candidate: &Candidate) -> Result<String, String> {
+    let (caller, who) = s.human();
+    let mut failures = Vec::new();
+    for change in &candidate.changes {
+        let n = s.rng.random_range(1..=2);
+        s.reads(&caller, n).map_err(err)?;
+        if s.rng.random_bool(0.4)
+            && let Some(code) = s.failed_attempt(change, &caller)
+        {
+            failures.push(code);
+        }
+        if s.rng.random_bool(0.5) {
+            s.terraform_refresh().map_err(err)?;
+        }
+        s.apply(change, &caller)?;
+        let n = s.rng.random_range(0..=1);
+        s.reads(&caller, n).map_err(err)?;
+    }
+    if s.rng.random_bool(0.4) {
+        s.other_region(&caller).map_err(err)?;
+    }
+    let retry = match failures.first() {
+        Some(code) => format!(" (after a refused attempt: {code})"),
+        None => String::new(),
+    };
+    Ok(format!("{who} {}{retry}", summary(&candidate.changes)))
+}
+
+fn noise_session(s: &mut Session, candidate: &Candidate, noise: Noise) -> Result<String, String> {
+    let (caller, who) = s.human();
+    let change = candidate.changes.first().ok_or("no change")?;
+    let about = format!("{} ({})", change.address, change.what);
+    match noise {
+        Noise::ReadOnly => {
+            let n = s.rng.random_range(3..=6);
+            s.reads(&caller, n).map_err(err)?;
+            s.other_region(&caller).map_err(err)?;
+            Ok(format!(
+                "{who} only read resources; no change (looked at {})",
+                change.address
+            ))
+        }
+        Noise::FailedOnly => {
+            s.reads(&caller, 1).map_err(err)?;
+            let first = s
+                .failed_attempt(change, &caller)
+                .ok_or("no refusable call")?;
+            let second = s
+                .failed_attempt(change, &caller)
+                .ok_or("no refusable call")?;
+            Ok(format!(
+                "{who} tried twice and was refused ({first}, {second}): {about}"
+            ))
+        }
+        Noise::Undone => {
+            s.reads(&caller, 1).map_err(err)?;
+            s.apply(change, &caller)?;
+            let minutes = s.rng.random_range(3..=25);
+            let later = s.later(&caller, minutes);
+            s.undo(change, &later)?;
+            Ok(format!(
+                "{who} made a change and undid it {minutes} minutes later: {about}"
+            ))
+        }
+        Noise::TerraformOnly => {
+            let terraform = Caller::terraform(super::session::TERRAFORM_ROLE);
+            s.terraform_refresh().map_err(err)?;
+            s.undo(change, &terraform)?;
+            s.terraform_refresh().map_err(err)?;
+            Ok(format!(
+                "Terraform (CI role) applied values the cloud already had; no change ({})",
+                change.address
+            ))
+        }
+    }
+}
+
+/// The top-level attributes that differ between two attribute objects.
+fn changed_attributes(before: &Value, after: &Value) -> BTreeSet<String> {
+    let empty = serde_json::Map::new();
+    let a = before.as_object().unwrap_or(&empty);
+    let b = after.as_object().unwrap_or(&empty);
+    a.keys()
+        .chain(b.keys())
+        .filter(|k| a.get(*k) != b.get(*k))
+        .cloned()
+        .collect()
+}
+
+/// Attributes AWS updates as a consequence of another change, on any resource: the tag
+/// copies, a function's modification time, and a role's lists of its policies.
+const ECHOES: [&str; 5] = [
+    "tags",
+    "tags_all",
+    "last_modified",
+    "managed_policy_arns",
+    "inline_policy",
+];
+
+/// Why a delta holds more than the changes meant, if it does.
+fn unexpected(base: &State, delta: &StateDelta, changes: &[Change]) -> Option<String> {
+    let creates = changes.iter().any(|c| c.kind == Kind::Create);
+    for upsert in &delta.upserts {
+        let Some(old) = managed(base).find(|i| i.address == upsert.address) else {
+            if creates {
+                continue;
+            }
+            return Some(format!("{} appeared", upsert.address));
+        };
+        let mut allowed: BTreeSet<String> = ECHOES.iter().map(|e| (*e).to_owned()).collect();
+        for c in changes.iter().filter(|c| c.address == upsert.address) {
+            allowed.extend(c.top_attributes());
+        }
+        let extra: Vec<String> = changed_attributes(&old.attributes, &upsert.attributes)
+            .into_iter()
+            .filter(|a| !allowed.contains(a))
+            .collect();
+        if !extra.is_empty() {
+            return Some(format!(
+                "{} also changed {}",
+                upsert.address,
+                extra.join(", ")
+            ));
+        }
+    }
+    let touched = |a: &str| {
+        delta.upserts.iter().any(|u| u.address == a) || delta.removed.iter().any(|r| r == a)
+    };
+    if let Some(idle) = changes
+        .iter()
+        .find(|c| c.kind != Kind::Create && !touched(&c.address))
+    {
+        return Some(format!("{} did not change", idle.address));
+    }
+    let deletes = changes.iter().any(|c| c.kind == Kind::Delete);
+    match (delta.removed.first(), deletes) {
+        (Some(gone), false) => Some(format!("{gone} disappeared")),
+        _ => None,
+    }
+}
+
+/// Every part the delta changed, as targets: changed top-level attributes of changed
+/// instances, and whole created or removed instances.
+fn targets(base: &State, delta: &StateDelta) -> Vec<Target> {
+    let mut out = Vec::new();
+    for upsert in &delta.upserts {
+        match managed(base).find(|i| i.address == upsert.address) {
+            Some(old) => out.extend(
+                changed_attributes(&old.attributes, &upsert.attributes)
+                    .into_iter()
+                    .filter(|a| a != "tags_all")
+                    .map(|attribute| Target {
+                        address: upsert.address.clone(),
+                        attribute,
+                    }),
+            ),
+            None => out.push(Target {
+                address: upsert.address.clone(),
+                attribute: String::new(),
+            }),
+        }
+    }
+    out.extend(delta.removed.iter().map(|a| Target {
+        address: a.clone(),
+        attribute: String::new(),
+    }));
+    out.sort();
+    out
+}
+
+fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Change]) -> Expect {
+    let all = targets(base, delta);
+    let flag = match category {
+        Category::PolicyGated => all.clone(),
+        _ => Vec::new(),
+    };
+    let owned: BTreeSet<(String, String)> = changes
+        .iter()
+        .flat_map(|c| c.owned.iter().map(|o| (c.address.clone(), (*o).to_owned())))
+        .collect();
+    let ignore = all
+        .into_iter()
+        .filter(|t| owned.contains(&(t.address.clone(), t.attribute.clone())))
+        .collect();
+    Expect {
+        patch: category != Category::NoiseOnly,
+        flag,
+        ignore,
+    }
+}

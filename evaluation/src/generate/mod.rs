@@ -1,0 +1,219 @@
+//! Drift injection: generators that walk every applicable resource of a project's state,
+//! build out-of-band changes from resource types and current values, run them in a fresh
+//! simulated cloud with the noise real trails carry, and keep the trail, the post-drift
+//! state and what a correct answer is as [`Scenario`]s.
+//!
+//! Each scenario runs from its own seed (derived from the master seed, the project, the
+//! category and its position), so it is reproducible on its own. When a category yields more
+//! candidates than wanted, the pick is seeded too, round-robin across generators.
+
+mod categories;
+pub mod change;
+mod compute;
+mod identity;
+mod network;
+mod ops;
+pub mod session;
+mod storage;
+mod tags;
+
+use crate::scenario::{self, Category, Scenario, ScenarioError, StateDelta};
+use reconciler::terraform::config::{LoadOptions, Project};
+use reconciler::terraform::state::State;
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use categories::Candidate;
+use change::Change;
+
+/// The master seed `retrace-eval generate` uses unless told otherwise.
+pub const DEFAULT_SEED: u64 = 20_260_302;
+
+/// How many scenarios at most per project and category.
+pub const PER_CATEGORY: usize = 15;
+
+/// Generating scenarios failed.
+#[derive(Debug, thiserror::Error)]
+pub enum GenerateError {
+    /// The project's state could not be read.
+    #[error("{project}: {source}")]
+    State {
+        /// The project.
+        project: String,
+        /// The cause.
+        source: reconciler::terraform::state::StateError,
+    },
+    /// The project's configuration could not be loaded.
+    #[error("{project}: {message}")]
+    Config {
+        /// The project.
+        project: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// Writing scenarios failed.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// A file operation failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+}
+
+/// One generated scenario with its trail and post-drift delta.
+#[derive(Debug, Clone)]
+pub struct Generated {
+    /// The scenario.
+    pub scenario: Scenario,
+    /// The CloudTrail records.
+    pub records: Vec<Value>,
+    /// The post-drift state over the base.
+    pub delta: StateDelta,
+}
+
+/// A project's scenarios and its base state.
+#[derive(Debug)]
+pub struct ProjectScenarios {
+    /// The project's name.
+    pub project: String,
+    /// The pre-drift state.
+    pub base: State,
+    /// The scenarios, in id order.
+    pub scenarios: Vec<Generated>,
+}
+
+/// Generates the scenarios of the project in `projects/<name>` from `seed`.
+pub fn generate_project(
+    projects: &Path,
+    name: &str,
+    seed: u64,
+) -> Result<ProjectScenarios, GenerateError> {
+    let dir = projects.join(name);
+    let state_path = dir.join("terraform.tfstate");
+    let base = State::read(&state_path).map_err(|source| GenerateError::State {
+        project: name.to_owned(),
+        source,
+    })?;
+    let digest = scenario::sha256_file(&state_path)?;
+    let options = LoadOptions {
+        var_files: Vec::new(),
+        vars: Vec::new(),
+        state: Some(&base),
+    };
+    let project = Project::load(&dir, &options).map_err(|e| GenerateError::Config {
+        project: name.to_owned(),
+        message: e.to_string(),
+    })?;
+    let changes = all_changes(&base);
+    let mut scenarios = Vec::new();
+    for category in Category::ALL {
+        let candidates = categories::candidates(category, &changes, &base, &project);
+        let picked = categories::pick(candidates, seed, name, category, PER_CATEGORY, &base);
+        for (n, (candidate, run_seed, run)) in picked.into_iter().enumerate() {
+            let id = format!("{name}-{}-{:03}", category.name(), n + 1);
+            scenarios.push(Generated {
+                scenario: Scenario {
+                    id,
+                    project: name.to_owned(),
+                    category,
+                    description: run.description,
+                    generator: format!("{}/{}", category.name(), candidate.generator),
+                    seed: run_seed,
+                    base_state_sha256: digest.clone(),
+                    expect: run.expect,
+                },
+                records: run.records,
+                delta: run.delta,
+            });
+        }
+    }
+    Ok(ProjectScenarios {
+        project: name.to_owned(),
+        base,
+        scenarios,
+    })
+}
+
+/// Every change the generators derive from the managed instances of `state`.
+pub fn all_changes(state: &State) -> Vec<Change> {
+    let all: Vec<_> = state
+        .instances
+        .iter()
+        .filter(|i| i.mode == reconciler::terraform::state::Mode::Managed && i.deposed.is_none())
+        .cloned()
+        .collect();
+    let mut out = Vec::new();
+    for instance in &all {
+        out.extend(network::changes(instance, &all));
+        out.extend(storage::changes(instance, &all));
+        out.extend(identity::changes(instance, &all));
+        out.extend(compute::changes(instance));
+        out.extend(ops::changes(instance, &all));
+    }
+    out.extend(network::creations(&all));
+    out.extend(identity::creations(&all));
+    out.extend(ops::creations(&all));
+    out
+}
+
+/// Writes a project's scenarios under `out/<project>/`, replacing what was there: they are
+/// written into a temporary directory first, which then takes the old one's place.
+pub fn write_project(out: &Path, generated: &ProjectScenarios) -> Result<PathBuf, GenerateError> {
+    let io = |path: &Path| {
+        let path = path.to_owned();
+        move |source| GenerateError::Io { path, source }
+    };
+    std::fs::create_dir_all(out).map_err(io(out))?;
+    let staging = out.join(format!(".staging-{}", generated.project));
+    if staging.exists() {
+        std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
+    }
+    for g in &generated.scenarios {
+        scenario::save(&staging, &g.scenario, &g.records, &g.delta, &generated.base)?;
+    }
+    let target = out.join(&generated.project);
+    if target.exists() {
+        std::fs::remove_dir_all(&target).map_err(io(&target))?;
+    }
+    let built = staging.join(&generated.project);
+    if built.exists() {
+        std::fs::rename(&built, &target).map_err(io(&target))?;
+    }
+    std::fs::remove_dir_all(&staging).map_err(io(&staging))?;
+    Ok(target)
+}
+
+/// Scenario counts per project and category.
+pub fn counts(projects: &[ProjectScenarios]) -> BTreeMap<String, BTreeMap<Category, usize>> {
+    let mut table: BTreeMap<String, BTreeMap<Category, usize>> = BTreeMap::new();
+    for p in projects {
+        let row = table.entry(p.project.clone()).or_default();
+        for g in &p.scenarios {
+            *row.entry(g.scenario.category).or_default() += 1;
+        }
+    }
+    table
+}
+
+/// The benchmark's projects: the directories under `projects` holding a state and a
+/// configuration, except the loader's own `provenance` fixture.
+pub fn project_names(projects: &Path) -> Result<Vec<String>, GenerateError> {
+    let entries = std::fs::read_dir(projects).map_err(|source| GenerateError::Io {
+        path: projects.to_owned(),
+        source,
+    })?;
+    let mut names: Vec<String> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.join("terraform.tfstate").is_file() && p.join("main.tf").is_file())
+        .filter_map(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned))
+        .filter(|n| n != "provenance")
+        .collect();
+    names.sort();
+    Ok(names)
+}

@@ -1,0 +1,585 @@
+//! The scorer's checks of one reconciliation: each compares the patched code, evaluated, with
+//! the cloud after the drift and with the code before the patch, and gives plain reasons.
+
+use super::compare::{Shape, Side, settable, show};
+use super::hcl_scan::{self, Import};
+use crate::scenario::{Expect, Target};
+use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
+use reconciler::policy::Decision;
+use reconciler::reconcile::Outcome;
+use reconciler::terraform::config::{Project, ResourceInstance};
+use reconciler::terraform::state::{Instance, Mode, State};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// One check's verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckResult {
+    /// The check's name, `drift-absorbed`.
+    pub name: String,
+    /// Whether it passed.
+    pub passed: bool,
+    /// Why not, one line per problem.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+}
+
+impl CheckResult {
+    fn new(name: &str, reasons: Vec<String>) -> Self {
+        Self {
+            name: name.to_owned(),
+            passed: reasons.is_empty(),
+            reasons,
+        }
+    }
+}
+
+/// What the checks look at.
+pub struct Evidence<'a> {
+    /// The state before the drift.
+    pub pre: &'a State,
+    /// The cloud after the drift, in state form.
+    pub post: &'a State,
+    /// The code before the patch, evaluated with the pre-drift state.
+    pub original: &'a Project,
+    /// The patched code, evaluated the same way, or why it does not load.
+    pub patched: Result<&'a Project, String>,
+    /// What the reconciler produced.
+    pub outcome: &'a Outcome,
+    /// What a correct answer is.
+    pub expect: &'a Expect,
+    /// The provider schema.
+    pub schema: &'a ProviderSchema,
+}
+
+/// Runs every check.
+pub fn run(e: &Evidence) -> Vec<CheckResult> {
+    let mut out = vec![parses(e.outcome)];
+    if !e.expect.patch {
+        out.push(no_patch(e.outcome));
+    }
+    let patched = match &e.patched {
+        Ok(p) => p,
+        Err(reason) => {
+            out.push(CheckResult::new(
+                "loads",
+                vec![format!("the patched code does not load: {reason}")],
+            ));
+            return out;
+        }
+    };
+    let drift = Drift::between(e.pre, e.post, e.schema);
+    let ctx = Ctx { e, patched, drift };
+    let (created, imported) = ctx.created();
+    out.push(ctx.absorbed());
+    out.push(created);
+    out.push(ctx.deleted());
+    out.push(ctx.untouched(&imported));
+    if !e.expect.flag.is_empty() {
+        out.push(ctx.flagged());
+    }
+    if !e.expect.ignore.is_empty() {
+        out.push(ctx.ignored());
+    }
+    out
+}
+
+/// Every changed `.tf` and `.tfvars` file parses.
+fn parses(outcome: &Outcome) -> CheckResult {
+    let mut reasons = Vec::new();
+    for (path, change) in outcome.changes.changed() {
+        let hcl = path.extension().is_some_and(|x| x == "tf" || x == "tfvars");
+        if let (true, Some(text)) = (hcl, &change.new)
+            && let Err(message) = hcl_scan::parse(text)
+        {
+            reasons.push(format!("{}: does not parse: {message}", path.display()));
+        }
+    }
+    CheckResult::new("parses", reasons)
+}
+
+/// A noise-only trail gives an empty diff.
+fn no_patch(outcome: &Outcome) -> CheckResult {
+    let reasons = outcome
+        .changes
+        .changed()
+        .map(|(path, _)| {
+            format!(
+                "{}: changed, but nothing out of band changed the cloud",
+                path.display()
+            )
+        })
+        .collect();
+    CheckResult::new("no-patch", reasons)
+}
+
+/// What the drift did, from the states before and after it.
+struct Drift<'a> {
+    pre: BTreeMap<&'a str, &'a Instance>,
+    post: BTreeMap<&'a str, &'a Instance>,
+    /// (address, top-level attribute) pairs whose value changed and that code may set.
+    changed: BTreeSet<(String, String)>,
+}
+
+impl<'a> Drift<'a> {
+    fn between(pre: &'a State, post: &'a State, schema: &ProviderSchema) -> Self {
+        let pre = managed(pre);
+        let post = managed(post);
+        let mut changed = BTreeSet::new();
+        for (address, before) in &pre {
+            let Some(after) = post.get(address) else {
+                continue;
+            };
+            let resource = schema.resource(&before.resource_type);
+            let same = Shape {
+                schema: resource,
+                side: Side::Same,
+            };
+            for key in keys(&before.attributes, &after.attributes) {
+                let old = before.attributes.get(&key).unwrap_or(&Value::Null);
+                let new = after.attributes.get(&key).unwrap_or(&Value::Null);
+                if settable(resource, &key) && !same.agree(&key, old, new) {
+                    changed.insert(((*address).to_owned(), key));
+                }
+            }
+        }
+        Self { pre, post, changed }
+    }
+
+    fn created(&self) -> impl Iterator<Item = &'a Instance> + '_ {
+        self.post
+            .iter()
+            .filter(|(a, _)| !self.pre.contains_key(*a))
+            .map(|(_, i)| *i)
+    }
+
+    fn deleted(&self) -> impl Iterator<Item = &'a str> + '_ {
+        self.pre
+            .keys()
+            .filter(|a| !self.post.contains_key(*a))
+            .copied()
+    }
+}
+
+fn managed(state: &State) -> BTreeMap<&str, &Instance> {
+    state
+        .instances
+        .iter()
+        .filter(|i| i.mode == Mode::Managed && i.deposed.is_none())
+        .map(|i| (i.address.as_str(), i))
+        .collect()
+}
+
+/// The keys of two JSON objects, each once.
+fn keys(a: &Value, b: &Value) -> BTreeSet<String> {
+    [a, b]
+        .into_iter()
+        .filter_map(Value::as_object)
+        .flat_map(|m| m.keys().cloned())
+        .collect()
+}
+
+/// Whether a target names this attribute (or the whole resource).
+fn covers(targets: &[Target], address: &str, attribute: &str) -> bool {
+    targets
+        .iter()
+        .any(|t| t.address == address && (t.attribute.is_empty() || t.attribute == attribute))
+}
+
+/// An instance attribute of evaluated code: `None` when unknown until apply.
+fn code_value(instance: &ResourceInstance, attribute: &str) -> Option<Value> {
+    match &instance.attributes {
+        reconciler::terraform::functions::Value::Object(map) => match map.get(attribute) {
+            Some(v) => v.to_json(),
+            None => Some(Value::Null),
+        },
+        _ => Some(Value::Null),
+    }
+}
+
+fn code_object(instance: &ResourceInstance) -> Value {
+    instance.attributes.to_json().unwrap_or(Value::Null)
+}
+
+struct Ctx<'a> {
+    e: &'a Evidence<'a>,
+    patched: &'a Project,
+    drift: Drift<'a>,
+}
+
+impl Ctx<'_> {
+    fn resource(&self, resource_type: &str) -> Option<&ResourceSchema> {
+        self.e.schema.resource(resource_type)
+    }
+
+    fn shape(&self, resource_type: &str, side: Side) -> Shape<'_> {
+        Shape {
+            schema: self.resource(resource_type),
+            side,
+        }
+    }
+
+    fn excused(&self, address: &str, attribute: &str) -> bool {
+        covers(&self.e.expect.flag, address, attribute)
+            || covers(&self.e.expect.ignore, address, attribute)
+    }
+
+    /// Every drifted attribute of every managed instance now evaluates to its cloud value.
+    fn absorbed(&self) -> CheckResult {
+        let mut reasons = Vec::new();
+        let mut missing = BTreeSet::new();
+        for (address, attribute) in &self.drift.changed {
+            if self.excused(address, attribute) {
+                continue;
+            }
+            let Some(cloud) = self.drift.post.get(address.as_str()) else {
+                continue;
+            };
+            let want = cloud.attributes.get(attribute).unwrap_or(&Value::Null);
+            let Some(instance) = self.patched.instance(address) else {
+                if missing.insert(address.clone()) {
+                    reasons.push(format!(
+                        "{address}: not in the code, but the cloud still has it"
+                    ));
+                }
+                continue;
+            };
+            let got = code_value(instance, attribute);
+            let agree = got.as_ref().is_some_and(|v| {
+                self.shape(&cloud.resource_type, Side::CodeToCloud)
+                    .agree(attribute, v, want)
+            });
+            if !agree {
+                reasons.push(format!(
+                    "{address}.{attribute}: code gives {}, cloud has {}",
+                    show(got.as_ref()),
+                    show(Some(want))
+                ));
+            }
+        }
+        CheckResult::new("drift-absorbed", reasons)
+    }
+
+    /// Each resource created out of band is in the code, of its type, with an `import` block
+    /// for its id and configured values equal to the cloud's. Returns the check and the
+    /// addresses of new code instances that stand for a created resource.
+    fn created(&self) -> (CheckResult, BTreeSet<String>) {
+        let imports = self.imports();
+        let mut reasons = Vec::new();
+        let mut imported = BTreeSet::new();
+        for cloud in self.drift.created() {
+            if covers(&self.e.expect.flag, &cloud.address, "") {
+                continue;
+            }
+            let candidates: Vec<&ResourceInstance> = self
+                .patched
+                .instances()
+                .filter(|i| i.mode == Mode::Managed && i.resource_type == cloud.resource_type)
+                .filter(|i| self.e.original.instance(&i.address).is_none())
+                .filter(|i| {
+                    imports.iter().any(|imp| {
+                        imp.to == i.address && imp.id.as_deref().is_some_and(|id| names(id, cloud))
+                    })
+                })
+                .collect();
+            if candidates.is_empty() {
+                reasons.push(format!(
+                    "{} ({} {}): created in the cloud, but no new {} in the code has an import block for it",
+                    cloud.address,
+                    cloud.resource_type,
+                    cloud.attributes["id"],
+                    cloud.resource_type
+                ));
+                continue;
+            }
+            imported.extend(candidates.iter().map(|c| c.address.clone()));
+            let problems: Vec<Vec<String>> = candidates
+                .iter()
+                .map(|c| self.configured_matches(c, cloud))
+                .collect();
+            if !problems.iter().any(Vec::is_empty) {
+                reasons.extend(problems.into_iter().next().unwrap_or_default());
+            }
+        }
+        (CheckResult::new("created-imported", reasons), imported)
+    }
+
+    /// The problems of a new code instance against the created cloud resource.
+    fn configured_matches(&self, code: &ResourceInstance, cloud: &Instance) -> Vec<String> {
+        let shape = self.shape(&cloud.resource_type, Side::CodeToCloud);
+        let mut problems = Vec::new();
+        let object = code_object(code);
+        let configured = object.as_object().cloned().unwrap_or_default();
+        for (key, value) in &configured {
+            let want = cloud.attributes.get(key).unwrap_or(&Value::Null);
+            if !shape.agree(key, value, want) {
+                problems.push(format!(
+                    "{}.{key}: code gives {}, cloud has {}",
+                    code.address,
+                    show(Some(value)),
+                    show(Some(want))
+                ));
+            }
+        }
+        if let Some(schema) = self.resource(&cloud.resource_type) {
+            for name in required(schema) {
+                if configured.get(&name).is_none_or(Value::is_null) {
+                    problems.push(format!(
+                        "{}.{name}: required, but the code leaves it unset",
+                        code.address
+                    ));
+                }
+            }
+        }
+        if code_value(code, "id").is_none() {
+            problems.push(format!("{}: does not evaluate", code.address));
+        }
+        problems
+    }
+
+    /// Each managed instance deleted out of band is gone from the code.
+    fn deleted(&self) -> CheckResult {
+        let reasons = self
+            .drift
+            .deleted()
+            .filter(|a| !covers(&self.e.expect.flag, a, ""))
+            .filter(|a| self.patched.instance(a).is_some())
+            .map(|a| format!("{a}: deleted in the cloud, but still in the code"))
+            .collect();
+        CheckResult::new("deleted-removed", reasons)
+    }
+
+    /// Nothing the drift did not touch changes value, and no instance appears or disappears
+    /// unless the drift created or deleted it.
+    fn untouched(&self, imported: &BTreeSet<String>) -> CheckResult {
+        let deleted: BTreeSet<&str> = self.drift.deleted().collect();
+        let mut reasons = Vec::new();
+        for old in self.e.original.instances() {
+            if deleted.contains(old.address.as_str())
+                && !covers(&self.e.expect.flag, &old.address, "")
+            {
+                continue;
+            }
+            let Some(new) = self.patched.instance(&old.address) else {
+                reasons.push(format!(
+                    "{}: removed from the code, but the drift did not delete it",
+                    old.address
+                ));
+                continue;
+            };
+            reasons.extend(self.collateral(old, new));
+        }
+        for new in self.patched.instances() {
+            if self.e.original.instance(&new.address).is_none() && !imported.contains(&new.address)
+            {
+                reasons.push(format!(
+                    "{}: new in the code, but the drift created nothing it stands for",
+                    new.address
+                ));
+            }
+        }
+        CheckResult::new("untouched", reasons)
+    }
+
+    /// The attributes of an instance that changed in the code although the drift did not
+    /// change them.
+    fn collateral(&self, old: &ResourceInstance, new: &ResourceInstance) -> Vec<String> {
+        let shape = self.shape(&old.resource_type, Side::Same);
+        let (a, b) = (code_object(old), code_object(new));
+        let mut out = Vec::new();
+        for key in keys(&a, &b) {
+            // Drifted attributes are judged by the drift, flag and ignore checks.
+            let drifted = (old.address.clone(), key.clone());
+            if self.drift.changed.contains(&drifted) {
+                continue;
+            }
+            let (was, now) = (code_value(old, &key), code_value(new, &key));
+            let same = match (&was, &now) {
+                (Some(x), Some(y)) => shape.agree(&key, x, y),
+                (None, None) => true,
+                _ => false,
+            };
+            if !same {
+                out.push(format!(
+                    "{}.{key}: was {} in the code, now {}",
+                    old.address,
+                    show(was.as_ref()),
+                    show(now.as_ref())
+                ));
+            }
+        }
+        out
+    }
+
+    /// Each part the policy must flag is flagged and keeps its value in the code.
+    fn flagged(&self) -> CheckResult {
+        let mut reasons = Vec::new();
+        for target in &self.e.expect.flag {
+            if !self.ruled(target, Decision::Flag) {
+                reasons.push(format!(
+                    "{}: expected to be flagged, but the reconciler did not flag it",
+                    label(target)
+                ));
+            }
+            reasons.extend(self.kept(target));
+        }
+        CheckResult::new("flagged", reasons)
+    }
+
+    /// Each part an automation owns keeps its value and is named in `ignore_changes`.
+    fn ignored(&self) -> CheckResult {
+        let mut reasons = Vec::new();
+        for target in &self.e.expect.ignore {
+            reasons.extend(self.kept(target));
+            let Some(instance) = self.patched.instance(&target.address) else {
+                continue;
+            };
+            let text = self
+                .patched
+                .files()
+                .get(&instance.file)
+                .and_then(|t| t.get(instance.span.clone()))
+                .unwrap_or_default();
+            let names = hcl_scan::ignore_changes(text);
+            if !names.iter().any(|n| n == &target.attribute || n == "all") {
+                reasons.push(format!(
+                    "{}: lifecycle.ignore_changes does not name {} (it names [{}])",
+                    target.address,
+                    target.attribute,
+                    names.join(", ")
+                ));
+            }
+        }
+        CheckResult::new("ignored", reasons)
+    }
+
+    /// Whether the reconciler ruled `decision` on the target.
+    fn ruled(&self, target: &Target, decision: Decision) -> bool {
+        let created_type = self
+            .drift
+            .created()
+            .find(|i| i.address == target.address)
+            .map(|i| i.resource_type.as_str());
+        self.e.outcome.intents.iter().any(|d| {
+            d.intent
+                .deltas
+                .iter()
+                .zip(&d.rulings)
+                .any(|(delta, rulings)| {
+                    let same = match &delta.address {
+                        Some(a) => *a == target.address,
+                        None => created_type == Some(delta.resource.resource_type.as_str()),
+                    };
+                    same && rulings.iter().any(|r| {
+                        r.decision == decision
+                            && (target.attribute.is_empty()
+                                || r.part.attribute() == target.attribute)
+                    })
+                })
+        })
+    }
+
+    /// Problems if the target's value in the code changed with the patch.
+    fn kept(&self, target: &Target) -> Vec<String> {
+        let old = self.e.original.instance(&target.address);
+        let new = self.patched.instance(&target.address);
+        match (old, new) {
+            (None, None) => Vec::new(),
+            (Some(_), None) => vec![format!("{}: removed from the code", target.address)],
+            (None, Some(_)) => vec![format!("{}: added to the code", target.address)],
+            (Some(o), Some(n)) if target.attribute.is_empty() => self.collateral_all(o, n),
+            (Some(o), Some(n)) => {
+                let (was, now) = (
+                    code_value(o, &target.attribute),
+                    code_value(n, &target.attribute),
+                );
+                let same = match (&was, &now) {
+                    (Some(x), Some(y)) => {
+                        self.shape(&o.resource_type, Side::Same)
+                            .agree(&target.attribute, x, y)
+                    }
+                    (None, None) => true,
+                    _ => false,
+                };
+                if same {
+                    Vec::new()
+                } else {
+                    vec![format!(
+                        "{}: the code must keep {}, but the patch made it {}",
+                        label(target),
+                        show(was.as_ref()),
+                        show(now.as_ref())
+                    )]
+                }
+            }
+        }
+    }
+
+    fn collateral_all(&self, old: &ResourceInstance, new: &ResourceInstance) -> Vec<String> {
+        let shape = self.shape(&old.resource_type, Side::Same);
+        if shape.agree("", &code_object(old), &code_object(new)) {
+            Vec::new()
+        } else {
+            vec![format!(
+                "{}: the code must keep it as it was, but the patch changed it",
+                old.address
+            )]
+        }
+    }
+
+    /// The import blocks of every patched `.tf` file.
+    fn imports(&self) -> Vec<Import> {
+        self.patched
+            .files()
+            .iter()
+            .filter(|(path, _)| path.ends_with(".tf"))
+            .filter_map(|(_, text)| hcl_scan::parse(text).ok())
+            .flat_map(|body| hcl_scan::imports(&body))
+            .collect()
+    }
+}
+
+/// `address.attribute`, or the address alone for a whole resource.
+fn label(target: &Target) -> String {
+    if target.attribute.is_empty() {
+        target.address.clone()
+    } else {
+        format!("{}.{}", target.address, target.attribute)
+    }
+}
+
+/// The top-level attributes the configuration must set.
+fn required(schema: &ResourceSchema) -> Vec<String> {
+    schema
+        .block
+        .attributes
+        .iter()
+        .filter(|(name, _)| {
+            matches!(schema.member(name), Some(Member::Attribute(a)) if a.presence == Presence::Required)
+        })
+        .map(|(name, _)| name.clone())
+        .collect()
+}
+
+/// Whether an import id names the cloud resource: its `id` or `arn`, or two of its string
+/// attributes joined by `/` or `,` as composite import ids are (`role/policy_arn`).
+fn names(import_id: &str, cloud: &Instance) -> bool {
+    let strings: Vec<&str> = cloud
+        .attributes
+        .as_object()
+        .into_iter()
+        .flat_map(|m| m.values())
+        .filter_map(Value::as_str)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let direct = ["id", "arn"]
+        .iter()
+        .any(|k| cloud.attributes.get(*k).and_then(Value::as_str) == Some(import_id));
+    direct
+        || strings.iter().any(|a| {
+            strings.iter().any(|b| {
+                a != b && (import_id == format!("{a}/{b}") || import_id == format!("{a},{b}"))
+            })
+        })
+}

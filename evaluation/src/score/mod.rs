@@ -1,0 +1,392 @@
+//! Scoring: runs the reconciler as a library on each scenario with only what it would have in
+//! real use (a copy of the project, the pre-drift state, the trail, and the cloud as a
+//! refresh reports it), applies its patch to the copy, and checks the result against the
+//! scenario's ground truth ([`checks`]); then pass@k and the other figures ([`results`]).
+
+pub mod baseline;
+pub mod checks;
+pub mod compare;
+pub mod hcl_scan;
+pub mod passk;
+pub mod results;
+
+use crate::scenario::{ScenarioError, Stored, sha256_file};
+use checks::{CheckResult, Evidence};
+use knowledge::rules::RuleSet;
+use knowledge::schema::ProviderSchema;
+use reconciler::attribute::{Attribution, Attributor, Verdict};
+use reconciler::ingest::files::FileSource;
+use reconciler::ingest::{Call, Filter, Source};
+use reconciler::pipeline::{self, Request};
+use reconciler::policy::{Policy, PolicyConfig};
+use reconciler::reconcile::{Input, Outcome, reconcile};
+use reconciler::terraform::config::{LoadOptions, Project};
+use reconciler::terraform::state::{Mode, State};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Scoring could not run (as opposed to a scenario failing, which is a result).
+#[derive(Debug, thiserror::Error)]
+pub enum ScoreError {
+    /// A scenario's files are unreadable or malformed.
+    #[error(transparent)]
+    Scenario(#[from] ScenarioError),
+    /// The project's state changed since the scenario was generated.
+    #[error(
+        "{state}: its SHA-256 is {actual}, but scenario {id} was generated from {expected}; regenerate the scenarios (retrace-eval generate)"
+    )]
+    StaleBase {
+        /// The scenario.
+        id: String,
+        /// The state file.
+        state: PathBuf,
+        /// The digest the scenario names.
+        expected: String,
+        /// The file's digest now.
+        actual: String,
+    },
+    /// The unpatched project does not load.
+    #[error("{project}: {message}")]
+    Project {
+        /// The project directory.
+        project: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The trail could not be read.
+    #[error("{path}: {message}")]
+    Trail {
+        /// The trail file.
+        path: PathBuf,
+        /// Why.
+        message: String,
+    },
+    /// The scratch copy could not be made.
+    #[error("scratch copy of {project}: {source}")]
+    Scratch {
+        /// The project directory.
+        project: PathBuf,
+        /// The cause.
+        source: std::io::Error,
+    },
+    /// The rules, schema or policy did not load.
+    #[error("{0}")]
+    Setup(String),
+}
+
+/// The figures of one reconciliation of a scenario.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Whether every check passed.
+    pub passed: bool,
+    /// Each check's verdict.
+    pub checks: Vec<CheckResult>,
+    /// Lines the patch adds.
+    pub lines_added: usize,
+    /// Lines the patch removes.
+    pub lines_removed: usize,
+    /// Edits at the value's source (variable, tfvars entry, module argument, the literal).
+    pub at_source: usize,
+    /// Overrides of an expression at the use site.
+    pub overrides: usize,
+    /// Language-model tokens spent (zero for the deterministic planner).
+    pub tokens: u64,
+    /// Wall time of the reconciliation and its scoring, in milliseconds.
+    pub wall_ms: f64,
+}
+
+impl Sample {
+    /// The failing checks' reasons, one per line.
+    pub fn reasons(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| !c.passed)
+            .flat_map(|c| c.reasons.iter().map(move |r| format!("{}: {r}", c.name)))
+            .collect()
+    }
+}
+
+/// A trail call with its attribution, for display.
+pub struct TrailCall {
+    /// The call.
+    pub call: Call,
+    /// Its verdict and reason.
+    pub attribution: Attribution,
+}
+
+/// What the scorer keeps per project: its directory, pre-drift state and evaluated code.
+struct Prepared {
+    dir: PathBuf,
+    state_sha256: String,
+    pre: State,
+    original: Project,
+}
+
+/// Runs scenarios; one per worker thread (it caches each project's evaluated code).
+pub struct Scorer {
+    projects_root: PathBuf,
+    rules: &'static RuleSet,
+    schema: &'static ProviderSchema,
+    policy: Policy,
+    attributor: Attributor,
+    runtime: tokio::runtime::Runtime,
+    prepared: HashMap<String, Prepared>,
+}
+
+impl Scorer {
+    /// A scorer for scenarios over the projects under `projects_root`
+    /// (`fixtures/projects`), with the bundled rules, schema and the default policy.
+    pub fn new(projects_root: &Path) -> Result<Scorer, ScoreError> {
+        let setup = |e: &dyn std::fmt::Display| ScoreError::Setup(e.to_string());
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .map_err(|e| setup(&e))?;
+        Ok(Scorer {
+            projects_root: projects_root.to_owned(),
+            rules: RuleSet::bundled().map_err(|e| setup(&e))?,
+            schema: ProviderSchema::bundled().map_err(|e| setup(&e))?,
+            policy: Policy::new(PolicyConfig::default()).map_err(|e| setup(&e))?,
+            attributor: Attributor::default(),
+            runtime,
+            prepared: HashMap::new(),
+        })
+    }
+
+    /// Runs `n` reconciliations of the scenario and scores each.
+    pub fn score(&mut self, stored: &Stored, n: usize) -> Result<Vec<Sample>, ScoreError> {
+        let calls = self.out_of_band(&stored.trail_path())?;
+        let mut samples = Vec::with_capacity(n);
+        for _ in 0..n {
+            samples.push(self.sample(stored, &calls)?.0);
+        }
+        Ok(samples)
+    }
+
+    /// One reconciliation and its score, with the reconciler's outcome.
+    pub fn sample(
+        &mut self,
+        stored: &Stored,
+        calls: &[Call],
+    ) -> Result<(Sample, Outcome), ScoreError> {
+        let start = Instant::now();
+        let scenario = &stored.scenario;
+        let post_delta = stored.post()?;
+        self.prepare(stored)?;
+        let (rules, schema, policy) = (self.rules, self.schema, &self.policy);
+        let prepared = &self.prepared[&scenario.project];
+        let post = post_delta.apply(&prepared.pre);
+        let scratch = tempfile::tempdir().map_err(|source| ScoreError::Scratch {
+            project: prepared.dir.clone(),
+            source,
+        })?;
+        reconciler::validate::copy_project(&prepared.dir, scratch.path()).map_err(|source| {
+            ScoreError::Scratch {
+                project: prepared.dir.clone(),
+                source,
+            }
+        })?;
+        let result = reconcile(Input {
+            project: scratch.path(),
+            var_files: Vec::new(),
+            state: prepared.pre.clone(),
+            observed: Some(refreshed(&prepared.pre, &post)),
+            calls,
+            rules,
+            schema,
+            policy,
+            validators: Vec::new(),
+        });
+        let outcome = match result {
+            Ok(outcome) => outcome,
+            Err(error) => return Ok((failed_run(&error.to_string(), start), empty_outcome())),
+        };
+        let patched = match outcome.changes.apply(scratch.path()) {
+            Ok(()) => load(scratch.path(), &prepared.pre),
+            Err(e) => Err(format!("the patch does not apply: {e}")),
+        };
+        let checks = checks::run(&Evidence {
+            pre: &prepared.pre,
+            post: &post,
+            original: &prepared.original,
+            patched: patched.as_ref().map_err(String::clone),
+            outcome: &outcome,
+            expect: &scenario.expect,
+            schema,
+        });
+        let (lines_added, lines_removed) = diff_size(&outcome.diff);
+        let at_source = outcome.plan.steps.iter().filter(|s| s.at_source).count();
+        let sample = Sample {
+            passed: checks.iter().all(|c| c.passed),
+            checks,
+            lines_added,
+            lines_removed,
+            at_source,
+            overrides: outcome.plan.steps.len() - at_source,
+            tokens: 0,
+            wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+        };
+        Ok((sample, outcome))
+    }
+
+    /// The trail's out-of-band calls in time order, read as `retrace reconcile` reads files.
+    pub fn out_of_band(&self, trail: &Path) -> Result<Vec<Call>, ScoreError> {
+        Ok(self
+            .gather(trail, vec![Verdict::OutOfBand])?
+            .into_iter()
+            .map(|c| c.call)
+            .collect())
+    }
+
+    /// Every call of the trail with its attribution, in time order.
+    pub fn trail(&self, trail: &Path) -> Result<Vec<TrailCall>, ScoreError> {
+        self.gather(trail, Verdict::ALL.to_vec())
+    }
+
+    fn gather(&self, trail: &Path, keep: Vec<Verdict>) -> Result<Vec<TrailCall>, ScoreError> {
+        let fail = |message: String| ScoreError::Trail {
+            path: trail.to_owned(),
+            message,
+        };
+        let sources: Vec<Box<dyn Source>> = vec![Box::new(FileSource::new(vec![trail.to_owned()]))];
+        let request = Request::new(Filter::default(), keep);
+        let gathered = self
+            .runtime
+            .block_on(pipeline::gather(&sources, &self.attributor, &request))
+            .map_err(|e| fail(e.to_string()))?;
+        if let Some(error) = gathered.findings.errors.first() {
+            return Err(fail(error.to_string()));
+        }
+        if let Some(bad) = gathered.findings.bad_records.first() {
+            return Err(fail(format!("{}: {}", bad.origin, bad.reason)));
+        }
+        let mut ordered = gathered.calls;
+        let mut out = Vec::new();
+        while let Some((call, attribution)) =
+            ordered.next_call().map_err(|e| fail(e.to_string()))?
+        {
+            out.push(TrailCall { call, attribution });
+        }
+        Ok(out)
+    }
+
+    /// Loads the project's state and evaluated code once, and checks the scenario was made
+    /// from this state.
+    fn prepare(&mut self, stored: &Stored) -> Result<(), ScoreError> {
+        let name = &stored.scenario.project;
+        if !self.prepared.contains_key(name) {
+            let dir = self.projects_root.join(name);
+            let state_path = dir.join("terraform.tfstate");
+            let state_sha256 = sha256_file(&state_path)?;
+            let pre = State::read(&state_path).map_err(ScenarioError::from)?;
+            let original = load(&dir, &pre).map_err(|message| ScoreError::Project {
+                project: dir.clone(),
+                message,
+            })?;
+            self.prepared.insert(
+                name.clone(),
+                Prepared {
+                    dir,
+                    state_sha256,
+                    pre,
+                    original,
+                },
+            );
+        }
+        let prepared = &self.prepared[name];
+        if prepared.state_sha256 != stored.scenario.base_state_sha256 {
+            return Err(ScoreError::StaleBase {
+                id: stored.scenario.id.clone(),
+                state: prepared.dir.join("terraform.tfstate"),
+                expected: stored.scenario.base_state_sha256.clone(),
+                actual: prepared.state_sha256.clone(),
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What `terraform plan -refresh-only` would report: the instances the state manages, with
+/// their post-drift values; deleted ones gone, resources created out of band absent.
+pub fn refreshed(pre: &State, post: &State) -> State {
+    let mut out = pre.clone();
+    out.instances = pre
+        .instances
+        .iter()
+        .filter_map(|old| {
+            if old.mode != Mode::Managed {
+                return Some(old.clone());
+            }
+            post.instances
+                .iter()
+                .find(|i| i.address == old.address && i.deposed == old.deposed)
+                .cloned()
+        })
+        .collect();
+    out
+}
+
+/// Loads a configuration with the pre-drift state; the error as text.
+fn load(dir: &Path, state: &State) -> Result<Project, String> {
+    let options = LoadOptions {
+        state: Some(state),
+        ..LoadOptions::default()
+    };
+    Project::load(dir, &options).map_err(|e| e.to_string())
+}
+
+/// Lines added and removed in a unified diff.
+pub fn diff_size(diff: &str) -> (usize, usize) {
+    let added = diff
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .count();
+    let removed = diff
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .count();
+    (added, removed)
+}
+
+/// A sample whose reconciliation stopped with an error.
+fn failed_run(error: &str, start: Instant) -> Sample {
+    Sample {
+        passed: false,
+        checks: vec![CheckResult {
+            name: "reconciles".into(),
+            passed: false,
+            reasons: vec![format!("the reconciler stopped: {error}")],
+        }],
+        lines_added: 0,
+        lines_removed: 0,
+        at_source: 0,
+        overrides: 0,
+        tokens: 0,
+        wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+    }
+}
+
+fn empty_outcome() -> Outcome {
+    Outcome {
+        status: reconciler::reconcile::Status::NoDrift,
+        intents: Vec::new(),
+        unexplained: Vec::new(),
+        plan: Default::default(),
+        changes: Default::default(),
+        diff: String::new(),
+        validations: Vec::new(),
+        skipped_validators: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_size_counts_changed_lines_not_headers() {
+        let diff = "--- a/main.tf\n+++ b/main.tf\n@@ -1,2 +1,2 @@\n resource {\n-  x = 1\n+  x = 2\n+  y = 3\n";
+        assert_eq!(diff_size(diff), (2, 1));
+    }
+}

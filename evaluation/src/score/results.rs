@@ -1,0 +1,447 @@
+//! A run's results: per scenario the samples' verdicts, and pass@k overall, per category and
+//! per project, written as JSON, a Markdown report and an SVG chart.
+
+use super::Sample;
+use super::passk::{PassAtKError, pass_at_k};
+use crate::scenario::{Category, Scenario};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::fmt::Write;
+
+/// One scenario's result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScenarioResult {
+    /// The scenario id.
+    pub id: String,
+    /// Its project.
+    pub project: String,
+    /// Its category.
+    pub category: Category,
+    /// Its one-line description.
+    pub description: String,
+    /// Samples run.
+    pub n: usize,
+    /// Samples that passed.
+    pub c: usize,
+    /// pass@1 of this scenario (c / n).
+    pub pass_at_1: f64,
+    /// pass@k of this scenario.
+    pub pass_at_k: f64,
+    /// Whether every sample passed (what the baseline records).
+    pub passed: bool,
+    /// The reasons of the first failing sample.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reasons: Vec<String>,
+    /// Lines added, averaged over the samples.
+    pub lines_added: f64,
+    /// Lines removed, averaged over the samples.
+    pub lines_removed: f64,
+    /// Edits at the value's source, averaged over the samples.
+    pub at_source: f64,
+    /// Use-site overrides, averaged over the samples.
+    pub overrides: f64,
+    /// Language-model tokens, summed over the samples.
+    pub tokens: u64,
+    /// Wall time of all samples, in milliseconds.
+    pub wall_ms: f64,
+}
+
+impl ScenarioResult {
+    /// Summarises the samples of one scenario.
+    pub fn new(scenario: &Scenario, samples: &[Sample], k: usize) -> Result<Self, PassAtKError> {
+        let n = samples.len();
+        let c = samples.iter().filter(|s| s.passed).count();
+        let mean = |f: &dyn Fn(&Sample) -> usize| {
+            samples.iter().map(|s| f(s) as f64).sum::<f64>() / n.max(1) as f64
+        };
+        Ok(Self {
+            id: scenario.id.clone(),
+            project: scenario.project.clone(),
+            category: scenario.category,
+            description: scenario.description.clone(),
+            n,
+            c,
+            pass_at_1: pass_at_k(n, c, 1)?,
+            pass_at_k: pass_at_k(n, c, k)?,
+            passed: c == n,
+            reasons: samples
+                .iter()
+                .find(|s| !s.passed)
+                .map(Sample::reasons)
+                .unwrap_or_default(),
+            lines_added: mean(&|s| s.lines_added),
+            lines_removed: mean(&|s| s.lines_removed),
+            at_source: mean(&|s| s.at_source),
+            overrides: mean(&|s| s.overrides),
+            tokens: samples.iter().map(|s| s.tokens).sum(),
+            wall_ms: samples.iter().map(|s| s.wall_ms).sum(),
+        })
+    }
+
+    /// A result for a scenario the harness could not run: it counts as failed.
+    pub fn error(scenario: &Scenario, n: usize, error: &str) -> Self {
+        Self {
+            id: scenario.id.clone(),
+            project: scenario.project.clone(),
+            category: scenario.category,
+            description: scenario.description.clone(),
+            n,
+            c: 0,
+            pass_at_1: 0.0,
+            pass_at_k: 0.0,
+            passed: false,
+            reasons: vec![format!("error: {error}")],
+            lines_added: 0.0,
+            lines_removed: 0.0,
+            at_source: 0.0,
+            overrides: 0.0,
+            tokens: 0,
+            wall_ms: 0.0,
+        }
+    }
+}
+
+/// pass@1 and pass@k over a group of scenarios.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Group {
+    /// Scenarios in the group.
+    pub scenarios: usize,
+    /// Scenarios whose every sample passed.
+    pub passed: usize,
+    /// Mean pass@1.
+    pub pass_at_1: f64,
+    /// Mean pass@k.
+    pub pass_at_k: f64,
+}
+
+impl Group {
+    fn of<'a>(results: impl Iterator<Item = &'a ScenarioResult>) -> Group {
+        let mut g = Group::default();
+        for r in results {
+            g.scenarios += 1;
+            g.passed += usize::from(r.passed);
+            g.pass_at_1 += r.pass_at_1;
+            g.pass_at_k += r.pass_at_k;
+        }
+        if g.scenarios > 0 {
+            g.pass_at_1 /= g.scenarios as f64;
+            g.pass_at_k /= g.scenarios as f64;
+        }
+        g
+    }
+}
+
+/// Patch figures summed over scenarios (each scenario's per-sample mean).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PatchFigures {
+    /// Lines added.
+    pub lines_added: f64,
+    /// Lines removed.
+    pub lines_removed: f64,
+    /// Edits at the value's source.
+    pub at_source: f64,
+    /// Use-site overrides.
+    pub overrides: f64,
+}
+
+/// The whole run: what `results.json` holds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Results {
+    /// Samples per scenario.
+    pub n: usize,
+    /// The k of pass@k.
+    pub k: usize,
+    /// The planner scored.
+    pub planner: String,
+    /// Every scenario.
+    pub overall: Group,
+    /// Per category, by name.
+    pub by_category: BTreeMap<String, Group>,
+    /// Per project.
+    pub by_project: BTreeMap<String, Group>,
+    /// Patch size and where edits were made.
+    pub patch: PatchFigures,
+    /// Language-model tokens in all.
+    pub tokens: u64,
+    /// Wall time of the whole run, in seconds.
+    pub wall_seconds: f64,
+    /// Wall time per scenario (all samples), mean, in milliseconds.
+    pub mean_scenario_ms: f64,
+    /// Scenarios the harness could not run.
+    pub errors: usize,
+    /// Each scenario.
+    pub scenarios: Vec<ScenarioResult>,
+}
+
+impl Results {
+    /// Aggregates scenario results.
+    pub fn new(n: usize, k: usize, scenarios: Vec<ScenarioResult>, wall_seconds: f64) -> Results {
+        let mut by_category = BTreeMap::new();
+        for category in Category::ALL {
+            let group = Group::of(scenarios.iter().filter(|r| r.category == category));
+            if group.scenarios > 0 {
+                by_category.insert(category.name().to_owned(), group);
+            }
+        }
+        let mut by_project = BTreeMap::new();
+        for r in &scenarios {
+            by_project.entry(r.project.clone()).or_insert(());
+        }
+        let by_project = by_project
+            .into_keys()
+            .map(|p| {
+                let g = Group::of(scenarios.iter().filter(|r| r.project == p));
+                (p, g)
+            })
+            .collect();
+        let mut patch = PatchFigures::default();
+        for r in &scenarios {
+            patch.lines_added += r.lines_added;
+            patch.lines_removed += r.lines_removed;
+            patch.at_source += r.at_source;
+            patch.overrides += r.overrides;
+        }
+        let total_ms: f64 = scenarios.iter().map(|r| r.wall_ms).sum();
+        Results {
+            n,
+            k,
+            planner: "deterministic".into(),
+            overall: Group::of(scenarios.iter()),
+            by_category,
+            by_project,
+            patch,
+            tokens: scenarios.iter().map(|r| r.tokens).sum(),
+            wall_seconds,
+            mean_scenario_ms: total_ms / scenarios.len().max(1) as f64,
+            errors: scenarios
+                .iter()
+                .filter(|r| r.reasons.first().is_some_and(|s| s.starts_with("error: ")))
+                .count(),
+            scenarios,
+        }
+    }
+
+    /// The failing scenarios.
+    pub fn failing(&self) -> impl Iterator<Item = &ScenarioResult> {
+        self.scenarios.iter().filter(|r| !r.passed)
+    }
+
+    /// A short summary for the terminal.
+    pub fn summary(&self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{} scenarios, n = {}: pass@1 {:.3}, pass@{} {:.3} ({} passed, {} failed) in {:.1} s",
+            self.overall.scenarios,
+            self.n,
+            self.overall.pass_at_1,
+            self.k,
+            self.overall.pass_at_k,
+            self.overall.passed,
+            self.overall.scenarios - self.overall.passed,
+            self.wall_seconds
+        );
+        for (name, g) in &self.by_category {
+            let _ = writeln!(
+                out,
+                "  {name:<15} {:>4} scenarios  pass@1 {:.3}  pass@{} {:.3}",
+                g.scenarios, g.pass_at_1, self.k, g.pass_at_k
+            );
+        }
+        out
+    }
+
+    /// The Markdown report: tables per category and project, the patch figures, and the
+    /// failing scenarios with their reasons.
+    pub fn markdown(&self) -> String {
+        let mut out = String::from("# retrace evaluation\n\n");
+        let _ = writeln!(
+            out,
+            "Planner: {}; n = {} samples per scenario; k = {}; {} scenarios in {:.1} s \
+             (mean {:.1} ms per scenario); {} language-model tokens.\n",
+            self.planner,
+            self.n,
+            self.k,
+            self.overall.scenarios,
+            self.wall_seconds,
+            self.mean_scenario_ms,
+            self.tokens
+        );
+        self.table(&mut out, "Category", &self.by_category);
+        self.table(&mut out, "Project", &self.by_project);
+        let p = &self.patch;
+        let _ = writeln!(
+            out,
+            "## Patches\n\n| lines added | lines removed | edits at the source | use-site overrides |\n|---:|---:|---:|---:|\n| {:.0} | {:.0} | {:.0} | {:.0} |\n",
+            p.lines_added, p.lines_removed, p.at_source, p.overrides
+        );
+        out.push_str("## Failing scenarios\n\n");
+        let mut any = false;
+        for r in self.failing() {
+            any = true;
+            let _ = writeln!(
+                out,
+                "- **{}** ({}, {}, {} of {} samples passed): {}",
+                r.id,
+                r.project,
+                r.category,
+                r.c,
+                r.n,
+                escape(&r.description)
+            );
+            for reason in &r.reasons {
+                let _ = writeln!(out, "  - {}", escape(reason));
+            }
+        }
+        if !any {
+            out.push_str("None.\n");
+        }
+        out
+    }
+
+    fn table(&self, out: &mut String, title: &str, groups: &BTreeMap<String, Group>) {
+        let _ = writeln!(
+            out,
+            "## By {}\n\n| {title} | scenarios | passed | pass@1 | pass@{} |\n|---|---:|---:|---:|---:|",
+            title.to_lowercase(),
+            self.k
+        );
+        let all = ("**all**".to_owned(), &self.overall);
+        for (name, g) in groups.iter().map(|(n, g)| (n.clone(), g)).chain([all]) {
+            let _ = writeln!(
+                out,
+                "| {name} | {} | {} | {:.3} | {:.3} |",
+                g.scenarios, g.passed, g.pass_at_1, g.pass_at_k
+            );
+        }
+        out.push('\n');
+    }
+
+    /// A bar chart of pass@k per category, as a standalone SVG document.
+    pub fn chart(&self) -> String {
+        let (bar, gap, left, top, height) = (48.0, 24.0, 60.0, 40.0, 240.0);
+        let count = self.by_category.len().max(1) as f64;
+        let width = left + count * (bar + gap) + gap;
+        let mut svg = String::new();
+        let _ = writeln!(
+            svg,
+            r#"<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">"#,
+            w = width,
+            h = top + height + 70.0
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{left}" y="20" font-size="14">pass@{} per category (n = {})</text>"#,
+            self.k, self.n
+        );
+        for tick in [0.0, 0.25, 0.5, 0.75, 1.0] {
+            let y = top + height * (1.0 - tick);
+            let _ = writeln!(
+                svg,
+                "<line x1=\"{left}\" y1=\"{y}\" x2=\"{width}\" y2=\"{y}\" stroke=\"#ddd\"/>\n<text x=\"{}\" y=\"{}\" text-anchor=\"end\">{tick:.2}</text>",
+                left - 6.0,
+                y + 4.0
+            );
+        }
+        for (i, (name, g)) in self.by_category.iter().enumerate() {
+            let x = left + gap + i as f64 * (bar + gap);
+            let h = height * g.pass_at_k.clamp(0.0, 1.0);
+            let y = top + height - h;
+            let colour = if g.pass_at_k >= 0.9 {
+                "#2e7d32"
+            } else {
+                "#c62828"
+            };
+            let _ = writeln!(
+                svg,
+                "<rect x=\"{x}\" y=\"{y}\" width=\"{bar}\" height=\"{h}\" fill=\"{colour}\"><title>{name}: {:.3} ({} scenarios)</title></rect>\n<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{:.2}</text>\n<text x=\"{}\" y=\"{}\" text-anchor=\"end\" transform=\"rotate(-35 {} {})\">{}</text>",
+                g.pass_at_k,
+                g.scenarios,
+                x + bar / 2.0,
+                y - 4.0,
+                g.pass_at_k,
+                x + bar / 2.0,
+                top + height + 14.0,
+                x + bar / 2.0,
+                top + height + 14.0,
+                xml(name)
+            );
+        }
+        svg.push_str("</svg>\n");
+        svg
+    }
+}
+
+/// Escapes Markdown table and emphasis characters in free text.
+fn escape(text: &str) -> String {
+    text.replace('|', "\\|").replace('*', "\\*")
+}
+
+fn xml(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Expect;
+
+    fn scenario(id: &str, project: &str, category: Category) -> Scenario {
+        Scenario {
+            id: id.into(),
+            project: project.into(),
+            category,
+            description: "d".into(),
+            generator: "g".into(),
+            seed: 0,
+            base_state_sha256: String::new(),
+            expect: Expect::default(),
+        }
+    }
+
+    fn sample(passed: bool) -> Sample {
+        Sample {
+            passed,
+            checks: Vec::new(),
+            lines_added: 2,
+            lines_removed: 1,
+            at_source: 1,
+            overrides: 0,
+            tokens: 0,
+            wall_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn groups_average_per_scenario_estimates() {
+        let a = ScenarioResult::new(
+            &scenario("a", "p", Category::Runbook),
+            &[sample(true), sample(false), sample(false)],
+            2,
+        )
+        .unwrap();
+        // n=3, c=1, k=2: 1 − C(2,2)/C(3,2) = 2/3.
+        assert!((a.pass_at_k - 2.0 / 3.0).abs() < 1e-12);
+        assert!((a.pass_at_1 - 1.0 / 3.0).abs() < 1e-12);
+        let b = ScenarioResult::new(
+            &scenario("b", "q", Category::Console),
+            &[sample(true), sample(true), sample(true)],
+            2,
+        )
+        .unwrap();
+        let results = Results::new(3, 2, vec![a, b], 1.0);
+        assert!((results.overall.pass_at_k - (2.0 / 3.0 + 1.0) / 2.0).abs() < 1e-12);
+        assert_eq!(results.by_category["runbook"].passed, 0);
+        assert_eq!(results.by_project["q"].pass_at_1, 1.0);
+        assert_eq!(results.failing().count(), 1);
+        assert!(
+            results
+                .markdown()
+                .contains("| runbook | 1 | 0 | 0.333 | 0.667 |")
+        );
+        let svg = results.chart();
+        assert!(svg.starts_with("<svg") && svg.contains("runbook") && svg.ends_with("</svg>\n"));
+    }
+}

@@ -1,0 +1,257 @@
+//! Resolve: for every out-of-band call, the resources it touches — the Terraform type and
+//! cloud identity the knowledge base's rule extracts from the request and response — and the
+//! state address when Terraform manages the resource.
+
+use crate::ingest::Call;
+use crate::intents::{Change, Effect, Evidence, ResourceKey, Risk};
+use crate::terraform::state::{Mode, StateIndex};
+use knowledge::rules::{Extraction, Kind, Missing, RuleSet, TagOp, Target};
+use serde::Serialize;
+use serde_json::Value;
+
+mod sg_rules;
+
+/// A call the knowledge base could not explain, kept as a finding with the reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Unexplained {
+    /// CloudTrail's `eventID`.
+    pub event_id: String,
+    /// `eventSource`.
+    pub event_source: String,
+    /// The API.
+    pub api: String,
+    /// Who made it.
+    pub actor: String,
+    /// Why it was not resolved.
+    pub reason: String,
+}
+
+/// Resolves calls against the rules and the state.
+pub struct Resolver<'a> {
+    rules: &'a RuleSet,
+    state: &'a StateIndex,
+}
+
+impl<'a> Resolver<'a> {
+    /// A resolver over a rule set and a state index.
+    pub fn new(rules: &'a RuleSet, state: &'a StateIndex) -> Self {
+        Self { rules, state }
+    }
+
+    /// The call's effects, one per resource and kind of change.
+    pub fn resolve(&self, call: &Call) -> Result<Vec<Effect>, Unexplained> {
+        let api = call.api_name();
+        let unexplained = |reason: String| Unexplained {
+            event_id: call.event_id.clone(),
+            event_source: call.event_source.clone(),
+            api: api.to_owned(),
+            actor: call.identity.actor(),
+            reason,
+        };
+        let rule = self
+            .rules
+            .find(&call.event_source, api)
+            .ok_or_else(|| unexplained("no rule in the knowledge base for this API".into()))?;
+        let request = call.request_parameters.json();
+        let response = call.response_elements.json();
+        let extraction = rule
+            .extract(request.as_ref(), response.as_ref())
+            .map_err(|e| unexplained(e.to_string()))?;
+        let evidence = evidence(call);
+        let mentions = mentions(&extraction, call);
+        let mut effects = Vec::new();
+        for target in &extraction.targets {
+            let (resource, address) = self.locate(&extraction, target);
+            let allocates = if matches!(extraction.kind, Kind::Create | Kind::Associate) {
+                vec![target.identity.clone()]
+            } else {
+                Vec::new()
+            };
+            for change in changes(&extraction, address.is_some()) {
+                effects.push(Effect {
+                    evidence: evidence.clone(),
+                    resource: resource.clone(),
+                    address: address.clone(),
+                    change,
+                    rule: extraction.rule_id.clone(),
+                    risk: risk(&extraction),
+                    flags: extraction.flags.iter().map(|f| f.reason.clone()).collect(),
+                    summary: extraction.summary.clone(),
+                    mentions: mentions.clone(),
+                    allocates: allocates.clone(),
+                });
+            }
+        }
+        Ok(sg_rules::as_rule_resources(effects, call, self.state))
+    }
+
+    /// The resource type and, when managed, the state address of a target.
+    fn locate(&self, extraction: &Extraction, target: &Target) -> (ResourceKey, Option<String>) {
+        let candidates: Vec<&str> = match &target.resource_type {
+            Some(t) => vec![t.as_str()],
+            None => extraction
+                .resource_types
+                .iter()
+                .map(String::as_str)
+                .collect(),
+        };
+        for resource_type in &candidates {
+            let found = self.state.lookup(Some(resource_type), &target.identity);
+            if let Some(instance) = found.into_iter().find(|i| i.mode == Mode::Managed) {
+                let key = ResourceKey {
+                    resource_type: (*resource_type).to_owned(),
+                    identity: target.identity.clone(),
+                };
+                return (key, Some(instance.address.clone()));
+            }
+        }
+        let key = ResourceKey {
+            resource_type: candidates.first().map_or("unknown", |t| t).to_owned(),
+            identity: target.identity.clone(),
+        };
+        (key, None)
+    }
+}
+
+/// What the extraction did to one target.
+fn changes(extraction: &Extraction, managed: bool) -> Vec<Change> {
+    let attributes = || extraction.sets.clone();
+    match extraction.kind {
+        Kind::Create | Kind::Associate => vec![Change::Create {
+            attributes: attributes(),
+        }],
+        Kind::Delete | Kind::Disassociate => vec![Change::Delete],
+        Kind::Update if !managed && extraction.missing == Some(Missing::Create) => {
+            vec![Change::Create {
+                attributes: attributes(),
+            }]
+        }
+        _ => {
+            let mut out: Vec<Change> = extraction
+                .sets
+                .iter()
+                .map(|(attribute, value)| Change::Set {
+                    attribute: attribute.clone(),
+                    value: value.clone(),
+                })
+                .collect();
+            out.extend(block_changes(extraction));
+            out.extend(tag_change(extraction));
+            out
+        }
+    }
+}
+
+fn block_changes(extraction: &Extraction) -> Vec<Change> {
+    let Some(blocks) = &extraction.blocks else {
+        return Vec::new();
+    };
+    blocks
+        .items
+        .iter()
+        .map(|fields| {
+            let block = blocks.name.clone();
+            let fields = fields.clone();
+            if extraction.kind == Kind::RemoveBlock {
+                Change::RemoveBlock { block, fields }
+            } else {
+                Change::AddBlock { block, fields }
+            }
+        })
+        .collect()
+}
+
+fn tag_change(extraction: &Extraction) -> Option<Change> {
+    let tags = extraction.tags.as_ref()?;
+    Some(Change::Tags {
+        set: tags.added.clone(),
+        remove: tags.removed.clone(),
+        replace: tags.op == TagOp::Replace,
+    })
+}
+
+fn risk(extraction: &Extraction) -> Risk {
+    match extraction.risk {
+        knowledge::rules::Risk::Low => Risk::Low,
+        knowledge::rules::Risk::Medium => Risk::Medium,
+        knowledge::rules::Risk::High => Risk::High,
+    }
+}
+
+/// The call as evidence.
+pub fn evidence(call: &Call) -> Evidence {
+    let identity = &call.identity;
+    let principal = identity
+        .arn
+        .clone()
+        .or_else(|| identity.principal_id.clone())
+        .unwrap_or_default();
+    let session = format!(
+        "{principal}|{}",
+        identity.access_key_id.as_deref().unwrap_or_default()
+    );
+    Evidence {
+        event_id: call.event_id.clone(),
+        time: call.event_time,
+        event_source: call.event_source.clone(),
+        api: call.api_name().to_owned(),
+        actor: identity.actor(),
+        client: call.client.label(),
+        session,
+        region: call.aws_region.clone(),
+    }
+}
+
+/// Ids and ARNs the call refers to besides its targets: string values it sets and the
+/// record's `resources[]`.
+fn mentions(extraction: &Extraction, call: &Call) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |s: &str| {
+        if looks_like_id(s) && !out.iter().any(|o| o == s) {
+            out.push(s.to_owned());
+        }
+    };
+    for (_, value) in &extraction.sets {
+        strings(value, &mut push);
+    }
+    for resource in &call.resources {
+        if let Some(arn) = &resource.arn {
+            push(arn);
+        }
+    }
+    out
+}
+
+fn strings(value: &Value, push: &mut impl FnMut(&str)) {
+    match value {
+        Value::String(s) => push(s),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, push)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, push)),
+        _ => {}
+    }
+}
+
+/// An AWS id (`sg-0abc...`, `subnet-...`) or an ARN.
+fn looks_like_id(s: &str) -> bool {
+    s.starts_with("arn:")
+        || s.split_once('-').is_some_and(|(prefix, rest)| {
+            (1..=10).contains(&prefix.len())
+                && prefix.bytes().all(|b| b.is_ascii_lowercase())
+                && rest.len() >= 8
+                && rest.bytes().all(|b| b.is_ascii_hexdigit())
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_arns_are_recognised() {
+        assert!(looks_like_id("sg-0123456789abcdef0"));
+        assert!(looks_like_id("vpc-1a2b3c4d"));
+        assert!(looks_like_id("arn:aws:iam::111122223333:role/app"));
+        assert!(!looks_like_id("t3-large"));
+        assert!(!looks_like_id("my-bucket-name"));
+    }
+}

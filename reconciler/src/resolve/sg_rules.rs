@@ -1,0 +1,356 @@
+//! Security group rules the code manages as resources of their own.
+//!
+//! A security group's rules can be written inline (`ingress`/`egress` blocks of
+//! `aws_security_group`) or as separate resources (`aws_vpc_security_group_ingress_rule`,
+//! `aws_vpc_security_group_egress_rule`, or the older `aws_security_group_rule`). The provider
+//! documentation warns against mixing the two: an inline block would make Terraform own every
+//! rule of the group and fight the separate resources. So when the state shows a group's rules
+//! of one direction managed as separate resources, an authorised rule becomes a new
+//! `aws_vpc_security_group_*_rule` (imported by the `securityGroupRuleId` EC2 returns) and a
+//! revoked rule the deletion of the resource that manages it.
+
+use crate::ingest::Call;
+use crate::intents::{Change, Effect, ResourceKey};
+use crate::terraform::state::{Instance, Mode, StateIndex};
+use serde_json::{Map, Value};
+
+const GROUP: &str = "aws_security_group";
+const LEGACY_RULE: &str = "aws_security_group_rule";
+
+/// The effects with inline rule changes on groups whose rules are separate resources turned
+/// into creations and deletions of those resources.
+pub(super) fn as_rule_resources(
+    effects: Vec<Effect>,
+    call: &Call,
+    state: &StateIndex,
+) -> Vec<Effect> {
+    let response = call.response_elements.json();
+    let mut out = Vec::new();
+    for effect in effects {
+        match separate_rule_change(&effect, response.as_ref(), state) {
+            Some(replaced) if !replaced.is_empty() => out.extend(replaced),
+            _ => out.push(effect),
+        }
+    }
+    out
+}
+
+/// The replacement of one effect, or `None` when it is not an inline rule change on a group
+/// with separate rule resources.
+fn separate_rule_change(
+    effect: &Effect,
+    response: Option<&Value>,
+    state: &StateIndex,
+) -> Option<Vec<Effect>> {
+    if effect.resource.resource_type != GROUP || effect.address.is_none() {
+        return None;
+    }
+    let group = effect.resource.identity.as_str();
+    let (block, fields) = match &effect.change {
+        Change::AddBlock { block, fields } | Change::RemoveBlock { block, fields } => {
+            (block.as_str(), fields)
+        }
+        _ => return None,
+    };
+    let direction = Direction::from_block(block)?;
+    let rules = rule_instances(state, group, direction);
+    if rules.is_empty() {
+        return None;
+    }
+    match &effect.change {
+        Change::AddBlock { .. } => Some(created(effect, response?, direction)),
+        _ => Some(deleted(effect, fields, &rules)),
+    }
+}
+
+/// Ingress or egress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direction {
+    Ingress,
+    Egress,
+}
+
+impl Direction {
+    fn from_block(block: &str) -> Option<Direction> {
+        match block {
+            "ingress" => Some(Direction::Ingress),
+            "egress" => Some(Direction::Egress),
+            _ => None,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Direction::Ingress => "ingress",
+            Direction::Egress => "egress",
+        }
+    }
+
+    /// The resource type the provider recommends for a rule of this direction.
+    fn resource_type(self) -> &'static str {
+        match self {
+            Direction::Ingress => "aws_vpc_security_group_ingress_rule",
+            Direction::Egress => "aws_vpc_security_group_egress_rule",
+        }
+    }
+}
+
+/// The managed separate rule resources of `group` in one direction.
+fn rule_instances<'s>(
+    state: &'s StateIndex,
+    group: &str,
+    direction: Direction,
+) -> Vec<&'s Instance> {
+    state
+        .iter()
+        .filter(|i| i.mode == Mode::Managed && i.deposed.is_none())
+        .filter(|i| i.string_attribute("security_group_id") == Some(group))
+        .filter(|i| {
+            i.resource_type == direction.resource_type()
+                || (i.resource_type == LEGACY_RULE
+                    && i.string_attribute("type") == Some(direction.name()))
+        })
+        .collect()
+}
+
+/// One rule resource per rule EC2 reports in `securityGroupRuleSet`.
+fn created(effect: &Effect, response: &Value, direction: Direction) -> Vec<Effect> {
+    let items = response["securityGroupRuleSet"]["items"]
+        .as_array()
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    items
+        .iter()
+        .filter(|item| item["isEgress"].as_bool() == Some(direction == Direction::Egress))
+        .filter_map(|item| {
+            let id = item["securityGroupRuleId"].as_str()?;
+            let attributes = rule_attributes(&effect.resource.identity, item);
+            let open = attributes.iter().any(|(name, value)| {
+                name.starts_with("cidr_") && value.as_str().is_some_and(|c| c.ends_with("/0"))
+            });
+            let mut mentions = effect.mentions.clone();
+            mentions.push(effect.resource.identity.clone());
+            Some(Effect {
+                resource: ResourceKey {
+                    resource_type: direction.resource_type().to_owned(),
+                    identity: id.to_owned(),
+                },
+                address: None,
+                change: Change::Create { attributes },
+                flags: if open {
+                    effect.flags.clone()
+                } else {
+                    Vec::new()
+                },
+                mentions,
+                allocates: vec![id.to_owned()],
+                ..effect.clone()
+            })
+        })
+        .collect()
+}
+
+/// The arguments of an `aws_vpc_security_group_*_rule` for one reported rule.
+fn rule_attributes(group: &str, item: &Value) -> Vec<(String, Value)> {
+    let mut out = vec![("security_group_id".to_owned(), Value::from(group))];
+    let protocol = item["ipProtocol"].as_str().unwrap_or("-1");
+    out.push(("ip_protocol".to_owned(), Value::from(protocol)));
+    if protocol != "-1" {
+        for (name, key) in [("from_port", "fromPort"), ("to_port", "toPort")] {
+            if let Some(port) = item[key].as_i64() {
+                out.push((name.to_owned(), Value::from(port)));
+            }
+        }
+    }
+    let sources = [
+        ("cidr_ipv4", &item["cidrIpv4"]),
+        ("cidr_ipv6", &item["cidrIpv6"]),
+        (
+            "referenced_security_group_id",
+            &item["referencedGroupInfo"]["groupId"],
+        ),
+        ("prefix_list_id", &item["prefixListId"]),
+        ("description", &item["description"]),
+    ];
+    for (name, value) in sources {
+        if let Some(text) = value.as_str() {
+            out.push((name.to_owned(), Value::from(text)));
+        }
+    }
+    out
+}
+
+/// The deletion of every separate rule resource the revoked block matches; empty when none
+/// matches, so the inline change stands.
+fn deleted(effect: &Effect, fields: &Map<String, Value>, rules: &[&Instance]) -> Vec<Effect> {
+    rules
+        .iter()
+        .filter(|rule| matches(fields, rule))
+        .map(|rule| Effect {
+            resource: ResourceKey {
+                resource_type: rule.resource_type.clone(),
+                identity: rule.string_attribute("id").unwrap_or_default().to_owned(),
+            },
+            address: Some(rule.address.clone()),
+            change: Change::Delete,
+            ..effect.clone()
+        })
+        .collect()
+}
+
+/// Whether a revoked permission (protocol, ports, sources) covers a rule resource.
+fn matches(fields: &Map<String, Value>, rule: &Instance) -> bool {
+    let attributes = &rule.attributes;
+    let legacy = rule.resource_type == LEGACY_RULE;
+    let rule_protocol = attributes[if legacy { "protocol" } else { "ip_protocol" }]
+        .as_str()
+        .unwrap_or_default();
+    let protocol = fields
+        .get("protocol")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    if protocol_name(protocol) != protocol_name(rule_protocol) {
+        return false;
+    }
+    if protocol_name(protocol) != "-1" {
+        let port = |name: &str| fields.get(name).and_then(Value::as_i64);
+        if port("from_port") != attributes["from_port"].as_i64()
+            || port("to_port") != attributes["to_port"].as_i64()
+        {
+            return false;
+        }
+    }
+    sources(fields)
+        .iter()
+        .any(|source| rule_sources(rule).contains(source))
+}
+
+/// The sources a revoked permission names: CIDR ranges, groups and prefix lists.
+fn sources(fields: &Map<String, Value>) -> Vec<String> {
+    [
+        "cidr_blocks",
+        "ipv6_cidr_blocks",
+        "security_groups",
+        "prefix_list_ids",
+    ]
+    .iter()
+    .filter_map(|name| fields.get(*name))
+    .flat_map(strings)
+    .collect()
+}
+
+/// The sources a rule resource allows.
+fn rule_sources(rule: &Instance) -> Vec<String> {
+    let names: &[&str] = if rule.resource_type == LEGACY_RULE {
+        &[
+            "cidr_blocks",
+            "ipv6_cidr_blocks",
+            "source_security_group_id",
+            "prefix_list_ids",
+        ]
+    } else {
+        &[
+            "cidr_ipv4",
+            "cidr_ipv6",
+            "referenced_security_group_id",
+            "prefix_list_id",
+        ]
+    };
+    names
+        .iter()
+        .flat_map(|name| strings(&rule.attributes[*name]))
+        .collect()
+}
+
+fn strings(value: &Value) -> Vec<String> {
+    match value {
+        Value::String(s) if !s.is_empty() => vec![s.clone()],
+        Value::Array(items) => items.iter().flat_map(strings).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// EC2 accepts protocol names or numbers; the common ones are compared by name.
+fn protocol_name(protocol: &str) -> &str {
+    match protocol {
+        "6" => "tcp",
+        "17" => "udp",
+        "1" => "icmp",
+        "58" => "icmpv6",
+        "all" => "-1",
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn rule(resource_type: &str, attributes: Value) -> Instance {
+        let text = json!({"version": 4, "resources": [{"mode": "managed", "type": resource_type,
+            "name": "r", "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+            "instances": [{"schema_version": 0, "attributes": attributes}]}]});
+        let state =
+            crate::terraform::state::State::parse(text.to_string().as_bytes(), "t").expect("state");
+        state.instances[0].clone()
+    }
+
+    fn fields(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_revoked_cidr_matches_the_rule_resource_that_allows_it() {
+        let ssh = rule(
+            "aws_vpc_security_group_ingress_rule",
+            json!({"id": "sgr-1", "security_group_id": "sg-1", "ip_protocol": "tcp",
+                   "from_port": 22, "to_port": 22, "cidr_ipv4": "198.51.100.0/24"}),
+        );
+        let revoked = fields(json!({"protocol": "6", "from_port": 22, "to_port": 22,
+                                    "cidr_blocks": ["198.51.100.0/24"]}));
+        assert!(matches(&revoked, &ssh));
+        let other = fields(json!({"protocol": "tcp", "from_port": 22, "to_port": 22,
+                                  "cidr_blocks": ["192.0.2.0/24"]}));
+        assert!(!matches(&other, &ssh));
+        let port = fields(
+            json!({"protocol": "tcp", "from_port": 2222, "to_port": 2222,
+                                 "cidr_blocks": ["198.51.100.0/24"]}),
+        );
+        assert!(!matches(&port, &ssh));
+    }
+
+    #[test]
+    fn legacy_rules_match_by_their_own_attribute_names() {
+        let legacy = rule(
+            LEGACY_RULE,
+            json!({"id": "sgrule-1", "security_group_id": "sg-1", "type": "ingress",
+                   "protocol": "-1", "from_port": 0, "to_port": 0,
+                   "source_security_group_id": "sg-2"}),
+        );
+        let revoked = fields(json!({"protocol": "-1", "security_groups": ["sg-2"]}));
+        assert!(matches(&revoked, &legacy));
+    }
+
+    #[test]
+    fn each_reported_rule_becomes_the_arguments_of_a_rule_resource() {
+        let item = json!({"securityGroupRuleId": "sgr-9", "isEgress": false, "ipProtocol": "tcp",
+                          "fromPort": 443, "toPort": 443, "cidrIpv4": "10.0.0.0/16",
+                          "description": "https"});
+        let attributes = rule_attributes("sg-1", &item);
+        assert_eq!(
+            attributes,
+            vec![
+                ("security_group_id".to_owned(), json!("sg-1")),
+                ("ip_protocol".to_owned(), json!("tcp")),
+                ("from_port".to_owned(), json!(443)),
+                ("to_port".to_owned(), json!(443)),
+                ("cidr_ipv4".to_owned(), json!("10.0.0.0/16")),
+                ("description".to_owned(), json!("https")),
+            ]
+        );
+        let all = json!({"securityGroupRuleId": "sgr-8", "isEgress": true, "ipProtocol": "-1",
+                         "fromPort": -1, "toPort": -1, "cidrIpv4": "0.0.0.0/0"});
+        assert_eq!(rule_attributes("sg-1", &all).len(), 3);
+    }
+}
