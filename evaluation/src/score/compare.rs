@@ -97,6 +97,17 @@ impl Shape<'_> {
     }
 }
 
+/// Nested blocks the provider leaves alone when the configuration writes none, although the
+/// schema cannot say so (a block has no computed flag): the provider's documentation of
+/// `aws_iam_role` says of `inline_policy` that if no blocks are configured, Terraform will not
+/// manage any inline policies in this resource (they are managed as `aws_iam_role_policy`).
+const UNMANAGED_WHEN_ABSENT: [(&str, &str); 1] = [("aws_iam_role", "inline_policy")];
+
+/// Whether code that writes nothing for this top-level attribute leaves it to the cloud.
+pub fn unmanaged_when_absent(resource_type: &str, name: &str) -> bool {
+    UNMANAGED_WHEN_ABSENT.contains(&(resource_type, name))
+}
+
 /// Whether the top-level attribute `name` is one the configuration may set (any nested block,
 /// or an attribute that is not computed-only). Unknown types count every attribute but `id`.
 pub fn settable(schema: Option<&ResourceSchema>, name: &str) -> bool {
