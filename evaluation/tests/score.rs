@@ -3,6 +3,8 @@
 //! drift the trail never mentions fails naming the attribute, a change to code the drift did
 //! not touch is caught, and `retrace-eval run` writes its results and checks a baseline.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 

@@ -253,17 +253,22 @@ impl Ctx<'_> {
             if unset && unmanaged_when_absent(&cloud.resource_type, attribute) {
                 continue;
             }
-            let agree = got.as_ref().is_some_and(|v| {
-                self.shape(&cloud.resource_type, Side::CodeToCloud)
-                    .agree(attribute, v, want)
-            });
-            if !agree {
-                reasons.push(format!(
+            let shape = self.shape(&cloud.resource_type, Side::CodeToCloud);
+            let reason = match &got {
+                None => Some(format!(
                     "{address}.{attribute}: code gives {}, cloud has {}",
-                    show(got.as_ref()),
+                    show(None),
                     show(Some(want))
-                ));
-            }
+                )),
+                Some(v) => shape.difference(attribute, v, want).map(|(path, a, b)| {
+                    format!(
+                        "{address}.{path}: code gives {}, cloud has {}",
+                        show(Some(a)),
+                        show(Some(b))
+                    )
+                }),
+            };
+            reasons.extend(reason);
         }
         CheckResult::new("drift-absorbed", reasons)
     }
@@ -320,12 +325,12 @@ impl Ctx<'_> {
         let configured = object.as_object().cloned().unwrap_or_default();
         for (key, value) in &configured {
             let want = cloud.attributes.get(key).unwrap_or(&Value::Null);
-            if !shape.agree(key, value, want) {
+            if let Some((path, a, b)) = shape.difference(key, value, want) {
                 problems.push(format!(
-                    "{}.{key}: code gives {}, cloud has {}",
+                    "{}.{path}: code gives {}, cloud has {}",
                     code.address,
-                    show(Some(value)),
-                    show(Some(want))
+                    show(Some(a)),
+                    show(Some(b))
                 ));
             }
         }
@@ -402,17 +407,19 @@ impl Ctx<'_> {
                 continue;
             }
             let (was, now) = (code_value(old, &key), code_value(new, &key));
-            let same = match (&was, &now) {
-                (Some(x), Some(y)) => shape.agree(&key, x, y),
-                (None, None) => true,
-                _ => false,
+            let found = match (&was, &now) {
+                (Some(x), Some(y)) => shape
+                    .difference(&key, x, y)
+                    .map(|(path, a, b)| (path, Some(a), Some(b))),
+                (None, None) => None,
+                _ => Some((key.clone(), was.as_ref(), now.as_ref())),
             };
-            if !same {
+            if let Some((path, a, b)) = found {
                 out.push(format!(
-                    "{}.{key}: was {} in the code, now {}",
+                    "{}.{path}: was {} in the code, now {}",
                     old.address,
-                    show(was.as_ref()),
-                    show(now.as_ref())
+                    show(a),
+                    show(b)
                 ));
             }
         }
