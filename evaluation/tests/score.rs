@@ -3,6 +3,8 @@
 //! drift the trail never mentions fails naming the attribute, a change to code the drift did
 //! not touch is caught, and `retrace-eval run` writes its results and checks a baseline.
 
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -576,4 +578,78 @@ fn show_prints_the_trail_the_diff_and_the_checks() {
     );
     assert!(stdout.contains("pass drift-absorbed"), "{stdout}");
     assert!(stdout.contains("PASSED"), "{stdout}");
+}
+
+#[test]
+fn an_attached_admin_policy_flagged_on_its_attachment_counts_for_the_role() {
+    // The reconciler sees AttachRolePolicy as a new `aws_iam_role_policy_attachment` whose
+    // identity (`role/policy-arn`) names the role; the scenario names the role's
+    // `managed_policy_arns`, which is what the simulated cloud changed.
+    let dir = tempfile::tempdir().unwrap();
+    let role = r#"module.function["create-order"].aws_iam_role.this"#;
+    let attach = Request::new(
+        "iam.amazonaws.com",
+        "AttachRolePolicy",
+        json!({"roleName": "orders-staging-create-order-role",
+               "policyArn": "arn:aws:iam::aws:policy/AdministratorAccess"}),
+    );
+    let expect = Expect {
+        patch: true,
+        // The simulated cloud also gains the attachment as a resource, flagged as a whole.
+        flag: vec![
+            scenario::Target {
+                address: role.into(),
+                attribute: "managed_policy_arns".into(),
+            },
+            scenario::Target {
+                address: "aws_iam_role_policy_attachment.unmanaged_1".into(),
+                attribute: String::new(),
+            },
+        ],
+        ignore: Vec::new(),
+    };
+    let stored = build(
+        dir.path(),
+        "serverless-policy-gated-001",
+        Category::PolicyGated,
+        expect,
+        &[attach],
+        |_| {},
+    );
+    let post = stored.post().unwrap();
+    assert!(post.upserts.iter().any(|i| i.address == role), "{post:?}");
+    let sample = &scorer().score(&stored, 1).unwrap()[0];
+    assert!(sample.passed, "{:#?}", sample.reasons());
+    assert!(
+        sample
+            .checks
+            .iter()
+            .any(|c| c.name == "flagged" && c.passed)
+    );
+}
+
+#[test]
+fn a_role_whose_code_writes_no_inline_policy_leaves_it_to_the_cloud() {
+    let state = pre();
+    let original = load(&projects().join(PROJECT), &state);
+    let mut post = state.clone();
+    let role = r#"module.function["create-order"].aws_iam_role.this"#;
+    set_attribute(
+        &mut post,
+        role,
+        "inline_policy",
+        json!([{"name": "extra", "policy": "{\"Version\":\"2012-10-17\",\"Statement\":[]}"}]),
+    );
+    assert_eq!(
+        failures(&check(&state, &post, &original, &original, &patch())),
+        Vec::<String>::new()
+    );
+    // A top-level attribute the code leaves unset is not excused that way.
+    set_attribute(&mut post, role, "max_session_duration", json!(7200));
+    assert_eq!(
+        failures(&check(&state, &post, &original, &original, &patch())),
+        vec![format!(
+            "drift-absorbed: {role}.max_session_duration: code gives nothing, cloud has 7200"
+        )]
+    );
 }

@@ -106,6 +106,7 @@ impl Baseline {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::scenario::Category;

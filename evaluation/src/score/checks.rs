@@ -1,11 +1,12 @@
 //! The scorer's checks of one reconciliation: each compares the patched code, evaluated, with
 //! the cloud after the drift and with the code before the patch, and gives plain reasons.
 
-use super::compare::{Shape, Side, settable, show};
+use super::compare::{Shape, Side, settable, show, unmanaged_when_absent};
 use super::hcl_scan::{self, Import};
 use crate::scenario::{Expect, Target};
 use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
-use reconciler::policy::Decision;
+use reconciler::intents::Delta;
+use reconciler::policy::{Decision, Part};
 use reconciler::reconcile::Outcome;
 use reconciler::terraform::config::{Project, ResourceInstance};
 use reconciler::terraform::state::{Instance, Mode, State};
@@ -246,17 +247,28 @@ impl Ctx<'_> {
                 continue;
             };
             let got = code_value(instance, attribute);
-            let agree = got.as_ref().is_some_and(|v| {
-                self.shape(&cloud.resource_type, Side::CodeToCloud)
-                    .agree(attribute, v, want)
-            });
-            if !agree {
-                reasons.push(format!(
-                    "{address}.{attribute}: code gives {}, cloud has {}",
-                    show(got.as_ref()),
-                    show(Some(want))
-                ));
+            let unset = got
+                .as_ref()
+                .is_some_and(|v| v.is_null() || v == &Value::Array(Vec::new()));
+            if unset && unmanaged_when_absent(&cloud.resource_type, attribute) {
+                continue;
             }
+            let shape = self.shape(&cloud.resource_type, Side::CodeToCloud);
+            let reason = match &got {
+                None => Some(format!(
+                    "{address}.{attribute}: code gives {}, cloud has {}",
+                    show(None),
+                    show(Some(want))
+                )),
+                Some(v) => shape.difference(attribute, v, want).map(|(path, a, b)| {
+                    format!(
+                        "{address}.{path}: code gives {}, cloud has {}",
+                        show(Some(a)),
+                        show(Some(b))
+                    )
+                }),
+            };
+            reasons.extend(reason);
         }
         CheckResult::new("drift-absorbed", reasons)
     }
@@ -313,12 +325,12 @@ impl Ctx<'_> {
         let configured = object.as_object().cloned().unwrap_or_default();
         for (key, value) in &configured {
             let want = cloud.attributes.get(key).unwrap_or(&Value::Null);
-            if !shape.agree(key, value, want) {
+            if let Some((path, a, b)) = shape.difference(key, value, want) {
                 problems.push(format!(
-                    "{}.{key}: code gives {}, cloud has {}",
+                    "{}.{path}: code gives {}, cloud has {}",
                     code.address,
-                    show(Some(value)),
-                    show(Some(want))
+                    show(Some(a)),
+                    show(Some(b))
                 ));
             }
         }
@@ -395,17 +407,19 @@ impl Ctx<'_> {
                 continue;
             }
             let (was, now) = (code_value(old, &key), code_value(new, &key));
-            let same = match (&was, &now) {
-                (Some(x), Some(y)) => shape.agree(&key, x, y),
-                (None, None) => true,
-                _ => false,
+            let found = match (&was, &now) {
+                (Some(x), Some(y)) => shape
+                    .difference(&key, x, y)
+                    .map(|(path, a, b)| (path, Some(a), Some(b))),
+                (None, None) => None,
+                _ => Some((key.clone(), was.as_ref(), now.as_ref())),
             };
-            if !same {
+            if let Some((path, a, b)) = found {
                 out.push(format!(
-                    "{}.{key}: was {} in the code, now {}",
+                    "{}.{path}: was {} in the code, now {}",
                     old.address,
-                    show(was.as_ref()),
-                    show(now.as_ref())
+                    show(a),
+                    show(b)
                 ));
             }
         }
@@ -454,30 +468,51 @@ impl Ctx<'_> {
         CheckResult::new("ignored", reasons)
     }
 
-    /// Whether the reconciler ruled `decision` on the target.
+    /// Whether the reconciler ruled `decision` on the target: on the target's part of a delta
+    /// of its instance (or on the whole resource), or on a resource created in the cloud that
+    /// stands for it ([`Ctx::stands_for`]).
     fn ruled(&self, target: &Target, decision: Decision) -> bool {
-        let created_type = self
-            .drift
-            .created()
-            .find(|i| i.address == target.address)
-            .map(|i| i.resource_type.as_str());
         self.e.outcome.intents.iter().any(|d| {
             d.intent
                 .deltas
                 .iter()
                 .zip(&d.rulings)
-                .any(|(delta, rulings)| {
-                    let same = match &delta.address {
-                        Some(a) => *a == target.address,
-                        None => created_type == Some(delta.resource.resource_type.as_str()),
-                    };
-                    same && rulings.iter().any(|r| {
-                        r.decision == decision
-                            && (target.attribute.is_empty()
-                                || r.part.attribute() == target.attribute)
-                    })
+                .filter(|(delta, _)| self.stands_for(delta, target))
+                .flat_map(|(_, rulings)| rulings)
+                .any(|r| {
+                    r.decision == decision
+                        && (target.attribute.is_empty()
+                            || r.part == Part::Resource
+                            || r.part.attribute() == target.attribute)
                 })
         })
+    }
+
+    /// Whether a delta is about the target's instance: its address, or for a resource the
+    /// reconciler saw created, the created instance's type or an identity naming the target
+    /// instance (an `aws_iam_role_policy_attachment` `role/policy-arn` names the role whose
+    /// `managed_policy_arns` it changes).
+    fn stands_for(&self, delta: &Delta, target: &Target) -> bool {
+        if let Some(address) = &delta.address {
+            return *address == target.address;
+        }
+        let created = self.drift.created().find(|i| i.address == target.address);
+        if created.is_some_and(|i| i.resource_type == delta.resource.resource_type) {
+            return true;
+        }
+        let Some(instance) = self.drift.pre.get(target.address.as_str()) else {
+            return false;
+        };
+        let names: Vec<&str> = ["id", "name"]
+            .iter()
+            .filter_map(|k| instance.attributes.get(*k).and_then(Value::as_str))
+            .filter(|s| !s.is_empty())
+            .collect();
+        delta
+            .resource
+            .identity
+            .split('/')
+            .any(|part| names.contains(&part))
     }
 
     /// Problems if the target's value in the code changed with the patch.

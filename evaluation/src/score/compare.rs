@@ -64,6 +64,38 @@ impl Shape<'_> {
         }
     }
 
+    /// Where `a` and `b` first disagree, for a reason a reviewer can read: descends into
+    /// objects, and into lists compared in order, to the first differing member; `None` when
+    /// they agree.
+    pub fn difference<'v>(
+        &self,
+        path: &str,
+        a: &'v Value,
+        b: &'v Value,
+    ) -> Option<(String, &'v Value, &'v Value)> {
+        if self.agree(path, a, b) {
+            return None;
+        }
+        let deeper = match (a, b) {
+            (Value::Object(x), Value::Object(y)) => x
+                .keys()
+                .chain(y.keys().filter(|k| !x.contains_key(*k)))
+                .find_map(|k| {
+                    self.difference(
+                        &join(path, k),
+                        x.get(k).unwrap_or(&Value::Null),
+                        y.get(k).unwrap_or(&Value::Null),
+                    )
+                }),
+            (Value::Array(x), Value::Array(y)) if x.len() == y.len() && !self.unordered(path) => x
+                .iter()
+                .zip(y)
+                .find_map(|(p, q)| self.difference(path, p, q)),
+            _ => None,
+        };
+        Some(deeper.unwrap_or((path.to_owned(), a, b)))
+    }
+
     /// Pairs each item of `x` with a distinct item of `y` that agrees with it.
     fn match_unordered(&self, path: &str, x: &[Value], y: &[Value]) -> bool {
         let mut used = vec![false; y.len()];
@@ -95,6 +127,17 @@ impl Shape<'_> {
             Some(Member::Attribute(a)) if matches!(a.presence, Presence::Computed | Presence::OptionalComputed)
         )
     }
+}
+
+/// Nested blocks the provider leaves alone when the configuration writes none, although the
+/// schema cannot say so (a block has no computed flag): the provider's documentation of
+/// `aws_iam_role` says of `inline_policy` that if no blocks are configured, Terraform will not
+/// manage any inline policies in this resource (they are managed as `aws_iam_role_policy`).
+const UNMANAGED_WHEN_ABSENT: [(&str, &str); 1] = [("aws_iam_role", "inline_policy")];
+
+/// Whether code that writes nothing for this top-level attribute leaves it to the cloud.
+pub fn unmanaged_when_absent(resource_type: &str, name: &str) -> bool {
+    UNMANAGED_WHEN_ABSENT.contains(&(resource_type, name))
 }
 
 /// Whether the top-level attribute `name` is one the configuration may set (any nested block,
@@ -182,6 +225,7 @@ pub fn show(v: Option<&Value>) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use knowledge::schema::ProviderSchema;
@@ -262,6 +306,22 @@ mod tests {
         assert!(s.agree("assume_role_policy", &code, &cloud));
         let other = json!(r#"{"Version":"2012-10-17","Statement":[{"Effect":"Deny"}]}"#);
         assert!(!s.agree("assume_role_policy", &code, &other));
+    }
+
+    #[test]
+    fn the_first_difference_is_named_by_its_path() {
+        let s = shape("aws_sqs_queue", Side::CodeToCloud);
+        let code = json!({"Team": "a", "Env": "prod"});
+        let cloud = json!({"Team": "a", "Env": "prod", "Backup": "daily"});
+        let (path, a, b) = s.difference("tags", &code, &cloud).unwrap();
+        assert_eq!(
+            (path.as_str(), a, b),
+            ("tags.Backup", &Value::Null, &json!("daily"))
+        );
+        assert!(s.difference("tags", &code, &code).is_none());
+        // Lists of different lengths differ as a whole.
+        let (path, _, _) = s.difference("x", &json!([1]), &json!([1, 2])).unwrap();
+        assert_eq!(path, "x");
     }
 
     #[test]

@@ -72,6 +72,7 @@ fn first_step(expr: &Expression) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

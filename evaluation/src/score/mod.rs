@@ -202,15 +202,23 @@ impl Scorer {
             Ok(outcome) => outcome,
             Err(error) => return Ok((failed_run(&error.to_string(), start), empty_outcome())),
         };
-        let patched = match outcome.changes.apply(scratch.path()) {
-            Ok(()) => load(scratch.path(), &prepared.pre),
-            Err(e) => Err(format!("the patch does not apply: {e}")),
+        // An empty patch leaves the code as it was: its evaluation is the original's.
+        let patched = if outcome.changes.is_empty() {
+            None
+        } else {
+            Some(match outcome.changes.apply(scratch.path()) {
+                Ok(()) => load(scratch.path(), &prepared.pre),
+                Err(e) => Err(format!("the patch does not apply: {e}")),
+            })
         };
         let checks = checks::run(&Evidence {
             pre: &prepared.pre,
             post: &post,
             original: &prepared.original,
-            patched: patched.as_ref().map_err(String::clone),
+            patched: match &patched {
+                None => Ok(&prepared.original),
+                Some(loaded) => loaded.as_ref().map_err(String::clone),
+            },
             outcome: &outcome,
             expect: &scenario.expect,
             schema,

@@ -39,6 +39,7 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> Result<f64, PassAtKError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

@@ -384,6 +384,7 @@ fn xml(text: &str) -> String {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use crate::scenario::Expect;

@@ -35,6 +35,7 @@ mod value;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 pub use args::Call;
 pub use eval::evaluate;
@@ -203,14 +204,17 @@ impl FunctionTable {
 
 /// What an expression can refer to: variables, locals, resource state, the module directory,
 /// other bindings (`each`, `count`, template variables) and the function table.
+///
+/// The tables are shared and copied on write, so cloning a scope for each resource instance
+/// (to bind `each` or `count`) does not copy every resource's state.
 #[derive(Debug, Clone)]
 pub struct EvalScope {
-    variables: BTreeMap<String, Value>,
-    locals: BTreeMap<String, Value>,
-    resources: BTreeMap<String, Value>,
-    bindings: BTreeMap<String, Value>,
+    variables: Arc<BTreeMap<String, Value>>,
+    locals: Arc<BTreeMap<String, Value>>,
+    resources: Arc<BTreeMap<String, Value>>,
+    bindings: Arc<BTreeMap<String, Value>>,
     module_dir: PathBuf,
-    functions: FunctionTable,
+    functions: Arc<FunctionTable>,
 }
 
 impl EvalScope {
@@ -218,43 +222,43 @@ impl EvalScope {
     /// built-in functions.
     pub fn new(module_dir: impl Into<PathBuf>) -> Self {
         EvalScope {
-            variables: BTreeMap::new(),
-            locals: BTreeMap::new(),
-            resources: BTreeMap::new(),
-            bindings: BTreeMap::new(),
+            variables: Arc::default(),
+            locals: Arc::default(),
+            resources: Arc::default(),
+            bindings: Arc::default(),
             module_dir: module_dir.into(),
-            functions: FunctionTable::builtin(),
+            functions: Arc::new(FunctionTable::builtin()),
         }
     }
 
     /// Sets `var.<name>`.
     pub fn with_variable(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.variables.insert(name.into(), value.into());
+        Arc::make_mut(&mut self.variables).insert(name.into(), value.into());
         self
     }
 
     /// Sets `local.<name>`.
     pub fn with_local(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.locals.insert(name.into(), value.into());
+        Arc::make_mut(&mut self.locals).insert(name.into(), value.into());
         self
     }
 
     /// Sets the state of a resource by its address, `aws_instance.web` or `data.aws_ami.ubuntu`:
     /// an object of attributes, or a list or map of them for `count` and `for_each`.
     pub fn with_resource(mut self, address: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.resources.insert(address.into(), value.into());
+        Arc::make_mut(&mut self.resources).insert(address.into(), value.into());
         self
     }
 
     /// Binds a top-level name such as `each` or `count`.
     pub fn with_binding(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
-        self.bindings.insert(name.into(), value.into());
+        Arc::make_mut(&mut self.bindings).insert(name.into(), value.into());
         self
     }
 
     /// Replaces the function table.
     pub fn with_functions(mut self, functions: FunctionTable) -> Self {
-        self.functions = functions;
+        self.functions = Arc::new(functions);
         self
     }
 
@@ -267,10 +271,10 @@ impl EvalScope {
     /// `templatefile` evaluates its template.
     fn template_scope(&self, bindings: BTreeMap<String, Value>) -> Self {
         EvalScope {
-            variables: BTreeMap::new(),
-            locals: BTreeMap::new(),
-            resources: BTreeMap::new(),
-            bindings,
+            variables: Arc::default(),
+            locals: Arc::default(),
+            resources: Arc::default(),
+            bindings: Arc::new(bindings),
             module_dir: self.module_dir.clone(),
             functions: self.functions.clone(),
         }
