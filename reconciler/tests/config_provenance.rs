@@ -140,7 +140,10 @@ fn for_each_entries_of_a_literal_map() {
         "aws_sqs_queue.jobs[\"slow\"]",
         "message_retention_seconds",
     );
-    let Provenance::ForEach { key, file, span } = retention else {
+    let Provenance::ForEach {
+        key, file, span, ..
+    } = retention
+    else {
         panic!("{retention:?}")
     };
     assert_eq!((key.as_str(), file.as_str()), ("slow", "main.tf"));

@@ -13,10 +13,11 @@ use super::place::{Place, place_of};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
-use crate::terraform::state::{IndexKey, StateIndex};
-use knowledge::schema::{Member, ProviderSchema, ResourceSchema};
+use crate::terraform::state::{IndexKey, PathStep, StateIndex};
+use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::cell::RefCell;
 
 /// One edit-tool call and why it was chosen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -69,6 +70,8 @@ pub struct Planner<'a> {
     schema: &'a ProviderSchema,
     /// The file new resource blocks go to (relative to the project root).
     pub new_resources_file: String,
+    /// Resources this plan creates: (cloud id, address), so other edits can refer to them.
+    created: RefCell<Vec<(String, String)>>,
 }
 
 type Outcome = Result<Step, String>;
@@ -91,19 +94,39 @@ impl<'a> Planner<'a> {
             state,
             schema,
             new_resources_file,
+            created: RefCell::new(Vec::new()),
         }
     }
 
     /// Plans every part of the intent whose ruling is absorb (edits) or ignore on a managed
     /// resource (an `ignore_changes` entry); flagged parts get no edit.
+    ///
+    /// Resources the intent creates are planned first, so edits elsewhere in the intent refer to
+    /// them (`aws_security_group.admin.id`) rather than repeat their ids. A nested block removed
+    /// and another of the same type added later (a revoke plus an authorize) is edited in place.
     pub fn plan(&self, intent: &Intent, rulings: &[Vec<Ruling>], plan: &mut Plan) {
-        for (delta, rulings) in intent.deltas.iter().zip(rulings) {
+        let mut order: Vec<usize> = (0..intent.deltas.len()).collect();
+        order.sort_by_key(|&i| intent.deltas[i].lifecycle != Lifecycle::Created);
+        for i in order {
+            let (delta, rulings) = (&intent.deltas[i], &rulings[i]);
+            let pairs = replacements(delta, rulings);
             for ruling in rulings {
-                let outcomes = match ruling.decision {
-                    Decision::Flag => continue,
-                    Decision::Ignore if delta.lifecycle != Lifecycle::Managed => continue,
-                    Decision::Ignore => vec![self.ignore(delta, &ruling.part)],
-                    Decision::Absorb => self.absorb(delta, &ruling.part),
+                let outcomes = match (ruling.decision, &ruling.part) {
+                    (Decision::Flag, _) => continue,
+                    (Decision::Ignore, _) if delta.lifecycle != Lifecycle::Managed => continue,
+                    (Decision::Ignore, _) => vec![self.ignore(delta, &ruling.part)],
+                    (Decision::Absorb, Part::Block { index, .. })
+                        if delta.lifecycle == Lifecycle::Managed =>
+                    {
+                        match pairs.iter().find(|(r, a)| r == index || a == index) {
+                            Some((removed, added)) if removed == index => {
+                                vec![self.replace_block(delta, *removed, *added)]
+                            }
+                            Some(_) => continue,
+                            None => vec![self.block(delta, *index)],
+                        }
+                    }
+                    (Decision::Absorb, _) => self.absorb(delta, &ruling.part),
                 };
                 for outcome in outcomes {
                     match outcome {
@@ -153,8 +176,19 @@ impl<'a> Planner<'a> {
 
     fn set(&self, delta: &Delta, path: &str) -> Outcome {
         let instance = self.instance(delta)?;
-        let value = &delta.attributes[path].after;
-        let (blocks, name) = split_blocks(self.resource_schema(&instance.resource_type), path);
+        let change = &delta.attributes[path];
+        let schema = self.resource_schema(&instance.resource_type);
+        let is_set = schema
+            .and_then(|s| s.member(path))
+            .is_some_and(|m| matches!(m, Member::Attribute(a) if matches!(a.ty, AttrType::Set(_))));
+        let kept;
+        let value = if is_set {
+            kept = in_old_order(change.before.as_ref(), &change.after);
+            &kept
+        } else {
+            &change.after
+        };
+        let (blocks, name) = split_blocks(schema, path);
         if blocks
             .iter()
             .any(|b| !has_block(&instance.attributes.to_json(), b))
@@ -210,6 +244,20 @@ impl<'a> Planner<'a> {
                 part,
                 "set_module_argument",
                 json!({"file": file, "module": module, "name": argument, "value": value}),
+                why,
+                true,
+                None,
+            )),
+            Place::CollectionEntry {
+                file,
+                container,
+                path,
+                why,
+            } => Ok(step(
+                delta,
+                part,
+                "set_collection_entry",
+                json!({"file": file, "in": container, "path": path_json(&path), "value": value}),
                 why,
                 true,
                 None,
@@ -273,6 +321,38 @@ impl<'a> Planner<'a> {
         Ok(step(delta, part, tool, input, why, true, None))
     }
 
+    /// A block removed and another of its type added: the old block is edited in place to hold
+    /// the new one's attributes, and the comment lines above it, which described it, go.
+    fn replace_block(&self, delta: &Delta, removed: usize, added: usize) -> Outcome {
+        let instance = self.instance(delta)?;
+        let (old, new) = match (delta.blocks.get(removed), delta.blocks.get(added)) {
+            (Some(old), Some(new)) => (old, new),
+            _ => return Err("no such block change".to_owned()),
+        };
+        let fields = Value::Object(non_empty(&new.fields));
+        Ok(step(
+            delta,
+            Part::Block {
+                block: old.block.clone(),
+                index: removed,
+            },
+            "update_block",
+            json!({
+                "target": target(instance, &[]),
+                "block": old.block,
+                "match": Value::Object(non_empty(&old.fields)),
+                "attributes": self.refer(instance, &fields),
+                "drop_comments": true,
+            }),
+            format!(
+                "a `{}` block was replaced outside Terraform (changes {removed} and {added}); edited in place",
+                old.block
+            ),
+            true,
+            None,
+        ))
+    }
+
     fn tags(&self, delta: &Delta) -> Outcome {
         let instance = self.instance(delta)?;
         let tags: Map<String, Value> = delta
@@ -320,6 +400,10 @@ impl<'a> Planner<'a> {
             .ok_or_else(|| format!("no provider schema for {resource_type}"))?;
         let (attributes, blocks) = self.new_body(schema, delta);
         let name = self.new_name(delta);
+        self.created.borrow_mut().push((
+            delta.resource.identity.clone(),
+            format!("{resource_type}.{name}"),
+        ));
         Ok(Step {
             intent: String::new(),
             resource: format!("{resource_type}.{name}"),
@@ -374,10 +458,19 @@ impl<'a> Planner<'a> {
 
     /// A resource name from the Name tag or the identity, unused in the root module.
     fn new_name(&self, delta: &Delta) -> String {
-        let base = delta.tags_set.get("Name").cloned().unwrap_or_else(|| {
-            let id = &delta.resource.identity;
-            id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
-        });
+        let named = delta
+            .attributes
+            .get("name")
+            .and_then(|a| a.after.as_str().map(str::to_owned));
+        let base = delta
+            .tags_set
+            .get("Name")
+            .cloned()
+            .or(named)
+            .unwrap_or_else(|| {
+                let id = &delta.resource.identity;
+                id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
+            });
         let mut name: String = base
             .chars()
             .map(|c| {
@@ -392,10 +485,11 @@ impl<'a> Planner<'a> {
         if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
             name = format!("imported_{name}");
         }
+        let address = |n: &str| format!("{}.{n}", delta.resource.resource_type);
         let taken = |n: &str| {
             self.project.instances().any(|i| {
                 i.module.is_none() && i.resource_type == delta.resource.resource_type && i.name == n
-            })
+            }) || self.created.borrow().iter().any(|(_, a)| *a == address(n))
         };
         let mut candidate = name.clone();
         let mut n = 2;
@@ -461,6 +555,11 @@ impl<'a> Planner<'a> {
         if text.len() < 5 {
             return None;
         }
+        if module.is_none()
+            && let Some((_, address)) = self.created.borrow().iter().find(|(id, _)| id == text)
+        {
+            return Some(format!("${{{address}.id}}"));
+        }
         let mut hits = self.state.iter().filter_map(|i| {
             let local = local_address(&i.address, module)?;
             ["id", "arn"]
@@ -471,6 +570,59 @@ impl<'a> Planner<'a> {
         let first = hits.next()?;
         hits.next().is_none().then_some(first)
     }
+}
+
+/// A path as the edit tools take it: keys as strings, positions as numbers.
+fn path_json(path: &[PathStep]) -> Value {
+    path.iter()
+        .map(|step| match step {
+            PathStep::Key(k) => json!(k),
+            PathStep::Index(i) => json!(i),
+        })
+        .collect()
+}
+
+/// A set's new elements with those it had before first, in their old order, so an edit of a
+/// set written as a list only appends (sets have no order; the code's order is the author's).
+fn in_old_order(before: Option<&Value>, after: &Value) -> Value {
+    let (Some(Value::Array(old)), Value::Array(new)) = (before, after) else {
+        return after.clone();
+    };
+    let kept = old.iter().filter(|v| new.contains(v));
+    let added = new.iter().filter(|v| !old.contains(v));
+    Value::Array(kept.chain(added).cloned().collect())
+}
+
+/// Pairs (removed, added) of absorbed block changes of one type, each removal with the first
+/// later addition not yet paired: together they replace one block.
+fn replacements(delta: &Delta, rulings: &[Ruling]) -> Vec<(usize, usize)> {
+    let absorbed = |i: usize| {
+        rulings.iter().any(|r| {
+            r.decision == Decision::Absorb
+                && matches!(&r.part, Part::Block { index, .. } if *index == i)
+        })
+    };
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (r, old) in delta.blocks.iter().enumerate() {
+        if old.op != BlockOp::Removed || !absorbed(r) {
+            continue;
+        }
+        let added = delta
+            .blocks
+            .iter()
+            .enumerate()
+            .skip(r + 1)
+            .find(|(a, new)| {
+                new.op == BlockOp::Added
+                    && new.block == old.block
+                    && absorbed(*a)
+                    && !pairs.iter().any(|(_, taken)| taken == a)
+            });
+        if let Some((a, _)) = added {
+            pairs.push((r, a));
+        }
+    }
+    pairs
 }
 
 /// The address relative to `module`, when the instance is a managed resource in it.
