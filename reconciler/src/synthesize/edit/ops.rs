@@ -156,19 +156,22 @@ pub fn set_attribute(
     }
 }
 
-/// Adds the line `line` (an attribute) after the block's last attribute.
+/// Adds the line `line` (an attribute) where a person would: after the last one-line argument
+/// that comes before any multi-line argument or nested block (meta-arguments such as
+/// `for_each` aside), or else after the block's last attribute.
 pub fn insert_attribute(doc: &mut Doc, loc: &Located, line: &str) {
     let inner = loc.inner_indent();
     if loc.is_one_line(&doc.text) {
         return expand_one_line(doc, loc, &[line]);
     }
-    let last = loc
-        .block
-        .body
-        .attributes()
-        .filter_map(Span::span)
-        .map(|s| s.end)
-        .max();
+    let last = leading_argument_end(&doc.text, &loc.block.body).or_else(|| {
+        loc.block
+            .body
+            .attributes()
+            .filter_map(Span::span)
+            .map(|s| s.end)
+            .max()
+    });
     match last {
         Some(end) => {
             let at = line_end(&doc.text, end - 1);
@@ -180,6 +183,26 @@ pub fn insert_attribute(doc: &mut Doc, loc: &Located, line: &str) {
             doc.splice(at..at, &format!("\n{inner}{line}{gap}"));
         }
     }
+}
+
+/// The end of the last one-line, non-meta argument before the body's first multi-line
+/// argument or nested block.
+fn leading_argument_end(text: &str, body: &Body) -> Option<usize> {
+    const META: [&str; 4] = ["count", "for_each", "provider", "depends_on"];
+    let mut end = None;
+    for structure in body.iter() {
+        let Some(attr) = structure.as_attribute() else {
+            break;
+        };
+        let span = attr.span()?;
+        if text[span.clone()].contains('\n') {
+            break;
+        }
+        if !META.contains(&attr.key.as_str()) {
+            end = Some(span.end);
+        }
+    }
+    end
 }
 
 /// Adds `block` (rendered text) after the last nested block of the same type, or at the end.
