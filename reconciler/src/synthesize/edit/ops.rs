@@ -47,6 +47,25 @@ impl Doc {
         self.text = realign(&self.text, touched);
     }
 
+    /// Replaces several non-overlapping ranges of the current text at once, then re-aligns what
+    /// they touched: aligning after each one would move the ranges still to come.
+    pub fn splice_all(&mut self, mut edits: Vec<(Range<usize>, String)>) {
+        edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
+        let (Some(first), Some(last)) = (
+            edits.iter().map(|e| e.0.start).min(),
+            edits.iter().map(|e| e.0.end).max(),
+        ) else {
+            return;
+        };
+        let mut end = last;
+        for (range, with) in edits {
+            let with = with.replace('\n', self.newline);
+            end = end + with.len() - range.len();
+            self.text.replace_range(range, &with);
+        }
+        self.text = realign(&self.text, first..end);
+    }
+
     /// Finds `target` in this file.
     pub fn locate(&self, target: &Target) -> Result<Located, EditError> {
         locate(&self.text, &self.parse()?, target, &self.place(target))
@@ -368,10 +387,7 @@ pub fn merge_object(
         edits.push((at..at, lines));
     }
     let changed = !edits.is_empty();
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
-    for (range, with) in edits {
-        doc.splice(range, &with);
-    }
+    doc.splice_all(edits);
     Ok(changed)
 }
 
