@@ -708,3 +708,87 @@ fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intents::{BlockDelta, ResourceKey, Risk};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn rule(op: BlockOp, port: u16) -> BlockDelta {
+        let fields = json!({"from_port": port, "to_port": port, "protocol": "tcp"});
+        BlockDelta {
+            op,
+            block: "ingress".to_owned(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+            flags: Vec::new(),
+        }
+    }
+
+    fn delta(blocks: Vec<BlockDelta>) -> Delta {
+        Delta {
+            resource: ResourceKey {
+                resource_type: "aws_security_group".to_owned(),
+                identity: "sg-1".to_owned(),
+            },
+            address: Some("aws_security_group.g".to_owned()),
+            lifecycle: Lifecycle::Managed,
+            attributes: BTreeMap::new(),
+            blocks,
+            tags_set: BTreeMap::new(),
+            tags_removed: BTreeSet::new(),
+            rules: BTreeSet::new(),
+            risk: Risk::Low,
+            flags: Vec::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    fn ruling(index: usize, decision: Decision) -> Ruling {
+        Ruling {
+            part: Part::Block {
+                block: "ingress".to_owned(),
+                index,
+            },
+            decision,
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_removal_pairs_with_the_next_absorbed_addition_of_its_type() {
+        // Revoke 80, authorize 443 (flagged), authorize 8443, revoke 22.
+        let d = delta(vec![
+            rule(BlockOp::Removed, 80),
+            rule(BlockOp::Added, 443),
+            rule(BlockOp::Added, 8443),
+            rule(BlockOp::Removed, 22),
+        ]);
+        let rulings = [
+            ruling(0, Decision::Absorb),
+            ruling(1, Decision::Flag),
+            ruling(2, Decision::Absorb),
+            ruling(3, Decision::Absorb),
+        ];
+        assert_eq!(replacements(&d, &rulings), [(0, 2)]);
+        // Flagged removals are not replaced.
+        let rulings = [
+            ruling(0, Decision::Flag),
+            ruling(1, Decision::Absorb),
+            ruling(2, Decision::Absorb),
+            ruling(3, Decision::Absorb),
+        ];
+        assert!(replacements(&d, &rulings).is_empty());
+    }
+
+    #[test]
+    fn set_elements_keep_their_old_order() {
+        let before = json!(["sg-b", "sg-a", "sg-gone"]);
+        let after = json!(["sg-a", "sg-new", "sg-b"]);
+        assert_eq!(
+            in_old_order(Some(&before), &after),
+            json!(["sg-b", "sg-a", "sg-new"])
+        );
+        assert_eq!(in_old_order(None, &after), after);
+    }
+}

@@ -1307,6 +1307,110 @@ fn path_text(path: &[EntryStep]) -> String {
 mod tests {
     use super::*;
 
+    fn run(
+        tool: &str,
+        input: serde_json::Value,
+        file: &str,
+        text: &str,
+    ) -> Result<String, EditError> {
+        let files = Files::from([(file.to_owned(), text.to_owned())]);
+        let result = run_tool(tool, &input.to_string(), &files)?;
+        Ok(result
+            .files
+            .get(file)
+            .cloned()
+            .unwrap_or_else(|| text.to_owned()))
+    }
+
+    fn bucket() -> serde_json::Value {
+        json!({"block_type": "resource", "labels": ["aws_s3_bucket", "b"]})
+    }
+
+    #[test]
+    fn merge_without_a_trailing_literal_map_gets_one() {
+        let text =
+            "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"b\"\n  tags   = merge(var.tags)\n}\n";
+        let out = run(
+            "set_tags",
+            json!({"target": bucket(), "tags": {"Owner": "ops"}}),
+            "main.tf",
+            text,
+        );
+        assert_eq!(
+            out.ok().as_deref(),
+            Some(
+                "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"b\"\n  tags = merge(var.tags, {\n    Owner = \"ops\"\n  })\n}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn merge_refuses_to_remove_a_key_another_argument_supplies() {
+        let text =
+            "resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, { Name = \"b\" })\n}\n";
+        let input = json!({"target": bucket(), "remove": ["Team"]});
+        assert!(matches!(
+            run("set_tags", input, "main.tf", text),
+            Err(EditError::Impossible { .. })
+        ));
+        let input = json!({"target": bucket(), "remove": ["Name"]});
+        assert_eq!(
+            run("set_tags", input, "main.tf", text).ok().as_deref(),
+            Some("resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, {})\n}\n")
+        );
+    }
+
+    #[test]
+    fn collection_entries_in_tfvars_and_for_each() {
+        let tfvars = "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n  }\n}\n";
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "queues"}, "path": ["a", "timeout"], "value": 45});
+        assert_eq!(
+            run("set_collection_entry", input, "x.tfvars", tfvars)
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  a = { timeout = 45 }\n  b = {\n    timeout = 60\n  }\n}\n")
+        );
+        // A key the entry lacks is added to it.
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "queues"}, "path": ["b", "delay"], "value": 5});
+        assert_eq!(
+            run("set_collection_entry", input, "x.tfvars", tfvars)
+                .ok()
+                .as_deref(),
+            Some(
+                "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n    delay   = 5\n  }\n}\n"
+            )
+        );
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  for_each = {\n    a = 30\n  }\n  visibility_timeout_seconds = each.value\n}\n";
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let input = json!({"file": "main.tf", "in": {"kind": "for_each", "target": target}, "path": ["a"], "value": 90});
+        assert_eq!(
+            run("set_collection_entry", input, "main.tf", main)
+                .ok()
+                .as_deref(),
+            Some(main.replace("a = 30", "a = 90").as_str())
+        );
+        // An entry that is an expression is refused.
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "other"}, "path": ["a"], "value": 1});
+        assert!(run("set_collection_entry", input, "x.tfvars", tfvars).is_err());
+    }
+
+    #[test]
+    fn update_block_drops_stale_attributes_and_keeps_unset_ones() {
+        let text = "resource \"aws_security_group\" \"g\" {\n  ingress {\n    from_port       = 80\n    to_port         = 80\n    protocol        = \"tcp\"\n    security_groups = [\"sg-1\"]\n    self            = false\n  }\n}\n";
+        let input = json!({
+            "target": {"block_type": "resource", "labels": ["aws_security_group", "g"]},
+            "block": "ingress",
+            "match": {"from_port": 80},
+            "attributes": {"from_port": 80, "to_port": 80, "protocol": "tcp", "cidr_blocks": ["10.0.0.0/8"]}
+        });
+        assert_eq!(
+            run("update_block", input, "main.tf", text).ok().as_deref(),
+            Some(
+                "resource \"aws_security_group\" \"g\" {\n  ingress {\n    from_port   = 80\n    to_port     = 80\n    protocol    = \"tcp\"\n    self        = false\n    cidr_blocks = [\"10.0.0.0/8\"]\n  }\n}\n"
+            )
+        );
+    }
+
     #[test]
     fn every_tool_has_a_unique_name_and_an_object_schema() {
         let specs = tools();
