@@ -207,6 +207,7 @@ fn attach_imports_an_attachment_and_detach_removes_the_managed_one() {
     run.shows(&[
         "-resource \"aws_iam_role_policy_attachment\" \"app_ssm\" {",
         "+  id = \"ledger-app/arn:aws:iam::aws:policy/CloudWatchAgentServerPolicy\"",
+        "+  role       = aws_iam_role.app.id",
     ]);
     run.formatted();
     insta::assert_snapshot!(run.report);

@@ -202,7 +202,7 @@ impl<'a> Planner<'a> {
                 delta,
                 part,
                 "set_attribute",
-                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, value)}),
+                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, &name, value)}),
                 why,
                 true,
                 None,
@@ -211,7 +211,7 @@ impl<'a> Planner<'a> {
                 delta,
                 part,
                 "set_attribute",
-                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, value)}),
+                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, &name, value)}),
                 why,
                 false,
                 Some(warning),
@@ -279,7 +279,7 @@ impl<'a> Planner<'a> {
         let present = blocks.iter().take_while(|b| has_block(&config, b)).count();
         let (outer, inner) = blocks.split_at(present);
         let (first, deeper) = inner.split_first().ok_or("no nested block to add")?;
-        let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, value) }});
+        let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, name, value) }});
         if let Some((_, middle)) = deeper.split_last() {
             for block in middle.iter().rev() {
                 body = json!({"block": block, "blocks": [body]});
@@ -305,7 +305,7 @@ impl<'a> Planner<'a> {
         let (tool, input, why) = match b.op {
             BlockOp::Added => (
                 "add_block",
-                json!({"target": target(instance, &[]), "block": {"block": block, "attributes": self.refer(instance, &fields)}}),
+                json!({"target": target(instance, &[]), "block": {"block": block, "attributes": self.refer(instance, "", &fields)}}),
                 format!("a `{block}` block was added outside Terraform"),
             ),
             BlockOp::Removed => (
@@ -341,7 +341,7 @@ impl<'a> Planner<'a> {
                 "target": target(instance, &[]),
                 "block": old.block,
                 "match": Value::Object(non_empty(&old.fields)),
-                "attributes": self.refer(instance, &fields),
+                "attributes": self.refer(instance, "", &fields),
                 "drop_comments": true,
             }),
             format!(
@@ -434,7 +434,7 @@ impl<'a> Planner<'a> {
         for (path, change) in &delta.attributes {
             match schema.member(path) {
                 Some(Member::Attribute(a)) if a.presence.is_settable() => {
-                    attributes.insert(path.clone(), self.refer_root(&change.after));
+                    attributes.insert(path.clone(), self.refer_root(path, &change.after));
                 }
                 _ => {
                     if let Some((block, name)) = path.split_once('.')
@@ -523,35 +523,39 @@ impl<'a> Planner<'a> {
         ))
     }
 
-    /// The value with ids and ARNs of managed resources in the instance's module written as
-    /// references.
-    fn refer(&self, instance: &ResourceInstance, value: &Value) -> Value {
-        self.refer_in(instance.module.as_deref(), value)
+    /// The value of `attribute` with ids and ARNs of managed resources in the instance's module
+    /// written as references (an object's keys name its own attributes).
+    fn refer(&self, instance: &ResourceInstance, attribute: &str, value: &Value) -> Value {
+        self.refer_in(instance.module.as_deref(), attribute, value)
     }
 
-    fn refer_root(&self, value: &Value) -> Value {
-        self.refer_in(None, value)
+    fn refer_root(&self, attribute: &str, value: &Value) -> Value {
+        self.refer_in(None, attribute, value)
     }
 
-    fn refer_in(&self, module: Option<&str>, value: &Value) -> Value {
+    fn refer_in(&self, module: Option<&str>, attribute: &str, value: &Value) -> Value {
         match value {
             Value::String(s) => self
-                .reference(module, s)
+                .reference(module, attribute, s)
                 .map_or_else(|| value.clone(), Value::String),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.refer_in(module, v)).collect())
-            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.refer_in(module, attribute, v))
+                    .collect(),
+            ),
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| (k.clone(), self.refer_in(module, v)))
+                    .map(|(k, v)| (k.clone(), self.refer_in(module, k, v)))
                     .collect(),
             ),
             other => other.clone(),
         }
     }
 
-    /// `${address.id}` when exactly one managed instance in `module` has this id (or ARN).
-    fn reference(&self, module: Option<&str>, text: &str) -> Option<String> {
+    /// `${address.id}` when exactly one managed instance in `module` has this id (or ARN), or,
+    /// when several do, exactly one whose type the attribute names (`role` → `aws_iam_role`).
+    fn reference(&self, module: Option<&str>, attribute: &str, text: &str) -> Option<String> {
         if text.len() < 5 {
             return None;
         }
@@ -560,16 +564,39 @@ impl<'a> Planner<'a> {
         {
             return Some(format!("${{{address}.id}}"));
         }
-        let mut hits = self.state.iter().filter_map(|i| {
-            let local = local_address(&i.address, module)?;
-            ["id", "arn"]
-                .into_iter()
-                .find(|k| i.string_attribute(k) == Some(text))
-                .map(|k| format!("${{{local}.{k}}}"))
-        });
-        let first = hits.next()?;
-        hits.next().is_none().then_some(first)
+        let hits: Vec<(String, &str)> = self
+            .state
+            .iter()
+            .filter_map(|i| {
+                let local = local_address(&i.address, module)?;
+                ["id", "arn"]
+                    .into_iter()
+                    .find(|k| i.string_attribute(k) == Some(text))
+                    .map(|k| (format!("${{{local}.{k}}}"), i.resource_type.as_str()))
+            })
+            .collect();
+        match hits.as_slice() {
+            [(one, _)] => Some(one.clone()),
+            [] => None,
+            many => {
+                let stem = type_stem(attribute);
+                let mut named = many
+                    .iter()
+                    .filter(|(_, kind)| !stem.is_empty() && kind.ends_with(&format!("_{stem}")));
+                let first = named.next()?;
+                named.next().is_none().then(|| first.0.clone())
+            }
+        }
     }
+}
+
+/// The resource kind an attribute names: `role` → `role`, `vpc_id` → `vpc`,
+/// `policy_arn` → `policy`.
+fn type_stem(attribute: &str) -> &str {
+    ["_ids", "_id", "_arns", "_arn", "_names", "_name"]
+        .iter()
+        .find_map(|suffix| attribute.strip_suffix(suffix))
+        .unwrap_or(attribute)
 }
 
 /// A path as the edit tools take it: keys as strings, positions as numbers.
@@ -779,6 +806,14 @@ mod tests {
             ruling(3, Decision::Absorb),
         ];
         assert!(replacements(&d, &rulings).is_empty());
+    }
+
+    #[test]
+    fn attributes_name_the_type_they_refer_to() {
+        assert_eq!(type_stem("role"), "role");
+        assert_eq!(type_stem("vpc_id"), "vpc");
+        assert_eq!(type_stem("vpc_security_group_ids"), "vpc_security_group");
+        assert_eq!(type_stem("policy_arn"), "policy");
     }
 
     #[test]
