@@ -201,6 +201,20 @@ fn new_block_schema() -> serde_json::Value {
     })
 }
 
+/// The schema of a tool acting on one nested block of a target: the step's fields, the target
+/// and `extra` properties.
+fn nested_schema(extra: serde_json::Value, required: &[&str]) -> serde_json::Value {
+    let mut schema = step_schema();
+    schema["properties"]["target"] = target_schema();
+    if let (Some(properties), serde_json::Value::Object(extra)) =
+        (schema["properties"].as_object_mut(), extra)
+    {
+        properties.extend(extra);
+    }
+    schema["required"] = json!(required);
+    schema
+}
+
 fn object_schema(properties: serde_json::Value, required: &[&str]) -> serde_json::Value {
     json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
 }
@@ -420,9 +434,7 @@ struct RemoveBlock {
 }
 
 fn remove_block_spec() -> ToolSpec {
-    let mut schema = step_schema();
-    schema["properties"]["target"] = target_schema();
-    schema["required"] = json!(["target", "block"]);
+    let schema = nested_schema(json!({}), &["target", "block"]);
     ToolSpec {
         name: "remove_block",
         description: "Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.",
@@ -468,10 +480,10 @@ struct ReplaceBlock {
 }
 
 fn replace_block_spec() -> ToolSpec {
-    let mut schema = step_schema();
-    schema["properties"]["target"] = target_schema();
-    schema["properties"]["with"] = new_block_schema();
-    schema["required"] = json!(["target", "block", "with"]);
+    let schema = nested_schema(
+        json!({"with": new_block_schema()}),
+        &["target", "block", "with"],
+    );
     ToolSpec {
         name: "replace_block",
         description: "Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.",
@@ -522,11 +534,13 @@ struct UpdateBlock {
 }
 
 fn update_block_spec() -> ToolSpec {
-    let mut schema = step_schema();
-    schema["properties"]["target"] = target_schema();
-    schema["properties"]["attributes"] = json!({"type": "object", "description": "The block's attributes after the change (JSON values)."});
-    schema["properties"]["drop_comments"] = json!({"type": "boolean", "description": "Also remove the comment lines right above the block, which described the old content."});
-    schema["required"] = json!(["target", "block", "attributes"]);
+    let schema = nested_schema(
+        json!({
+            "attributes": {"type": "object", "description": "The block's attributes after the change (JSON values)."},
+            "drop_comments": {"type": "boolean", "description": "Also remove the comment lines right above the block, which described the old content."}
+        }),
+        &["target", "block", "attributes"],
+    );
     ToolSpec {
         name: "update_block",
         description: "Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left). Use it for a rule replaced by another (a revoke plus an authorize).",
