@@ -315,3 +315,93 @@ fn per_instance(instance: &ResourceInstance, n: usize, what: &str) -> Place {
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terraform::functions::Value;
+    use crate::terraform::state::{IndexKey, Mode};
+
+    fn queue() -> ResourceInstance {
+        ResourceInstance {
+            address: "aws_sqs_queue.q[\"a\"]".to_owned(),
+            module: None,
+            mode: Mode::Managed,
+            resource_type: "aws_sqs_queue".to_owned(),
+            name: "q".to_owned(),
+            index: Some(IndexKey::Str("a".to_owned())),
+            attributes: Value::Null,
+            file: "main.tf".to_owned(),
+            span: 0..0,
+        }
+    }
+
+    fn path() -> Vec<PathStep> {
+        vec![
+            PathStep::Key("a".to_owned()),
+            PathStep::Key("timeout".to_owned()),
+        ]
+    }
+
+    fn written(place: &Place) -> Option<(&str, &serde_json::Value)> {
+        match place {
+            Place::CollectionEntry {
+                file, container, ..
+            } => Some((file.as_str(), container)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn for_each_entries_are_edited_where_the_collection_is_written() {
+        let each = Collection::InPlace {
+            iterator: "each".to_owned(),
+        };
+        let place = for_each_entry(&queue(), "a", "main.tf", &each, &path());
+        let (file, container) = written(&place).expect("an entry");
+        assert_eq!(file, "main.tf");
+        assert_eq!(container["kind"], "for_each");
+        assert_eq!(container["target"]["labels"], json!(["aws_sqs_queue", "q"]));
+
+        let tfvars = Collection::Variable {
+            module: None,
+            name: "queues".to_owned(),
+            source: VariableSource::Tfvars {
+                file: "terraform.tfvars".to_owned(),
+                line: 3,
+                span: 0..0,
+            },
+        };
+        let place = for_each_entry(&queue(), "a", "terraform.tfvars", &tfvars, &path());
+        assert_eq!(
+            written(&place),
+            Some((
+                "terraform.tfvars",
+                &json!({"kind": "tfvar", "name": "queues"})
+            ))
+        );
+
+        let local = Collection::Local {
+            module: None,
+            name: "queues".to_owned(),
+            file: "locals.tf".to_owned(),
+        };
+        let place = for_each_entry(&queue(), "a", "locals.tf", &local, &path());
+        assert_eq!(
+            written(&place),
+            Some(("locals.tf", &json!({"kind": "local", "name": "queues"})))
+        );
+    }
+
+    #[test]
+    fn a_dynamic_blocks_collection_is_refused_with_the_reason() {
+        let port = Collection::InPlace {
+            iterator: "port".to_owned(),
+        };
+        let place = for_each_entry(&queue(), "22", "main.tf", &port, &path());
+        assert!(
+            matches!(&place, Place::Refuse { reason } if reason.contains("`port`")),
+            "{place:?}"
+        );
+    }
+}
