@@ -190,11 +190,13 @@ fn toggle_block(
     flags: &[String],
 ) {
     let opposite = delta.blocks.iter().position(|b| {
-        let (pattern, other) = match op {
-            BlockOp::Removed => (fields, &b.fields),
-            BlockOp::Added => (&b.fields, fields),
+        // A revoke undoes an earlier authorize as AWS matches it, without the description; an
+        // authorize undoes an earlier revoke only when it brings back the same block.
+        let undone = match op {
+            BlockOp::Removed => removes(fields, &b.fields),
+            BlockOp::Added => same_block(&b.fields, fields),
         };
-        b.op != op && b.block == block && removes(pattern, other)
+        b.op != op && b.block == block && undone
     });
     match opposite {
         Some(i) => {
@@ -458,6 +460,44 @@ mod tests {
         assert!(removes(&map(&pattern), &map(&rule)));
         assert!(!removes(&map(&other_port), &map(&rule)));
         assert!(!removes(&map(&other_text), &map(&rule)));
+    }
+
+    #[test]
+    fn a_rule_revoked_and_authorized_with_a_new_description_is_a_replacement() {
+        let fields = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let rule = json!({"protocol": "tcp", "from_port": 443, "to_port": 443,
+            "cidr_blocks": ["10.0.0.0/8"]});
+        let mut described = rule.clone();
+        described["description"] = json!("HTTPS");
+        let d = run(
+            vec![
+                Change::RemoveBlock {
+                    block: "ingress".into(),
+                    fields: fields(rule.clone()),
+                },
+                Change::AddBlock {
+                    block: "ingress".into(),
+                    fields: fields(described.clone()),
+                },
+            ],
+            &json!({"ingress": []}),
+        );
+        assert_eq!(d.blocks.len(), 2, "{d:?}");
+        // Authorized with a description, then revoked without one: nothing is left.
+        let d = run(
+            vec![
+                Change::AddBlock {
+                    block: "ingress".into(),
+                    fields: fields(described),
+                },
+                Change::RemoveBlock {
+                    block: "ingress".into(),
+                    fields: fields(rule),
+                },
+            ],
+            &json!({"ingress": []}),
+        );
+        assert!(d.blocks.is_empty(), "{d:?}");
     }
 
     #[test]

@@ -177,20 +177,26 @@ pub fn set_attribute(
 
 /// Adds the line `line` (an attribute) where a person would: after the last one-line argument
 /// that comes before any multi-line argument or nested block (meta-arguments such as
-/// `for_each` aside), or else after the block's last attribute.
+/// `for_each` aside), or else (and always in `variable` and `output` blocks) after the block's
+/// last attribute.
 pub fn insert_attribute(doc: &mut Doc, loc: &Located, line: &str) {
     let inner = loc.inner_indent();
     if loc.is_one_line(&doc.text) {
         return expand_one_line(doc, loc, &[line]);
     }
-    let last = leading_argument_end(&doc.text, &loc.block.body).or_else(|| {
-        loc.block
-            .body
-            .attributes()
-            .filter_map(Span::span)
-            .map(|s| s.end)
-            .max()
-    });
+    // A variable's or output's arguments keep their conventional order: the new one goes last.
+    let leading = !["variable", "output"].contains(&loc.block.ident.as_str());
+    let last = leading
+        .then(|| leading_argument_end(&doc.text, &loc.block.body))
+        .flatten()
+        .or_else(|| {
+            loc.block
+                .body
+                .attributes()
+                .filter_map(Span::span)
+                .map(|s| s.end)
+                .max()
+        });
     match last {
         Some(end) => {
             let at = line_end(&doc.text, end - 1);

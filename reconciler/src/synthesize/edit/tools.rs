@@ -1426,6 +1426,29 @@ mod tests {
     }
 
     #[test]
+    fn new_arguments_join_the_leading_run_except_in_variables() {
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  for_each = var.q\n\n  name = \"q\"\n\n  policy = jsonencode({\n    a = 1\n  })\n}\n";
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let input = json!({"target": target, "name": "delay_seconds", "value": 5});
+        assert_eq!(
+            run("set_attribute", input, "main.tf", main).ok().as_deref(),
+            Some(
+                "resource \"aws_sqs_queue\" \"q\" {\n  for_each = var.q\n\n  name          = \"q\"\n  delay_seconds = 5\n\n  policy = jsonencode({\n    a = 1\n  })\n}\n"
+            )
+        );
+        let vars = "variable \"q\" {\n  description = \"Queues.\"\n  type = map(object({\n    t = number\n  }))\n}\n";
+        let input = json!({"name": "q", "value": {}});
+        assert_eq!(
+            run("set_variable_default", input, "variables.tf", vars)
+                .ok()
+                .as_deref(),
+            Some(
+                "variable \"q\" {\n  description = \"Queues.\"\n  type = map(object({\n    t = number\n  }))\n  default = {}\n}\n"
+            )
+        );
+    }
+
+    #[test]
     fn every_tool_has_a_unique_name_and_an_object_schema() {
         let specs = tools();
         let mut names: Vec<&str> = specs.iter().map(|s| s.name).collect();
