@@ -5,7 +5,8 @@
 mod config_common;
 
 use config_common::{path, project, text};
-use reconciler::terraform::config::{LoadOptions, Project, Provenance, VariableSource};
+use reconciler::terraform::config::{Collection, LoadOptions, Project, Provenance, VariableSource};
+use reconciler::terraform::state::PathStep;
 
 /// The provenance of `address`'s attribute at `steps` (dot-separated).
 fn of(project: &Project, address: &str, steps: &str) -> Provenance {
@@ -18,6 +19,10 @@ fn literal(project: &Project, provenance: &Provenance) -> (String, String) {
         panic!("{provenance:?}")
     };
     (file.clone(), text(project, file, span).to_string())
+}
+
+fn key_step(key: &str) -> PathStep {
+    PathStep::Key(key.to_owned())
 }
 
 fn pair(file: &str, text: &str) -> (String, String) {
@@ -64,21 +69,30 @@ fn variables_point_at_their_default_or_assignment() {
         ("variables.tf", "\"t3.micro\"")
     );
 
-    // each.value.versioning of for_each = var.buckets: the entry inside the default.
+    // each.value.versioning of for_each = var.buckets: the entry inside the default, as a
+    // for_each entry whose collection is the variable, at path ["logs", "versioning"].
     let status = of(
         &project,
         "aws_s3_bucket_versioning.b[\"logs\"]",
         "versioning_configuration.0.status",
     );
-    let Provenance::Variable {
-        name,
-        source: VariableSource::Default { file, span },
-        ..
+    let Provenance::ForEach {
+        key,
+        file,
+        span,
+        collection:
+            Collection::Variable {
+                module: None,
+                name,
+                source: VariableSource::Default { .. },
+            },
+        path,
     } = status
     else {
         panic!("{status:?}")
     };
-    assert_eq!(name, "buckets");
+    assert_eq!((key.as_str(), name.as_str()), ("logs", "buckets"));
+    assert_eq!(path, [key_step("logs"), key_step("versioning")]);
     assert_eq!(text(&project, &file, &span), "\"Enabled\"");
 
     // A path into a local's object that reads a variable set in the var file.
@@ -140,9 +154,23 @@ fn for_each_entries_of_a_literal_map() {
         "aws_sqs_queue.jobs[\"slow\"]",
         "message_retention_seconds",
     );
-    let Provenance::ForEach { key, file, span } = retention else {
+    let Provenance::ForEach {
+        key,
+        file,
+        span,
+        collection,
+        path,
+    } = retention
+    else {
         panic!("{retention:?}")
     };
+    assert_eq!(
+        collection,
+        Collection::InPlace {
+            iterator: "each".to_owned()
+        }
+    );
+    assert_eq!(path, [key_step("slow"), key_step("retention")]);
     assert_eq!((key.as_str(), file.as_str()), ("slow", "main.tf"));
     assert_eq!(text(&project, &file, &span), "86400");
     // The line of "slow = { retention = 86400 }" in main.tf.

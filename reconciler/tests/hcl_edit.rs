@@ -197,6 +197,31 @@ fn set_tags_merges_keeping_order_and_comments() {
 }
 
 #[test]
+fn set_tags_goes_into_the_literal_map_of_merge() {
+    let input =
+        serde_json::json!({"target": sg(), "tags": {"Name": "web-public", "Owner": "web-team"}});
+    insta::assert_snapshot!(edit("set_tags", input));
+}
+
+#[test]
+fn update_block_edits_a_replaced_rule_in_place() {
+    let input = serde_json::json!({
+        "target": sg(),
+        "block": "ingress",
+        "match": {"from_port": 443},
+        "attributes": {"from_port": 8443, "to_port": 8443, "protocol": "tcp", "cidr_blocks": ["10.0.0.0/8"], "description": "Alt HTTPS"},
+        "drop_comments": true
+    });
+    insta::assert_snapshot!(edit("update_block", input));
+}
+
+#[test]
+fn set_collection_entry_in_a_local_map() {
+    let input = serde_json::json!({"file": "main.tf", "in": {"kind": "local", "name": "common_tags"}, "path": ["Service"], "value": "web-api"});
+    insta::assert_snapshot!(edit("set_collection_entry", input));
+}
+
+#[test]
 fn set_tags_replace_mode_drops_other_keys() {
     let input = serde_json::json!({"target": web(), "mode": "replace", "tags": {"Environment": "staging", "Owner": "alice"}});
     insta::assert_snapshot!(edit("set_tags", input));
@@ -329,7 +354,15 @@ fn refusals_name_file_block_and_path() {
         ),
         refuse(
             "set_tags",
-            serde_json::json!({"target": sg(), "tags": {"A": "b"}}),
+            serde_json::json!({"target": sg(), "remove": ["Team"]}),
+        ),
+        refuse(
+            "update_block",
+            serde_json::json!({"target": sg(), "block": "ingress", "match": {"protocol": "tcp"}, "attributes": {}}),
+        ),
+        refuse(
+            "set_collection_entry",
+            serde_json::json!({"file": "main.tf", "in": {"kind": "local", "name": "common_tags"}, "path": ["Team", "x"], "value": 1}),
         ),
         refuse(
             "remove_attribute",

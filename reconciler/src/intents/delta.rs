@@ -189,10 +189,15 @@ fn toggle_block(
     fields: &Map<String, Value>,
     flags: &[String],
 ) {
-    let opposite = delta
-        .blocks
-        .iter()
-        .position(|b| b.op != op && b.block == block && same_block(&b.fields, fields));
+    let opposite = delta.blocks.iter().position(|b| {
+        // A revoke undoes an earlier authorize as AWS matches it, without the description; an
+        // authorize undoes an earlier revoke only when it brings back the same block.
+        let undone = match op {
+            BlockOp::Removed => removes(fields, &b.fields),
+            BlockOp::Added => same_block(&b.fields, fields),
+        };
+        b.op != op && b.block == block && undone
+    });
     match opposite {
         Some(i) => {
             delta.blocks.remove(i);
@@ -315,6 +320,21 @@ pub fn same_block(a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
     })
 }
 
+/// Whether a removal described by `pattern` (a revoke's fields) removes `block`: the fields the
+/// pattern names must match, and of the others the block may hold only a description or `false`
+/// flags (such as `self`). AWS matches a revoked rule on its protocol, ports and source and needs
+/// no description to revoke it; a state block also spells out flags the call leaves unsaid.
+pub fn removes(pattern: &Map<String, Value>, block: &Map<String, Value>) -> bool {
+    let named: Map<String, Value> = block
+        .iter()
+        .filter(|(k, v)| {
+            pattern.contains_key(*k) || !(k.as_str() == "description" || **v == Value::Bool(false))
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    same_block(pattern, &named)
+}
+
 fn is_empty(v: &Value) -> bool {
     match v {
         Value::Null => true,
@@ -424,6 +444,60 @@ mod tests {
             &state,
         );
         assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn a_revoke_without_a_description_removes_the_described_rule() {
+        let rule = json!({"protocol": "tcp", "from_port": 8080, "to_port": 8080,
+            "cidr_blocks": ["10.20.0.0/16"], "description": "App port", "self": false});
+        let pattern = json!({"protocol": "tcp", "from_port": 8080, "to_port": 8080,
+            "cidr_blocks": ["10.20.0.0/16"]});
+        let other_port = json!({"protocol": "tcp", "from_port": 80, "to_port": 80,
+            "cidr_blocks": ["10.20.0.0/16"]});
+        let other_text = json!({"protocol": "tcp", "from_port": 8080, "to_port": 8080,
+            "cidr_blocks": ["10.20.0.0/16"], "description": "Another"});
+        let map = |v: &Value| v.as_object().cloned().unwrap_or_default();
+        assert!(removes(&map(&pattern), &map(&rule)));
+        assert!(!removes(&map(&other_port), &map(&rule)));
+        assert!(!removes(&map(&other_text), &map(&rule)));
+    }
+
+    #[test]
+    fn a_rule_revoked_and_authorized_with_a_new_description_is_a_replacement() {
+        let fields = |v: Value| v.as_object().cloned().unwrap_or_default();
+        let rule = json!({"protocol": "tcp", "from_port": 443, "to_port": 443,
+            "cidr_blocks": ["10.0.0.0/8"]});
+        let mut described = rule.clone();
+        described["description"] = json!("HTTPS");
+        let d = run(
+            vec![
+                Change::RemoveBlock {
+                    block: "ingress".into(),
+                    fields: fields(rule.clone()),
+                },
+                Change::AddBlock {
+                    block: "ingress".into(),
+                    fields: fields(described.clone()),
+                },
+            ],
+            &json!({"ingress": []}),
+        );
+        assert_eq!(d.blocks.len(), 2, "{d:?}");
+        // Authorized with a description, then revoked without one: nothing is left.
+        let d = run(
+            vec![
+                Change::AddBlock {
+                    block: "ingress".into(),
+                    fields: fields(described),
+                },
+                Change::RemoveBlock {
+                    block: "ingress".into(),
+                    fields: fields(rule),
+                },
+            ],
+            &json!({"ingress": []}),
+        );
+        assert!(d.blocks.is_empty(), "{d:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ mod delta;
 mod effect;
 
 pub use delta::{
-    AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle, lookup, same_block, same_value,
+    AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle, lookup, removes, same_block, same_value,
 };
 pub use effect::{Change, Effect, Evidence, ResourceKey, Risk};
 

@@ -2,8 +2,9 @@
 //! feeds only this value, at the use site otherwise (with a warning), or nowhere when no single
 //! edit can change this instance alone.
 
-use crate::terraform::config::{Project, Provenance, ResourceInstance, VariableSource};
+use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
 use crate::terraform::state::PathStep;
+use serde_json::json;
 
 /// The place an attribute's new value is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +47,19 @@ pub enum Place {
         module: String,
         /// The argument.
         argument: String,
+        /// Why.
+        why: String,
+    },
+    /// An entry of a literal `for_each` collection: the value at `path` inside the collection
+    /// written in `file` (`container` is the edit tool's `in` object).
+    CollectionEntry {
+        /// The file holding the collection.
+        file: String,
+        /// Which collection: `{"kind": "variable_default" | "tfvar" | "local", "name": ...}` or
+        /// `{"kind": "for_each", "target": ...}`.
+        container: serde_json::Value,
+        /// The path inside the collection: the instance key, then the steps into its value.
+        path: Vec<PathStep>,
         /// Why.
         why: String,
     },
@@ -135,11 +149,13 @@ fn from(
                 ),
             )
         }
-        Provenance::ForEach { key, file, .. } => Place::Refuse {
-            reason: format!(
-                "the value comes from the for_each entry {key:?} in {file}; that entry must change, and no edit tool rewrites a single entry yet"
-            ),
-        },
+        Provenance::ForEach {
+            key,
+            file,
+            collection,
+            path,
+            ..
+        } => for_each_entry(instance, key, file, collection, path),
         Provenance::Expression { reason, .. } => override_or_refuse(
             instance,
             shared,
@@ -216,6 +232,11 @@ fn module_input(
         .unwrap_or(module)
         .trim_end_matches('.');
     match inner {
+        Provenance::ForEach { key, .. } => Place::Refuse {
+            reason: format!(
+                "the value comes from entry {key:?} of the for_each of the call of module {module}; a module call's collection is not edited yet"
+            ),
+        },
         Provenance::Literal { .. } => Place::ModuleArgument {
             file: file.to_owned(),
             module: module.to_owned(),
@@ -223,6 +244,56 @@ fn module_input(
             why: format!("the value is the literal argument {argument} of module {module}"),
         },
         other => from(project, instance, other, shared),
+    }
+}
+
+/// The entry of a literal `for_each` collection the value comes from.
+fn for_each_entry(
+    instance: &ResourceInstance,
+    key: &str,
+    file: &str,
+    collection: &Collection,
+    path: &[PathStep],
+) -> Place {
+    // Each instance reads its own entry, so the edit changes this instance alone; another
+    // resource iterating the same collection changes too only where it reads the same field.
+    let entry = |file: &str, container: serde_json::Value, what: String| Place::CollectionEntry {
+        file: file.to_owned(),
+        container,
+        path: path.to_vec(),
+        why: format!("the value is entry {key:?} of {what}; edited at that entry"),
+    };
+    match collection {
+        Collection::InPlace { iterator } if iterator == "each" && file == instance.file => entry(
+            file,
+            json!({"kind": "for_each", "target": {
+                "file": instance.file,
+                "block_type": "resource",
+                "labels": [instance.resource_type, instance.name],
+            }}),
+            "the resource's for_each map".to_owned(),
+        ),
+        Collection::InPlace { iterator } => Place::Refuse {
+            reason: format!(
+                "the value comes from entry {key:?} of the collection `{iterator}` iterates in {file}; only a resource's own for_each map is edited"
+            ),
+        },
+        Collection::Variable { name, source, .. } => {
+            let (kind, place) = match source {
+                VariableSource::Default { .. } => ("variable_default", "default"),
+                _ => ("tfvar", "assignment"),
+            };
+            entry(
+                file,
+                json!({"kind": kind, "name": name}),
+                format!("var.{name}'s {place} in {file}"),
+            )
+        }
+        Collection::Local { name, .. } => entry(
+            file,
+            json!({"kind": "local", "name": name}),
+            format!("local.{name} in {file}"),
+        ),
     }
 }
 
@@ -242,5 +313,95 @@ fn per_instance(instance: &ResourceInstance, n: usize, what: &str) -> Place {
             "{} is one of {n} instances of one block and its value is {what}; a value for this instance alone needs a per-instance map",
             instance.address
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::terraform::functions::Value;
+    use crate::terraform::state::{IndexKey, Mode};
+
+    fn queue() -> ResourceInstance {
+        ResourceInstance {
+            address: "aws_sqs_queue.q[\"a\"]".to_owned(),
+            module: None,
+            mode: Mode::Managed,
+            resource_type: "aws_sqs_queue".to_owned(),
+            name: "q".to_owned(),
+            index: Some(IndexKey::Str("a".to_owned())),
+            attributes: Value::Null,
+            file: "main.tf".to_owned(),
+            span: 0..0,
+        }
+    }
+
+    fn path() -> Vec<PathStep> {
+        vec![
+            PathStep::Key("a".to_owned()),
+            PathStep::Key("timeout".to_owned()),
+        ]
+    }
+
+    fn written(place: &Place) -> Option<(&str, &serde_json::Value)> {
+        match place {
+            Place::CollectionEntry {
+                file, container, ..
+            } => Some((file.as_str(), container)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn for_each_entries_are_edited_where_the_collection_is_written() {
+        let each = Collection::InPlace {
+            iterator: "each".to_owned(),
+        };
+        let place = for_each_entry(&queue(), "a", "main.tf", &each, &path());
+        let (file, container) = written(&place).expect("an entry");
+        assert_eq!(file, "main.tf");
+        assert_eq!(container["kind"], "for_each");
+        assert_eq!(container["target"]["labels"], json!(["aws_sqs_queue", "q"]));
+
+        let tfvars = Collection::Variable {
+            module: None,
+            name: "queues".to_owned(),
+            source: VariableSource::Tfvars {
+                file: "terraform.tfvars".to_owned(),
+                line: 3,
+                span: 0..0,
+            },
+        };
+        let place = for_each_entry(&queue(), "a", "terraform.tfvars", &tfvars, &path());
+        assert_eq!(
+            written(&place),
+            Some((
+                "terraform.tfvars",
+                &json!({"kind": "tfvar", "name": "queues"})
+            ))
+        );
+
+        let local = Collection::Local {
+            module: None,
+            name: "queues".to_owned(),
+            file: "locals.tf".to_owned(),
+        };
+        let place = for_each_entry(&queue(), "a", "locals.tf", &local, &path());
+        assert_eq!(
+            written(&place),
+            Some(("locals.tf", &json!({"kind": "local", "name": "queues"})))
+        );
+    }
+
+    #[test]
+    fn a_dynamic_blocks_collection_is_refused_with_the_reason() {
+        let port = Collection::InPlace {
+            iterator: "port".to_owned(),
+        };
+        let place = for_each_entry(&queue(), "22", "main.tf", &port, &path());
+        assert!(
+            matches!(&place, Place::Refuse { reason } if reason.contains("`port`")),
+            "{place:?}"
+        );
     }
 }

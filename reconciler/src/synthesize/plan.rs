@@ -13,10 +13,11 @@ use super::place::{Place, place_of};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
-use crate::terraform::state::{IndexKey, StateIndex};
+use crate::terraform::state::{IndexKey, PathStep, StateIndex};
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
+use std::cell::RefCell;
 
 /// One edit-tool call and why it was chosen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -69,6 +70,8 @@ pub struct Planner<'a> {
     schema: &'a ProviderSchema,
     /// The file new resource blocks go to (relative to the project root).
     pub new_resources_file: String,
+    /// Resources this plan creates: (cloud id, address), so other edits can refer to them.
+    created: RefCell<Vec<(String, String)>>,
 }
 
 type Outcome = Result<Step, String>;
@@ -91,19 +94,39 @@ impl<'a> Planner<'a> {
             state,
             schema,
             new_resources_file,
+            created: RefCell::new(Vec::new()),
         }
     }
 
     /// Plans every part of the intent whose ruling is absorb (edits) or ignore on a managed
     /// resource (an `ignore_changes` entry); flagged parts get no edit.
+    ///
+    /// Resources the intent creates are planned first, so edits elsewhere in the intent refer to
+    /// them (`aws_security_group.admin.id`) rather than repeat their ids. A nested block removed
+    /// and another of the same type added later (a revoke plus an authorize) is edited in place.
     pub fn plan(&self, intent: &Intent, rulings: &[Vec<Ruling>], plan: &mut Plan) {
-        for (delta, rulings) in intent.deltas.iter().zip(rulings) {
+        let mut order: Vec<usize> = (0..intent.deltas.len()).collect();
+        order.sort_by_key(|&i| intent.deltas[i].lifecycle != Lifecycle::Created);
+        for i in order {
+            let (delta, rulings) = (&intent.deltas[i], &rulings[i]);
+            let pairs = replacements(delta, rulings);
             for ruling in rulings {
-                let outcomes = match ruling.decision {
-                    Decision::Flag => continue,
-                    Decision::Ignore if delta.lifecycle != Lifecycle::Managed => continue,
-                    Decision::Ignore => vec![self.ignore(delta, &ruling.part)],
-                    Decision::Absorb => self.absorb(delta, &ruling.part),
+                let outcomes = match (ruling.decision, &ruling.part) {
+                    (Decision::Flag, _) => continue,
+                    (Decision::Ignore, _) if delta.lifecycle != Lifecycle::Managed => continue,
+                    (Decision::Ignore, _) => vec![self.ignore(delta, &ruling.part)],
+                    (Decision::Absorb, Part::Block { index, .. })
+                        if delta.lifecycle == Lifecycle::Managed =>
+                    {
+                        match pairs.iter().find(|(r, a)| r == index || a == index) {
+                            Some((removed, added)) if removed == index => {
+                                vec![self.replace_block(delta, *removed, *added)]
+                            }
+                            Some(_) => continue,
+                            None => vec![self.block(delta, *index)],
+                        }
+                    }
+                    (Decision::Absorb, _) => self.absorb(delta, &ruling.part),
                 };
                 for outcome in outcomes {
                     match outcome {
@@ -153,13 +176,20 @@ impl<'a> Planner<'a> {
 
     fn set(&self, delta: &Delta, path: &str) -> Outcome {
         let instance = self.instance(delta)?;
-        let after = &delta.attributes[path].after;
-        let typed = self
-            .schema
-            .attribute(&instance.resource_type, path)
-            .map(|a| as_typed(&a.ty, after));
-        let value = typed.as_ref().unwrap_or(after);
-        let (blocks, name) = split_blocks(self.resource_schema(&instance.resource_type), path);
+        let change = &delta.attributes[path];
+        let schema = self.resource_schema(&instance.resource_type);
+        let attribute = schema.and_then(|s| s.member(path)).and_then(|m| match m {
+            Member::Attribute(a) => Some(a),
+            _ => None,
+        });
+        let is_set = attribute.is_some_and(|a| matches!(a.ty, AttrType::Set(_)));
+        let kept = if is_set {
+            in_old_order(change.before.as_ref(), &change.after)
+        } else {
+            attribute.map_or_else(|| change.after.clone(), |a| as_typed(&a.ty, &change.after))
+        };
+        let value = &kept;
+        let (blocks, name) = split_blocks(schema, path);
         if blocks
             .iter()
             .any(|b| !has_block(&instance.attributes.to_json(), b))
@@ -173,7 +203,7 @@ impl<'a> Planner<'a> {
                 delta,
                 part,
                 "set_attribute",
-                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, value)}),
+                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, &name, value)}),
                 why,
                 true,
                 None,
@@ -182,7 +212,7 @@ impl<'a> Planner<'a> {
                 delta,
                 part,
                 "set_attribute",
-                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, value)}),
+                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, &name, value)}),
                 why,
                 false,
                 Some(warning),
@@ -219,6 +249,20 @@ impl<'a> Planner<'a> {
                 true,
                 None,
             )),
+            Place::CollectionEntry {
+                file,
+                container,
+                path,
+                why,
+            } => Ok(step(
+                delta,
+                part,
+                "set_collection_entry",
+                json!({"file": file, "in": container, "path": path_json(&path), "value": value}),
+                why,
+                true,
+                None,
+            )),
             Place::Refuse { reason } => Err(reason),
         }
     }
@@ -236,7 +280,7 @@ impl<'a> Planner<'a> {
         let present = blocks.iter().take_while(|b| has_block(&config, b)).count();
         let (outer, inner) = blocks.split_at(present);
         let (first, deeper) = inner.split_first().ok_or("no nested block to add")?;
-        let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, value) }});
+        let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, name, value) }});
         if let Some((_, middle)) = deeper.split_last() {
             for block in middle.iter().rev() {
                 body = json!({"block": block, "blocks": [body]});
@@ -262,7 +306,7 @@ impl<'a> Planner<'a> {
         let (tool, input, why) = match b.op {
             BlockOp::Added => (
                 "add_block",
-                json!({"target": target(instance, &[]), "block": {"block": block, "attributes": self.refer(instance, &fields)}}),
+                json!({"target": target(instance, &[]), "block": {"block": block, "attributes": self.refer(instance, "", &fields)}}),
                 format!("a `{block}` block was added outside Terraform"),
             ),
             BlockOp::Removed => (
@@ -276,6 +320,38 @@ impl<'a> Planner<'a> {
             index,
         };
         Ok(step(delta, part, tool, input, why, true, None))
+    }
+
+    /// A block removed and another of its type added: the old block is edited in place to hold
+    /// the new one's attributes, and the comment lines above it, which described it, go.
+    fn replace_block(&self, delta: &Delta, removed: usize, added: usize) -> Outcome {
+        let instance = self.instance(delta)?;
+        let (old, new) = match (delta.blocks.get(removed), delta.blocks.get(added)) {
+            (Some(old), Some(new)) => (old, new),
+            _ => return Err("no such block change".to_owned()),
+        };
+        let fields = Value::Object(non_empty(&new.fields));
+        Ok(step(
+            delta,
+            Part::Block {
+                block: old.block.clone(),
+                index: removed,
+            },
+            "update_block",
+            json!({
+                "target": target(instance, &[]),
+                "block": old.block,
+                "match": Value::Object(non_empty(&old.fields)),
+                "attributes": self.refer(instance, "", &fields),
+                "drop_comments": true,
+            }),
+            format!(
+                "a `{}` block was replaced outside Terraform (changes {removed} and {added}); edited in place",
+                old.block
+            ),
+            true,
+            None,
+        ))
     }
 
     fn tags(&self, delta: &Delta) -> Outcome {
@@ -325,6 +401,10 @@ impl<'a> Planner<'a> {
             .ok_or_else(|| format!("no provider schema for {resource_type}"))?;
         let (attributes, blocks) = self.new_body(schema, delta);
         let name = self.new_name(delta);
+        self.created.borrow_mut().push((
+            delta.resource.identity.clone(),
+            format!("{resource_type}.{name}"),
+        ));
         Ok(Step {
             intent: String::new(),
             resource: format!("{resource_type}.{name}"),
@@ -356,7 +436,7 @@ impl<'a> Planner<'a> {
             match schema.member(path) {
                 Some(Member::Attribute(a)) if a.presence.is_settable() => {
                     let value = as_typed(&a.ty, &change.after);
-                    attributes.insert(path.clone(), self.refer_root(&value));
+                    attributes.insert(path.clone(), self.refer_root(path, &value));
                 }
                 _ => {
                     if let Some((block, name)) = path.split_once('.')
@@ -380,10 +460,19 @@ impl<'a> Planner<'a> {
 
     /// A resource name from the Name tag or the identity, unused in the root module.
     fn new_name(&self, delta: &Delta) -> String {
-        let base = delta.tags_set.get("Name").cloned().unwrap_or_else(|| {
-            let id = &delta.resource.identity;
-            id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
-        });
+        let named = delta
+            .attributes
+            .get("name")
+            .and_then(|a| a.after.as_str().map(str::to_owned));
+        let base = delta
+            .tags_set
+            .get("Name")
+            .cloned()
+            .or(named)
+            .unwrap_or_else(|| {
+                let id = &delta.resource.identity;
+                id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
+            });
         let mut name: String = base
             .chars()
             .map(|c| {
@@ -398,10 +487,11 @@ impl<'a> Planner<'a> {
         if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
             name = format!("imported_{name}");
         }
+        let address = |n: &str| format!("{}.{n}", delta.resource.resource_type);
         let taken = |n: &str| {
             self.project.instances().any(|i| {
                 i.module.is_none() && i.resource_type == delta.resource.resource_type && i.name == n
-            })
+            }) || self.created.borrow().iter().any(|(_, a)| *a == address(n))
         };
         let mut candidate = name.clone();
         let mut n = 2;
@@ -435,48 +525,133 @@ impl<'a> Planner<'a> {
         ))
     }
 
-    /// The value with ids and ARNs of managed resources in the instance's module written as
-    /// references.
-    fn refer(&self, instance: &ResourceInstance, value: &Value) -> Value {
-        self.refer_in(instance.module.as_deref(), value)
+    /// The value of `attribute` with ids and ARNs of managed resources in the instance's module
+    /// written as references (an object's keys name its own attributes).
+    fn refer(&self, instance: &ResourceInstance, attribute: &str, value: &Value) -> Value {
+        self.refer_in(instance.module.as_deref(), attribute, value)
     }
 
-    fn refer_root(&self, value: &Value) -> Value {
-        self.refer_in(None, value)
+    fn refer_root(&self, attribute: &str, value: &Value) -> Value {
+        self.refer_in(None, attribute, value)
     }
 
-    fn refer_in(&self, module: Option<&str>, value: &Value) -> Value {
+    fn refer_in(&self, module: Option<&str>, attribute: &str, value: &Value) -> Value {
         match value {
             Value::String(s) => self
-                .reference(module, s)
+                .reference(module, attribute, s)
                 .map_or_else(|| value.clone(), Value::String),
-            Value::Array(items) => {
-                Value::Array(items.iter().map(|v| self.refer_in(module, v)).collect())
-            }
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|v| self.refer_in(module, attribute, v))
+                    .collect(),
+            ),
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(k, v)| (k.clone(), self.refer_in(module, v)))
+                    .map(|(k, v)| (k.clone(), self.refer_in(module, k, v)))
                     .collect(),
             ),
             other => other.clone(),
         }
     }
 
-    /// `${address.id}` when exactly one managed instance in `module` has this id (or ARN).
-    fn reference(&self, module: Option<&str>, text: &str) -> Option<String> {
+    /// `${address.id}` when exactly one managed instance in `module` has this id (or ARN), or,
+    /// when several do, exactly one whose type the attribute names (`role` → `aws_iam_role`).
+    fn reference(&self, module: Option<&str>, attribute: &str, text: &str) -> Option<String> {
         if text.len() < 5 {
             return None;
         }
-        let mut hits = self.state.iter().filter_map(|i| {
-            let local = local_address(&i.address, module)?;
-            ["id", "arn"]
-                .into_iter()
-                .find(|k| i.string_attribute(k) == Some(text))
-                .map(|k| format!("${{{local}.{k}}}"))
-        });
-        let first = hits.next()?;
-        hits.next().is_none().then_some(first)
+        if module.is_none()
+            && let Some((_, address)) = self.created.borrow().iter().find(|(id, _)| id == text)
+        {
+            return Some(format!("${{{address}.id}}"));
+        }
+        let hits: Vec<(String, &str)> = self
+            .state
+            .iter()
+            .filter_map(|i| {
+                let local = local_address(&i.address, module)?;
+                ["id", "arn"]
+                    .into_iter()
+                    .find(|k| i.string_attribute(k) == Some(text))
+                    .map(|k| (format!("${{{local}.{k}}}"), i.resource_type.as_str()))
+            })
+            .collect();
+        match hits.as_slice() {
+            [(one, _)] => Some(one.clone()),
+            [] => None,
+            many => {
+                let stem = type_stem(attribute);
+                let mut named = many
+                    .iter()
+                    .filter(|(_, kind)| !stem.is_empty() && kind.ends_with(&format!("_{stem}")));
+                let first = named.next()?;
+                named.next().is_none().then(|| first.0.clone())
+            }
+        }
     }
+}
+
+/// The resource kind an attribute names: `role` → `role`, `vpc_id` → `vpc`,
+/// `policy_arn` → `policy`.
+fn type_stem(attribute: &str) -> &str {
+    ["_ids", "_id", "_arns", "_arn", "_names", "_name"]
+        .iter()
+        .find_map(|suffix| attribute.strip_suffix(suffix))
+        .unwrap_or(attribute)
+}
+
+/// A path as the edit tools take it: keys as strings, positions as numbers.
+fn path_json(path: &[PathStep]) -> Value {
+    path.iter()
+        .map(|step| match step {
+            PathStep::Key(k) => json!(k),
+            PathStep::Index(i) => json!(i),
+        })
+        .collect()
+}
+
+/// A set's new elements with those it had before first, in their old order, so an edit of a
+/// set written as a list only appends (sets have no order; the code's order is the author's).
+fn in_old_order(before: Option<&Value>, after: &Value) -> Value {
+    let (Some(Value::Array(old)), Value::Array(new)) = (before, after) else {
+        return after.clone();
+    };
+    let kept = old.iter().filter(|v| new.contains(v));
+    let added = new.iter().filter(|v| !old.contains(v));
+    Value::Array(kept.chain(added).cloned().collect())
+}
+
+/// Pairs (removed, added) of absorbed block changes of one type, each removal with the first
+/// later addition not yet paired: together they replace one block.
+fn replacements(delta: &Delta, rulings: &[Ruling]) -> Vec<(usize, usize)> {
+    let absorbed = |i: usize| {
+        rulings.iter().any(|r| {
+            r.decision == Decision::Absorb
+                && matches!(&r.part, Part::Block { index, .. } if *index == i)
+        })
+    };
+    let mut pairs: Vec<(usize, usize)> = Vec::new();
+    for (r, old) in delta.blocks.iter().enumerate() {
+        if old.op != BlockOp::Removed || !absorbed(r) {
+            continue;
+        }
+        let added = delta
+            .blocks
+            .iter()
+            .enumerate()
+            .skip(r + 1)
+            .find(|(a, new)| {
+                new.op == BlockOp::Added
+                    && new.block == old.block
+                    && absorbed(*a)
+                    && !pairs.iter().any(|(_, taken)| taken == a)
+            });
+        if let Some((a, _)) = added {
+            pairs.push((r, a));
+        }
+    }
+    pairs
 }
 
 /// The address relative to `module`, when the instance is a managed resource in it.
@@ -573,4 +748,96 @@ fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
         .filter(|(_, v)| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::intents::{BlockDelta, ResourceKey, Risk};
+    use std::collections::{BTreeMap, BTreeSet};
+
+    fn rule(op: BlockOp, port: u16) -> BlockDelta {
+        let fields = json!({"from_port": port, "to_port": port, "protocol": "tcp"});
+        BlockDelta {
+            op,
+            block: "ingress".to_owned(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+            flags: Vec::new(),
+        }
+    }
+
+    fn delta(blocks: Vec<BlockDelta>) -> Delta {
+        Delta {
+            resource: ResourceKey {
+                resource_type: "aws_security_group".to_owned(),
+                identity: "sg-1".to_owned(),
+            },
+            address: Some("aws_security_group.g".to_owned()),
+            lifecycle: Lifecycle::Managed,
+            attributes: BTreeMap::new(),
+            blocks,
+            tags_set: BTreeMap::new(),
+            tags_removed: BTreeSet::new(),
+            rules: BTreeSet::new(),
+            risk: Risk::Low,
+            flags: Vec::new(),
+            evidence: Vec::new(),
+        }
+    }
+
+    fn ruling(index: usize, decision: Decision) -> Ruling {
+        Ruling {
+            part: Part::Block {
+                block: "ingress".to_owned(),
+                index,
+            },
+            decision,
+            reason: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_removal_pairs_with_the_next_absorbed_addition_of_its_type() {
+        // Revoke 80, authorize 443 (flagged), authorize 8443, revoke 22.
+        let d = delta(vec![
+            rule(BlockOp::Removed, 80),
+            rule(BlockOp::Added, 443),
+            rule(BlockOp::Added, 8443),
+            rule(BlockOp::Removed, 22),
+        ]);
+        let rulings = [
+            ruling(0, Decision::Absorb),
+            ruling(1, Decision::Flag),
+            ruling(2, Decision::Absorb),
+            ruling(3, Decision::Absorb),
+        ];
+        assert_eq!(replacements(&d, &rulings), [(0, 2)]);
+        // Flagged removals are not replaced.
+        let rulings = [
+            ruling(0, Decision::Flag),
+            ruling(1, Decision::Absorb),
+            ruling(2, Decision::Absorb),
+            ruling(3, Decision::Absorb),
+        ];
+        assert!(replacements(&d, &rulings).is_empty());
+    }
+
+    #[test]
+    fn attributes_name_the_type_they_refer_to() {
+        assert_eq!(type_stem("role"), "role");
+        assert_eq!(type_stem("vpc_id"), "vpc");
+        assert_eq!(type_stem("vpc_security_group_ids"), "vpc_security_group");
+        assert_eq!(type_stem("policy_arn"), "policy");
+    }
+
+    #[test]
+    fn set_elements_keep_their_old_order() {
+        let before = json!(["sg-b", "sg-a", "sg-gone"]);
+        let after = json!(["sg-a", "sg-new", "sg-b"]);
+        assert_eq!(
+            in_old_order(Some(&before), &after),
+            json!(["sg-b", "sg-a", "sg-new"])
+        );
+        assert_eq!(in_old_order(None, &after), after);
+    }
 }

@@ -1,7 +1,7 @@
 //! The cloud after the drift, when no refreshed snapshot is given: the state before it with
 //! every intent's net effect applied.
 
-use crate::intents::{BlockOp, Delta, Lifecycle, ResourceKey, same_block};
+use crate::intents::{BlockOp, Delta, Lifecycle, ResourceKey, removes};
 use crate::terraform::state::{Instance, Mode, State};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -88,7 +88,7 @@ fn apply(attributes: &mut Value, delta: &Delta) {
             BlockOp::Removed => {
                 if let Some(i) = items
                     .iter()
-                    .position(|v| v.as_object().is_some_and(|o| same_block(o, &block.fields)))
+                    .position(|v| v.as_object().is_some_and(|o| removes(&block.fields, o)))
                 {
                     items.remove(i);
                 }

@@ -47,6 +47,25 @@ impl Doc {
         self.text = realign(&self.text, touched);
     }
 
+    /// Replaces several non-overlapping ranges of the current text at once, then re-aligns what
+    /// they touched: aligning after each one would move the ranges still to come.
+    pub fn splice_all(&mut self, mut edits: Vec<(Range<usize>, String)>) {
+        edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
+        let (Some(first), Some(last)) = (
+            edits.iter().map(|e| e.0.start).min(),
+            edits.iter().map(|e| e.0.end).max(),
+        ) else {
+            return;
+        };
+        let mut end = last;
+        for (range, with) in edits {
+            let with = with.replace('\n', self.newline);
+            end = end + with.len() - range.len();
+            self.text.replace_range(range, &with);
+        }
+        self.text = realign(&self.text, first..end);
+    }
+
     /// Finds `target` in this file.
     pub fn locate(&self, target: &Target) -> Result<Located, EditError> {
         locate(&self.text, &self.parse()?, target, &self.place(target))
@@ -156,19 +175,28 @@ pub fn set_attribute(
     }
 }
 
-/// Adds the line `line` (an attribute) after the block's last attribute.
+/// Adds the line `line` (an attribute) where a person would: after the last one-line argument
+/// that comes before any multi-line argument or nested block (meta-arguments such as
+/// `for_each` aside), or else (and always in `variable` and `output` blocks) after the block's
+/// last attribute.
 pub fn insert_attribute(doc: &mut Doc, loc: &Located, line: &str) {
     let inner = loc.inner_indent();
     if loc.is_one_line(&doc.text) {
         return expand_one_line(doc, loc, &[line]);
     }
-    let last = loc
-        .block
-        .body
-        .attributes()
-        .filter_map(Span::span)
-        .map(|s| s.end)
-        .max();
+    // A variable's or output's arguments keep their conventional order: the new one goes last.
+    let leading = !["variable", "output"].contains(&loc.block.ident.as_str());
+    let last = leading
+        .then(|| leading_argument_end(&doc.text, &loc.block.body))
+        .flatten()
+        .or_else(|| {
+            loc.block
+                .body
+                .attributes()
+                .filter_map(Span::span)
+                .map(|s| s.end)
+                .max()
+        });
     match last {
         Some(end) => {
             let at = line_end(&doc.text, end - 1);
@@ -180,6 +208,26 @@ pub fn insert_attribute(doc: &mut Doc, loc: &Located, line: &str) {
             doc.splice(at..at, &format!("\n{inner}{line}{gap}"));
         }
     }
+}
+
+/// The end of the last one-line, non-meta argument before the body's first multi-line
+/// argument or nested block.
+fn leading_argument_end(text: &str, body: &Body) -> Option<usize> {
+    const META: [&str; 4] = ["count", "for_each", "provider", "depends_on"];
+    let mut end = None;
+    for structure in body.iter() {
+        let Some(attr) = structure.as_attribute() else {
+            break;
+        };
+        let span = attr.span()?;
+        if text[span.clone()].contains('\n') {
+            break;
+        }
+        if !META.contains(&attr.key.as_str()) {
+            end = Some(span.end);
+        }
+    }
+    end
 }
 
 /// Adds `block` (rendered text) after the last nested block of the same type, or at the end.
@@ -345,10 +393,7 @@ pub fn merge_object(
         edits.push((at..at, lines));
     }
     let changed = !edits.is_empty();
-    edits.sort_by_key(|e| std::cmp::Reverse(e.0.start));
-    for (range, with) in edits {
-        doc.splice(range, &with);
-    }
+    doc.splice_all(edits);
     Ok(changed)
 }
 

@@ -1,11 +1,14 @@
 //! The tool registry: names, descriptions, input schemas, typed inputs and dispatch.
 
-use super::locate::{Located, Place, Step, Target, header, matches_all, span_of, step_text};
+use super::locate::{
+    Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
+};
 use super::ops::{self, Doc, Workspace};
 use super::render::{self, BlockText};
 use super::value::{Ordered, Value};
 use super::{EditError, Files};
-use hcl::edit::expr::Expression;
+use hcl::edit::Span;
+use hcl::edit::expr::{Expression, FuncCall};
 use hcl::edit::structure::Block;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
@@ -39,7 +42,7 @@ struct Tool {
     run: Run,
 }
 
-const TOOLS: [Tool; 12] = [
+const TOOLS: [Tool; 14] = [
     Tool {
         spec: set_attribute_spec,
         run: set_attribute,
@@ -59,6 +62,10 @@ const TOOLS: [Tool; 12] = [
     Tool {
         spec: replace_block_spec,
         run: replace_block,
+    },
+    Tool {
+        spec: update_block_spec,
+        run: update_block,
     },
     Tool {
         spec: set_tags_spec,
@@ -87,6 +94,10 @@ const TOOLS: [Tool; 12] = [
     Tool {
         spec: set_module_argument_spec,
         run: set_module_argument,
+    },
+    Tool {
+        spec: set_collection_entry_spec,
+        run: set_collection_entry,
     },
 ];
 
@@ -188,6 +199,20 @@ fn new_block_schema() -> serde_json::Value {
         "required": ["block"],
         "additionalProperties": false
     })
+}
+
+/// The schema of a tool acting on one nested block of a target: the step's fields, the target
+/// and `extra` properties.
+fn nested_schema(extra: serde_json::Value, required: &[&str]) -> serde_json::Value {
+    let mut schema = step_schema();
+    schema["properties"]["target"] = target_schema();
+    if let (Some(properties), serde_json::Value::Object(extra)) =
+        (schema["properties"].as_object_mut(), extra)
+    {
+        properties.extend(extra);
+    }
+    schema["required"] = json!(required);
+    schema
 }
 
 fn object_schema(properties: serde_json::Value, required: &[&str]) -> serde_json::Value {
@@ -409,9 +434,7 @@ struct RemoveBlock {
 }
 
 fn remove_block_spec() -> ToolSpec {
-    let mut schema = step_schema();
-    schema["properties"]["target"] = target_schema();
-    schema["required"] = json!(["target", "block"]);
+    let schema = nested_schema(json!({}), &["target", "block"]);
     ToolSpec {
         name: "remove_block",
         description: "Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.",
@@ -457,10 +480,10 @@ struct ReplaceBlock {
 }
 
 fn replace_block_spec() -> ToolSpec {
-    let mut schema = step_schema();
-    schema["properties"]["target"] = target_schema();
-    schema["properties"]["with"] = new_block_schema();
-    schema["required"] = json!(["target", "block", "with"]);
+    let schema = nested_schema(
+        json!({"with": new_block_schema()}),
+        &["target", "block", "with"],
+    );
     ToolSpec {
         name: "replace_block",
         description: "Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.",
@@ -496,10 +519,142 @@ fn replace_block(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
     ))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdateBlock {
+    target: Target,
+    block: String,
+    #[serde(default)]
+    labels: Vec<String>,
+    #[serde(default, rename = "match")]
+    matches: Ordered,
+    attributes: Ordered,
+    #[serde(default)]
+    drop_comments: bool,
+}
+
+fn update_block_spec() -> ToolSpec {
+    let schema = nested_schema(
+        json!({
+            "attributes": {"type": "object", "description": "The block's attributes after the change (JSON values)."},
+            "drop_comments": {"type": "boolean", "description": "Also remove the comment lines right above the block, which described the old content."}
+        }),
+        &["target", "block", "attributes"],
+    );
+    ToolSpec {
+        name: "update_block",
+        description: "Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left). Use it for a rule replaced by another (a revoke plus an authorize).",
+        input_schema: schema,
+    }
+}
+
+fn update_block(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
+    let UpdateBlock {
+        target,
+        block,
+        labels,
+        matches,
+        attributes,
+        drop_comments,
+    } = input("update_block", json)?;
+    for (name, _) in &attributes.0 {
+        check_identifier("update_block", name)?;
+    }
+    let step = Step {
+        block,
+        labels,
+        matches,
+    };
+    let mut doc = ws.open_for(&target)?;
+    let (parent, place) = found(&doc, &target)?;
+    let chosen = pick(&parent, &doc.text, &step, &place)?;
+    let span = span_of(chosen, &place)?;
+    let position = same_kind(&parent, &step)
+        .position(|b| b.span() == Some(span.clone()))
+        .unwrap_or_default();
+    let stale: Vec<String> = chosen
+        .body
+        .attributes()
+        .filter(|a| !attributes.0.iter().any(|(k, _)| k == a.key.as_str()))
+        .filter(|a| !literal(&a.value).is_some_and(|v| is_unset_like(&v)))
+        .map(|a| a.key.as_str().to_owned())
+        .collect();
+    let mut did = false;
+    let with = super::text::whole_lines(&doc.text, &span, true);
+    let without = super::text::whole_lines(&doc.text, &span, false);
+    if drop_comments && with.start < without.start {
+        doc.splice(with.start..without.start, "");
+        did = true;
+    }
+    for (name, value) in &attributes.0 {
+        let (loc, here) = nth_block(&doc, &target, &step, position)?;
+        did |= ops::set_attribute(&mut doc, &loc, &here, name, value)?;
+    }
+    for name in &stale {
+        let (loc, here) = nth_block(&doc, &target, &step, position)?;
+        let attr = loc
+            .block
+            .body
+            .get_attribute(name)
+            .ok_or_else(|| no_attribute(&here, name))?;
+        let attr_span = span_of(attr, &here)?;
+        ops::remove_structure(&mut doc, Some(&loc), &attr_span, false);
+        did = true;
+    }
+    ws.save(doc)?;
+    Ok(changed(
+        did,
+        format!(
+            "updated {} in {}{}",
+            step_text(&step),
+            place.address,
+            place.path
+        ),
+    ))
+}
+
+/// The nested blocks of the step's type and labels, in order.
+fn same_kind<'b>(parent: &'b Located, step: &'b Step) -> impl Iterator<Item = &'b Block> {
+    parent
+        .block
+        .body
+        .blocks()
+        .filter(|b| b.has_ident(&step.block) && b.has_exact_labels(&step.labels))
+}
+
+/// The `position`-th nested block of the step's type, located afresh in the current text.
+fn nth_block(
+    doc: &Doc,
+    target: &Target,
+    step: &Step,
+    position: usize,
+) -> Result<(Located, Place), EditError> {
+    let (parent, place) = found(doc, target)?;
+    let here = place.nested(&step.block);
+    let block = same_kind(&parent, step)
+        .nth(position)
+        .ok_or_else(|| EditError::Internal {
+            file: place.file.clone(),
+            message: format!("the `{}` block moved while it was edited", step.block),
+        })?;
+    Ok((super::locate::located(&doc.text, block, &here)?, here))
+}
+
+/// Values an optional attribute has when it is not set: left alone when the new block omits them.
+fn is_unset_like(value: &Value) -> bool {
+    match value {
+        Value::Null | Value::Bool(false) => true,
+        Value::String(s) => s.is_empty(),
+        Value::List(items) => items.is_empty(),
+        Value::Object(entries) => entries.is_empty(),
+        Value::Number(_) | Value::Bool(true) => false,
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // set_tags
 
-#[derive(Deserialize, Default, PartialEq)]
+#[derive(Deserialize, Default, PartialEq, Clone, Copy)]
 #[serde(rename_all = "snake_case")]
 enum TagMode {
     #[default]
@@ -528,7 +683,7 @@ fn tags_name() -> String {
 fn set_tags_spec() -> ToolSpec {
     ToolSpec {
         name: "set_tags",
-        description: "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Refuses when the tags are an expression such as merge(...).",
+        description: "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Tags written merge(local.x, { ... }) are merged into the last argument when it is a literal map (else a new one is appended); other expressions are refused.",
         input_schema: object_schema(
             json!({
                 "target": target_schema(),
@@ -568,8 +723,14 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
         ws.save(doc)?;
         return Ok(changed(did, what));
     };
-    let Expression::Object(object) = &attr.value else {
-        return Err(not_literal(&place, &attribute, "object"));
+    let object = match &attr.value {
+        Expression::Object(object) => object,
+        Expression::FuncCall(call) if is_merge(call) => {
+            let did = merge_call_tags(&mut doc, call, &place, &attribute, &tags, mode, &remove)?;
+            ws.save(doc)?;
+            return Ok(changed(did, what));
+        }
+        _ => return Err(not_literal(&place, &attribute, "object")),
     };
     if mode == TagMode::Replace {
         let keep: Vec<&String> = tags.0.iter().map(|(k, _)| k).collect();
@@ -583,6 +744,69 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
     let did = ops::merge_object(&mut doc, object, &place, &tags.0, &remove)?;
     ws.save(doc)?;
     Ok(changed(did, what))
+}
+
+/// Whether the call is Terraform's built-in `merge(...)`.
+fn is_merge(call: &FuncCall) -> bool {
+    !call.name.is_namespaced() && call.name.name.as_str() == "merge"
+}
+
+/// Tags written as `merge(local.common_tags, { ... })`: the keys are set in the last argument
+/// when it is a literal object (later arguments win in `merge`, so that is the only place a key
+/// is sure to take effect), or in a new literal object appended as the last argument. Keys are
+/// removed only from that literal; a key another argument supplies cannot be removed here.
+fn merge_call_tags(
+    doc: &mut Doc,
+    call: &FuncCall,
+    place: &Place,
+    attribute: &str,
+    tags: &Ordered,
+    mode: TagMode,
+    remove: &[String],
+) -> Result<bool, EditError> {
+    if mode == TagMode::Replace {
+        return Err(impossible(
+            place,
+            format!(
+                "`{attribute}` is a merge(...) of several maps; replacing the whole set needs a person"
+            ),
+        ));
+    }
+    let last = call.args.iter().last();
+    let Some(Expression::Object(object)) = last else {
+        if let Some(key) = remove.first() {
+            return Err(impossible(
+                place,
+                format!(
+                    "tag `{key}` comes from an argument of merge(...) other than a literal map"
+                ),
+            ));
+        }
+        if tags.0.is_empty() {
+            return Ok(false);
+        }
+        let Some(last) = last else {
+            return Err(impossible(place, "merge() has no arguments".to_owned()));
+        };
+        let end = span_of(last, place)?.end;
+        let indent = super::text::indent_at(&doc.text, end).to_owned();
+        let text = render::value(&Value::Object(tags.0.clone()), &indent);
+        doc.splice(end..end, &format!(", {text}"));
+        return Ok(true);
+    };
+    let have: Vec<String> = object
+        .iter()
+        .filter_map(|(k, _)| super::locate::key_name(k))
+        .collect();
+    if let Some(key) = remove.iter().find(|k| !have.contains(k)) {
+        return Err(impossible(
+            place,
+            format!(
+                "tag `{key}` is not in the literal map of merge(...); it comes from another argument"
+            ),
+        ));
+    }
+    ops::merge_object(doc, object, place, &tags.0, remove)
 }
 
 fn not_literal(place: &Place, name: &str, expected: &'static str) -> EditError {
@@ -911,9 +1135,318 @@ fn set_module_argument(json: &str, ws: &mut Workspace) -> Result<String, EditErr
     set_in_block(ws, &target, &name, &value)
 }
 
+// ---------------------------------------------------------------------------------------------
+// set_collection_entry
+
+/// The literal collection an entry is edited in.
+#[derive(Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+enum Container {
+    /// `variable "NAME" { default = ... }`.
+    VariableDefault { name: String },
+    /// `NAME = ...` in a .tfvars file.
+    Tfvar { name: String },
+    /// `NAME = ...` in a `locals` block.
+    Local { name: String },
+    /// The `for_each` argument of a block.
+    ForEach { target: Target },
+}
+
+/// One step into a collection: an object key or a list position.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum EntryStep {
+    Key(String),
+    Index(usize),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct SetCollectionEntry {
+    file: String,
+    #[serde(rename = "in")]
+    container: Container,
+    path: Vec<EntryStep>,
+    value: Value,
+}
+
+fn set_collection_entry_spec() -> ToolSpec {
+    ToolSpec {
+        name: "set_collection_entry",
+        description: "Set the value at `path` (object keys and list positions) inside a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each. The last key is added to its object when missing; refuses when the path meets an expression.",
+        input_schema: object_schema(
+            json!({
+                "file": {"type": "string"},
+                "in": {"type": "object", "description": "{\"kind\": \"variable_default\" | \"tfvar\" | \"local\", \"name\": NAME} or {\"kind\": \"for_each\", \"target\": TARGET}", "properties": {"kind": {"enum": ["variable_default", "tfvar", "local", "for_each"]}, "name": {"type": "string"}, "target": target_schema()}, "required": ["kind"]},
+                "path": {"type": "array", "items": {"type": ["string", "integer"]}, "minItems": 1},
+                "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}
+            }),
+            &["file", "in", "path", "value"],
+        ),
+    }
+}
+
+fn set_collection_entry(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
+    let SetCollectionEntry {
+        file,
+        container,
+        path,
+        value,
+    } = input("set_collection_entry", json)?;
+    let mut doc = ws.open(&file)?;
+    let body = doc.parse()?;
+    let (root, place) = collection_root(&doc, &body, &file, &container)?;
+    let Some((last, inner)) = path.split_last() else {
+        return Err(bad_input("set_collection_entry", "the path is empty"));
+    };
+    let mut expr = root;
+    let mut here = place.clone();
+    for step in inner {
+        here = here.nested(&entry_text(step));
+        expr =
+            entry(expr, step).ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
+    }
+    let what = format!("set {}{} in {file}", place.address, path_text(&path));
+    let did = match (expr, last) {
+        (Expression::Object(object), EntryStep::Key(key)) => {
+            let found = object
+                .iter()
+                .find(|(k, _)| super::locate::key_name(k).as_deref() == Some(key.as_str()));
+            match found {
+                Some((_, item)) => splice_value(&mut doc, item.expr(), &here, &value)?,
+                None => {
+                    let tags = [(key.clone(), value.clone())];
+                    ops::merge_object(&mut doc, object, &here, &tags, &[])?
+                }
+            }
+        }
+        (Expression::Array(list), EntryStep::Index(i)) => match list.iter().nth(*i) {
+            Some(item) => splice_value(&mut doc, item, &here, &value)?,
+            None => return Err(impossible(&here, format!("the list has no element {i}"))),
+        },
+        _ => {
+            return Err(impossible(
+                &here,
+                format!("{} is not in a literal map or list", entry_text(last)),
+            ));
+        }
+    };
+    ws.save(doc)?;
+    Ok(changed(did, what))
+}
+
+/// The expression holding the collection, and its place for messages.
+fn collection_root<'b>(
+    doc: &Doc,
+    body: &'b hcl::edit::structure::Body,
+    file: &str,
+    container: &Container,
+) -> Result<(&'b Expression, Place), EditError> {
+    let top = |address: String| Place {
+        file: file.to_owned(),
+        address,
+        path: String::new(),
+    };
+    let (attr, place) = match container {
+        Container::VariableDefault { name } => {
+            let place = top(header("variable", std::slice::from_ref(name)));
+            let blocks = super::locate::top_blocks(body, "variable", std::slice::from_ref(name));
+            let block = super::locate::single(blocks, &place)?;
+            (block.body.get_attribute("default"), place.nested("default"))
+        }
+        Container::Tfvar { name } => (body.get_attribute(name), top(name.clone())),
+        Container::Local { name } => {
+            let found: Vec<_> = body
+                .blocks()
+                .filter(|b| b.has_ident("locals"))
+                .filter_map(|b| b.body.get_attribute(name))
+                .collect();
+            (found.first().copied(), top(format!("local.{name}")))
+        }
+        Container::ForEach { target } => {
+            let place = doc.place(target);
+            let blocks = super::locate::top_blocks(body, &target.block_type, &target.labels);
+            let block = super::locate::single(blocks, &place)?;
+            (
+                block.body.get_attribute("for_each"),
+                place.nested("for_each"),
+            )
+        }
+    };
+    let attr = attr.ok_or_else(|| impossible(&place, "not set in this file".to_owned()))?;
+    Ok((&attr.value, place))
+}
+
+/// The element a step leads to in a literal object or list.
+fn entry<'e>(expr: &'e Expression, step: &EntryStep) -> Option<&'e Expression> {
+    match (expr, step) {
+        (Expression::Object(object), EntryStep::Key(key)) => object
+            .iter()
+            .find(|(k, _)| super::locate::key_name(k).as_deref() == Some(key.as_str()))
+            .map(|(_, v)| v.expr()),
+        (Expression::Array(list), EntryStep::Index(i)) => list.iter().nth(*i),
+        (Expression::Parenthesis(inner), _) => entry(inner.inner(), step),
+        _ => None,
+    }
+}
+
+/// Replaces a value where it stands; false when it already has this value.
+fn splice_value(
+    doc: &mut Doc,
+    expr: &Expression,
+    place: &Place,
+    value: &Value,
+) -> Result<bool, EditError> {
+    if super::locate::same_value(&doc.text, expr, value) && literal(expr).is_some() {
+        return Ok(false);
+    }
+    let span = span_of(expr, place)?;
+    let indent = super::text::indent_at(&doc.text, span.start).to_owned();
+    doc.splice(span, &render::value(value, &indent));
+    Ok(true)
+}
+
+fn entry_text(step: &EntryStep) -> String {
+    match step {
+        EntryStep::Key(k) => format!("[{}]", render::quoted(k)),
+        EntryStep::Index(i) => format!("[{i}]"),
+    }
+}
+
+fn path_text(path: &[EntryStep]) -> String {
+    path.iter().map(entry_text).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn run(
+        tool: &str,
+        input: serde_json::Value,
+        file: &str,
+        text: &str,
+    ) -> Result<String, EditError> {
+        let files = Files::from([(file.to_owned(), text.to_owned())]);
+        let result = run_tool(tool, &input.to_string(), &files)?;
+        Ok(result
+            .files
+            .get(file)
+            .cloned()
+            .unwrap_or_else(|| text.to_owned()))
+    }
+
+    fn bucket() -> serde_json::Value {
+        json!({"block_type": "resource", "labels": ["aws_s3_bucket", "b"]})
+    }
+
+    #[test]
+    fn merge_without_a_trailing_literal_map_gets_one() {
+        let text =
+            "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"b\"\n  tags   = merge(var.tags)\n}\n";
+        let out = run(
+            "set_tags",
+            json!({"target": bucket(), "tags": {"Owner": "ops"}}),
+            "main.tf",
+            text,
+        );
+        assert_eq!(
+            out.ok().as_deref(),
+            Some(
+                "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"b\"\n  tags = merge(var.tags, {\n    Owner = \"ops\"\n  })\n}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn merge_refuses_to_remove_a_key_another_argument_supplies() {
+        let text =
+            "resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, { Name = \"b\" })\n}\n";
+        let input = json!({"target": bucket(), "remove": ["Team"]});
+        assert!(matches!(
+            run("set_tags", input, "main.tf", text),
+            Err(EditError::Impossible { .. })
+        ));
+        let input = json!({"target": bucket(), "remove": ["Name"]});
+        assert_eq!(
+            run("set_tags", input, "main.tf", text).ok().as_deref(),
+            Some("resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, {})\n}\n")
+        );
+    }
+
+    #[test]
+    fn collection_entries_in_tfvars_and_for_each() {
+        let tfvars = "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n  }\n}\n";
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "queues"}, "path": ["a", "timeout"], "value": 45});
+        assert_eq!(
+            run("set_collection_entry", input, "x.tfvars", tfvars)
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  a = { timeout = 45 }\n  b = {\n    timeout = 60\n  }\n}\n")
+        );
+        // A key the entry lacks is added to it.
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "queues"}, "path": ["b", "delay"], "value": 5});
+        assert_eq!(
+            run("set_collection_entry", input, "x.tfvars", tfvars)
+                .ok()
+                .as_deref(),
+            Some(
+                "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n    delay   = 5\n  }\n}\n"
+            )
+        );
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  for_each = {\n    a = 30\n  }\n  visibility_timeout_seconds = each.value\n}\n";
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let input = json!({"file": "main.tf", "in": {"kind": "for_each", "target": target}, "path": ["a"], "value": 90});
+        assert_eq!(
+            run("set_collection_entry", input, "main.tf", main)
+                .ok()
+                .as_deref(),
+            Some(main.replace("a = 30", "a = 90").as_str())
+        );
+        // An entry that is an expression is refused.
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "other"}, "path": ["a"], "value": 1});
+        assert!(run("set_collection_entry", input, "x.tfvars", tfvars).is_err());
+    }
+
+    #[test]
+    fn update_block_drops_stale_attributes_and_keeps_unset_ones() {
+        let text = "resource \"aws_security_group\" \"g\" {\n  ingress {\n    from_port       = 80\n    to_port         = 80\n    protocol        = \"tcp\"\n    security_groups = [\"sg-1\"]\n    self            = false\n  }\n}\n";
+        let input = json!({
+            "target": {"block_type": "resource", "labels": ["aws_security_group", "g"]},
+            "block": "ingress",
+            "match": {"from_port": 80},
+            "attributes": {"from_port": 80, "to_port": 80, "protocol": "tcp", "cidr_blocks": ["10.0.0.0/8"]}
+        });
+        assert_eq!(
+            run("update_block", input, "main.tf", text).ok().as_deref(),
+            Some(
+                "resource \"aws_security_group\" \"g\" {\n  ingress {\n    from_port   = 80\n    to_port     = 80\n    protocol    = \"tcp\"\n    self        = false\n    cidr_blocks = [\"10.0.0.0/8\"]\n  }\n}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn new_arguments_join_the_leading_run_except_in_variables() {
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  for_each = var.q\n\n  name = \"q\"\n\n  policy = jsonencode({\n    a = 1\n  })\n}\n";
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let input = json!({"target": target, "name": "delay_seconds", "value": 5});
+        assert_eq!(
+            run("set_attribute", input, "main.tf", main).ok().as_deref(),
+            Some(
+                "resource \"aws_sqs_queue\" \"q\" {\n  for_each = var.q\n\n  name          = \"q\"\n  delay_seconds = 5\n\n  policy = jsonencode({\n    a = 1\n  })\n}\n"
+            )
+        );
+        let vars = "variable \"q\" {\n  description = \"Queues.\"\n  type = map(object({\n    t = number\n  }))\n}\n";
+        let input = json!({"name": "q", "value": {}});
+        assert_eq!(
+            run("set_variable_default", input, "variables.tf", vars)
+                .ok()
+                .as_deref(),
+            Some(
+                "variable \"q\" {\n  description = \"Queues.\"\n  type = map(object({\n    t = number\n  }))\n  default = {}\n}\n"
+            )
+        );
+    }
 
     #[test]
     fn every_tool_has_a_unique_name_and_an_object_schema() {

@@ -50,7 +50,7 @@ use hcl::edit::Span as _;
 use super::functions::Value;
 use super::state::{IndexKey, Mode, PathStep, State};
 
-pub use provenance::Provenance;
+pub use provenance::{Collection, Provenance};
 
 /// What to load besides the directory's own files.
 #[derive(Debug, Clone, Default)]

@@ -72,6 +72,11 @@ pub enum Provenance {
         file: String,
         /// The entry's value.
         span: Range<usize>,
+        /// Where the collection is written.
+        collection: Collection,
+        /// The path to the value inside the collection: the key, then the steps after
+        /// `each.value`.
+        path: Vec<PathStep>,
     },
     /// An expression that cannot be traced to one place.
     Expression {
@@ -90,6 +95,69 @@ pub enum Provenance {
         /// The block (or literal object) where it would be added.
         span: Range<usize>,
     },
+}
+
+/// Where a literal `for_each` (or `dynamic`) collection is written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Collection {
+    /// In the `for_each` argument itself, iterated by `iterator` (`each`, or a `dynamic`
+    /// block's iterator).
+    InPlace {
+        /// The name the iteration binds.
+        iterator: String,
+    },
+    /// `for_each = var.NAME`: the variable's default or tfvars assignment.
+    Variable {
+        /// The module path, or `None` for the root.
+        module: Option<String>,
+        /// The variable.
+        name: String,
+        /// Where its value is written (the span narrowed to the entry).
+        source: VariableSource,
+    },
+    /// `for_each = local.NAME`, whose expression holds the literal entry.
+    Local {
+        /// The module path, or `None` for the root.
+        module: Option<String>,
+        /// The local.
+        name: String,
+        /// The file declaring it.
+        file: String,
+    },
+}
+
+/// `var` or `local` when the expression is exactly `var.NAME` or `local.NAME`.
+fn whole_reference(expr: &Expression) -> Option<&'static str> {
+    let Expression::Traversal(traversal) = expr else {
+        return None;
+    };
+    let Expression::Variable(root) = &traversal.expr else {
+        return None;
+    };
+    let one_name = matches!(
+        traversal
+            .operators
+            .iter()
+            .map(|op| op.value())
+            .collect::<Vec<_>>()
+            .as_slice(),
+        [TraversalOperator::GetAttr(_)]
+    );
+    match root.as_str() {
+        "var" if one_name => Some("var"),
+        "local" if one_name => Some("local"),
+        _ => None,
+    }
+}
+
+/// The file and span of a variable value the code writes (a default or a tfvars entry).
+fn written_at(source: &VariableSource) -> Option<(String, Range<usize>)> {
+    match source {
+        VariableSource::Default { file, span }
+        | VariableSource::Tfvars { file, span, .. }
+        | VariableSource::VarFile { file, span, .. } => Some((file.clone(), span.clone())),
+        _ => None,
+    }
 }
 
 /// The name an object key stands for: an identifier or a literal string.
@@ -363,11 +431,62 @@ impl Ctx<'_> {
         outer.file = it.file.clone();
         let mut path = vec![it.key.clone()];
         path.extend_from_slice(steps);
-        match outer.resolve(&it.collection, &path) {
-            Provenance::Literal { file, span } => Provenance::ForEach {
+        let found = outer.resolve(&it.collection, &path);
+        let through = whole_reference(&it.collection);
+        let entry =
+            |file: String, span: Range<usize>, collection: Collection| Provenance::ForEach {
                 key: step_text(&it.key),
                 file,
                 span,
+                collection,
+                path: path.clone(),
+            };
+        match found {
+            Provenance::Literal { file, span } => entry(
+                file,
+                span,
+                Collection::InPlace {
+                    iterator: it.name.clone(),
+                },
+            ),
+            Provenance::Variable {
+                module,
+                name,
+                source,
+            } if through == Some("var") => match written_at(&source) {
+                Some((file, span)) => entry(
+                    file,
+                    span,
+                    Collection::Variable {
+                        module,
+                        name,
+                        source,
+                    },
+                ),
+                None => Provenance::Variable {
+                    module,
+                    name,
+                    source,
+                },
+            },
+            Provenance::Local {
+                module,
+                name,
+                file,
+                span,
+                inner,
+            } if through == Some("local") => match *inner {
+                Provenance::Literal {
+                    file: at,
+                    span: value,
+                } => entry(at, value, Collection::Local { module, name, file }),
+                inner => Provenance::Local {
+                    module,
+                    name,
+                    file,
+                    span,
+                    inner: Box::new(inner),
+                },
             },
             other => other,
         }

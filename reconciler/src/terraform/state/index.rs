@@ -17,8 +17,15 @@ pub const NATURAL_KEYS: &[(&str, &[&[&str]])] = &[
     ("aws_db_instance", &[&["identifier"], &["resource_id"]]),
     ("aws_dynamodb_table", &[&["name"]]),
     ("aws_iam_policy", &[&["name"]]),
+    (
+        "aws_iam_group_policy_attachment",
+        &[&["group", "policy_arn"]],
+    ),
     ("aws_iam_role", &[&["name"], &["unique_id"]]),
+    // The provider gives attachments a generated id; AWS and imports name them by both ends.
+    ("aws_iam_role_policy_attachment", &[&["role", "policy_arn"]]),
     ("aws_iam_user", &[&["name"], &["unique_id"]]),
+    ("aws_iam_user_policy_attachment", &[&["user", "policy_arn"]]),
     ("aws_kms_alias", &[&["name"]]),
     ("aws_kms_key", &[&["key_id"]]),
     ("aws_lambda_function", &[&["function_name"]]),
