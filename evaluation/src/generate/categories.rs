@@ -118,18 +118,10 @@ fn multi_candidates(changes: &[Change], base: &State) -> Vec<Candidate> {
         .filter(|i| tags::tag_request(i, "k", "v").is_some())
         .collect();
     let mut out = Vec::new();
-    let tag_sets = [
-        ("CostCenter", "cc-7310"),
-        ("Owner", "data-platform"),
-        ("Compliance", "pci"),
-        ("Backup", "daily"),
-    ];
     for (n, window) in taggable.windows(3).step_by(2).enumerate() {
-        let has = |i: &Instance, k: &str, v: &str| i.attributes["tags_all"][k] == v;
-        let fresh = (0..tag_sets.len())
-            .map(|k| tag_sets[(n + k) % tag_sets.len()])
-            .find(|(k, v)| window.iter().all(|i| !has(i, k, v)));
-        let Some((key, value)) = fresh else { continue };
+        let Some((key, value)) = tags::fresh_tag(window, n) else {
+            continue;
+        };
         out.push(Candidate {
             generator: "tag-many".to_owned(),
             changes: tags::tag_many(window, key, value),
@@ -318,9 +310,9 @@ fn summary(changes: &[Change]) -> String {
 fn runbook_session(s: &mut Session, candidate: &Candidate) -> Result<String, String> {
     let caller = Caller::automation(AUTOMATION_ROLE);
     let change = candidate.changes.first().ok_or("no change")?;
-    s.reads(&caller, 1).map_err(err)?;
+    s.look_at(&change.address, &caller).map_err(err)?;
     s.apply(change, &caller)?;
-    s.reads(&caller, 1).map_err(err)?;
+    s.look_at(&change.address, &caller).map_err(err)?;
     if s.rng.random_bool(0.5) {
         s.terraform_refresh().map_err(err)?;
     }
@@ -337,7 +329,8 @@ fn console_session(s: &mut Session, candidate: &Candidate) -> Result<String, Str
     let (caller, who) = s.human();
     let mut failures = Vec::new();
     for change in &candidate.changes {
-        let n = s.rng.random_range(1..=2);
+        s.look_at(&change.address, &caller).map_err(err)?;
+        let n = s.rng.random_range(0..=1);
         s.reads(&caller, n).map_err(err)?;
         if s.rng.random_bool(0.4)
             && let Some(code) = s.failed_attempt(change, &caller)
@@ -423,13 +416,16 @@ fn changed_attributes(before: &Value, after: &Value) -> BTreeSet<String> {
 }
 
 /// Attributes AWS updates as a consequence of another change, on any resource: the tag
-/// copies, a function's modification time, and a role's lists of its policies.
-const ECHOES: [&str; 5] = [
+/// copies, a function's modification time, a role's lists of its policies, and a launch
+/// template's version numbers.
+const ECHOES: [&str; 7] = [
     "tags",
     "tags_all",
     "last_modified",
     "managed_policy_arns",
     "inline_policy",
+    "latest_version",
+    "default_version",
 ];
 
 /// Why a delta holds more than the changes meant, if it does.

@@ -184,6 +184,34 @@ fn lambda(instance: &Instance) -> Vec<Change> {
             ),
         }]),
     );
+    out.extend(runtime_upgrade(instance, name));
+    let description = text(instance, "description");
+    let new = format!(
+        "{} (owner: orders team)",
+        if description.is_empty() {
+            name
+        } else {
+            description
+        }
+    );
+    out.push(
+        Change::modify(
+            "lambda-description",
+            instance,
+            format!("changed the description of {name}"),
+            &["description"],
+            vec![lambda_call(
+                "UpdateFunctionConfiguration",
+                name,
+                json!({"description": new}),
+            )],
+        )
+        .undo(vec![lambda_call(
+            "UpdateFunctionConfiguration",
+            name,
+            json!({"description": description}),
+        )]),
+    );
     let variables = block(instance, "environment")["variables"].clone();
     if let Some(vars) = variables
         .as_object()
@@ -211,6 +239,46 @@ fn lambda(instance: &Instance) -> Vec<Change> {
         );
     }
     out
+}
+
+/// Lambda runtimes in release order, per language.
+const RUNTIMES: [&[&str]; 3] = [
+    &[
+        "python3.9",
+        "python3.10",
+        "python3.11",
+        "python3.12",
+        "python3.13",
+    ],
+    &["nodejs16.x", "nodejs18.x", "nodejs20.x", "nodejs22.x"],
+    &["java11", "java17", "java21"],
+];
+
+/// The next runtime release of the same language.
+fn runtime_upgrade(instance: &Instance, name: &str) -> Option<Change> {
+    let runtime = text(instance, "runtime");
+    let next = RUNTIMES.iter().find_map(|family| {
+        let at = family.iter().position(|r| *r == runtime)?;
+        family.get(at + 1).copied()
+    })?;
+    Some(
+        Change::modify(
+            "lambda-runtime",
+            instance,
+            format!("upgraded {name} from {runtime} to {next}"),
+            &["runtime"],
+            vec![lambda_call(
+                "UpdateFunctionConfiguration",
+                name,
+                json!({"runtime": next}),
+            )],
+        )
+        .undo(vec![lambda_call(
+            "UpdateFunctionConfiguration",
+            name,
+            json!({"runtime": runtime}),
+        )]),
+    )
 }
 
 fn ecs_service(instance: &Instance) -> Option<Change> {
@@ -314,6 +382,16 @@ fn rds(instance: &Instance) -> Vec<Change> {
             )
             .undo(vec![rds_call(id, json!({"dBInstanceClass": class}))]),
         );
+    }
+    if let Some(storage) = int(instance, "allocated_storage") {
+        let more = storage + (storage / 2).max(10);
+        out.push(Change::modify(
+            "rds-storage",
+            instance,
+            format!("grew the storage of DB instance {id} from {storage} to {more} GiB"),
+            &["allocated_storage"],
+            vec![rds_call(id, json!({"allocatedStorage": more}))],
+        ));
     }
     let retention = int(instance, "backup_retention_period").unwrap_or(0);
     if let Some(up) = next_in(&[7, 14, 35], retention) {

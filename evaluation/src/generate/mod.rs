@@ -148,7 +148,8 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         .cloned()
         .collect();
     let mut out = Vec::new();
-    for instance in &all {
+    for (n, instance) in all.iter().enumerate() {
+        out.extend(tags::changes(instance, n));
         out.extend(network::changes(instance, &all));
         out.extend(storage::changes(instance, &all));
         out.extend(identity::changes(instance, &all));

@@ -113,6 +113,17 @@ impl Session {
         Ok(())
     }
 
+    /// A read call by `caller` about the instance at `address`, or about any resource when
+    /// the simulator has no read call for its type.
+    pub fn look_at(&mut self, address: &str, caller: &Caller) -> Result<(), SimError> {
+        let request = self
+            .cloud
+            .read_request(address)
+            .unwrap_or_else(|| self.cloud.noise_request());
+        self.call(&request, caller)?;
+        Ok(())
+    }
+
     /// Terraform's refresh by the CI role: a few read calls with its user agent.
     pub fn terraform_refresh(&mut self) -> Result<(), SimError> {
         let n = self.rng.random_range(1..=3);
