@@ -1683,7 +1683,10 @@ fn project_cloud(name: &str) -> Cloud {
         .join("../fixtures/projects")
         .join(name)
         .join("terraform.tfstate");
-    Cloud::from_state(&State::read(&path).expect("fixture state reads"), &Settings::default())
+    Cloud::from_state(
+        &State::read(&path).expect("fixture state reads"),
+        &Settings::default(),
+    )
 }
 
 #[test]
@@ -1698,11 +1701,20 @@ fn put_metric_alarm_on_an_existing_alarm_keeps_attributes_that_are_not_settings(
             "threshold": 50, "comparisonOperator": "GreaterThanThreshold",
             "dimensions": [{"name": "LoadBalancer", "value": "app/shop-prod-alb/40937ee3c9b3aa1f"}]}),
     );
-    let alarm = attrs(&c, "aws_cloudwatch_metric_alarm", "alarm_name", "shop-prod-alb-5xx");
+    let alarm = attrs(
+        &c,
+        "aws_cloudwatch_metric_alarm",
+        "alarm_name",
+        "shop-prod-alb-5xx",
+    );
     // the setting changed; `region` is no setting and stays; an omitted setting gets
     // AWS's default (no description)
     assert_eq!(
-        [&alarm["threshold"], &alarm["region"], &alarm["alarm_description"]],
+        [
+            &alarm["threshold"],
+            &alarm["region"],
+            &alarm["alarm_description"]
+        ],
         [&json!(50.0), &json!("us-east-1"), &json!("")]
     );
     assert_eq!(count(&c, "aws_cloudwatch_metric_alarm"), 3);

@@ -395,19 +395,21 @@ fn rds(instance: &Instance) -> Vec<Change> {
     }
     let retention = int(instance, "backup_retention_period").unwrap_or(0);
     if let Some(up) = next_in(&[7, 14, 35], retention) {
-        out.push(
-            Change::modify(
-                "rds-backup-retention",
-                instance,
-                format!("raised backup retention of {id} from {retention} to {up} days"),
-                &["backup_retention_period"],
-                vec![rds_call(id, json!({"backupRetentionPeriod": up}))],
-            )
-            .undo(vec![rds_call(
-                id,
-                json!({"backupRetentionPeriod": retention}),
-            )]),
-        );
+        let change = Change::modify(
+            "rds-backup-retention",
+            instance,
+            format!("raised backup retention of {id} from {retention} to {up} days"),
+            &["backup_retention_period"],
+            vec![rds_call(id, json!({"backupRetentionPeriod": up}))],
+        )
+        .undo(vec![rds_call(
+            id,
+            json!({"backupRetentionPeriod": retention}),
+        )]);
+        out.push(match retention {
+            0 => change.runbook("AWSConfigRemediation-EnableRDSInstanceBackup"),
+            _ => change,
+        });
     }
     for (param, attr, name, runbook) in [
         (
@@ -447,7 +449,8 @@ fn rds(instance: &Instance) -> Vec<Change> {
                 &["multi_az"],
                 vec![rds_call(id, json!({"multiAZ": true}))],
             )
-            .undo(vec![rds_call(id, json!({"multiAZ": false}))]),
+            .undo(vec![rds_call(id, json!({"multiAZ": false}))])
+            .runbook("AWSConfigRemediation-EnableMultiAZOnRDSInstance"),
         );
     }
     out
@@ -550,6 +553,9 @@ fn load_balancer(instance: &Instance) -> Vec<Change> {
         )
         .undo(vec![call("idle_timeout.timeout_seconds", idle.to_string())]),
     );
+    if text(instance, "load_balancer_type") == "application" {
+        out.extend(application_lb(instance, name, &call));
+    }
     if !flag(instance, "enable_deletion_protection") {
         out.push(
             Change::modify(
@@ -561,6 +567,52 @@ fn load_balancer(instance: &Instance) -> Vec<Change> {
             )
             .undo(vec![call("deletion_protection.enabled", "false".into())])
             .runbook("AWSConfigRemediation-EnableELBDeletionProtection"),
+        );
+    }
+    out
+}
+
+/// Runbooks for Application Load Balancers: dropping invalid header fields, and the desync
+/// mitigation mode one step stricter.
+fn application_lb(
+    instance: &Instance,
+    name: &str,
+    call: &dyn Fn(&str, String) -> Request,
+) -> Vec<Change> {
+    let mut out = Vec::new();
+    if !flag(instance, "drop_invalid_header_fields") {
+        let key = "routing.http.drop_invalid_header_fields.enabled";
+        out.push(
+            Change::modify(
+                "alb-drop-invalid-headers",
+                instance,
+                format!("set {name} to drop invalid header fields"),
+                &["drop_invalid_header_fields"],
+                vec![call(key, "true".into())],
+            )
+            .undo(vec![call(key, "false".into())])
+            .runbook("AWSConfigRemediation-DropInvalidHeadersForALB"),
+        );
+    }
+    let mode = text(instance, "desync_mitigation_mode");
+    let stricter = match mode {
+        "monitor" => Some("defensive"),
+        "defensive" | "" => Some("strictest"),
+        _ => None,
+    };
+    if let Some(stricter) = stricter {
+        let key = "routing.http.desync_mitigation_mode";
+        let previous = if mode.is_empty() { "defensive" } else { mode };
+        out.push(
+            Change::modify(
+                "alb-desync-mode",
+                instance,
+                format!("set the desync mitigation mode of {name} to {stricter}"),
+                &["desync_mitigation_mode"],
+                vec![call(key, stricter.into())],
+            )
+            .undo(vec![call(key, previous.into())])
+            .runbook("AWS-UpdateALBDesyncMitigationMode"),
         );
     }
     out

@@ -28,28 +28,19 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
 fn put_alarm(instance: &Instance, threshold: f64) -> Request {
     let mut p = Map::new();
     p.insert("alarmName".into(), json!(text(instance, "alarm_name")));
-    for (param, attr) in [
-        ("metricName", "metric_name"),
-        ("namespace", "namespace"),
-        ("statistic", "statistic"),
-        ("extendedStatistic", "extended_statistic"),
-        ("comparisonOperator", "comparison_operator"),
-        ("alarmDescription", "alarm_description"),
-        ("treatMissingData", "treat_missing_data"),
-        ("unit", "unit"),
-        ("thresholdMetricId", "threshold_metric_id"),
-        (
-            "evaluateLowSampleCountPercentile",
-            "evaluate_low_sample_count_percentiles",
-        ),
-        ("actionsEnabled", "actions_enabled"),
+    let counts_and_actions = [
         ("period", "period"),
         ("evaluationPeriods", "evaluation_periods"),
         ("datapointsToAlarm", "datapoints_to_alarm"),
         ("alarmActions", "alarm_actions"),
         ("oKActions", "ok_actions"),
         ("insufficientDataActions", "insufficient_data_actions"),
-    ] {
+    ];
+    for (param, attr) in crate::sim::ALARM_FIELDS
+        .iter()
+        .chain(counts_and_actions.iter())
+        .copied()
+    {
         if let Some(v) = instance.attributes.get(attr).filter(|v| !v.is_null()) {
             p.insert(param.into(), v.clone());
         }

@@ -305,7 +305,7 @@ mod tests {
             "PutBucketVersioning",
             json!({"bucketName": "logs", "Host": "logs.s3.amazonaws.com"}),
         );
-        let wrong = mistyped(&r).unwrap();
+        let wrong = mistyped(&r).expect("a bucket name has a letter to change");
         assert_eq!(wrong.request_parameters["bucketName"], "logt");
         assert_eq!(wrong.request_parameters["Host"], "logt.s3.amazonaws.com");
     }
