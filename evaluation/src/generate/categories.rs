@@ -6,7 +6,7 @@ use super::change::{Change, Kind};
 use super::session::{AUTOMATION_ROLE, Session};
 use super::tags;
 use crate::scenario::{Category, Expect, StateDelta, Target};
-use crate::sim::{Caller, Cloud, Settings};
+use crate::sim::{Caller, Cloud, Request, Settings};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -217,6 +217,7 @@ pub fn pick(
     category: Category,
     want: usize,
     base: &State,
+    reasserts: &[Request],
 ) -> Vec<(Candidate, u64, Run)> {
     let category_seed = mix(seed ^ name_hash(project) ^ name_hash(category.name()));
     let mut rng = ChaCha8Rng::seed_from_u64(category_seed);
@@ -240,7 +241,7 @@ pub fn pick(
             let Some(candidate) = q.pop() else { continue };
             tried += 1;
             let run_seed = mix(category_seed.wrapping_add(tried));
-            match run(&candidate, category, run_seed, base) {
+            match run(&candidate, category, run_seed, base, reasserts) {
                 Ok(run) => picked.push((candidate, run_seed, run)),
                 Err(why) => {
                     tracing::debug!(project, %category, generator = %candidate.generator, "skipped: {why}")
@@ -257,12 +258,14 @@ pub fn run(
     category: Category,
     seed: u64,
     base: &State,
+    reasserts: &[Request],
 ) -> Result<Run, String> {
     let settings = Settings {
         seed,
         ..Settings::default()
     };
-    let mut session = Session::new(Cloud::from_state(base, &settings), seed);
+    let mut session =
+        Session::new(Cloud::from_state(base, &settings), seed).with_reasserts(reasserts.to_vec());
     let description = match (category, candidate.noise) {
         (Category::Runbook, _) => runbook_session(&mut session, candidate)?,
         (Category::NoiseOnly, Some(noise)) => noise_session(&mut session, candidate, noise)?,
@@ -339,6 +342,9 @@ fn console_session(s: &mut Session, candidate: &Candidate) -> Result<String, Str
         }
         if s.rng.random_bool(0.5) {
             s.terraform_refresh().map_err(err)?;
+            if s.rng.random_bool(0.5) {
+                s.terraform_apply().map_err(err)?;
+            }
         }
         s.apply(change, &caller)?;
         let n = s.rng.random_range(0..=1);
