@@ -507,8 +507,15 @@ fn targets(base: &State, delta: &StateDelta) -> Vec<Target> {
 
 fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Change]) -> Expect {
     let all = targets(base, delta);
+    // consequences AWS records elsewhere (a role's list of its policies) are not flagged
+    let meant = |t: &Target| {
+        !ECHOES.contains(&t.attribute.as_str())
+            || changes
+                .iter()
+                .any(|c| c.address == t.address && c.top_attributes().contains(&t.attribute))
+    };
     let flag = match category {
-        Category::PolicyGated => all.clone(),
+        Category::PolicyGated => all.iter().filter(|t| meant(t)).cloned().collect(),
         _ => Vec::new(),
     };
     let owned: BTreeSet<(String, String)> = changes
@@ -523,5 +530,102 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         patch: category != Category::NoiseOnly,
         flag,
         ignore,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::change::Change;
+    use serde_json::json;
+
+    const STATE: &str = r#"{"version":4,"terraform_version":"1.9.0","serial":1,"lineage":"l","resources":[
+      {"mode":"managed","type":"aws_iam_role","name":"app","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"app","name":"app","description":"","managed_policy_arns":[]}}]},
+      {"mode":"managed","type":"aws_sqs_queue","name":"q","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"q","visibility_timeout_seconds":30,"delay_seconds":0}}]}]}"#;
+
+    fn state() -> State {
+        State::parse(STATE.as_bytes(), "test").expect("test state parses")
+    }
+
+    fn queue_change(state: &State) -> Change {
+        Change::modify(
+            "sqs-visibility",
+            &state.instances[1],
+            "raised".to_owned(),
+            &["visibility_timeout_seconds"],
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn paths_become_steps() {
+        assert_eq!(
+            path_steps("rule.0.days"),
+            vec![
+                PathStep::Key("rule".into()),
+                PathStep::Index(0),
+                PathStep::Key("days".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_delta_beyond_the_change_is_refused() {
+        let base = state();
+        let change = queue_change(&base);
+        let mut after = base.clone();
+        after.instances[1].attributes["visibility_timeout_seconds"] = json!(60);
+        assert_eq!(
+            unexpected(
+                &base,
+                &StateDelta::between(&base, &after),
+                &[change.clone()]
+            ),
+            None
+        );
+        after.instances[1].attributes["delay_seconds"] = json!(5);
+        let why = unexpected(
+            &base,
+            &StateDelta::between(&base, &after),
+            &[change.clone()],
+        );
+        assert_eq!(
+            why.as_deref(),
+            Some("aws_sqs_queue.q also changed delay_seconds")
+        );
+        let mut idle = base.clone();
+        idle.instances[0].attributes["description"] = json!("x");
+        let why = unexpected(&base, &StateDelta::between(&base, &idle), &[change]);
+        assert!(why.is_some_and(|w| w.contains("aws_iam_role.app")));
+    }
+
+    #[test]
+    fn flags_leave_out_consequences_recorded_elsewhere() {
+        let base = state();
+        let mut after = base.clone();
+        after.instances[0].attributes["managed_policy_arns"] =
+            json!(["arn:aws:iam::aws:policy/AdministratorAccess"]);
+        after.instances[1].attributes["visibility_timeout_seconds"] = json!(60);
+        let delta = StateDelta::between(&base, &after);
+        let expect = expect(Category::PolicyGated, &base, &delta, &[queue_change(&base)]);
+        let flagged: Vec<(&str, &str)> = expect
+            .flag
+            .iter()
+            .map(|t| (t.address.as_str(), t.attribute.as_str()))
+            .collect();
+        assert_eq!(
+            flagged,
+            vec![("aws_sqs_queue.q", "visibility_timeout_seconds")]
+        );
+        assert!(expect.patch);
+        let noise = super::expect(
+            Category::NoiseOnly,
+            &base,
+            &StateDelta::between(&base, &base),
+            &[],
+        );
+        assert!(!noise.patch && noise.flag.is_empty());
     }
 }
