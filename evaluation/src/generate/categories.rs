@@ -581,7 +581,7 @@ mod tests {
             unexpected(
                 &base,
                 &StateDelta::between(&base, &after),
-                &[change.clone()]
+                std::slice::from_ref(&change)
             ),
             None
         );
@@ -589,7 +589,7 @@ mod tests {
         let why = unexpected(
             &base,
             &StateDelta::between(&base, &after),
-            &[change.clone()],
+            std::slice::from_ref(&change),
         );
         assert_eq!(
             why.as_deref(),
