@@ -1772,3 +1772,43 @@ fn update_role_sets_the_description_and_checks_the_session_duration() {
         "NoSuchEntityException",
     );
 }
+
+#[test]
+fn revoking_a_rule_managed_as_its_own_resource_removes_that_resource() {
+    let mut c = project_cloud("web3tier");
+    let before = count(&c, "aws_vpc_security_group_ingress_rule");
+    // aws_vpc_security_group_ingress_rule.app_ssh["198.51.100.0/24"]: TCP 22 into the app group
+    ok(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-00c4ce524514a93a7", "ipPermissions": {"items": [{"ipProtocol": "tcp",
+            "fromPort": 22, "toPort": 22, "groups": {}, "ipRanges": {"items": [{"cidrIp": "198.51.100.0/24"}]},
+            "ipv6Ranges": {}, "prefixListIds": {}}]}}),
+    );
+    assert_eq!(count(&c, "aws_vpc_security_group_ingress_rule"), before - 1);
+    assert!(
+        c.resources()
+            .iter()
+            .all(|i| i.attributes["cidr_ipv4"] != json!("198.51.100.0/24"))
+    );
+    // the other SSH rule stays, and revoking the same permission again fails
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_vpc_security_group_ingress_rule",
+            "cidr_ipv4",
+            "192.0.2.64/26"
+        )["from_port"],
+        json!(22)
+    );
+    fails(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-00c4ce524514a93a7", "ipPermissions": {"items": [{"ipProtocol": "tcp",
+            "fromPort": 22, "toPort": 22, "groups": {}, "ipRanges": {"items": [{"cidrIp": "198.51.100.0/24"}]},
+            "ipv6Ranges": {}, "prefixListIds": {}}]}}),
+        "InvalidPermission.NotFound",
+    );
+}

@@ -274,12 +274,17 @@ pub fn revoke(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
     let default_vpc = in_default_vpc(ctx, at);
     let mut current = rules(ctx, at, key);
     let mut unknown = Vec::new();
+    let mut separate = Vec::new();
     for perm in &perms {
         for (peer, _) in &perm.peers {
             let Some(pos) = current
                 .iter()
                 .position(|r| rule_has(r, perm, peer, &group_id))
             else {
+                if let Some(rule) = separate_rule(ctx, &group_id, perm, peer, egress) {
+                    separate.push(rule);
+                    continue;
+                }
                 if default_vpc {
                     unknown.push(unknown_permission(perm, peer));
                     continue;
@@ -296,11 +301,64 @@ pub fn revoke(ctx: &mut Ctx<'_>, params: &Value, egress: bool) -> ApiResult {
         }
     }
     ctx.set(at, key, Value::Array(current));
+    separate.sort_unstable();
+    separate.dedup();
+    ctx.remove_all(separate);
     let mut response = ec2_true();
     if !unknown.is_empty() {
         response["unknownIpPermissionSet"] = json!({"items": unknown});
     }
     Ok(response)
+}
+
+/// The rule managed as its own Terraform resource (`aws_vpc_security_group_ingress_rule` /
+/// `_egress_rule`, or `aws_security_group_rule`) that is exactly this permission for this
+/// peer: revoking the permission deletes the rule, so the resource is gone.
+fn separate_rule(
+    ctx: &Ctx<'_>,
+    group: &str,
+    perm: &Permission,
+    peer: &Peer,
+    egress: bool,
+) -> Option<usize> {
+    let (vpc_type, direction) = match egress {
+        true => ("aws_vpc_security_group_egress_rule", "egress"),
+        false => ("aws_vpc_security_group_ingress_rule", "ingress"),
+    };
+    ctx.get_all().iter().position(|i| {
+        let a = &i.attributes;
+        let text = |k: &str| a.get(k).and_then(Value::as_str).unwrap_or("");
+        let ports = |protocol_key: &str| {
+            let protocol = protocol_name(text(protocol_key));
+            protocol == perm.protocol
+                && (protocol == "-1"
+                    || (params::opt_int(a, "from_port") == Some(perm.from)
+                        && params::opt_int(a, "to_port") == Some(perm.to)))
+        };
+        let only = |k: &str, v: &str| params::strings(a.get(k)) == [v];
+        if text("security_group_id") != group {
+            return false;
+        }
+        if i.resource_type == vpc_type {
+            let peer_matches = match peer {
+                Peer::Cidr(c) => text("cidr_ipv4") == c,
+                Peer::Ipv6(c) => text("cidr_ipv6") == c,
+                Peer::PrefixList(p) => text("prefix_list_id") == p,
+                Peer::Group(g) => text("referenced_security_group_id") == g,
+            };
+            return ports("ip_protocol") && peer_matches;
+        }
+        if i.resource_type == "aws_security_group_rule" && text("type") == direction {
+            let peer_matches = match peer {
+                Peer::Cidr(c) => only("cidr_blocks", c),
+                Peer::Ipv6(c) => only("ipv6_cidr_blocks", c),
+                Peer::PrefixList(p) => only("prefix_list_ids", p),
+                Peer::Group(g) => text("source_security_group_id") == g,
+            };
+            return ports("protocol") && peer_matches;
+        }
+        false
+    })
 }
 
 /// Whether the group belongs to the account's default VPC.
