@@ -1812,3 +1812,25 @@ fn revoking_a_rule_managed_as_its_own_resource_removes_that_resource() {
         "InvalidPermission.NotFound",
     );
 }
+
+#[test]
+fn a_caller_session_is_kept_from_call_to_call() {
+    let mut c = cloud(22);
+    let mut runbook = Caller::automation("AutomationServiceRole");
+    runbook.session = Some("0f8e1d2c-3b4a-4958-8677-a6b5c4d3e2f1".to_owned());
+    let read = Request::new("iam.amazonaws.com", "GetRole", json!({"roleName": "app"}));
+    let arns: Vec<Value> = (0..2)
+        .map(|_| {
+            c.execute(&read, &runbook).expect("read runs").record["userIdentity"]["arn"].clone()
+        })
+        .collect();
+    assert_eq!(
+        arns,
+        vec![
+            json!(format!(
+                "arn:aws:sts::{ACCOUNT}:assumed-role/AutomationServiceRole/0f8e1d2c-3b4a-4958-8677-a6b5c4d3e2f1"
+            ));
+            2
+        ]
+    );
+}

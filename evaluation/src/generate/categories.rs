@@ -311,7 +311,8 @@ fn summary(changes: &[Change]) -> String {
 }
 
 fn runbook_session(s: &mut Session, candidate: &Candidate) -> Result<String, String> {
-    let caller = Caller::automation(AUTOMATION_ROLE);
+    let mut caller = Caller::automation(AUTOMATION_ROLE);
+    caller.session = Some(s.execution_id());
     let change = candidate.changes.first().ok_or("no change")?;
     s.look_at(&change.address, &caller).map_err(err)?;
     s.apply(change, &caller)?;

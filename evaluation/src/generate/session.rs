@@ -83,6 +83,21 @@ impl Session {
         }
     }
 
+    /// A new SSM Automation execution id (a UUID).
+    pub fn execution_id(&mut self) -> String {
+        let hex: String = (0..32)
+            .map(|_| char::from(b"0123456789abcdef"[self.rng.random_range(0..16)]))
+            .collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
+    }
+
     /// Runs one call, placeholders filled; returns the error code AWS answered with.
     pub fn call(&mut self, request: &Request, caller: &Caller) -> Result<Option<String>, SimError> {
         let request = self.filled(request);
