@@ -1678,13 +1678,14 @@ fn fixture_projects_seed_the_simulator() {
     println!("seeded from {seeded} fixture projects");
 }
 
-/// The web3tier project manages its application group's SSH rules as
-/// `aws_vpc_security_group_ingress_rule` resources.
-fn web3tier() -> Cloud {
+/// A cloud seeded from one of the fixture projects.
+fn project_cloud(name: &str) -> Cloud {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../fixtures/projects/web3tier/terraform.tfstate");
+        .join("../fixtures/projects")
+        .join(name)
+        .join("terraform.tfstate");
     Cloud::from_state(
-        &State::read(&path).expect("web3tier state"),
+        &State::read(&path).expect("fixture state reads"),
         &Settings::default(),
     )
 }
@@ -1697,7 +1698,7 @@ fn ssh_from(group: &str, cidr: &str) -> Value {
 
 #[test]
 fn rules_kept_as_separate_resources_are_revoked_and_added_as_resources() {
-    let mut c = web3tier();
+    let mut c = project_cloud("web3tier");
     let group = "sg-00c4ce524514a93a7";
     let revoked = ok(
         &mut c,
@@ -1752,5 +1753,151 @@ fn rules_kept_as_separate_resources_are_revoked_and_added_as_resources() {
     assert_eq!(
         again.error.map(|e| e.code),
         Some("InvalidPermission.Duplicate".to_owned())
+    );
+}
+
+#[test]
+fn put_metric_alarm_on_an_existing_alarm_keeps_attributes_that_are_not_settings() {
+    let mut c = project_cloud("web3tier");
+    ok(
+        &mut c,
+        "monitoring.amazonaws.com",
+        "PutMetricAlarm",
+        json!({"alarmName": "shop-prod-alb-5xx", "metricName": "HTTPCode_ELB_5XX_Count",
+            "namespace": "AWS/ApplicationELB", "statistic": "Sum", "period": 60, "evaluationPeriods": 2,
+            "threshold": 50, "comparisonOperator": "GreaterThanThreshold",
+            "dimensions": [{"name": "LoadBalancer", "value": "app/shop-prod-alb/40937ee3c9b3aa1f"}]}),
+    );
+    let alarm = attrs(
+        &c,
+        "aws_cloudwatch_metric_alarm",
+        "alarm_name",
+        "shop-prod-alb-5xx",
+    );
+    // the setting changed; `region` is no setting and stays; an omitted setting gets
+    // AWS's default (no description)
+    assert_eq!(
+        [
+            &alarm["threshold"],
+            &alarm["region"],
+            &alarm["alarm_description"]
+        ],
+        [&json!(50.0), &json!("us-east-1"), &json!("")]
+    );
+    assert_eq!(count(&c, "aws_cloudwatch_metric_alarm"), 3);
+}
+
+#[test]
+fn route53_names_match_without_the_final_dot_and_case() {
+    let mut c = project_cloud("static-site");
+    let before = count(&c, "aws_route53_record");
+    // the state holds `_0047b21f6e11a20d716e4492e82879b5.www.brightlane.example.`
+    ok(
+        &mut c,
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        json!({"hostedZoneId": "Z74KMFEJ77H4QIXAUL29W", "changeBatch": {"changes": [{"action": "UPSERT",
+            "resourceRecordSet": {"name": "_0047B21F6E11A20D716E4492E82879B5.www.brightlane.example", "type": "CNAME", "tTL": 300,
+            "resourceRecords": [{"value": "_03112decb972a7fe8eef554620fab593.xlfgrmvvlj.acm-validations.aws."}]}}]}}),
+    );
+    assert_eq!(count(&c, "aws_route53_record"), before);
+    let record = attrs(
+        &c,
+        "aws_route53_record",
+        "name",
+        "_0047b21f6e11a20d716e4492e82879b5.www.brightlane.example.",
+    );
+    assert_eq!(record["ttl"], json!(300));
+}
+
+#[test]
+fn update_role_sets_the_description_and_checks_the_session_duration() {
+    let mut c = cloud(21);
+    ok(
+        &mut c,
+        IAM,
+        "UpdateRole",
+        json!({"roleName": "app", "description": "app servers", "maxSessionDuration": 7200}),
+    );
+    let role = attrs(&c, "aws_iam_role", "name", "app");
+    assert_eq!(
+        [&role["description"], &role["max_session_duration"]],
+        [&json!("app servers"), &json!(7200)]
+    );
+    fails(
+        &mut c,
+        IAM,
+        "UpdateRole",
+        json!({"roleName": "app", "maxSessionDuration": 60}),
+        "ValidationError",
+    );
+    fails(
+        &mut c,
+        IAM,
+        "UpdateRole",
+        json!({"roleName": "nobody", "description": "x"}),
+        "NoSuchEntityException",
+    );
+}
+
+#[test]
+fn revoking_a_rule_managed_as_its_own_resource_removes_that_resource() {
+    let mut c = project_cloud("web3tier");
+    let before = count(&c, "aws_vpc_security_group_ingress_rule");
+    // aws_vpc_security_group_ingress_rule.app_ssh["198.51.100.0/24"]: TCP 22 into the app group
+    ok(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-00c4ce524514a93a7", "ipPermissions": {"items": [{"ipProtocol": "tcp",
+            "fromPort": 22, "toPort": 22, "groups": {}, "ipRanges": {"items": [{"cidrIp": "198.51.100.0/24"}]},
+            "ipv6Ranges": {}, "prefixListIds": {}}]}}),
+    );
+    assert_eq!(count(&c, "aws_vpc_security_group_ingress_rule"), before - 1);
+    assert!(
+        c.resources()
+            .iter()
+            .all(|i| i.attributes["cidr_ipv4"] != json!("198.51.100.0/24"))
+    );
+    // the other SSH rule stays, and revoking the same permission again fails
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_vpc_security_group_ingress_rule",
+            "cidr_ipv4",
+            "192.0.2.64/26"
+        )["from_port"],
+        json!(22)
+    );
+    fails(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-00c4ce524514a93a7", "ipPermissions": {"items": [{"ipProtocol": "tcp",
+            "fromPort": 22, "toPort": 22, "groups": {}, "ipRanges": {"items": [{"cidrIp": "198.51.100.0/24"}]},
+            "ipv6Ranges": {}, "prefixListIds": {}}]}}),
+        "InvalidPermission.NotFound",
+    );
+}
+
+#[test]
+fn a_caller_session_is_kept_from_call_to_call() {
+    let mut c = cloud(22);
+    let mut runbook = Caller::automation("AutomationServiceRole");
+    runbook.session = Some("0f8e1d2c-3b4a-4958-8677-a6b5c4d3e2f1".to_owned());
+    let read = Request::new("iam.amazonaws.com", "GetRole", json!({"roleName": "app"}));
+    let arns: Vec<Value> = (0..2)
+        .map(|_| {
+            c.execute(&read, &runbook).expect("read runs").record["userIdentity"]["arn"].clone()
+        })
+        .collect();
+    assert_eq!(
+        arns,
+        vec![
+            json!(format!(
+                "arn:aws:sts::{ACCOUNT}:assumed-role/AutomationServiceRole/0f8e1d2c-3b4a-4958-8677-a6b5c4d3e2f1"
+            ));
+            2
+        ]
     );
 }

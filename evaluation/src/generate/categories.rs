@@ -6,7 +6,7 @@ use super::change::{Change, Kind};
 use super::session::{AUTOMATION_ROLE, Session};
 use super::tags;
 use crate::scenario::{Category, Expect, StateDelta, Target};
-use crate::sim::{Caller, Cloud, Settings};
+use crate::sim::{Caller, Cloud, Request, Settings};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -118,18 +118,10 @@ fn multi_candidates(changes: &[Change], base: &State) -> Vec<Candidate> {
         .filter(|i| tags::tag_request(i, "k", "v").is_some())
         .collect();
     let mut out = Vec::new();
-    let tag_sets = [
-        ("CostCenter", "cc-7310"),
-        ("Owner", "data-platform"),
-        ("Compliance", "pci"),
-        ("Backup", "daily"),
-    ];
     for (n, window) in taggable.windows(3).step_by(2).enumerate() {
-        let has = |i: &Instance, k: &str, v: &str| i.attributes["tags_all"][k] == v;
-        let fresh = (0..tag_sets.len())
-            .map(|k| tag_sets[(n + k) % tag_sets.len()])
-            .find(|(k, v)| window.iter().all(|i| !has(i, k, v)));
-        let Some((key, value)) = fresh else { continue };
+        let Some((key, value)) = tags::fresh_tag(window, n) else {
+            continue;
+        };
         out.push(Candidate {
             generator: "tag-many".to_owned(),
             changes: tags::tag_many(window, key, value),
@@ -225,6 +217,7 @@ pub fn pick(
     category: Category,
     want: usize,
     base: &State,
+    reasserts: &[Request],
 ) -> Vec<(Candidate, u64, Run)> {
     let category_seed = mix(seed ^ name_hash(project) ^ name_hash(category.name()));
     let mut rng = ChaCha8Rng::seed_from_u64(category_seed);
@@ -248,7 +241,7 @@ pub fn pick(
             let Some(candidate) = q.pop() else { continue };
             tried += 1;
             let run_seed = mix(category_seed.wrapping_add(tried));
-            match run(&candidate, category, run_seed, base) {
+            match run(&candidate, category, run_seed, base, reasserts) {
                 Ok(run) => picked.push((candidate, run_seed, run)),
                 Err(why) => {
                     tracing::debug!(project, %category, generator = %candidate.generator, "skipped: {why}")
@@ -265,12 +258,14 @@ pub fn run(
     category: Category,
     seed: u64,
     base: &State,
+    reasserts: &[Request],
 ) -> Result<Run, String> {
     let settings = Settings {
         seed,
         ..Settings::default()
     };
-    let mut session = Session::new(Cloud::from_state(base, &settings), seed);
+    let mut session =
+        Session::new(Cloud::from_state(base, &settings), seed).with_reasserts(reasserts.to_vec());
     let description = match (category, candidate.noise) {
         (Category::Runbook, _) => runbook_session(&mut session, candidate)?,
         (Category::NoiseOnly, Some(noise)) => noise_session(&mut session, candidate, noise)?,
@@ -316,11 +311,12 @@ fn summary(changes: &[Change]) -> String {
 }
 
 fn runbook_session(s: &mut Session, candidate: &Candidate) -> Result<String, String> {
-    let caller = Caller::automation(AUTOMATION_ROLE);
+    let mut caller = Caller::automation(AUTOMATION_ROLE);
+    caller.session = Some(s.execution_id());
     let change = candidate.changes.first().ok_or("no change")?;
-    s.reads(&caller, 1).map_err(err)?;
+    s.look_at(&change.address, &caller).map_err(err)?;
     s.apply(change, &caller)?;
-    s.reads(&caller, 1).map_err(err)?;
+    s.look_at(&change.address, &caller).map_err(err)?;
     if s.rng.random_bool(0.5) {
         s.terraform_refresh().map_err(err)?;
     }
@@ -337,7 +333,8 @@ fn console_session(s: &mut Session, candidate: &Candidate) -> Result<String, Str
     let (caller, who) = s.human();
     let mut failures = Vec::new();
     for change in &candidate.changes {
-        let n = s.rng.random_range(1..=2);
+        s.look_at(&change.address, &caller).map_err(err)?;
+        let n = s.rng.random_range(0..=1);
         s.reads(&caller, n).map_err(err)?;
         if s.rng.random_bool(0.4)
             && let Some(code) = s.failed_attempt(change, &caller)
@@ -346,6 +343,9 @@ fn console_session(s: &mut Session, candidate: &Candidate) -> Result<String, Str
         }
         if s.rng.random_bool(0.5) {
             s.terraform_refresh().map_err(err)?;
+            if s.rng.random_bool(0.5) {
+                s.terraform_apply().map_err(err)?;
+            }
         }
         s.apply(change, &caller)?;
         let n = s.rng.random_range(0..=1);
@@ -423,13 +423,16 @@ fn changed_attributes(before: &Value, after: &Value) -> BTreeSet<String> {
 }
 
 /// Attributes AWS updates as a consequence of another change, on any resource: the tag
-/// copies, a function's modification time, and a role's lists of its policies.
-const ECHOES: [&str; 5] = [
+/// copies, a function's modification time, a role's lists of its policies, and a launch
+/// template's version numbers.
+const ECHOES: [&str; 7] = [
     "tags",
     "tags_all",
     "last_modified",
     "managed_policy_arns",
     "inline_policy",
+    "latest_version",
+    "default_version",
 ];
 
 /// Why a delta holds more than the changes meant, if it does.
@@ -505,8 +508,15 @@ fn targets(base: &State, delta: &StateDelta) -> Vec<Target> {
 
 fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Change]) -> Expect {
     let all = targets(base, delta);
+    // consequences AWS records elsewhere (a role's list of its policies) are not flagged
+    let meant = |t: &Target| {
+        !ECHOES.contains(&t.attribute.as_str())
+            || changes
+                .iter()
+                .any(|c| c.address == t.address && c.top_attributes().contains(&t.attribute))
+    };
     let flag = match category {
-        Category::PolicyGated => all.clone(),
+        Category::PolicyGated => all.iter().filter(|t| meant(t)).cloned().collect(),
         _ => Vec::new(),
     };
     let owned: BTreeSet<(String, String)> = changes
@@ -521,5 +531,102 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         patch: category != Category::NoiseOnly,
         flag,
         ignore,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generate::change::Change;
+    use serde_json::json;
+
+    const STATE: &str = r#"{"version":4,"terraform_version":"1.9.0","serial":1,"lineage":"l","resources":[
+      {"mode":"managed","type":"aws_iam_role","name":"app","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"app","name":"app","description":"","managed_policy_arns":[]}}]},
+      {"mode":"managed","type":"aws_sqs_queue","name":"q","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"q","visibility_timeout_seconds":30,"delay_seconds":0}}]}]}"#;
+
+    fn state() -> State {
+        State::parse(STATE.as_bytes(), "test").expect("test state parses")
+    }
+
+    fn queue_change(state: &State) -> Change {
+        Change::modify(
+            "sqs-visibility",
+            &state.instances[1],
+            "raised".to_owned(),
+            &["visibility_timeout_seconds"],
+            Vec::new(),
+        )
+    }
+
+    #[test]
+    fn paths_become_steps() {
+        assert_eq!(
+            path_steps("rule.0.days"),
+            vec![
+                PathStep::Key("rule".into()),
+                PathStep::Index(0),
+                PathStep::Key("days".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_delta_beyond_the_change_is_refused() {
+        let base = state();
+        let change = queue_change(&base);
+        let mut after = base.clone();
+        after.instances[1].attributes["visibility_timeout_seconds"] = json!(60);
+        assert_eq!(
+            unexpected(
+                &base,
+                &StateDelta::between(&base, &after),
+                std::slice::from_ref(&change)
+            ),
+            None
+        );
+        after.instances[1].attributes["delay_seconds"] = json!(5);
+        let why = unexpected(
+            &base,
+            &StateDelta::between(&base, &after),
+            std::slice::from_ref(&change),
+        );
+        assert_eq!(
+            why.as_deref(),
+            Some("aws_sqs_queue.q also changed delay_seconds")
+        );
+        let mut idle = base.clone();
+        idle.instances[0].attributes["description"] = json!("x");
+        let why = unexpected(&base, &StateDelta::between(&base, &idle), &[change]);
+        assert!(why.is_some_and(|w| w.contains("aws_iam_role.app")));
+    }
+
+    #[test]
+    fn flags_leave_out_consequences_recorded_elsewhere() {
+        let base = state();
+        let mut after = base.clone();
+        after.instances[0].attributes["managed_policy_arns"] =
+            json!(["arn:aws:iam::aws:policy/AdministratorAccess"]);
+        after.instances[1].attributes["visibility_timeout_seconds"] = json!(60);
+        let delta = StateDelta::between(&base, &after);
+        let expect = expect(Category::PolicyGated, &base, &delta, &[queue_change(&base)]);
+        let flagged: Vec<(&str, &str)> = expect
+            .flag
+            .iter()
+            .map(|t| (t.address.as_str(), t.attribute.as_str()))
+            .collect();
+        assert_eq!(
+            flagged,
+            vec![("aws_sqs_queue.q", "visibility_timeout_seconds")]
+        );
+        assert!(expect.patch);
+        let noise = super::expect(
+            Category::NoiseOnly,
+            &base,
+            &StateDelta::between(&base, &base),
+            &[],
+        );
+        assert!(!noise.patch && noise.flag.is_empty());
     }
 }

@@ -184,6 +184,34 @@ fn lambda(instance: &Instance) -> Vec<Change> {
             ),
         }]),
     );
+    out.extend(runtime_upgrade(instance, name));
+    let description = text(instance, "description");
+    let new = format!(
+        "{} (owner: orders team)",
+        if description.is_empty() {
+            name
+        } else {
+            description
+        }
+    );
+    out.push(
+        Change::modify(
+            "lambda-description",
+            instance,
+            format!("changed the description of {name}"),
+            &["description"],
+            vec![lambda_call(
+                "UpdateFunctionConfiguration",
+                name,
+                json!({"description": new}),
+            )],
+        )
+        .undo(vec![lambda_call(
+            "UpdateFunctionConfiguration",
+            name,
+            json!({"description": description}),
+        )]),
+    );
     let variables = block(instance, "environment")["variables"].clone();
     if let Some(vars) = variables
         .as_object()
@@ -211,6 +239,46 @@ fn lambda(instance: &Instance) -> Vec<Change> {
         );
     }
     out
+}
+
+/// Lambda runtimes in release order, per language.
+const RUNTIMES: [&[&str]; 3] = [
+    &[
+        "python3.9",
+        "python3.10",
+        "python3.11",
+        "python3.12",
+        "python3.13",
+    ],
+    &["nodejs16.x", "nodejs18.x", "nodejs20.x", "nodejs22.x"],
+    &["java11", "java17", "java21"],
+];
+
+/// The next runtime release of the same language.
+fn runtime_upgrade(instance: &Instance, name: &str) -> Option<Change> {
+    let runtime = text(instance, "runtime");
+    let next = RUNTIMES.iter().find_map(|family| {
+        let at = family.iter().position(|r| *r == runtime)?;
+        family.get(at + 1).copied()
+    })?;
+    Some(
+        Change::modify(
+            "lambda-runtime",
+            instance,
+            format!("upgraded {name} from {runtime} to {next}"),
+            &["runtime"],
+            vec![lambda_call(
+                "UpdateFunctionConfiguration",
+                name,
+                json!({"runtime": next}),
+            )],
+        )
+        .undo(vec![lambda_call(
+            "UpdateFunctionConfiguration",
+            name,
+            json!({"runtime": runtime}),
+        )]),
+    )
 }
 
 fn ecs_service(instance: &Instance) -> Option<Change> {
@@ -315,21 +383,33 @@ fn rds(instance: &Instance) -> Vec<Change> {
             .undo(vec![rds_call(id, json!({"dBInstanceClass": class}))]),
         );
     }
+    if let Some(storage) = int(instance, "allocated_storage") {
+        let more = storage + (storage / 2).max(10);
+        out.push(Change::modify(
+            "rds-storage",
+            instance,
+            format!("grew the storage of DB instance {id} from {storage} to {more} GiB"),
+            &["allocated_storage"],
+            vec![rds_call(id, json!({"allocatedStorage": more}))],
+        ));
+    }
     let retention = int(instance, "backup_retention_period").unwrap_or(0);
     if let Some(up) = next_in(&[7, 14, 35], retention) {
-        out.push(
-            Change::modify(
-                "rds-backup-retention",
-                instance,
-                format!("raised backup retention of {id} from {retention} to {up} days"),
-                &["backup_retention_period"],
-                vec![rds_call(id, json!({"backupRetentionPeriod": up}))],
-            )
-            .undo(vec![rds_call(
-                id,
-                json!({"backupRetentionPeriod": retention}),
-            )]),
-        );
+        let change = Change::modify(
+            "rds-backup-retention",
+            instance,
+            format!("raised backup retention of {id} from {retention} to {up} days"),
+            &["backup_retention_period"],
+            vec![rds_call(id, json!({"backupRetentionPeriod": up}))],
+        )
+        .undo(vec![rds_call(
+            id,
+            json!({"backupRetentionPeriod": retention}),
+        )]);
+        out.push(match retention {
+            0 => change.runbook("AWSConfigRemediation-EnableRDSInstanceBackup"),
+            _ => change,
+        });
     }
     for (param, attr, name, runbook) in [
         (
@@ -369,7 +449,8 @@ fn rds(instance: &Instance) -> Vec<Change> {
                 &["multi_az"],
                 vec![rds_call(id, json!({"multiAZ": true}))],
             )
-            .undo(vec![rds_call(id, json!({"multiAZ": false}))]),
+            .undo(vec![rds_call(id, json!({"multiAZ": false}))])
+            .runbook("AWSConfigRemediation-EnableMultiAZOnRDSInstance"),
         );
     }
     out
@@ -472,6 +553,9 @@ fn load_balancer(instance: &Instance) -> Vec<Change> {
         )
         .undo(vec![call("idle_timeout.timeout_seconds", idle.to_string())]),
     );
+    if text(instance, "load_balancer_type") == "application" {
+        out.extend(application_lb(instance, name, &call));
+    }
     if !flag(instance, "enable_deletion_protection") {
         out.push(
             Change::modify(
@@ -483,6 +567,52 @@ fn load_balancer(instance: &Instance) -> Vec<Change> {
             )
             .undo(vec![call("deletion_protection.enabled", "false".into())])
             .runbook("AWSConfigRemediation-EnableELBDeletionProtection"),
+        );
+    }
+    out
+}
+
+/// Runbooks for Application Load Balancers: dropping invalid header fields, and the desync
+/// mitigation mode one step stricter.
+fn application_lb(
+    instance: &Instance,
+    name: &str,
+    call: &dyn Fn(&str, String) -> Request,
+) -> Vec<Change> {
+    let mut out = Vec::new();
+    if !flag(instance, "drop_invalid_header_fields") {
+        let key = "routing.http.drop_invalid_header_fields.enabled";
+        out.push(
+            Change::modify(
+                "alb-drop-invalid-headers",
+                instance,
+                format!("set {name} to drop invalid header fields"),
+                &["drop_invalid_header_fields"],
+                vec![call(key, "true".into())],
+            )
+            .undo(vec![call(key, "false".into())])
+            .runbook("AWSConfigRemediation-DropInvalidHeadersForALB"),
+        );
+    }
+    let mode = text(instance, "desync_mitigation_mode");
+    let stricter = match mode {
+        "monitor" => Some("defensive"),
+        "defensive" | "" => Some("strictest"),
+        _ => None,
+    };
+    if let Some(stricter) = stricter {
+        let key = "routing.http.desync_mitigation_mode";
+        let previous = if mode.is_empty() { "defensive" } else { mode };
+        out.push(
+            Change::modify(
+                "alb-desync-mode",
+                instance,
+                format!("set the desync mitigation mode of {name} to {stricter}"),
+                &["desync_mitigation_mode"],
+                vec![call(key, stricter.into())],
+            )
+            .undo(vec![call(key, previous.into())])
+            .runbook("AWS-UpdateALBDesyncMitigationMode"),
         );
     }
     out

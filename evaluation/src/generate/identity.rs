@@ -36,7 +36,10 @@ fn attached(all: &[Instance], role: &str, arn: &str) -> bool {
 
 fn role(instance: &Instance, all: &[Instance]) -> Vec<Change> {
     let name = text(instance, "name").to_owned();
-    let mut out = vec![new_inline_policy(instance, &name)];
+    let mut out = vec![
+        new_inline_policy(instance, &name),
+        describe_role(instance, &name),
+    ];
     if let Some(arn) = READ_ONLY.iter().find(|a| !attached(all, &name, a)) {
         let short = arn.rsplit('/').next().unwrap_or(arn);
         out.push(
@@ -90,6 +93,30 @@ fn new_inline_policy(instance: &Instance, role: &str) -> Change {
         json!({"roleName": role, "policyName": policy}),
     )])
     .kind(Kind::Create)
+}
+
+/// A new description on the role (UpdateRole).
+fn describe_role(instance: &Instance, role: &str) -> Change {
+    let current = text(instance, "description");
+    let new = match current.is_empty() {
+        true => format!("Role {role}; owner: platform team"),
+        false => format!("{current} (reviewed 2026-03)"),
+    };
+    let call = |d: &str| {
+        req(
+            IAM,
+            "UpdateRole",
+            json!({"roleName": role, "description": d}),
+        )
+    };
+    Change::modify(
+        "iam-role-description",
+        instance,
+        format!("changed the description of role {role}"),
+        &["description"],
+        vec![call(&new)],
+    )
+    .undo(vec![call(current)])
 }
 
 /// A policy document with one more statement.

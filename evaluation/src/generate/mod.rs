@@ -110,10 +110,22 @@ pub fn generate_project(
         message: e.to_string(),
     })?;
     let changes = all_changes(&base);
+    let reasserts: Vec<_> = changes
+        .iter()
+        .filter_map(|c| c.undo.first().cloned())
+        .collect();
     let mut scenarios = Vec::new();
     for category in Category::ALL {
         let candidates = categories::candidates(category, &changes, &base, &project);
-        let picked = categories::pick(candidates, seed, name, category, PER_CATEGORY, &base);
+        let picked = categories::pick(
+            candidates,
+            seed,
+            name,
+            category,
+            PER_CATEGORY,
+            &base,
+            &reasserts,
+        );
         for (n, (candidate, run_seed, run)) in picked.into_iter().enumerate() {
             let id = format!("{name}-{}-{:03}", category.name(), n + 1);
             scenarios.push(Generated {
@@ -148,7 +160,8 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         .cloned()
         .collect();
     let mut out = Vec::new();
-    for instance in &all {
+    for (n, instance) in all.iter().enumerate() {
+        out.extend(tags::changes(instance, n));
         out.extend(network::changes(instance, &all));
         out.extend(storage::changes(instance, &all));
         out.extend(identity::changes(instance, &all));

@@ -1,6 +1,6 @@
 //! Changes to networking: security groups and their rules, subnets, VPCs and route tables.
 
-use super::change::{Change, Kind, req, text};
+use super::change::{Change, Kind, int, req, text};
 use reconciler::terraform::state::Instance;
 use serde_json::{Value, json};
 
@@ -13,6 +13,9 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         "aws_subnet" => subnet(instance),
         "aws_vpc" => vpc(instance),
         "aws_route_table" => route_table(instance),
+        "aws_vpc_security_group_ingress_rule" | "aws_security_group_rule" => {
+            rule_resource(instance).into_iter().collect()
+        }
         _ => Vec::new(),
     }
 }
@@ -240,6 +243,57 @@ fn revoke_rules(instance: &Instance, id: &str) -> Vec<Change> {
             )
         })
         .collect()
+}
+
+/// The `ipPermissions` item of an ingress rule managed as its own resource, when it has
+/// exactly one peer.
+fn rule_resource_item(instance: &Instance) -> Option<Value> {
+    let a = &instance.attributes;
+    let text = |k: &str| a.get(k).and_then(Value::as_str).filter(|v| !v.is_empty());
+    let one = |k: &str| match a.get(k).and_then(Value::as_array).map(Vec::as_slice) {
+        Some([v]) => v.as_str(),
+        _ => None,
+    };
+    let (protocol, ranges, v6, groups) = match instance.resource_type.as_str() {
+        "aws_vpc_security_group_ingress_rule" => (
+            text("ip_protocol")?,
+            text("cidr_ipv4"),
+            text("cidr_ipv6"),
+            text("referenced_security_group_id"),
+        ),
+        _ if text("type") == Some("ingress") => (
+            text("protocol")?,
+            one("cidr_blocks"),
+            one("ipv6_cidr_blocks"),
+            text("source_security_group_id"),
+        ),
+        _ => return None,
+    };
+    let wrap = |v: Option<Value>| v.map_or(json!({}), |v| json!({"items": [v]}));
+    let item = json!({"ipProtocol": protocol, "fromPort": a.get("from_port"), "toPort": a.get("to_port"),
+        "groups": wrap(groups.map(|g| json!({"groupId": g}))),
+        "ipRanges": wrap(ranges.map(|c| json!({"cidrIp": c}))),
+        "ipv6Ranges": wrap(v6.map(|c| json!({"cidrIpv6": c}))),
+        "prefixListIds": {}});
+    let peers = [ranges, v6, groups].iter().filter(|p| p.is_some()).count();
+    (peers == 1).then_some(item)
+}
+
+/// Revoking an ingress rule Terraform manages as its own resource.
+fn rule_resource(instance: &Instance) -> Option<Change> {
+    let item = rule_resource_item(instance)?;
+    let group = text(instance, "security_group_id");
+    let from = int(instance, "from_port").unwrap_or(0);
+    Some(
+        Change::modify(
+            "sg-revoke-rule-resource",
+            instance,
+            format!("revoked the ingress rule for port {from} from {group}"),
+            &[],
+            vec![sg_call("RevokeSecurityGroupIngress", group, vec![item])],
+        )
+        .kind(Kind::Delete),
+    )
 }
 
 /// AWSConfigRemediation-DisableSubnetAutoAssignPublicIP on public subnets.

@@ -18,6 +18,7 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         "aws_kms_key" => kms(instance).into_iter().collect(),
         "aws_route53_record" => record(instance),
         "aws_secretsmanager_secret" => vec![secret(instance)],
+        "aws_ssm_parameter" => parameter(instance).into_iter().collect(),
         _ => Vec::new(),
     }
 }
@@ -27,28 +28,19 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
 fn put_alarm(instance: &Instance, threshold: f64) -> Request {
     let mut p = Map::new();
     p.insert("alarmName".into(), json!(text(instance, "alarm_name")));
-    for (param, attr) in [
-        ("metricName", "metric_name"),
-        ("namespace", "namespace"),
-        ("statistic", "statistic"),
-        ("extendedStatistic", "extended_statistic"),
-        ("comparisonOperator", "comparison_operator"),
-        ("alarmDescription", "alarm_description"),
-        ("treatMissingData", "treat_missing_data"),
-        ("unit", "unit"),
-        ("thresholdMetricId", "threshold_metric_id"),
-        (
-            "evaluateLowSampleCountPercentile",
-            "evaluate_low_sample_count_percentiles",
-        ),
-        ("actionsEnabled", "actions_enabled"),
+    let counts_and_actions = [
         ("period", "period"),
         ("evaluationPeriods", "evaluation_periods"),
         ("datapointsToAlarm", "datapoints_to_alarm"),
         ("alarmActions", "alarm_actions"),
         ("oKActions", "ok_actions"),
         ("insufficientDataActions", "insufficient_data_actions"),
-    ] {
+    ];
+    for (param, attr) in crate::sim::ALARM_FIELDS
+        .iter()
+        .chain(counts_and_actions.iter())
+        .copied()
+    {
         if let Some(v) = instance.attributes.get(attr).filter(|v| !v.is_null()) {
             p.insert(param.into(), v.clone());
         }
@@ -350,6 +342,42 @@ fn secret(instance: &Instance) -> Change {
         vec![call(&new)],
     )
     .undo(vec![call(current)])
+}
+
+/// A new value for a plain String parameter: log levels step up, flags flip, numbers double.
+fn parameter(instance: &Instance) -> Option<Change> {
+    if text(instance, "type") != "String" {
+        return None;
+    }
+    let name = text(instance, "name");
+    let value = text(instance, "value");
+    let new = match value {
+        "DEBUG" => "INFO".to_owned(),
+        "INFO" => "DEBUG".to_owned(),
+        "WARN" | "WARNING" | "ERROR" => "INFO".to_owned(),
+        "true" => "false".to_owned(),
+        "false" => "true".to_owned(),
+        "on" => "off".to_owned(),
+        "off" => "on".to_owned(),
+        v => v.parse::<i64>().ok().map(|n| (n * 2).max(1).to_string())?,
+    };
+    let call = |v: &str| {
+        req(
+            "ssm.amazonaws.com",
+            "PutParameter",
+            json!({"name": name, "type": "String", "value": v, "overwrite": true}),
+        )
+    };
+    Some(
+        Change::modify(
+            "ssm-parameter-value",
+            instance,
+            format!("set parameter {name} to {new} (was {value})"),
+            &["value"],
+            vec![call(&new)],
+        )
+        .undo(vec![call(value)]),
+    )
 }
 
 /// New DNS records in each hosted zone and a new alarm on each alarmable resource.

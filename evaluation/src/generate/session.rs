@@ -34,6 +34,8 @@ pub struct Session {
     pub rng: ChaCha8Rng,
     /// Values from earlier responses, for `${key}` placeholders.
     found: BTreeMap<String, String>,
+    /// Write calls that may set values the cloud already has, for Terraform's no-op applies.
+    reasserts: Vec<Request>,
 }
 
 impl Session {
@@ -44,7 +46,14 @@ impl Session {
             records: Vec::new(),
             rng: ChaCha8Rng::seed_from_u64(seed ^ 0x5eed_5e55_1011),
             found: BTreeMap::new(),
+            reasserts: Vec::new(),
         }
+    }
+
+    /// The same session, with write calls Terraform's apply may re-send.
+    pub fn with_reasserts(mut self, reasserts: Vec<Request>) -> Session {
+        self.reasserts = reasserts;
+        self
     }
 
     /// A person and how they are described: `alice (console)`.
@@ -72,6 +81,21 @@ impl Session {
                 format!("{name} via SSO PowerUserAccess (CLI)"),
             ),
         }
+    }
+
+    /// A new SSM Automation execution id (a UUID).
+    pub fn execution_id(&mut self) -> String {
+        let hex: String = (0..32)
+            .map(|_| char::from(b"0123456789abcdef"[self.rng.random_range(0..16)]))
+            .collect();
+        format!(
+            "{}-{}-{}-{}-{}",
+            &hex[0..8],
+            &hex[8..12],
+            &hex[12..16],
+            &hex[16..20],
+            &hex[20..32]
+        )
     }
 
     /// Runs one call, placeholders filled; returns the error code AWS answered with.
@@ -113,10 +137,41 @@ impl Session {
         Ok(())
     }
 
+    /// A read call by `caller` about the instance at `address`, or about any resource when
+    /// the simulator has no read call for its type.
+    pub fn look_at(&mut self, address: &str, caller: &Caller) -> Result<(), SimError> {
+        let request = self
+            .cloud
+            .read_request(address)
+            .unwrap_or_else(|| self.cloud.noise_request());
+        self.call(&request, caller)?;
+        Ok(())
+    }
+
     /// Terraform's refresh by the CI role: a few read calls with its user agent.
     pub fn terraform_refresh(&mut self) -> Result<(), SimError> {
         let n = self.rng.random_range(1..=3);
         self.reads(&Caller::terraform(TERRAFORM_ROLE), n)
+    }
+
+    /// Terraform's apply by the CI role re-sending a value the cloud already has: a write
+    /// call from the pool that, tried on a copy of the cloud, succeeds and changes nothing.
+    /// Returns whether one was found among three tries.
+    pub fn terraform_apply(&mut self) -> Result<bool, SimError> {
+        let terraform = Caller::terraform(TERRAFORM_ROLE);
+        for _ in 0..3 {
+            if self.reasserts.is_empty() {
+                return Ok(false);
+            }
+            let request = self.reasserts[self.rng.random_range(0..self.reasserts.len())].clone();
+            let mut trial = self.cloud.clone();
+            let outcome = trial.execute(&request, &terraform)?;
+            if outcome.error.is_none() && trial.resources() == self.cloud.resources() {
+                self.call(&request, &terraform)?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// A read call by `caller` in another region.
@@ -294,7 +349,7 @@ mod tests {
             "PutBucketVersioning",
             json!({"bucketName": "logs", "Host": "logs.s3.amazonaws.com"}),
         );
-        let wrong = mistyped(&r).unwrap();
+        let wrong = mistyped(&r).expect("a bucket name has a letter to change");
         assert_eq!(wrong.request_parameters["bucketName"], "logt");
         assert_eq!(wrong.request_parameters["Host"], "logt.s3.amazonaws.com");
     }

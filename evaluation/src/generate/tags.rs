@@ -133,3 +133,33 @@ pub fn tag_many(instances: &[&Instance], key: &str, value: &str) -> Vec<Change> 
         })
         .collect()
 }
+
+/// Tag sets people add by hand.
+pub const TAG_SETS: [(&str, &str); 4] = [
+    ("CostCenter", "cc-7310"),
+    ("Owner", "data-platform"),
+    ("Compliance", "pci"),
+    ("Backup", "daily"),
+];
+
+/// A tag from [`TAG_SETS`], starting at `n`, that none of `instances` has yet.
+pub fn fresh_tag(instances: &[&Instance], n: usize) -> Option<(&'static str, &'static str)> {
+    let has = |i: &Instance, k: &str, v: &str| i.attributes["tags_all"][k] == v;
+    (0..TAG_SETS.len())
+        .map(|k| TAG_SETS[(n + k) % TAG_SETS.len()])
+        .find(|(k, v)| instances.iter().all(|i| !has(i, k, v)))
+}
+
+/// One tag added to one resource, for every taggable instance.
+pub fn changes(instance: &Instance, n: usize) -> Vec<Change> {
+    let Some((key, value)) = fresh_tag(&[instance], n) else {
+        return Vec::new();
+    };
+    tag_many(&[instance], key, value)
+        .into_iter()
+        .map(|mut c| {
+            c.name = "tag-add";
+            c
+        })
+        .collect()
+}

@@ -70,6 +70,9 @@ pub struct Caller {
     pub time: Option<DateTime<Utc>>,
     /// The caller's IP address; a documentation address when `None`.
     pub source_ip: Option<String>,
+    /// The credentials' session (an automation's execution id, a role session's temporary
+    /// keys) kept from call to call; a new one per call when `None`.
+    pub session: Option<String>,
 }
 
 impl Caller {
@@ -81,6 +84,7 @@ impl Caller {
             region: None,
             time: None,
             source_ip: None,
+            session: None,
         }
     }
 

@@ -28,6 +28,8 @@ pub use caller::{Agent, Caller, Identity};
 pub use ctx::ApiError;
 use ctx::Ctx;
 use services::Service;
+/// The PutMetricAlarm request fields and the alarm attributes they set.
+pub use services::cloudwatch::ALARM_FIELDS;
 pub use tfstate::tfstate_json;
 
 /// The account the simulator stands for, and the seed of everything random.

@@ -18,6 +18,25 @@ impl Cloud {
     }
 }
 
+impl Cloud {
+    /// The read call the console or a script makes about the instance at `address` (for
+    /// S3 configuration resources, about their bucket); `None` when the model has no
+    /// read call for its type.
+    pub fn read_request(&self, address: &str) -> Option<Request> {
+        let instance = self.resources.iter().find(|i| i.address == address)?;
+        describe(instance).or_else(|| {
+            let bucket = instance.string_attribute("bucket")?;
+            self.resources
+                .iter()
+                .find(|i| {
+                    i.resource_type == "aws_s3_bucket"
+                        && i.string_attribute("bucket") == Some(bucket)
+                })
+                .and_then(describe)
+        })
+    }
+}
+
 /// The read call the console or a script typically makes about an instance.
 fn describe(instance: &reconciler::terraform::state::Instance) -> Option<Request> {
     let id = instance.string_attribute("id")?;

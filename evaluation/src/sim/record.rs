@@ -34,7 +34,8 @@ pub fn build(cloud: &mut Cloud, call: &Call<'_>, caller: &Caller) -> Value {
         _ => ctx::uuid(&mut cloud.rng),
     };
     let event_id = ctx::uuid(&mut cloud.rng);
-    let session = ctx::uuid(&mut cloud.rng);
+    let fresh = ctx::uuid(&mut cloud.rng);
+    let session = caller.session.clone().unwrap_or(fresh);
     let api = reconciler::ingest::record::api_name(call.event_name);
     let mut record = Map::new();
     let mut put = |k: &str, v: Value| {

@@ -21,7 +21,7 @@ pub fn handler(service: Service, api: &str) -> Option<Handler> {
 }
 
 /// Alarm settings and their Terraform attributes.
-const ALARM_FIELDS: [(&str, &str); 11] = [
+pub const ALARM_FIELDS: [(&str, &str); 11] = [
     ("metricName", "metric_name"),
     ("namespace", "namespace"),
     ("statistic", "statistic"),

@@ -20,6 +20,7 @@ pub fn handler(api: &str) -> Option<Handler> {
         "UpdateAssumeRolePolicy" => update_assume_role_policy,
         "CreatePolicyVersion" => create_policy_version,
         "TagRole" => tag_role,
+        "UpdateRole" => update_role,
         "UntagRole" => untag_role,
         "CreateRole" => create_role,
         "DeleteRole" => delete_role,
@@ -217,6 +218,26 @@ fn create_policy_version(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 fn tag_role(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let (_, at) = role(ctx, p)?;
     ctx.add_tags(at, &params::tag_list(p.get("tags")));
+    Ok(Value::Null)
+}
+
+/// UpdateRole: the description and the maximum session duration (1 to 12 hours).
+fn update_role(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let (_, at) = role(ctx, p)?;
+    if let Some(seconds) = params::opt_int(p, "maxSessionDuration") {
+        if !(3600..=43_200).contains(&seconds) {
+            return Err(ApiError::new(
+                "ValidationError",
+                format!(
+                    "1 validation error detected: Value '{seconds}' at 'maxSessionDuration' failed to satisfy constraint: Member must have value between 3600 and 43200"
+                ),
+            ));
+        }
+        ctx.set(at, "max_session_duration", json!(seconds));
+    }
+    if let Some(description) = params::opt_string(p, "description") {
+        ctx.set(at, "description", json!(description));
+    }
     Ok(Value::Null)
 }
 

@@ -2,7 +2,7 @@
 //! SDK, and the handler of each write call.
 
 mod autoscaling;
-mod cloudwatch;
+pub(super) mod cloudwatch;
 mod dynamodb;
 mod ec2;
 mod elbv2;
