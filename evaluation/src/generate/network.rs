@@ -55,6 +55,27 @@ fn ingress(instance: &Instance) -> Vec<Value> {
         .unwrap_or_default()
 }
 
+/// The group's ingress rules Terraform manages as resources of their own, as Terraform
+/// rule elements (`protocol`, `from_port`, `to_port`).
+fn separate_ingress(instance: &Instance, all: &[Instance]) -> Vec<Value> {
+    let id = text(instance, "id");
+    all.iter()
+        .filter(|i| text(i, "security_group_id") == id)
+        .filter(|i| {
+            i.resource_type == "aws_vpc_security_group_ingress_rule"
+                || (i.resource_type == "aws_security_group_rule" && text(i, "type") == "ingress")
+        })
+        .map(|i| {
+            let protocol = i
+                .attributes
+                .get("ip_protocol")
+                .or_else(|| i.attributes.get("protocol"));
+            json!({"protocol": protocol, "from_port": i.attributes.get("from_port"),
+                   "to_port": i.attributes.get("to_port")})
+        })
+        .collect()
+}
+
 /// Whether some ingress element already covers TCP `port`.
 fn port_open(instance: &Instance, port: i64) -> bool {
     ingress(instance).iter().any(|r| {
@@ -78,9 +99,24 @@ fn security_group(instance: &Instance, all: &[Instance]) -> Vec<Change> {
     let id = text(instance, "id").to_owned();
     let mut out = Vec::new();
     let cidr = vpc_cidr(instance, all);
+    // A group whose rules are resources of their own gains a new rule resource, not an
+    // inline rule: the change creates something.
+    let separate = separate_ingress(instance, all);
+    let kind = match separate.is_empty() {
+        true => Kind::Modify,
+        false => Kind::Create,
+    };
+    let covered = |port: i64| {
+        port_open(instance, port)
+            || separate.iter().any(|r| {
+                let from = r["from_port"].as_i64().unwrap_or(-1);
+                let to = r["to_port"].as_i64().unwrap_or(-1);
+                r["protocol"] == "-1" || (from <= port && port <= to)
+            })
+    };
     if let Some(port) = [443, 8443, 9090, 5432, 6379]
         .into_iter()
-        .find(|p| !port_open(instance, *p))
+        .find(|p| !covered(*p))
     {
         let item = permission(port, &cidr, "internal access");
         out.push(
@@ -95,7 +131,8 @@ fn security_group(instance: &Instance, all: &[Instance]) -> Vec<Change> {
                     vec![item.clone()],
                 )],
             )
-            .undo(vec![sg_call("RevokeSecurityGroupIngress", &id, vec![item])]),
+            .undo(vec![sg_call("RevokeSecurityGroupIngress", &id, vec![item])])
+            .kind(kind),
         );
     }
     for (port, cidr, label) in [
@@ -103,7 +140,7 @@ fn security_group(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         (3389, "0.0.0.0/0", "RDP"),
         (22, "::/0", "SSH"),
     ] {
-        if port_open(instance, port) {
+        if covered(port) {
             continue;
         }
         let item = permission(port, cidr, "");
@@ -120,6 +157,7 @@ fn security_group(instance: &Instance, all: &[Instance]) -> Vec<Change> {
                 )],
             )
             .undo(vec![sg_call("RevokeSecurityGroupIngress", &id, vec![item])])
+            .kind(kind)
             .risky(),
         );
     }
