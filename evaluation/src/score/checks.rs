@@ -599,7 +599,7 @@ fn required(schema: &ResourceSchema) -> Vec<String> {
 
 /// Whether an import id names the cloud resource: its `id` or `arn`, or two of its string
 /// attributes joined by `/` or `,` as composite import ids are (`role/policy_arn`).
-fn names(import_id: &str, cloud: &Instance) -> bool {
+pub fn names(import_id: &str, cloud: &Instance) -> bool {
     let strings: Vec<&str> = cloud
         .attributes
         .as_object()

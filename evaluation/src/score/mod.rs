@@ -207,7 +207,7 @@ impl Scorer {
             None
         } else {
             Some(match outcome.changes.apply(scratch.path()) {
-                Ok(()) => load(scratch.path(), &prepared.pre),
+                Ok(()) => load_imported(scratch.path(), &prepared.pre, &post),
                 Err(e) => Err(format!("the patch does not apply: {e}")),
             })
         };
@@ -342,6 +342,53 @@ fn load(dir: &Path, state: &State) -> Result<Project, String> {
         ..LoadOptions::default()
     };
     Project::load(dir, &options).map_err(|e| e.to_string())
+}
+
+/// Loads the patched configuration as `terraform plan` sees it: `import` blocks whose id names
+/// a resource the drift created read that resource into the state first, so references to it
+/// (`role = aws_iam_role.new.id`) evaluate to its values rather than unknown.
+fn load_imported(dir: &Path, pre: &State, post: &State) -> Result<Project, String> {
+    let project = load(dir, pre)?;
+    let imports: Vec<hcl_scan::Import> = project
+        .files()
+        .iter()
+        .filter(|(path, _)| path.ends_with(".tf"))
+        .filter_map(|(_, text)| hcl_scan::parse(text).ok())
+        .flat_map(|body| hcl_scan::imports(&body))
+        .collect();
+    let mut state = pre.clone();
+    for import in &imports {
+        let known = |address: &str| state.instances.iter().any(|i| i.address == address);
+        let created = post
+            .instances
+            .iter()
+            .filter(|i| !known(&i.address))
+            .find(|i| {
+                i.mode == Mode::Managed
+                    && import.id.as_deref().is_some_and(|id| checks::names(id, i))
+                    && import.to.starts_with(&format!("{}.", i.resource_type))
+            });
+        if let (Some(created), false) = (created, known(&import.to)) {
+            state.instances.push(imported(created, &import.to));
+        }
+    }
+    if state.instances.len() == pre.instances.len() {
+        return Ok(project);
+    }
+    load(dir, &state)
+}
+
+/// A created cloud resource as the state holds it once imported at a root-module `address`.
+fn imported(
+    created: &reconciler::terraform::state::Instance,
+    address: &str,
+) -> reconciler::terraform::state::Instance {
+    let mut instance = created.clone();
+    instance.address = address.to_owned();
+    instance.module = None;
+    instance.index = None;
+    instance.name = address.rsplit('.').next().unwrap_or(address).to_owned();
+    instance
 }
 
 /// Lines added and removed in a unified diff.
