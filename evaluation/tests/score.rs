@@ -15,7 +15,7 @@ use evaluation::score::checks::{self, Evidence};
 use evaluation::score::{ScoreError, Scorer};
 use evaluation::sim::{Agent, Caller, Cloud, Request, Settings};
 use knowledge::schema::ProviderSchema;
-use reconciler::reconcile::{Outcome, Status};
+use reconciler::reconcile::Outcome;
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::State;
 use serde_json::{Value, json};
@@ -216,18 +216,6 @@ fn a_stale_base_state_is_a_clear_error() {
     );
 }
 
-fn empty_outcome() -> Outcome {
-    Outcome {
-        status: Status::NoDrift,
-        intents: Vec::new(),
-        unexplained: Vec::new(),
-        plan: Default::default(),
-        changes: Default::default(),
-        diff: String::new(),
-        validations: Vec::new(),
-        skipped_validators: Vec::new(),
-    }
-}
 
 fn load(dir: &Path, state: &State) -> Project {
     let options = LoadOptions {
@@ -273,7 +261,7 @@ fn check(
         post,
         original,
         patched: Ok(patched),
-        outcome: &empty_outcome(),
+        outcome: &Outcome::empty(),
         expect,
         schema: ProviderSchema::bundled().unwrap(),
     })

@@ -92,6 +92,25 @@ pub struct Outcome {
     pub validations: Vec<Validation>,
     /// Validators that could not run, with the reason.
     pub skipped_validators: Vec<(String, String)>,
+    /// Rounds of repair the patch needed (see [`REPAIR_ROUNDS`]).
+    pub repair_rounds: usize,
+}
+
+impl Outcome {
+    /// The outcome of a run that found nothing: no drift, no patch.
+    pub fn empty() -> Outcome {
+        Outcome {
+            status: Status::NoDrift,
+            intents: Vec::new(),
+            unexplained: Vec::new(),
+            plan: Plan::default(),
+            changes: ChangeSet::new(),
+            diff: String::new(),
+            validations: Vec::new(),
+            skipped_validators: Vec::new(),
+            repair_rounds: 0,
+        }
+    }
 }
 
 /// A reconciliation could not run.
@@ -141,18 +160,13 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
         planner.plan(&d.intent, &d.rulings, &mut plan);
     }
     let files = apply_steps(project.files(), &mut plan);
+    let mut changed = changed_files(project.files(), files);
+    let repair_rounds = repair(&input, &decided, project.files(), &mut plan, &mut changed)?;
     let mut changes = ChangeSet::new();
-    for (path, text) in &files {
-        let old = &project.files()[path];
-        if old != text {
-            changes.insert(path, Some(old.clone()), Some(text.clone()))?;
-        }
+    for (path, text) in &changed {
+        changes.insert(path, project.files().get(path).cloned(), Some(text.clone()))?;
     }
     let diff = changes.diff(Colour::Plain);
-    let changed: BTreeMap<String, String> = files
-        .into_iter()
-        .filter(|(p, t)| project.files().get(p) != Some(t))
-        .collect();
     let (validations, skipped) = validate(&input, &decided, &plan, &changed)?;
     let status = status(&decided, &plan, &validations);
     Ok(Outcome {
@@ -164,7 +178,85 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
         diff,
         validations,
         skipped_validators: skipped,
+        repair_rounds,
     })
+}
+
+/// The files whose text the steps changed.
+fn changed_files(original: &BTreeMap<String, String>, files: Files) -> BTreeMap<String, String> {
+    files
+        .into_iter()
+        .filter(|(path, text)| original.get(path) != Some(text))
+        .collect()
+}
+
+/// Rounds of repair after a failed plan check, at most.
+pub const REPAIR_ROUNDS: usize = 2;
+
+/// Repairs a patch the plan check finds changing what no intent touched: each round finds the
+/// steps whose withdrawal removes such collateral changes (an edit at a source other values
+/// share, say), withdraws them as unplanned with the reason, and checks again. Returns the
+/// rounds taken.
+fn repair(
+    input: &Input,
+    decided: &[Decided],
+    original: &BTreeMap<String, String>,
+    plan: &mut Plan,
+    changed: &mut BTreeMap<String, String>,
+) -> Result<usize, ReconcileError> {
+    let mut current = plan_check(input, decided, plan, changed)?;
+    let mut rounds = 0;
+    while !current.collateral.is_empty() && rounds < REPAIR_ROUNDS {
+        let culprits = culprits(input, decided, original, plan, &current);
+        if culprits.is_empty() {
+            break;
+        }
+        rounds += 1;
+        for (at, spared) in culprits.into_iter().rev() {
+            let step = plan.steps.remove(at);
+            plan.unplanned.push(Unplanned {
+                reason: format!(
+                    "withdrawn in repair round {rounds}: {} ({}) also changed {}",
+                    step.tool,
+                    step.why,
+                    spared.join(", ")
+                ),
+                intent: step.intent,
+                resource: step.resource,
+                part: step.part,
+            });
+        }
+        let files = apply_steps(original, plan);
+        *changed = changed_files(original, files);
+        current = plan_check(input, decided, plan, changed)?;
+    }
+    Ok(rounds)
+}
+
+/// The steps whose withdrawal spares some collateral change, each with the addresses it spares.
+fn culprits(
+    input: &Input,
+    decided: &[Decided],
+    original: &BTreeMap<String, String>,
+    plan: &Plan,
+    current: &Validation,
+) -> Vec<(usize, Vec<String>)> {
+    let addresses = |v: &Validation| -> Vec<String> {
+        v.collateral.iter().map(|d| d.address.clone()).collect()
+    };
+    let before = addresses(current);
+    (0..plan.steps.len())
+        .filter_map(|at| {
+            let mut trial = plan.clone();
+            trial.steps.remove(at);
+            let files = apply_steps(original, &mut trial);
+            let changed = changed_files(original, files);
+            // A trial that no longer loads (a reference to what the step created) spares nothing.
+            let after = addresses(&plan_check(input, decided, &trial, &changed).ok()?);
+            let spared: Vec<String> = before.iter().filter(|a| !after.contains(a)).cloned().collect();
+            (!spared.is_empty()).then_some((at, spared))
+        })
+        .collect()
 }
 
 /// Runs the planned steps in order over copies of the files; a refused edit moves its step to
@@ -190,12 +282,15 @@ fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
     files
 }
 
-fn validate(
+/// Builds what a validator checks (the observed or expected state, the touched and excused
+/// parts) and runs `run` on it.
+fn with_check<R>(
     input: &Input,
     decided: &[Decided],
     plan: &Plan,
     changed: &BTreeMap<String, String>,
-) -> Result<(Vec<Validation>, Vec<(String, String)>), ReconcileError> {
+    run: impl FnOnce(&Check) -> Result<R, ReconcileError>,
+) -> Result<R, ReconcileError> {
     let deltas: Vec<&Delta> = decided.iter().flat_map(|d| &d.intent.deltas).collect();
     let created = created_addresses(plan, &deltas);
     let expected = expected_state(&input.state, &deltas, &created);
@@ -237,15 +332,39 @@ fn validate(
         touched: &touched,
         excused: &excused,
     };
-    let mut validations = vec![PlanCheck.validate(&check)?];
-    let mut skipped = Vec::new();
-    for validator in &input.validators {
-        match validator.available(input.project) {
-            Ok(()) => validations.push(validator.validate(&check)?),
-            Err(reason) => skipped.push((validator.name().to_owned(), reason)),
+    run(&check)
+}
+
+/// The built-in plan check alone, as the repair loop runs it.
+fn plan_check(
+    input: &Input,
+    decided: &[Decided],
+    plan: &Plan,
+    changed: &BTreeMap<String, String>,
+) -> Result<Validation, ReconcileError> {
+    with_check(input, decided, plan, changed, |check| {
+        Ok(PlanCheck.validate(check)?)
+    })
+}
+
+/// The plan check, then every other validator that can run.
+fn validate(
+    input: &Input,
+    decided: &[Decided],
+    plan: &Plan,
+    changed: &BTreeMap<String, String>,
+) -> Result<(Vec<Validation>, Vec<(String, String)>), ReconcileError> {
+    with_check(input, decided, plan, changed, |check| {
+        let mut validations = vec![PlanCheck.validate(check)?];
+        let mut skipped = Vec::new();
+        for validator in &input.validators {
+            match validator.available(input.project) {
+                Ok(()) => validations.push(validator.validate(check)?),
+                Err(reason) => skipped.push((validator.name().to_owned(), reason)),
+            }
         }
-    }
-    Ok((validations, skipped))
+        Ok((validations, skipped))
+    })
 }
 
 /// The observed state plus the resources created out of band: a refresh reads only what the

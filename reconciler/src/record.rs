@@ -444,6 +444,7 @@ mod tests {
                 note: None,
             }],
             skipped_validators: Vec::new(),
+            repair_rounds: 0,
         }
     }
 

@@ -200,7 +200,7 @@ impl Scorer {
         });
         let outcome = match result {
             Ok(outcome) => outcome,
-            Err(error) => return Ok((failed_run(&error.to_string(), start), empty_outcome())),
+            Err(error) => return Ok((failed_run(&error.to_string(), start), Outcome::empty())),
         };
         // An empty patch leaves the code as it was: its evaluation is the original's.
         let patched = if outcome.changes.is_empty() {
@@ -422,18 +422,6 @@ fn failed_run(error: &str, start: Instant) -> Sample {
     }
 }
 
-fn empty_outcome() -> Outcome {
-    Outcome {
-        status: reconciler::reconcile::Status::NoDrift,
-        intents: Vec::new(),
-        unexplained: Vec::new(),
-        plan: Default::default(),
-        changes: Default::default(),
-        diff: String::new(),
-        validations: Vec::new(),
-        skipped_validators: Vec::new(),
-    }
-}
 
 #[cfg(test)]
 mod tests {

@@ -107,6 +107,13 @@ pub fn text(outcome: &Outcome) -> String {
             .iter()
             .map(|(n, why)| format!("{n}: {why}")),
     );
+    if outcome.repair_rounds > 0 {
+        let _ = writeln!(
+            out,
+            "\nRepaired in {} round(s): the withdrawn edits are listed under \"Not reconciled\".",
+            outcome.repair_rounds
+        );
+    }
     let _ = writeln!(out, "\nStatus: {:?}", outcome.status);
     out
 }
