@@ -714,6 +714,17 @@ mod tests {
 variable "queues" {}
 variable "functions" {}
 variable "retention" {}
+variable "services" {}
+
+resource "aws_ecr_repository" "svc" {
+  for_each = var.services
+  name     = each.key
+}
+
+resource "aws_cloudwatch_log_group" "svc" {
+  for_each = var.services
+  name     = each.key
+}
 
 resource "aws_autoscaling_group" "web" {
   min_size = var.asg.min
@@ -744,7 +755,7 @@ module "fn" {
             ),
             (
                 "terraform.tfvars",
-                "asg = { min = 1, max = 3 }\nqueues = {\n  a = { timeout = 30 }\n  b = { timeout = 60 }\n}\nfunctions = {\n  f = { timeout = 10 }\n  g = { timeout = 20 }\n}\nretention = 30\n",
+                "asg = { min = 1, max = 3 }\nqueues = {\n  a = { timeout = 30 }\n  b = { timeout = 60 }\n}\nfunctions = {\n  f = { timeout = 10 }\n  g = { timeout = 20 }\n}\nretention = 30\nservices = {\n  api = {}\n  web = {}\n}\n",
             ),
             (
                 "modules/fn/main.tf",
@@ -878,6 +889,12 @@ module "fn" {
             Removal::Refuse { .. }
         ));
         assert_eq!(removal("aws_autoscaling_group.batch"), Removal::Block);
+        // var.services drives two blocks: removing "api" would delete the log group too.
+        let shared = removal("aws_ecr_repository.svc[\"api\"]");
+        assert!(
+            matches!(&shared, Removal::Refuse { reason } if reason.contains("also drives aws_cloudwatch_log_group.svc")),
+            "{shared:?}"
+        );
     }
 
     #[test]

@@ -43,7 +43,7 @@ struct Tool {
     run: Run,
 }
 
-const TOOLS: [Tool; 14] = [
+const TOOLS: [Tool; 15] = [
     Tool {
         spec: set_attribute_spec,
         run: set_attribute,
