@@ -215,10 +215,16 @@ pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
             "{}: its for_each collection is written in a module that has several instances",
             instance.address
         )),
-        Provenance::Local { name, .. } => refuse(format!(
-            "{}: its for_each is local.{name}, which is computed or shared by several module instances",
-            instance.address
-        )),
+        Provenance::Local { name, inner, .. } => refuse(match *inner {
+            Provenance::Expression { reason, .. } => format!(
+                "{}: its for_each is local.{name}, computed by an expression ({reason}), so no literal entry {key:?} can be removed",
+                instance.address
+            ),
+            _ => format!(
+                "{}: its for_each is local.{name}, written in a module that has several instances or not as a literal",
+                instance.address
+            ),
+        }),
         Provenance::ForEach { .. } => refuse(format!(
             "{}: its for_each comes from another iteration's entry",
             instance.address
