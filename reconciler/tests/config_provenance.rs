@@ -56,6 +56,7 @@ fn variables_point_at_their_default_or_assignment() {
         module,
         name,
         source,
+        ..
     } = of(&project, "aws_instance.web[1]", "instance_type")
     else {
         panic!()
@@ -228,6 +229,7 @@ fn module_inputs_are_traced_into_the_caller() {
         module: None,
         name,
         source: VariableSource::Tfvars { file, line, span },
+        ..
     } = *inner
     else {
         panic!("{inner:?}")

@@ -3,7 +3,7 @@
 //! edit can change this instance alone.
 
 use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
-use crate::terraform::state::PathStep;
+use crate::terraform::state::{IndexKey, PathStep};
 use serde_json::json;
 
 /// The place an attribute's new value is written.
@@ -70,6 +70,180 @@ pub enum Place {
     },
 }
 
+/// How an instance deleted outside Terraform is removed from the code.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Removal {
+    /// Its resource block goes: the block has this instance alone.
+    Block,
+    /// Its key goes from the literal collection the block's `for_each` iterates.
+    Entry {
+        /// The file holding the collection.
+        file: String,
+        /// Which collection, as for [`Place::CollectionEntry`].
+        container: serde_json::Value,
+        /// The key (or set element) to remove.
+        path: Vec<PathStep>,
+        /// Why.
+        why: String,
+    },
+    /// No edit removes this instance alone.
+    Refuse {
+        /// Why not.
+        reason: String,
+    },
+}
+
+/// How to remove `instance` from the code without removing any other instance.
+pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
+    let refuse = |reason: String| Removal::Refuse { reason };
+    let others = project.instances().filter(|i| {
+        i.file == instance.file
+            && i.resource_type == instance.resource_type
+            && i.name == instance.name
+            && i.mode == instance.mode
+            && i.module != instance.module
+    });
+    if let Some(other) = others.map(|i| i.module.clone().unwrap_or_default()).next() {
+        return refuse(format!(
+            "{} is declared in a module that {other} instantiates too; removing its block would remove it there as well",
+            instance.address
+        ));
+    }
+    let key = match &instance.index {
+        None => return Removal::Block,
+        Some(IndexKey::Int(n)) => {
+            return refuse(format!(
+                "{} is instance {n} of a resource with count; lowering the count would remove the last instance instead",
+                instance.address
+            ));
+        }
+        Some(IndexKey::Str(key)) => key,
+    };
+    let steps = [
+        PathStep::Key("for_each".to_owned()),
+        PathStep::Key(key.clone()),
+    ];
+    let block = format!("{}.{}", instance.resource_type, instance.name);
+    let Some(provenance) = project.provenance(&instance.address, &steps) else {
+        return refuse(format!("{} is not in the configuration", instance.address));
+    };
+    let entry = |file: &str, container: serde_json::Value, what: String| Removal::Entry {
+        file: file.to_owned(),
+        container,
+        path: vec![PathStep::Key(key.clone())],
+        why: format!("{key:?} is removed from {what}, which only {block} iterates"),
+    };
+    let alone = |root: &str, name: &str| -> Result<(), String> {
+        let blocks = project.blocks_iterating(instance.module.as_deref(), root, name);
+        let others: Vec<&String> = blocks.iter().filter(|b| **b != block).collect();
+        match others.as_slice() {
+            [] => Ok(()),
+            _ => Err(format!(
+                "{}: {root}.{name} also drives {}; removing key {key:?} from it would delete their instances as well",
+                instance.address,
+                others
+                    .iter()
+                    .map(|b| b.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+        }
+    };
+    match provenance {
+        Provenance::Literal { file, .. } if !in_several_module_instances(instance) => entry(
+            &file,
+            json!({"kind": "for_each", "target": resource_block(instance)}),
+            "the resource's for_each".to_owned(),
+        ),
+        Provenance::Variable {
+            module,
+            name,
+            source,
+            ..
+        } => {
+            let (file, kind) = match &source {
+                VariableSource::Default { file, .. } => (file, "variable_default"),
+                VariableSource::Tfvars { file, .. } | VariableSource::VarFile { file, .. } => {
+                    (file, "tfvar")
+                }
+                _ => {
+                    return refuse(format!(
+                        "{}: var.{name} has no value the code writes",
+                        instance.address
+                    ));
+                }
+            };
+            if module.is_some()
+                && kind == "variable_default"
+                && in_several_module_instances(instance)
+            {
+                return refuse(format!(
+                    "{}: var.{name}'s default is shared by every instance of {}",
+                    instance.address,
+                    module.unwrap_or_default()
+                ));
+            }
+            match alone("var", &name) {
+                Ok(()) => entry(
+                    file,
+                    json!({"kind": kind, "name": name}),
+                    format!("var.{name} in {file}"),
+                ),
+                Err(reason) => refuse(reason),
+            }
+        }
+        Provenance::Local { name, inner, .. }
+            if matches!(*inner, Provenance::Literal { .. })
+                && !in_several_module_instances(instance) =>
+        {
+            let Provenance::Literal { file, .. } = *inner else {
+                return refuse(format!(
+                    "{}: local.{name} is not a literal",
+                    instance.address
+                ));
+            };
+            match alone("local", &name) {
+                Ok(()) => entry(
+                    &file,
+                    json!({"kind": "local", "name": name}),
+                    format!("local.{name} in {file}"),
+                ),
+                Err(reason) => refuse(reason),
+            }
+        }
+        Provenance::Literal { .. } => refuse(format!(
+            "{}: its for_each collection is written in a module that has several instances",
+            instance.address
+        )),
+        Provenance::Local { name, inner, .. } => refuse(match *inner {
+            Provenance::Expression { reason, .. } => format!(
+                "{}: its for_each is local.{name}, computed by an expression ({reason}), so no literal entry {key:?} can be removed",
+                instance.address
+            ),
+            _ => format!(
+                "{}: its for_each is local.{name}, written in a module that has several instances or not as a literal",
+                instance.address
+            ),
+        }),
+        Provenance::ForEach { .. } => refuse(format!(
+            "{}: its for_each comes from another iteration's entry",
+            instance.address
+        )),
+        Provenance::ModuleInput { call, argument, .. } => refuse(format!(
+            "{}: its for_each comes from argument {argument} of {call}; removing key {key:?} there is not done yet",
+            instance.address
+        )),
+        Provenance::Expression { reason, .. } => refuse(format!(
+            "{}: its for_each is computed ({reason}), so no literal entry {key:?} can be removed",
+            instance.address
+        )),
+        Provenance::Absent { .. } => refuse(format!(
+            "{}: no literal entry {key:?} found in its for_each",
+            instance.address
+        )),
+    }
+}
+
 /// The place for the attribute `name` inside the nested `blocks` of an instance.
 pub fn place_of(
     project: &Project,
@@ -92,12 +266,14 @@ pub fn place_of(
     from(project, instance, &provenance, shared)
 }
 
-/// How many instances the resource block has, when more than one.
+/// How many instances the resource block has, when more than one: its own `count` or
+/// `for_each` instances, in every instance of its module (a module called with `count` or
+/// `for_each`, or by several calls, shares one block among all of them).
 fn shared_by_instances(project: &Project, instance: &ResourceInstance) -> Option<usize> {
     let n = project
         .instances()
         .filter(|i| {
-            i.module == instance.module
+            i.file == instance.file
                 && i.resource_type == instance.resource_type
                 && i.name == instance.name
                 && i.mode == instance.mode
@@ -113,8 +289,11 @@ fn from(
     shared: Option<usize>,
 ) -> Place {
     match p {
-        Provenance::Absent { .. } => Place::UseSite {
-            why: "the attribute is not set in the configuration yet".into(),
+        Provenance::Absent { .. } => match shared {
+            None => Place::UseSite {
+                why: "the attribute is not set in the configuration yet".into(),
+            },
+            Some(n) => per_instance(instance, n, "not set in the block"),
         },
         Provenance::Literal { file, .. } => match shared {
             None => Place::UseSite {
@@ -126,11 +305,17 @@ fn from(
             module,
             name,
             source,
+            path,
         } => {
-            let uses = project
-                .variable(module.as_deref(), name)
-                .map_or(0, |v| v.uses);
-            variable(instance, name, source, uses, shared)
+            let uses = match path.first() {
+                Some(PathStep::Key(field)) => {
+                    project.variable_field_uses(module.as_deref(), name, field)
+                }
+                _ => project
+                    .variable(module.as_deref(), name)
+                    .map_or(0, |v| v.uses),
+            };
+            variable(instance, name, source, path, uses, shared)
         }
         Provenance::ModuleInput {
             call,
@@ -155,7 +340,34 @@ fn from(
             collection,
             path,
             ..
-        } => for_each_entry(instance, key, file, collection, path),
+        } => match (
+            entry_field_shared(project, instance, false, key, path),
+            collection,
+        ) {
+            (Some(reason), _) => Place::Refuse { reason },
+            (_, Collection::Variable { module: None, .. }) => for_each_entry(
+                key,
+                file,
+                collection,
+                path,
+                &resource_block(instance),
+                "the resource",
+            ),
+            _ if in_several_module_instances(instance) => Place::Refuse {
+                reason: format!(
+                    "the value comes from entry {key:?} of a collection written in a module that has several instances ({}); editing it would change them all",
+                    instance.module.as_deref().unwrap_or_default()
+                ),
+            },
+            _ => for_each_entry(
+                key,
+                file,
+                collection,
+                path,
+                &resource_block(instance),
+                "the resource",
+            ),
+        },
         Provenance::Expression { reason, .. } => override_or_refuse(
             instance,
             shared,
@@ -168,40 +380,61 @@ fn variable(
     instance: &ResourceInstance,
     name: &str,
     source: &VariableSource,
+    path: &[PathStep],
     uses: usize,
     shared: Option<usize>,
 ) -> Place {
+    let read = match path.first() {
+        Some(PathStep::Key(field)) => format!("var.{name}.{field}"),
+        _ => format!("var.{name}"),
+    };
     if uses > 1 || shared.is_some() {
         return override_or_refuse(
             instance,
             shared,
-            format!("var.{name} is used by {uses} arguments; changing it would change them all"),
+            format!("{read} is used by {uses} arguments; changing it would change them all"),
         );
     }
-    let why = |place: &str| format!("var.{name} feeds only this argument; edited at its {place}");
-    match source {
-        VariableSource::Default { file, .. } => Place::VariableDefault {
-            file: file.clone(),
-            name: name.to_owned(),
-            why: why("default"),
-        },
+    let why = |place: &str| format!("{read} feeds only this argument; edited at its {place}");
+    let (file, kind, place) = match source {
+        VariableSource::Default { file, .. } => (file, "variable_default", why("default")),
         VariableSource::Tfvars { file, line, .. } | VariableSource::VarFile { file, line, .. } => {
-            Place::Tfvar {
-                file: file.clone(),
-                name: name.to_owned(),
-                why: why(&format!("entry in {file} line {line}")),
-            }
+            (file, "tfvar", why(&format!("entry in {file} line {line}")))
         }
-        VariableSource::Cli => override_or_refuse(
-            instance,
-            shared,
-            format!("var.{name} is given on the command line (-var)"),
-        ),
-        VariableSource::ModuleArgument { .. } | VariableSource::Unset => override_or_refuse(
-            instance,
-            shared,
-            format!("var.{name} has no value the code sets"),
-        ),
+        VariableSource::Cli => {
+            return override_or_refuse(
+                instance,
+                shared,
+                format!("var.{name} is given on the command line (-var)"),
+            );
+        }
+        VariableSource::ModuleArgument { .. } | VariableSource::Unset => {
+            return override_or_refuse(
+                instance,
+                shared,
+                format!("var.{name} has no value the code sets"),
+            );
+        }
+    };
+    let (file, name) = (file.clone(), name.to_owned());
+    match (path.is_empty(), kind) {
+        // A path into the variable edits that entry alone, never the whole value.
+        (false, _) => Place::CollectionEntry {
+            file,
+            container: json!({"kind": kind, "name": name}),
+            path: path.to_vec(),
+            why: place,
+        },
+        (true, "variable_default") => Place::VariableDefault {
+            file,
+            name,
+            why: place,
+        },
+        (true, _) => Place::Tfvar {
+            file,
+            name,
+            why: place,
+        },
     }
 }
 
@@ -225,16 +458,45 @@ fn module_input(
             format!("the module input {argument} is used by {uses} arguments in the module"),
         );
     }
-    let module = call.rsplit("module.").next().unwrap_or(call);
-    let module = module
-        .split('[')
-        .next()
-        .unwrap_or(module)
-        .trim_end_matches('.');
+    let (caller, last) = call.rsplit_once(".module.").unwrap_or(("", call));
+    let last = last.trim_start_matches("module.");
+    let (module, key) = last.split_once('[').unwrap_or((last, ""));
+    // The caller's own file is shared when the caller is one of several module instances.
+    let caller_shared = caller.contains('[');
     match inner {
-        Provenance::ForEach { key, .. } => Place::Refuse {
+        Provenance::ForEach {
+            key,
+            file: at,
+            collection,
+            path,
+            ..
+        } => match (
+            entry_field_shared(project, instance, true, key, path),
+            collection,
+        ) {
+            (Some(reason), _) => Place::Refuse { reason },
+            (_, Collection::InPlace { .. } | Collection::Local { .. }) if caller_shared => {
+                Place::Refuse {
+                    reason: format!(
+                        "the value comes from entry {key:?} of the for_each of module {module}, written in a module that has several instances"
+                    ),
+                }
+            }
+            _ => {
+                let call_block = json!({"file": file, "block_type": "module", "labels": [module]});
+                for_each_entry(
+                    key,
+                    at,
+                    collection,
+                    path,
+                    &call_block,
+                    &format!("module {module}"),
+                )
+            }
+        },
+        Provenance::Literal { .. } if !key.is_empty() || caller_shared => Place::Refuse {
             reason: format!(
-                "the value comes from entry {key:?} of the for_each of the call of module {module}; a module call's collection is not edited yet"
+                "the value is the literal argument {argument} of module {module}, which every instance of the module call shares; a value for {call} alone needs a per-instance entry"
             ),
         },
         Provenance::Literal { .. } => Place::ModuleArgument {
@@ -247,13 +509,15 @@ fn module_input(
     }
 }
 
-/// The entry of a literal `for_each` collection the value comes from.
+/// The entry of a literal `for_each` collection the value comes from; `block` is the edit
+/// tool's target of the block whose `for_each` iterates it, named `what` in messages.
 fn for_each_entry(
-    instance: &ResourceInstance,
     key: &str,
     file: &str,
     collection: &Collection,
     path: &[PathStep],
+    block: &serde_json::Value,
+    what: &str,
 ) -> Place {
     // Each instance reads its own entry, so the edit changes this instance alone; another
     // resource iterating the same collection changes too only where it reads the same field.
@@ -264,18 +528,14 @@ fn for_each_entry(
         why: format!("the value is entry {key:?} of {what}; edited at that entry"),
     };
     match collection {
-        Collection::InPlace { iterator } if iterator == "each" && file == instance.file => entry(
+        Collection::InPlace { iterator } if iterator == "each" && block["file"] == file => entry(
             file,
-            json!({"kind": "for_each", "target": {
-                "file": instance.file,
-                "block_type": "resource",
-                "labels": [instance.resource_type, instance.name],
-            }}),
-            "the resource's for_each map".to_owned(),
+            json!({"kind": "for_each", "target": block}),
+            format!("the for_each map of {what}"),
         ),
         Collection::InPlace { iterator } => Place::Refuse {
             reason: format!(
-                "the value comes from entry {key:?} of the collection `{iterator}` iterates in {file}; only a resource's own for_each map is edited"
+                "the value comes from entry {key:?} of the collection `{iterator}` iterates in {file}; only a block's own for_each map is edited"
             ),
         },
         Collection::Variable { name, source, .. } => {
@@ -295,6 +555,41 @@ fn for_each_entry(
             format!("local.{name} in {file}"),
         ),
     }
+}
+
+/// Why the field of a `for_each` entry cannot be edited for this value alone: the block
+/// iterating the collection (the resource's, or with `call` its module call) reads the field
+/// in more than one argument.
+fn entry_field_shared(
+    project: &Project,
+    instance: &ResourceInstance,
+    call: bool,
+    key: &str,
+    path: &[PathStep],
+) -> Option<String> {
+    let Some(PathStep::Key(field)) = path.get(1) else {
+        return None;
+    };
+    let reads = project.each_field_reads(&instance.address, call, field)?;
+    (reads > 1).then(|| {
+        format!(
+            "each.value.{field} of entry {key:?} feeds {reads} arguments of the block iterating it; editing the entry would change them all"
+        )
+    })
+}
+
+/// Whether the instance's module is one of several instances of a module call.
+fn in_several_module_instances(instance: &ResourceInstance) -> bool {
+    instance.module.as_deref().is_some_and(|m| m.contains('['))
+}
+
+/// The edit tool's target of an instance's resource block.
+fn resource_block(instance: &ResourceInstance) -> serde_json::Value {
+    json!({
+        "file": instance.file,
+        "block_type": "resource",
+        "labels": [instance.resource_type, instance.name],
+    })
 }
 
 fn override_or_refuse(instance: &ResourceInstance, shared: Option<usize>, what: String) -> Place {
@@ -320,7 +615,7 @@ fn per_instance(instance: &ResourceInstance, n: usize, what: &str) -> Place {
 mod tests {
     use super::*;
     use crate::terraform::functions::Value;
-    use crate::terraform::state::{IndexKey, Mode};
+    use crate::terraform::state::Mode;
 
     fn queue() -> ResourceInstance {
         ResourceInstance {
@@ -357,7 +652,14 @@ mod tests {
         let each = Collection::InPlace {
             iterator: "each".to_owned(),
         };
-        let place = for_each_entry(&queue(), "a", "main.tf", &each, &path());
+        let place = for_each_entry(
+            "a",
+            "main.tf",
+            &each,
+            &path(),
+            &resource_block(&queue()),
+            "the resource",
+        );
         let (file, container) = written(&place).expect("an entry");
         assert_eq!(file, "main.tf");
         assert_eq!(container["kind"], "for_each");
@@ -372,7 +674,14 @@ mod tests {
                 span: 0..0,
             },
         };
-        let place = for_each_entry(&queue(), "a", "terraform.tfvars", &tfvars, &path());
+        let place = for_each_entry(
+            "a",
+            "terraform.tfvars",
+            &tfvars,
+            &path(),
+            &resource_block(&queue()),
+            "the resource",
+        );
         assert_eq!(
             written(&place),
             Some((
@@ -386,10 +695,211 @@ mod tests {
             name: "queues".to_owned(),
             file: "locals.tf".to_owned(),
         };
-        let place = for_each_entry(&queue(), "a", "locals.tf", &local, &path());
+        let place = for_each_entry(
+            "a",
+            "locals.tf",
+            &local,
+            &path(),
+            &resource_block(&queue()),
+            "the resource",
+        );
         assert_eq!(
             written(&place),
             Some(("locals.tf", &json!({"kind": "local", "name": "queues"})))
+        );
+    }
+
+    /// A project with an object variable, a for_each resource over a tfvars map, a module
+    /// called with for_each over another, and a literal set.
+    fn project() -> Project {
+        let dir = std::env::temp_dir().join(format!("retrace-place-{}", std::process::id()));
+        let files = [
+            (
+                "main.tf",
+                r#"variable "asg" {}
+variable "queues" {}
+variable "functions" {}
+variable "retention" {}
+variable "services" {}
+
+resource "aws_ecr_repository" "svc" {
+  for_each = var.services
+  name     = each.key
+}
+
+resource "aws_cloudwatch_log_group" "svc" {
+  for_each = var.services
+  name     = each.key
+}
+
+resource "aws_autoscaling_group" "web" {
+  min_size = var.asg.min
+  max_size = var.asg.max
+}
+
+resource "aws_autoscaling_group" "batch" {
+  min_size = var.asg.min
+}
+
+resource "aws_sqs_queue" "q" {
+  for_each                   = var.queues
+  visibility_timeout_seconds = each.value.timeout
+}
+
+resource "aws_sns_topic" "t" {
+  for_each = toset(["x", "y"])
+  name     = each.key
+}
+
+module "fn" {
+  source    = "./modules/fn"
+  for_each  = var.functions
+  timeout   = each.value.timeout
+  retention = var.retention
+}
+"#,
+            ),
+            (
+                "terraform.tfvars",
+                "asg = { min = 1, max = 3 }\nqueues = {\n  a = { timeout = 30 }\n  b = { timeout = 60 }\n}\nfunctions = {\n  f = { timeout = 10 }\n  g = { timeout = 20 }\n}\nretention = 30\nservices = {\n  api = {}\n  web = {}\n}\n",
+            ),
+            (
+                "modules/fn/main.tf",
+                "variable \"timeout\" {}\nvariable \"retention\" {}\n\nresource \"aws_lambda_function\" \"this\" {\n  timeout     = var.timeout\n  memory_size = 128\n}\n\nresource \"aws_cloudwatch_log_group\" \"this\" {\n  retention_in_days = var.retention\n}\n",
+            ),
+        ];
+        for (name, text) in files {
+            let path = dir.join(name);
+            std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
+            std::fs::write(path, text).expect("written");
+        }
+        let project = Project::load(&dir, &Default::default()).expect("loads");
+        std::fs::remove_dir_all(&dir).expect("removed");
+        project
+    }
+
+    fn place(project: &Project, address: &str, name: &str) -> Place {
+        let instance = project.instance(address).expect("an instance");
+        place_of(project, instance, &[], name)
+    }
+
+    fn entry(
+        file: &str,
+        kind: &str,
+        name: &str,
+        path: &[&str],
+    ) -> (String, serde_json::Value, Vec<PathStep>) {
+        (
+            file.to_owned(),
+            json!({"kind": kind, "name": name}),
+            path.iter()
+                .map(|k| PathStep::Key((*k).to_owned()))
+                .collect(),
+        )
+    }
+
+    fn as_entry(place: Place) -> Option<(String, serde_json::Value, Vec<PathStep>)> {
+        match place {
+            Place::CollectionEntry {
+                file,
+                container,
+                path,
+                ..
+            } => Some((file, container, path)),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn a_field_of_an_object_variable_is_edited_when_only_this_argument_reads_it() {
+        let project = project();
+        // var.asg.max feeds web's max_size alone: its field in the tfvars object.
+        assert_eq!(
+            as_entry(place(&project, "aws_autoscaling_group.web", "max_size")),
+            Some(entry("terraform.tfvars", "tfvar", "asg", &["max"]))
+        );
+        // var.asg.min feeds two arguments: overridden at the use site, never set whole.
+        let min = place(&project, "aws_autoscaling_group.web", "min_size");
+        assert!(
+            matches!(&min, Place::Override { why, .. } if why.contains("var.asg.min is used by 2")),
+            "{min:?}"
+        );
+    }
+
+    #[test]
+    fn values_in_a_module_called_with_for_each_are_edited_in_the_callers_entry() {
+        let project = project();
+        assert_eq!(
+            as_entry(place(
+                &project,
+                "module.fn[\"g\"].aws_lambda_function.this",
+                "timeout"
+            )),
+            Some(entry(
+                "terraform.tfvars",
+                "tfvar",
+                "functions",
+                &["g", "timeout"]
+            ))
+        );
+        // A literal or a shared input inside the module would change both instances.
+        for (address, name) in [
+            ("module.fn[\"g\"].aws_lambda_function.this", "memory_size"),
+            (
+                "module.fn[\"g\"].aws_cloudwatch_log_group.this",
+                "retention_in_days",
+            ),
+            ("module.fn[\"g\"].aws_lambda_function.this", "description"),
+        ] {
+            let got = place(&project, address, name);
+            assert!(
+                matches!(&got, Place::Refuse { reason } if reason.contains("one of 2 instances")),
+                "{name}: {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_deleted_instance_loses_its_key_when_its_block_alone_iterates_the_collection() {
+        let project = project();
+        let removal =
+            |address: &str| removal_of(&project, project.instance(address).expect("an instance"));
+        let Removal::Entry {
+            file,
+            container,
+            path,
+            ..
+        } = removal("aws_sqs_queue.q[\"b\"]")
+        else {
+            panic!("{:?}", removal("aws_sqs_queue.q[\"b\"]"));
+        };
+        assert_eq!(
+            (file, container, path),
+            entry("terraform.tfvars", "tfvar", "queues", &["b"])
+        );
+        let Removal::Entry {
+            file,
+            container,
+            path,
+            ..
+        } = removal("aws_sns_topic.t[\"x\"]")
+        else {
+            panic!("{:?}", removal("aws_sns_topic.t[\"x\"]"));
+        };
+        assert_eq!(file, "main.tf");
+        assert_eq!(container["kind"], "for_each");
+        assert_eq!(path, vec![PathStep::Key("x".to_owned())]);
+        // The block is shared by both instances of module.fn.
+        assert!(matches!(
+            removal("module.fn[\"f\"].aws_lambda_function.this"),
+            Removal::Refuse { .. }
+        ));
+        assert_eq!(removal("aws_autoscaling_group.batch"), Removal::Block);
+        // var.services drives two blocks: removing "api" would delete the log group too.
+        let shared = removal("aws_ecr_repository.svc[\"api\"]");
+        assert!(
+            matches!(&shared, Removal::Refuse { reason } if reason.contains("also drives aws_cloudwatch_log_group.svc")),
+            "{shared:?}"
         );
     }
 
@@ -398,7 +908,14 @@ mod tests {
         let port = Collection::InPlace {
             iterator: "port".to_owned(),
         };
-        let place = for_each_entry(&queue(), "22", "main.tf", &port, &path());
+        let place = for_each_entry(
+            "22",
+            "main.tf",
+            &port,
+            &path(),
+            &resource_block(&queue()),
+            "the resource",
+        );
         assert!(
             matches!(&place, Place::Refuse { reason } if reason.contains("`port`")),
             "{place:?}"

@@ -9,11 +9,11 @@
 //! `import` block, deletions a removed resource block, and ignored values an
 //! `ignore_changes` entry.
 
-use super::place::{Place, place_of};
+use super::place::{Place, Removal, place_of, removal_of};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
-use crate::terraform::state::{IndexKey, PathStep, StateIndex};
+use crate::terraform::state::{PathStep, StateIndex};
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
@@ -504,25 +504,32 @@ impl<'a> Planner<'a> {
 
     fn delete(&self, delta: &Delta) -> Outcome {
         let instance = self.instance(delta)?;
-        if let Some(key) = &instance.index {
-            return Err(format!(
-                "{} is one instance ({}) of a resource with count/for_each; removing its key from the collection needs a person",
-                instance.address,
-                match key {
-                    IndexKey::Int(n) => format!("index {n}"),
-                    IndexKey::Str(s) => format!("key {s:?}"),
-                }
-            ));
+        match removal_of(self.project, instance) {
+            Removal::Block => Ok(step(
+                delta,
+                Part::Resource,
+                "remove_resource",
+                json!({"target": target(instance, &[])}),
+                format!("{} was deleted outside Terraform", instance.address),
+                true,
+                None,
+            )),
+            Removal::Entry {
+                file,
+                container,
+                path,
+                why,
+            } => Ok(step(
+                delta,
+                Part::Resource,
+                "remove_collection_entry",
+                json!({"file": file, "in": container, "path": path_json(&path)}),
+                format!("{} was deleted outside Terraform; {why}", instance.address),
+                true,
+                None,
+            )),
+            Removal::Refuse { reason } => Err(reason),
         }
-        Ok(step(
-            delta,
-            Part::Resource,
-            "remove_resource",
-            json!({"target": target(instance, &[])}),
-            format!("{} was deleted outside Terraform", instance.address),
-            true,
-            None,
-        ))
     }
 
     /// The value of `attribute` with ids and ARNs of managed resources in the instance's module
@@ -696,9 +703,7 @@ fn label(delta: &Delta) -> String {
 /// edit tools write as `jsonencode(...)`.
 fn as_typed(ty: &AttrType, value: &Value) -> Value {
     match (ty, value) {
-        (AttrType::String, Value::Object(_) | Value::Array(_)) => {
-            Value::String(value.to_string())
-        }
+        (AttrType::String, Value::Object(_) | Value::Array(_)) => Value::String(value.to_string()),
         _ => value.clone(),
     }
 }

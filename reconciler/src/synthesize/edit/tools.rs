@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use std::collections::BTreeMap;
+use std::ops::Range;
 
 /// A tool's name, what it does and the JSON schema of its input.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -42,7 +43,7 @@ struct Tool {
     run: Run,
 }
 
-const TOOLS: [Tool; 14] = [
+const TOOLS: [Tool; 15] = [
     Tool {
         spec: set_attribute_spec,
         run: set_attribute,
@@ -98,6 +99,10 @@ const TOOLS: [Tool; 14] = [
     Tool {
         spec: set_collection_entry_spec,
         run: set_collection_entry,
+    },
+    Tool {
+        spec: remove_collection_entry_spec,
+        run: remove_collection_entry,
     },
 ];
 
@@ -1235,6 +1240,125 @@ fn set_collection_entry(json: &str, ws: &mut Workspace) -> Result<String, EditEr
     Ok(changed(did, what))
 }
 
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RemoveCollectionEntry {
+    file: String,
+    #[serde(rename = "in")]
+    container: Container,
+    path: Vec<EntryStep>,
+}
+
+fn remove_collection_entry_spec() -> ToolSpec {
+    ToolSpec {
+        name: "remove_collection_entry",
+        description: "Remove the entry at `path` (object keys, list positions, or a set's string element) from a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each (`toset([...])` included). Refuses when the path meets an expression or the entry is missing.",
+        input_schema: object_schema(
+            json!({
+                "file": {"type": "string"},
+                "in": {"type": "object", "description": "as for set_collection_entry", "properties": {"kind": {"enum": ["variable_default", "tfvar", "local", "for_each"]}, "name": {"type": "string"}, "target": target_schema()}, "required": ["kind"]},
+                "path": {"type": "array", "items": {"type": ["string", "integer"]}, "minItems": 1}
+            }),
+            &["file", "in", "path"],
+        ),
+    }
+}
+
+fn remove_collection_entry(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
+    let RemoveCollectionEntry {
+        file,
+        container,
+        path,
+    } = input("remove_collection_entry", json)?;
+    let mut doc = ws.open(&file)?;
+    let body = doc.parse()?;
+    let (root, place) = collection_root(&doc, &body, &file, &container)?;
+    let Some((last, inner)) = path.split_last() else {
+        return Err(bad_input("remove_collection_entry", "the path is empty"));
+    };
+    let mut expr = unwrap_toset(root);
+    let mut here = place.clone();
+    for step in inner {
+        here = here.nested(&entry_text(step));
+        expr = entry(expr, step)
+            .map(unwrap_toset)
+            .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
+    }
+    let what = format!("removed {}{} in {file}", place.address, path_text(&path));
+    let missing = || impossible(&here, format!("no entry {}", entry_text(last)));
+    match (expr, last) {
+        (Expression::Object(object), EntryStep::Key(key)) => {
+            if entry(expr, last).is_none() {
+                return Err(missing());
+            }
+            ops::merge_object(&mut doc, object, &here, &[], std::slice::from_ref(key))?;
+        }
+        (Expression::Array(list), step) => {
+            let position = match step {
+                EntryStep::Index(i) => (*i < list.len()).then_some(*i),
+                EntryStep::Key(key) => list
+                    .iter()
+                    .position(|item| matches!(item, Expression::String(s) if s.value() == key)),
+            };
+            let items: Vec<&Expression> = list.iter().collect();
+            let range = position
+                .map(|i| element_removal(&doc.text, &items, i, &here))
+                .transpose()?
+                .ok_or_else(missing)?;
+            doc.splice(range, "");
+        }
+        _ => return Err(missing()),
+    }
+    ws.save(doc)?;
+    Ok(what)
+}
+
+/// The argument of a `toset(...)` call, or the expression itself.
+fn unwrap_toset(expr: &Expression) -> &Expression {
+    match expr {
+        Expression::FuncCall(call)
+            if call.name.name.as_str() == "toset" && call.args.len() == 1 =>
+        {
+            call.args.iter().next().map_or(expr, unwrap_toset)
+        }
+        Expression::Parenthesis(inner) => unwrap_toset(inner.inner()),
+        _ => expr,
+    }
+}
+
+/// The text to delete to remove element `i` of a list: its whole line (with its comma) when
+/// it stands alone on it, otherwise the element with the separator after it (before it, for
+/// the last element).
+fn element_removal(
+    text: &str,
+    items: &[&Expression],
+    i: usize,
+    place: &Place,
+) -> Result<Range<usize>, EditError> {
+    let span = span_of(items[i], place)?;
+    let rest = &text[span.end..];
+    let comma = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    let end = if rest[comma..].starts_with(',') {
+        span.end + comma + 1
+    } else {
+        span.end
+    };
+    let line_start = super::text::line_start(text, span.start);
+    let line_end = super::text::line_end(text, end);
+    if text[line_start..span.start].trim().is_empty() && text[end..line_end].trim().is_empty() {
+        let lines = super::text::whole_lines(text, &(span.start..end), false);
+        return Ok(super::text::removal(text, lines));
+    }
+    match (
+        items.get(i + 1),
+        i.checked_sub(1).and_then(|p| items.get(p)),
+    ) {
+        (Some(next), _) => Ok(span.start..span_of(*next, place)?.start),
+        (None, Some(previous)) => Ok(span_of(*previous, place)?.end..end),
+        (None, None) => Ok(span.start..end),
+    }
+}
+
 /// The expression holding the collection, and its place for messages.
 fn collection_root<'b>(
     doc: &Doc,
@@ -1406,6 +1530,48 @@ mod tests {
         // An entry that is an expression is refused.
         let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "other"}, "path": ["a"], "value": 1});
         assert!(run("set_collection_entry", input, "x.tfvars", tfvars).is_err());
+    }
+
+    #[test]
+    fn collection_entries_are_removed_from_maps_and_sets() {
+        let remove = |file: &str, text: &str, container: serde_json::Value, key: &str| {
+            let input = json!({"file": file, "in": container, "path": [key]});
+            run("remove_collection_entry", input, file, text)
+        };
+        let tfvars = "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n  }\n}\n";
+        let queues = json!({"kind": "tfvar", "name": "queues"});
+        assert_eq!(
+            remove("x.tfvars", tfvars, queues.clone(), "b")
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  a = { timeout = 30 }\n}\n")
+        );
+        assert_eq!(
+            remove("x.tfvars", tfvars, queues.clone(), "a")
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  b = {\n    timeout = 60\n  }\n}\n")
+        );
+        // A missing key is refused rather than ignored.
+        assert!(remove("x.tfvars", tfvars, queues, "c").is_err());
+
+        let main = "resource \"aws_sns_topic\" \"t\" {\n  for_each = toset([\"x\", \"y\", \"z\"])\n  name     = each.key\n}\n";
+        let topics = json!({"kind": "for_each", "target": {"block_type": "resource", "labels": ["aws_sns_topic", "t"]}});
+        assert_eq!(
+            remove("main.tf", main, topics.clone(), "y").ok().as_deref(),
+            Some(main.replace("\"x\", \"y\", \"z\"", "\"x\", \"z\"").as_str())
+        );
+        assert_eq!(
+            remove("main.tf", main, topics, "z").ok().as_deref(),
+            Some(main.replace("\"x\", \"y\", \"z\"", "\"x\", \"y\"").as_str())
+        );
+
+        let list = "names = [\n  \"x\",\n  \"y\",\n]\n";
+        let names = json!({"kind": "tfvar", "name": "names"});
+        assert_eq!(
+            remove("x.tfvars", list, names, "x").ok().as_deref(),
+            Some("names = [\n  \"y\",\n]\n")
+        );
     }
 
     #[test]

@@ -363,6 +363,57 @@ impl Project {
         Some(provenance::of_instance(self, index, path))
     }
 
+    /// How many resource instance arguments depend on the first-level field `field` of the
+    /// object variable `name` (reading `var.NAME.FIELD`, or the whole variable): counted as
+    /// for [`Variable::uses`], an argument reading both counted twice.
+    pub fn variable_field_uses(&self, module: Option<&str>, name: &str, field: &str) -> usize {
+        let Some(index) = self.module_index(module) else {
+            return 0;
+        };
+        self.uses_of(refs::Named::VarField(index, name.into(), field.into()))
+            + self.uses_of(refs::Named::VarWhole(index, name.into()))
+    }
+
+    /// The resource blocks (`aws_x.y`) and module calls (`module.z`) of the module at
+    /// `module` whose `for_each` or `count` depends on `var.NAME` (`root` "var") or
+    /// `local.NAME` (`root` "local"), directly or through locals.
+    pub fn blocks_iterating(&self, module: Option<&str>, root: &str, name: &str) -> Vec<String> {
+        let Some(index) = self.module_index(module) else {
+            return Vec::new();
+        };
+        let named = match root {
+            "var" => refs::Named::var(index, name),
+            _ => refs::Named::local(index, name),
+        };
+        refs::iterating_blocks(&self.modules, &self.decls, index, &named)
+    }
+
+    /// How many arguments of the block whose `for_each` made instance `address` read
+    /// `each.value.FIELD` (or `each.value` whole): the resource block, or with `call` the
+    /// module call that made the instance's module. `None` when there is no such block.
+    pub fn each_field_reads(&self, address: &str, call: bool, field: &str) -> Option<usize> {
+        let record = self
+            .instances
+            .iter()
+            .find(|r| r.public.address == address)?;
+        let module = &self.modules[record.module];
+        let body = match (call, &module.call) {
+            (false, _) => &self.decls[module.decls].resources[record.decl].block.body,
+            (true, Some(site)) => {
+                let parent = &self.modules[site.parent];
+                &self.decls[parent.decls].calls[site.call].block.body
+            }
+            (true, None) => return None,
+        };
+        Some(refs::each_field_reads(body, field))
+    }
+
+    fn module_index(&self, module: Option<&str>) -> Option<usize> {
+        self.modules
+            .iter()
+            .position(|m| m.path.as_deref() == module)
+    }
+
     fn uses_of(&self, named: refs::Named) -> usize {
         self.uses.get(&named).copied().unwrap_or(0)
     }

@@ -33,8 +33,10 @@ pub enum Provenance {
         module: Option<String>,
         /// The variable's name.
         name: String,
-        /// Where its value is written.
+        /// Where its value is written (the span narrowed to the entry `path` leads to).
         source: VariableSource,
+        /// The steps into the variable's value (`max` for `var.asg.max`); empty for the whole.
+        path: Vec<PathStep>,
     },
     /// Exactly `var.NAME` in a child module whose call sets the variable: the argument's
     /// expression, traced in the caller.
@@ -453,6 +455,7 @@ impl Ctx<'_> {
                 module,
                 name,
                 source,
+                path: inner_path,
             } if through == Some("var") => match written_at(&source) {
                 Some((file, span)) => entry(
                     file,
@@ -467,6 +470,7 @@ impl Ctx<'_> {
                     module,
                     name,
                     source,
+                    path: inner_path,
                 },
             },
             Provenance::Local {
@@ -533,6 +537,7 @@ impl Ctx<'_> {
             module: instance.path.clone(),
             name: name.to_string(),
             source: self.narrowed(&record.source, record.expr.as_ref(), steps),
+            path: steps.to_vec(),
         }
     }
 

@@ -16,24 +16,37 @@ pub(super) type Reference = (String, Option<String>);
 
 /// The references in `expr`, in order (for-expression variables included).
 pub(super) fn references(expr: &Expression) -> Vec<Reference> {
+    detailed(expr).into_iter().map(|(r, _)| r).collect()
+}
+
+/// The references in `expr` as [`references`], each with its second attribute (`max` in
+/// `var.asg.max`).
+fn detailed(expr: &Expression) -> Vec<(Reference, Option<String>)> {
     let mut collector = Collector(Vec::new());
     collector.visit_expr(expr);
     collector.0
 }
 
-struct Collector(Vec<Reference>);
+struct Collector(Vec<(Reference, Option<String>)>);
+
+/// The name a traversal operator reads, when it is `.NAME`.
+fn attr_name(op: &TraversalOperator) -> Option<String> {
+    match op {
+        TraversalOperator::GetAttr(attr) => Some(attr.as_str().to_string()),
+        _ => None,
+    }
+}
 
 impl Visit for Collector {
     fn visit_expr(&mut self, node: &Expression) {
         match node {
-            Expression::Variable(name) => self.0.push((name.as_str().to_string(), None)),
+            Expression::Variable(name) => self.0.push(((name.as_str().to_string(), None), None)),
             Expression::Traversal(traversal) => match &traversal.expr {
                 Expression::Variable(name) => {
-                    let first = traversal.operators.first().and_then(|op| match op.value() {
-                        TraversalOperator::GetAttr(attr) => Some(attr.as_str().to_string()),
-                        _ => None,
-                    });
-                    self.0.push((name.as_str().to_string(), first));
+                    let mut ops = traversal.operators.iter().map(|op| attr_name(op.value()));
+                    let first = ops.next().flatten();
+                    let second = first.as_ref().and(ops.next().flatten());
+                    self.0.push(((name.as_str().to_string(), first), second));
                     for operator in &traversal.operators {
                         self.visit_traversal_operator(operator);
                     }
@@ -52,6 +65,10 @@ pub(super) enum Named {
     Var(usize, String),
     /// `local.NAME`.
     Local(usize, String),
+    /// `var.NAME.FIELD`: a first-level field of an object variable.
+    VarField(usize, String, String),
+    /// `var.NAME` read whole (or by an index the count cannot follow), so every field.
+    VarWhole(usize, String),
 }
 
 impl Named {
@@ -149,6 +166,61 @@ fn argument_sites<'a>(
     }
 }
 
+/// The resource blocks (`aws_x.y`, `data.aws_x.y`) and module calls (`module.z`) of module
+/// instance `module` whose `for_each` or `count` depends on `named`.
+pub(super) fn iterating_blocks(
+    modules: &[ModuleInstance],
+    decls: &[ModuleDecls],
+    module: usize,
+    named: &Named,
+) -> Vec<String> {
+    let graph = Graph { modules, decls };
+    let declared = &decls[modules[module].decls];
+    let resources = declared.resources.iter().map(|d| {
+        let name = format!("{}.{}", d.label(0), d.label(1));
+        match d.block.ident.as_str() {
+            "data" => format!("data.{name}"),
+            _ => name,
+        }
+    });
+    let calls = declared
+        .calls
+        .iter()
+        .map(|d| format!("module.{}", d.label(0)));
+    let blocks = declared.resources.iter().chain(&declared.calls);
+    resources
+        .chain(calls)
+        .zip(blocks)
+        .filter(|(_, decl)| {
+            ["for_each", "count"].iter().any(|arg| {
+                decl.block.body.get_attribute(arg).is_some_and(|attr| {
+                    let mut names = BTreeSet::new();
+                    graph.close(module, &attr.value, &Bound::default(), &mut names);
+                    names.contains(named)
+                })
+            })
+        })
+        .map(|(address, _)| address)
+        .collect()
+}
+
+/// How many arguments of a resource or module block (nested and `dynamic` blocks included)
+/// read `each.value.FIELD`, or `each.value` whole or by an index (which may read the field).
+pub(super) fn each_field_reads(body: &Body, field: &str) -> usize {
+    let mut sites = Vec::new();
+    argument_sites(body, &Bound::default(), &mut sites);
+    sites
+        .iter()
+        .filter(|(expr, _)| {
+            detailed(expr).iter().any(|((root, first), second)| {
+                root == "each"
+                    && first.as_deref() == Some("value")
+                    && second.as_deref().is_none_or(|s| s == field)
+            })
+        })
+        .count()
+}
+
 struct Graph<'a> {
     modules: &'a [ModuleInstance],
     decls: &'a [ModuleDecls],
@@ -157,7 +229,7 @@ struct Graph<'a> {
 impl Graph<'_> {
     /// Adds every variable and local `expr` depends on in module instance `module`.
     fn close(&self, module: usize, expr: &Expression, bound: &Bound, names: &mut BTreeSet<Named>) {
-        for (root, attr) in references(expr) {
+        for ((root, attr), second) in detailed(expr) {
             if let Some((_, from)) = bound.iterators.iter().rev().find(|(n, _)| *n == root) {
                 let outer = Bound {
                     iterators: Vec::new(),
@@ -167,7 +239,13 @@ impl Graph<'_> {
                 continue;
             }
             match (root.as_str(), attr) {
-                ("var", Some(name)) => self.close_var(module, &name, names),
+                ("var", Some(name)) => {
+                    names.insert(match second {
+                        Some(field) => Named::VarField(module, name.clone(), field),
+                        None => Named::VarWhole(module, name.clone()),
+                    });
+                    self.close_var(module, &name, names);
+                }
                 ("local", Some(name)) if names.insert(Named::Local(module, name.clone())) => {
                     let decls = &self.decls[self.modules[module].decls];
                     if let Some(local) = decls.local(&name) {
