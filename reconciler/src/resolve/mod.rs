@@ -332,6 +332,70 @@ fn looks_like_id(s: &str) -> bool {
 mod tests {
     use super::*;
 
+    fn keyed(items: Value) -> BlockChange {
+        let items = items
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_object().cloned())
+            .collect();
+        BlockChange {
+            name: "rule".into(),
+            items,
+            key: Some("id".into()),
+        }
+    }
+
+    #[test]
+    fn a_replaced_document_nets_to_the_changed_fields_of_its_one_block() {
+        // State as the provider writes it: nested blocks are one-element lists.
+        let state = serde_json::json!({"rule": [{"id": "tiering", "status": "Enabled",
+            "expiration": [{"days": 400, "date": null}], "filter": [{"prefix": ""}]}]});
+        let call = keyed(serde_json::json!([{"id": "tiering", "status": "Enabled",
+            "filter.prefix": "", "expiration.days": 730}]));
+        assert_eq!(
+            replaced_blocks(&call, &state),
+            [Change::Set {
+                attribute: "rule.expiration.days".into(),
+                value: serde_json::json!(730)
+            }]
+        );
+        let same = keyed(serde_json::json!([{"id": "tiering", "expiration.days": 400}]));
+        assert!(replaced_blocks(&same, &state).is_empty());
+    }
+
+    #[test]
+    fn with_several_blocks_a_change_is_a_replacement_and_left_out_keys_are_removed() {
+        let state = serde_json::json!({"rule": [
+            {"id": "a", "status": "Enabled", "expiration": [{"days": 30}]},
+            {"id": "b", "status": "Enabled", "expiration": [{"days": 60}]}]});
+        let call = keyed(serde_json::json!([
+            {"id": "a", "status": "Disabled", "expiration.days": 30},
+            {"id": "c", "status": "Enabled"}]));
+        let map = |v: Value| v.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            replaced_blocks(&call, &state),
+            [
+                Change::RemoveBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "a", "status": "Enabled", "expiration.days": 30}))
+                },
+                Change::AddBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "a", "status": "Disabled", "expiration.days": 30}))
+                },
+                Change::AddBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "c", "status": "Enabled"}))
+                },
+                Change::RemoveBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "b", "status": "Enabled", "expiration.days": 60}))
+                },
+            ]
+        );
+    }
+
     #[test]
     fn ids_and_arns_are_recognised() {
         assert!(looks_like_id("sg-0123456789abcdef0"));
