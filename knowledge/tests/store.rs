@@ -38,6 +38,8 @@ fn learned_rule(api: &str) -> Rule {
             block: None,
             tags: None,
             flags: Vec::new(),
+            delete_unless: None,
+            delete_when: None,
         },
     }
 }

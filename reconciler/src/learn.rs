@@ -147,6 +147,8 @@ fn propose_one(
                 block: None,
                 tags: None,
                 flags: Vec::new(),
+                delete_unless: None,
+                delete_when: None,
             },
         };
         return Some(Proposal {

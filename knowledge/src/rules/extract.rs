@@ -70,6 +70,9 @@ pub struct BlockChange {
     pub name: String,
     /// The blocks' fields.
     pub items: Vec<Map<String, Value>>,
+    /// When the call replaces the whole set of blocks, the field that matches a block to the
+    /// state's (`id` for lifecycle rules).
+    pub key: Option<String>,
 }
 
 /// A change to the `tags` attribute.
@@ -124,6 +127,19 @@ impl Rule {
             .map(|t| reader.tags(t))
             .transpose()?;
         let flags = fired_flags(&self.spec.flags, &sets, blocks.as_ref());
+        let removes = self.spec.delete_unless.as_ref().is_some_and(|paths| {
+            reader
+                .payload(Payload::Request)
+                .and_then(|r| select_first(r, paths))
+                .is_none_or(|(values, _)| values.iter().all(Value::is_null))
+        });
+        let deletes = self.spec.delete_when.as_ref().is_some_and(|when| {
+            reader
+                .payload(when.from)
+                .and_then(|r| select_first(r, &Paths::One(when.path.clone())))
+                .is_some_and(|(values, _)| values.iter().all(|v| *v == when.equals))
+        });
+        let removes = removes || deletes;
         Ok(Extraction {
             rule_id: self.id(),
             resource_types: self
@@ -131,7 +147,7 @@ impl Rule {
                 .into_iter()
                 .map(str::to_owned)
                 .collect(),
-            kind: self.spec.kind,
+            kind: if removes { Kind::Delete } else { self.spec.kind },
             risk: self.spec.risk,
             summary: self.spec.summary.clone(),
             missing: self.spec.missing,
@@ -308,6 +324,7 @@ impl Reader<'_> {
         Ok(BlockChange {
             name: spec.name.clone(),
             items,
+            key: spec.key.clone(),
         })
     }
 
@@ -380,7 +397,15 @@ fn fired_flags(
             .into_iter()
             .flat_map(|b| b.items.iter())
             .filter_map(|item| item.get(&flag.field));
-        if let Some(value) = from_sets.chain(from_blocks).find(|v| fires(flag, v)) {
+        let mut values = from_sets.chain(from_blocks).peekable();
+        let hit = if flag.absent == Some(true) {
+            values.peek().is_none().then_some(&Value::Null)
+        } else {
+            values
+                .flat_map(|v| scoped(v, flag.key.as_deref()))
+                .find(|v| fires(flag, v))
+        };
+        if let Some(value) = hit {
             fired.push(FiredFlag {
                 field: flag.field.clone(),
                 value: value.clone(),
@@ -389,6 +414,33 @@ fn fired_flags(
         }
     }
     fired
+}
+
+/// The values a flag tests: the value itself, or with a `key` every value under that key
+/// anywhere inside it.
+fn scoped<'v>(value: &'v Value, key: Option<&str>) -> Vec<&'v Value> {
+    let Some(key) = key else {
+        return vec![value];
+    };
+    let mut out = Vec::new();
+    collect_under(value, key, &mut out);
+    out
+}
+
+fn collect_under<'v>(value: &'v Value, key: &str, out: &mut Vec<&'v Value>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                if k == key {
+                    out.push(v);
+                } else {
+                    collect_under(v, key, out);
+                }
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_under(v, key, out)),
+        _ => {}
+    }
 }
 
 fn fires(flag: &FlagSpec, value: &Value) -> bool {

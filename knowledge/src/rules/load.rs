@@ -98,6 +98,11 @@ fn check_parts(spec: &RuleSpec) -> Result<(), String> {
     if (spec.kind == Kind::Tags) != spec.tags.is_some() {
         return Err("a [rule.tags] table goes with kind tags, only".into());
     }
+    if let Some(key) = spec.block.as_ref().and_then(|b| b.key.as_ref())
+        && !spec.block.as_ref().is_some_and(|b| b.fields.contains_key(key))
+    {
+        return Err(format!("the block's `key` {key} must be one of its fields"));
+    }
     if spec.identity.is_empty() {
         return Err("`identity` needs at least one part".into());
     }
@@ -121,6 +126,10 @@ fn check_paths(spec: &RuleSpec) -> Result<(), String> {
     }
     if let Some(tags) = &spec.tags {
         all.push(&tags.path);
+    }
+    all.extend(spec.delete_unless.as_ref());
+    if let Some(when) = &spec.delete_when {
+        JsonPath::parse(&when.path)?;
     }
     for paths in all {
         if paths.as_slice().is_empty() {
@@ -148,10 +157,11 @@ fn check_flags(spec: &RuleSpec) -> Result<(), String> {
             flag.equals.is_some(),
             flag.ends_with.is_some(),
             flag.present == Some(true),
+            flag.absent == Some(true),
         ];
         if conditions.iter().filter(|c| **c).count() != 1 {
             return Err(format!(
-                "flag {}: give exactly one of `contains`, `equals`, `ends_with` and `present = true`",
+                "flag {}: give exactly one of `contains`, `equals`, `ends_with`, `present = true` and `absent = true`",
                 flag.field
             ));
         }

@@ -66,6 +66,15 @@ pub struct RuleSpec {
     /// Conditions that make the change risky.
     #[serde(default, rename = "flag", skip_serializing_if = "Vec::is_empty")]
     pub flags: Vec<FlagSpec>,
+    /// When the request has nothing at this path, the call removes the configuration rather
+    /// than setting it (S3's `PutBucketLogging` without `LoggingEnabled` turns logging off):
+    /// the change is a `delete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_unless: Option<Paths>,
+    /// When every value at `path` equals `equals`, the call deletes the resource (Route 53's
+    /// `ChangeResourceRecordSets` with only `DELETE` changes): the change is a `delete`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delete_when: Option<When>,
 }
 
 /// The kind of change a call makes.
@@ -223,6 +232,10 @@ pub struct BlockSpec {
     pub each: Paths,
     /// Block field → path(s) inside one element (or a table with `path` and `transform`).
     pub fields: BTreeMap<String, FieldSpec>,
+    /// When set, the call replaces the whole set of blocks (S3's `PutBucketLifecycle`): its
+    /// blocks are matched to the state's by this field, so only the net change is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
 }
 
 /// How a block field is read from an element.
@@ -296,6 +309,14 @@ pub struct FlagSpec {
     /// Fires whenever the field is set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub present: Option<bool>,
+    /// Fires when the call leaves the field out (S3's `PutBucketLogging` without a target
+    /// bucket turns logging off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub absent: Option<bool>,
+    /// Tests only the values under this key anywhere inside a document (a policy's
+    /// `Action`), rather than the whole value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
     /// Why it is risky, in plain language.
     pub reason: String,
 }

@@ -39,6 +39,9 @@ pub enum Transform {
     TagMap,
     /// The text after the last `/` (Route 53's `/hostedzone/Z123` → `Z123`).
     LastSegment,
+    /// A DNS name without its trailing dot (`www.example.com.` → `www.example.com`), as
+    /// Terraform writes a Route 53 record's id.
+    DnsName,
     /// The first of the values (e.g. the image of a `RunInstances` call's one instance set).
     First,
 }
@@ -87,6 +90,8 @@ impl Transform {
             Self::TagMap => tag_map(value).map(Value::Object),
             Self::LastSegment => to_string(&value)
                 .map(|s| Value::String(s.rsplit('/').next().unwrap_or_default().to_owned())),
+            Self::DnsName => to_string(&value)
+                .map(|s| Value::String(s.strip_suffix('.').unwrap_or(&s).to_owned())),
             Self::First => match value {
                 Value::Array(items) => Ok(items.into_iter().next().unwrap_or(Value::Null)),
                 other => Ok(other),
@@ -370,6 +375,15 @@ mod tests {
             Ok(json!("Z123"))
         );
         assert_eq!(one(Transform::LastSegment, json!("Z9")), Ok(json!("Z9")));
+    }
+
+    #[test]
+    fn dns_names_lose_the_trailing_dot() {
+        assert_eq!(
+            one(Transform::DnsName, json!("www.example.com.")),
+            Ok(json!("www.example.com"))
+        );
+        assert_eq!(one(Transform::DnsName, json!("a.example")), Ok(json!("a.example")));
     }
 
     #[test]

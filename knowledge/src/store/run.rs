@@ -138,6 +138,8 @@ mod tests {
                 block: None,
                 tags: None,
                 flags: Vec::new(),
+                delete_unless: None,
+                delete_when: None,
             },
         }
     }

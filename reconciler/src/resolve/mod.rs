@@ -3,11 +3,11 @@
 //! state address when Terraform manages the resource.
 
 use crate::ingest::Call;
-use crate::intents::{Change, Effect, Evidence, ResourceKey, Risk};
+use crate::intents::{Change, Effect, Evidence, ResourceKey, Risk, lookup, same_value};
 use crate::terraform::state::{Mode, StateIndex};
-use knowledge::rules::{Extraction, Kind, Missing, RuleSet, TagOp, Target};
+use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, Target};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 mod sg_rules;
 
@@ -67,7 +67,11 @@ impl<'a> Resolver<'a> {
             } else {
                 Vec::new()
             };
-            for change in changes(&extraction, address.is_some()) {
+            let state = address
+                .as_deref()
+                .and_then(|a| self.state.instance(a))
+                .map(|i| &i.attributes);
+            for change in changes(&extraction, address.is_some(), state) {
                 effects.push(Effect {
                     evidence: evidence.clone(),
                     resource: resource.clone(),
@@ -113,8 +117,8 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// What the extraction did to one target.
-fn changes(extraction: &Extraction, managed: bool) -> Vec<Change> {
+/// What the extraction did to one target, whose state attributes are `state` when managed.
+fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec<Change> {
     let attributes = || extraction.sets.clone();
     match extraction.kind {
         Kind::Create | Kind::Associate => vec![Change::Create {
@@ -135,7 +139,12 @@ fn changes(extraction: &Extraction, managed: bool) -> Vec<Change> {
                     value: value.clone(),
                 })
                 .collect();
-            out.extend(block_changes(extraction));
+            match (&extraction.blocks, state) {
+                (Some(blocks), Some(state)) if blocks.key.is_some() => {
+                    out.extend(replaced_blocks(blocks, state));
+                }
+                _ => out.extend(block_changes(extraction)),
+            }
             out.extend(tag_change(extraction));
             out
         }
@@ -159,6 +168,83 @@ fn block_changes(extraction: &Extraction) -> Vec<Change> {
             }
         })
         .collect()
+}
+
+/// A call that replaces a whole set of blocks, as its net change against the state's blocks
+/// matched by the key field: a block whose fields changed is a `Set` of each changed field
+/// when the resource has only that one block (the path `rule.expiration.days` then names it
+/// unambiguously), and otherwise its removal plus the new block; new keys are added blocks and
+/// keys the call left out are removed blocks. Only the fields the rule reads are compared.
+fn replaced_blocks(blocks: &BlockChange, state: &Value) -> Vec<Change> {
+    let Some(key) = blocks.key.as_deref() else {
+        return Vec::new();
+    };
+    let old: Vec<&Map<String, Value>> = state
+        .get(&blocks.name)
+        .and_then(Value::as_array)
+        .map(|items| items.iter().filter_map(Value::as_object).collect())
+        .unwrap_or_default();
+    let fields: Vec<&String> = blocks.items.iter().flat_map(|i| i.keys()).collect();
+    let project = |block: &Map<String, Value>| -> Map<String, Value> {
+        let whole = Value::Object(block.clone());
+        fields
+            .iter()
+            .filter_map(|f| Some(((*f).clone(), flat(lookup(&whole, f)?)?)))
+            .collect()
+    };
+    let name = || blocks.name.clone();
+    let mut out = Vec::new();
+    for new in &blocks.items {
+        let Some(before) = old.iter().find(|b| same_key(b, new, key)) else {
+            out.push(Change::AddBlock {
+                block: name(),
+                fields: new.clone(),
+            });
+            continue;
+        };
+        let before = Value::Object((*before).clone());
+        let changed: Vec<(&String, &Value)> = new
+            .iter()
+            .filter(|(f, v)| lookup(&before, f).is_none_or(|b| !same_value(b, v)))
+            .collect();
+        if changed.is_empty() {
+            continue;
+        }
+        if old.len() == 1 {
+            out.extend(changed.into_iter().map(|(f, v)| Change::Set {
+                attribute: format!("{}.{f}", blocks.name),
+                value: v.clone(),
+            }));
+        } else if let Value::Object(before) = &before {
+            out.push(Change::RemoveBlock {
+                block: name(),
+                fields: project(before),
+            });
+            out.push(Change::AddBlock {
+                block: name(),
+                fields: new.clone(),
+            });
+        }
+    }
+    let kept = |b: &&&Map<String, Value>| blocks.items.iter().any(|n| same_key(b, n, key));
+    for gone in old.iter().filter(|b| !kept(b)) {
+        out.push(Change::RemoveBlock {
+            block: name(),
+            fields: project(gone),
+        });
+    }
+    out
+}
+
+/// Whether two blocks have the same value of the key field.
+fn same_key(a: &Map<String, Value>, b: &Map<String, Value>, key: &str) -> bool {
+    matches!((a.get(key), b.get(key)), (Some(x), Some(y)) if same_value(x, y))
+}
+
+/// A state value as a block field: a nested block held as a one-element list is stepped
+/// into by `lookup` already; null stays out.
+fn flat(value: &Value) -> Option<Value> {
+    (!value.is_null()).then(|| value.clone())
 }
 
 fn tag_change(extraction: &Extraction) -> Option<Change> {
@@ -245,6 +331,70 @@ fn looks_like_id(s: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn keyed(items: Value) -> BlockChange {
+        let items = items
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|v| v.as_object().cloned())
+            .collect();
+        BlockChange {
+            name: "rule".into(),
+            items,
+            key: Some("id".into()),
+        }
+    }
+
+    #[test]
+    fn a_replaced_document_nets_to_the_changed_fields_of_its_one_block() {
+        // State as the provider writes it: nested blocks are one-element lists.
+        let state = serde_json::json!({"rule": [{"id": "tiering", "status": "Enabled",
+            "expiration": [{"days": 400, "date": null}], "filter": [{"prefix": ""}]}]});
+        let call = keyed(serde_json::json!([{"id": "tiering", "status": "Enabled",
+            "filter.prefix": "", "expiration.days": 730}]));
+        assert_eq!(
+            replaced_blocks(&call, &state),
+            [Change::Set {
+                attribute: "rule.expiration.days".into(),
+                value: serde_json::json!(730)
+            }]
+        );
+        let same = keyed(serde_json::json!([{"id": "tiering", "expiration.days": 400}]));
+        assert!(replaced_blocks(&same, &state).is_empty());
+    }
+
+    #[test]
+    fn with_several_blocks_a_change_is_a_replacement_and_left_out_keys_are_removed() {
+        let state = serde_json::json!({"rule": [
+            {"id": "a", "status": "Enabled", "expiration": [{"days": 30}]},
+            {"id": "b", "status": "Enabled", "expiration": [{"days": 60}]}]});
+        let call = keyed(serde_json::json!([
+            {"id": "a", "status": "Disabled", "expiration.days": 30},
+            {"id": "c", "status": "Enabled"}]));
+        let map = |v: Value| v.as_object().cloned().unwrap_or_default();
+        assert_eq!(
+            replaced_blocks(&call, &state),
+            [
+                Change::RemoveBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "a", "status": "Enabled", "expiration.days": 30}))
+                },
+                Change::AddBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "a", "status": "Disabled", "expiration.days": 30}))
+                },
+                Change::AddBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "c", "status": "Enabled"}))
+                },
+                Change::RemoveBlock {
+                    block: "rule".into(),
+                    fields: map(serde_json::json!({"id": "b", "status": "Enabled", "expiration.days": 60}))
+                },
+            ]
+        );
+    }
 
     #[test]
     fn ids_and_arns_are_recognised() {
