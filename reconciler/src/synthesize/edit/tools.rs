@@ -1379,14 +1379,14 @@ mod tests {
     }
 
     #[test]
-    fn merge_refuses_to_remove_a_key_another_argument_supplies() {
+    fn merge_filters_out_a_key_another_argument_supplies() {
         let text =
             "resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, { Name = \"b\" })\n}\n";
         let input = json!({"target": bucket(), "remove": ["Team"]});
-        assert!(matches!(
-            run("set_tags", input, "main.tf", text),
-            Err(EditError::Impossible { .. })
-        ));
+        assert_eq!(
+            run("set_tags", input, "main.tf", text).ok().as_deref(),
+            Some("resource \"aws_s3_bucket\" \"b\" {\n  tags = { for k, v in merge(local.tags, { Name = \"b\" }) : k => v if k != \"Team\" }\n}\n")
+        );
         let input = json!({"target": bucket(), "remove": ["Name"]});
         assert_eq!(
             run("set_tags", input, "main.tf", text).ok().as_deref(),
