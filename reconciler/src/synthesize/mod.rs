@@ -3,3 +3,4 @@
 pub mod edit;
 pub mod place;
 pub mod plan;
+pub mod tags;

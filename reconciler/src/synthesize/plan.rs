@@ -10,6 +10,7 @@
 //! `ignore_changes` entry.
 
 use super::place::{Place, Removal, place_of, removal_of};
+use super::tags::{TagSite, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
@@ -104,11 +105,11 @@ impl<'a> Planner<'a> {
     /// Resources the intent creates are planned first, so edits elsewhere in the intent refer to
     /// them (`aws_security_group.admin.id`) rather than repeat their ids. A nested block removed
     /// and another of the same type added later (a revoke plus an authorize) is edited in place.
-    pub fn plan(&self, intent: &Intent, rulings: &[Vec<Ruling>], plan: &mut Plan) {
+    pub fn plan(&self, intent: &Intent, all_rulings: &[Vec<Ruling>], plan: &mut Plan) {
         let mut order: Vec<usize> = (0..intent.deltas.len()).collect();
         order.sort_by_key(|&i| intent.deltas[i].lifecycle != Lifecycle::Created);
         for i in order {
-            let (delta, rulings) = (&intent.deltas[i], &rulings[i]);
+            let (delta, rulings) = (&intent.deltas[i], &all_rulings[i]);
             let pairs = replacements(delta, rulings);
             for ruling in rulings {
                 let outcomes = match (ruling.decision, &ruling.part) {
@@ -125,6 +126,9 @@ impl<'a> Planner<'a> {
                             Some(_) => continue,
                             None => vec![self.block(delta, *index)],
                         }
+                    }
+                    (Decision::Absorb, Part::Tags) if delta.lifecycle == Lifecycle::Managed => {
+                        self.tags(intent, all_rulings, i)
                     }
                     (Decision::Absorb, _) => self.absorb(delta, &ruling.part),
                 };
@@ -152,7 +156,6 @@ impl<'a> Planner<'a> {
             (Lifecycle::Deleted, _) => vec![self.delete(delta)],
             (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
             (Lifecycle::Managed, Part::Block { index, .. }) => vec![self.block(delta, *index)],
-            (Lifecycle::Managed, Part::Tags) => vec![self.tags(delta)],
             (lifecycle, _) => vec![Err(format!(
                 "nothing to write for a {lifecycle:?} resource"
             ))],
@@ -354,22 +357,86 @@ impl<'a> Planner<'a> {
         ))
     }
 
-    fn tags(&self, delta: &Delta) -> Outcome {
-        let instance = self.instance(delta)?;
+    /// The tag changes of delta `i`, at its [`TagSite`]. When the site stands for several
+    /// instances, only this one's tags change, unless the intent gives every one of them the
+    /// same change: then the first of them writes it once for all and the others add nothing.
+    fn tags(&self, intent: &Intent, rulings: &[Vec<Ruling>], i: usize) -> Vec<Outcome> {
+        let delta = &intent.deltas[i];
+        let mut site = match self
+            .instance(delta)
+            .and_then(|inst| site(self.project, inst))
+        {
+            Ok(site) => site,
+            Err(reason) => return vec![Err(reason)],
+        };
+        if site.instance.is_some() {
+            let same: Vec<usize> = (0..intent.deltas.len())
+                .filter(|&j| self.same_tag_change(intent, rulings, i, j, &site))
+                .collect();
+            let covered = site.sharers.iter().all(|address| {
+                same.iter()
+                    .any(|&j| intent.deltas[j].address.as_deref() == Some(address.as_str()))
+            });
+            if covered {
+                if same.first() != Some(&i) {
+                    return Vec::new();
+                }
+                site.instance = None;
+                site.why = format!(
+                    "all {} instances got the same tags outside Terraform; written once for all",
+                    site.sharers.len()
+                );
+            }
+        }
         let tags: Map<String, Value> = delta
             .tags_set
             .iter()
             .map(|(k, v)| (k.clone(), Value::String(v.clone())))
             .collect();
-        Ok(step(
+        let mut input = json!({
+            "target": site.target,
+            "attribute": site.attribute,
+            "tags": tags,
+            "remove": delta.tags_removed,
+        });
+        if let Some(key) = site.instance {
+            input["instance"] = key;
+        }
+        vec![Ok(step(
             delta,
             Part::Tags,
             "set_tags",
-            json!({"target": target(instance, &[]), "tags": tags, "remove": delta.tags_removed}),
-            "tags changed outside Terraform".to_owned(),
+            input,
+            site.why,
             true,
             None,
-        ))
+        ))]
+    }
+
+    /// Whether delta `j` of the intent makes the same absorbed tag change as delta `i`, at the
+    /// same site.
+    fn same_tag_change(
+        &self,
+        intent: &Intent,
+        rulings: &[Vec<Ruling>],
+        i: usize,
+        j: usize,
+        site_i: &TagSite,
+    ) -> bool {
+        let (a, b) = (&intent.deltas[i], &intent.deltas[j]);
+        let absorbed = rulings[j]
+            .iter()
+            .any(|r| r.decision == Decision::Absorb && r.part == Part::Tags);
+        if !absorbed
+            || b.lifecycle != Lifecycle::Managed
+            || a.tags_set != b.tags_set
+            || a.tags_removed != b.tags_removed
+        {
+            return false;
+        }
+        self.instance(b)
+            .and_then(|inst| site(self.project, inst))
+            .is_ok_and(|s| s.target == site_i.target && s.attribute == site_i.attribute)
     }
 
     fn ignore(&self, delta: &Delta, part: &Part) -> Outcome {

@@ -15,6 +15,7 @@ mod align;
 mod locate;
 mod ops;
 mod render;
+mod tags;
 mod text;
 mod tools;
 mod value;

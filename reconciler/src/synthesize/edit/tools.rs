@@ -5,6 +5,7 @@ use super::locate::{
 };
 use super::ops::{self, Doc, Workspace};
 use super::render::{self, BlockText};
+use super::tags::{self, Instance};
 use super::value::{Ordered, Value};
 use super::{EditError, Files};
 use hcl::edit::Span;
@@ -679,6 +680,8 @@ struct SetTags {
     mode: TagMode,
     #[serde(default)]
     remove: Vec<String>,
+    #[serde(default)]
+    instance: Option<Instance>,
 }
 
 fn tags_name() -> String {
@@ -688,14 +691,15 @@ fn tags_name() -> String {
 fn set_tags_spec() -> ToolSpec {
     ToolSpec {
         name: "set_tags",
-        description: "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Tags written merge(local.x, { ... }) are merged into the last argument when it is a literal map (else a new one is appended); other expressions are refused.",
+        description: "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Tags written merge(local.x, { ... }) are merged into the last argument when it is a literal map (else a new one is appended); another expression such as local.common_tags is kept and wrapped: merge(local.common_tags, { ... }), removed keys filtered out with a for expression. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's tags change, through a trailing lookup({ key = { ... } }, each.key, {}) argument of merge(...).",
         input_schema: object_schema(
             json!({
                 "target": target_schema(),
                 "attribute": {"type": "string", "description": "Defaults to tags; e.g. tags_all or default_tags' tags."},
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
                 "mode": {"enum": ["merge", "replace"]},
-                "remove": {"type": "array", "items": {"type": "string"}}
+                "remove": {"type": "array", "items": {"type": "string"}},
+                "instance": {"type": ["string", "integer"], "description": "each.key (string) or count.index (integer) of the one instance to change."}
             }),
             &["target"],
         ),
@@ -709,6 +713,7 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
         tags,
         mode,
         mut remove,
+        instance,
     } = input("set_tags", json)?;
     let mut doc = ws.open_for(&target)?;
     let (loc, place) = found(&doc, &target)?;
@@ -722,6 +727,23 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
         place.address,
         place.path
     );
+    if let Some(instance) = &instance {
+        if mode == TagMode::Replace {
+            return Err(bad_input(
+                "set_tags",
+                "`instance` edits merge into one instance's tags; `replace` is not available",
+            ));
+        }
+        let Some(attr) = loc.block.body.get_attribute(&attribute) else {
+            let did = tags::add_for_instance(&mut doc, &loc, &attribute, instance, &tags.0)?;
+            ws.save(doc)?;
+            return Ok(changed(did, what));
+        };
+        let did =
+            tags::set_for_instance(&mut doc, &attr.value, &place, instance, &tags.0, &remove)?;
+        ws.save(doc)?;
+        return Ok(changed(did, what));
+    }
     let Some(attr) = loc.block.body.get_attribute(&attribute) else {
         let value = Value::Object(tags.0);
         let did = ops::set_attribute(&mut doc, &loc, &place, &attribute, &value)?;
@@ -730,8 +752,13 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
     };
     let object = match &attr.value {
         Expression::Object(object) => object,
-        Expression::FuncCall(call) if is_merge(call) => {
+        Expression::FuncCall(call) if is_merge(call) && !removes_from_others(call, &remove) => {
             let did = merge_call_tags(&mut doc, call, &place, &attribute, &tags, mode, &remove)?;
+            ws.save(doc)?;
+            return Ok(changed(did, what));
+        }
+        other if mode == TagMode::Merge => {
+            let did = tags::wrap(&mut doc, other, &place, &tags.0, &remove)?;
             ws.save(doc)?;
             return Ok(changed(did, what));
         }
@@ -753,13 +780,26 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
 
 /// Whether the call is Terraform's built-in `merge(...)`.
 fn is_merge(call: &FuncCall) -> bool {
-    !call.name.is_namespaced() && call.name.name.as_str() == "merge"
+    tags::is_call(call, "merge")
+}
+
+/// Whether a key to remove is not in the literal map ending the `merge(...)`, so that only a
+/// filter over the whole expression can remove it.
+fn removes_from_others(call: &FuncCall, remove: &[String]) -> bool {
+    let have: Vec<String> = match call.args.iter().last() {
+        Some(Expression::Object(object)) => object
+            .iter()
+            .filter_map(|(k, _)| super::locate::key_name(k))
+            .collect(),
+        _ => Vec::new(),
+    };
+    remove.iter().any(|k| !have.contains(k))
 }
 
 /// Tags written as `merge(local.common_tags, { ... })`: the keys are set in the last argument
 /// when it is a literal object (later arguments win in `merge`, so that is the only place a key
 /// is sure to take effect), or in a new literal object appended as the last argument. Keys are
-/// removed only from that literal; a key another argument supplies cannot be removed here.
+/// removed only from that literal (the caller wraps the call in a filter for other keys).
 fn merge_call_tags(
     doc: &mut Doc,
     call: &FuncCall,
@@ -778,40 +818,20 @@ fn merge_call_tags(
         ));
     }
     let last = call.args.iter().last();
-    let Some(Expression::Object(object)) = last else {
-        if let Some(key) = remove.first() {
-            return Err(impossible(
-                place,
-                format!(
-                    "tag `{key}` comes from an argument of merge(...) other than a literal map"
-                ),
-            ));
-        }
-        if tags.0.is_empty() {
-            return Ok(false);
-        }
-        let Some(last) = last else {
-            return Err(impossible(place, "merge() has no arguments".to_owned()));
-        };
-        let end = span_of(last, place)?.end;
-        let indent = super::text::indent_at(&doc.text, end).to_owned();
-        let text = render::value(&Value::Object(tags.0.clone()), &indent);
-        doc.splice(end..end, &format!(", {text}"));
-        return Ok(true);
-    };
-    let have: Vec<String> = object
-        .iter()
-        .filter_map(|(k, _)| super::locate::key_name(k))
-        .collect();
-    if let Some(key) = remove.iter().find(|k| !have.contains(k)) {
-        return Err(impossible(
-            place,
-            format!(
-                "tag `{key}` is not in the literal map of merge(...); it comes from another argument"
-            ),
-        ));
+    if let Some(Expression::Object(object)) = last {
+        return ops::merge_object(doc, object, place, &tags.0, remove);
     }
-    ops::merge_object(doc, object, place, &tags.0, remove)
+    if tags.0.is_empty() {
+        return Ok(false);
+    }
+    let Some(last) = last else {
+        return Err(impossible(place, "merge() has no arguments".to_owned()));
+    };
+    let end = span_of(last, place)?.end;
+    let indent = super::text::indent_at(&doc.text, end).to_owned();
+    let text = render::value(&Value::Object(tags.0.clone()), &indent);
+    doc.splice(end..end, &format!(", {text}"));
+    Ok(true)
 }
 
 fn not_literal(place: &Place, name: &str, expected: &'static str) -> EditError {
@@ -1483,14 +1503,14 @@ mod tests {
     }
 
     #[test]
-    fn merge_refuses_to_remove_a_key_another_argument_supplies() {
+    fn merge_filters_out_a_key_another_argument_supplies() {
         let text =
             "resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, { Name = \"b\" })\n}\n";
         let input = json!({"target": bucket(), "remove": ["Team"]});
-        assert!(matches!(
-            run("set_tags", input, "main.tf", text),
-            Err(EditError::Impossible { .. })
-        ));
+        assert_eq!(
+            run("set_tags", input, "main.tf", text).ok().as_deref(),
+            Some("resource \"aws_s3_bucket\" \"b\" {\n  tags = { for k, v in merge(local.tags, { Name = \"b\" }) : k => v if k != \"Team\" }\n}\n")
+        );
         let input = json!({"target": bucket(), "remove": ["Name"]});
         assert_eq!(
             run("set_tags", input, "main.tf", text).ok().as_deref(),
