@@ -348,7 +348,7 @@ fn read_dir(dir: &Path) -> Result<Vec<PathBuf>, ScenarioError> {
 
 /// Writes pretty JSON with a trailing newline through a temporary file and a rename.
 fn write_json(path: &Path, value: &Value) -> Result<(), ScenarioError> {
-    let mut text = serde_json::to_string_pretty(value).unwrap_or_default();
+    let mut text = serde_json::to_string_pretty(&crate::sim::sorted(value)).unwrap_or_default();
     text.push('\n');
     let tmp = path.with_extension("tmp");
     let io = |source| ScenarioError::Io {

@@ -216,7 +216,6 @@ fn a_stale_base_state_is_a_clear_error() {
     );
 }
 
-
 fn load(dir: &Path, state: &State) -> Project {
     let options = LoadOptions {
         state: Some(state),

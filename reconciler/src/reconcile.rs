@@ -253,7 +253,11 @@ fn culprits(
             let changed = changed_files(original, files);
             // A trial that no longer loads (a reference to what the step created) spares nothing.
             let after = addresses(&plan_check(input, decided, &trial, &changed).ok()?);
-            let spared: Vec<String> = before.iter().filter(|a| !after.contains(a)).cloned().collect();
+            let spared: Vec<String> = before
+                .iter()
+                .filter(|a| !after.contains(a))
+                .cloned()
+                .collect();
             (!spared.is_empty()).then_some((at, spared))
         })
         .collect()

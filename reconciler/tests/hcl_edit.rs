@@ -353,10 +353,6 @@ fn refusals_name_file_block_and_path() {
             serde_json::json!({"target": sg(), "block": "ingress", "match": {"from_port": 22}}),
         ),
         refuse(
-            "set_tags",
-            serde_json::json!({"target": sg(), "remove": ["Team"]}),
-        ),
-        refuse(
             "update_block",
             serde_json::json!({"target": sg(), "block": "ingress", "match": {"protocol": "tcp"}, "attributes": {}}),
         ),

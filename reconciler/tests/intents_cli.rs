@@ -40,7 +40,8 @@ fn reconcile(case: &str) -> Run {
     };
     let state = base.join("project.tfstate");
     let output = Command::new(env!("CARGO_BIN_EXE_retrace"))
-        // No retrace.toml is read: every setting is on the command line.
+        // No retrace.toml is read: every setting is on the command line; the knowledge base
+        // is left alone (tests/kb_cli.rs covers recording), never the user's.
         .current_dir(project.path())
         .args(["reconcile", "--project"])
         .arg(project.path())
@@ -56,6 +57,7 @@ fn reconcile(case: &str) -> Run {
             "--region",
             "us-east-1",
             "--write",
+            "--no-record",
         ])
         .output()
         .expect("runs");

@@ -84,7 +84,7 @@ fn new_inline_policy(instance: &Instance, role: &str) -> Change {
         vec![req(
             IAM,
             "PutRolePolicy",
-            json!({"roleName": role, "policyName": policy, "policyDocument": doc.to_string()}),
+            json!({"roleName": role, "policyName": policy, "policyDocument": crate::sim::canonical_json(&doc)}),
         )],
     )
     .undo(vec![req(
@@ -127,7 +127,7 @@ fn widened(document: &str, statement: Value) -> Option<String> {
         *statements = json!([one]);
     }
     statements.as_array_mut()?.push(statement);
-    serde_json::to_string(&doc).ok()
+    Some(crate::sim::canonical_json(&doc))
 }
 
 fn inline_policy(instance: &Instance) -> Vec<Change> {
@@ -263,7 +263,7 @@ pub fn creations(all: &[Instance]) -> Vec<Change> {
                 req(
                     IAM,
                     "CreateRole",
-                    json!({"roleName": name, "assumeRolePolicyDocument": trust.to_string()}),
+                    json!({"roleName": name, "assumeRolePolicyDocument": crate::sim::canonical_json(&trust)}),
                 ),
                 attach_call(
                     "AttachRolePolicy",

@@ -422,7 +422,6 @@ fn failed_run(error: &str, start: Instant) -> Sample {
     }
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -248,6 +248,31 @@ impl Cloud {
     }
 }
 
+/// A JSON document as text with every object's keys sorted: policy documents the simulator
+/// stores and the generators send, written the same whether or not a build enables
+/// `serde_json`'s `preserve_order` (feature unification in a workspace build can).
+pub fn canonical_json(value: &Value) -> String {
+    serde_json::to_string(&sorted(value)).unwrap_or_default()
+}
+
+/// The value with every object's keys in sorted order.
+pub fn sorted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            Value::Object(
+                entries
+                    .into_iter()
+                    .map(|(k, v)| (k.clone(), sorted(v)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => Value::Array(items.iter().map(sorted).collect()),
+        other => other.clone(),
+    }
+}
+
 /// The account in the first ARN of the state, or the `aws_caller_identity` data source.
 fn account_from_state(state: &State) -> Option<String> {
     let from_identity = state

@@ -320,7 +320,10 @@ fn same_document(x: &str, y: &str) -> bool {
     if !framed(x) || !framed(y) {
         return false;
     }
-    match (serde_json::from_str::<Value>(x), serde_json::from_str::<Value>(y)) {
+    match (
+        serde_json::from_str::<Value>(x),
+        serde_json::from_str::<Value>(y),
+    ) {
         (Ok(p), Ok(q)) => same_value(&p, &q),
         _ => false,
     }
@@ -376,7 +379,10 @@ mod tests {
         assert!(same_value(&spaced, &object));
         assert!(same_value(&object, &compact));
         assert!(same_value(&spaced, &compact));
-        assert!(!same_value(&json!("{\"Version\":\"2008-10-17\"}"), &compact));
+        assert!(!same_value(
+            &json!("{\"Version\":\"2008-10-17\"}"),
+            &compact
+        ));
         assert!(!same_value(&json!("not json"), &object));
     }
 

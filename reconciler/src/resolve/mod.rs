@@ -378,11 +378,15 @@ mod tests {
             [
                 Change::RemoveBlock {
                     block: "rule".into(),
-                    fields: map(serde_json::json!({"id": "a", "status": "Enabled", "expiration.days": 30}))
+                    fields: map(
+                        serde_json::json!({"id": "a", "status": "Enabled", "expiration.days": 30})
+                    )
                 },
                 Change::AddBlock {
                     block: "rule".into(),
-                    fields: map(serde_json::json!({"id": "a", "status": "Disabled", "expiration.days": 30}))
+                    fields: map(
+                        serde_json::json!({"id": "a", "status": "Disabled", "expiration.days": 30})
+                    )
                 },
                 Change::AddBlock {
                     block: "rule".into(),
@@ -390,7 +394,9 @@ mod tests {
                 },
                 Change::RemoveBlock {
                     block: "rule".into(),
-                    fields: map(serde_json::json!({"id": "b", "status": "Enabled", "expiration.days": 60}))
+                    fields: map(
+                        serde_json::json!({"id": "b", "status": "Enabled", "expiration.days": 60})
+                    )
                 },
             ]
         );

@@ -171,7 +171,7 @@ fn put_policy(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         .ok_or_else(|| params::missing("bucketPolicy"))?;
     let text = match policy {
         Value::String(s) => s.clone(),
-        other => other.to_string(),
+        other => super::super::canonical_json(other),
     };
     if serde_json::from_str::<Value>(&text).is_err() {
         return Err(ApiError::new(

@@ -1509,7 +1509,9 @@ mod tests {
         let input = json!({"target": bucket(), "remove": ["Team"]});
         assert_eq!(
             run("set_tags", input, "main.tf", text).ok().as_deref(),
-            Some("resource \"aws_s3_bucket\" \"b\" {\n  tags = { for k, v in merge(local.tags, { Name = \"b\" }) : k => v if k != \"Team\" }\n}\n")
+            Some(
+                "resource \"aws_s3_bucket\" \"b\" {\n  tags = { for k, v in merge(local.tags, { Name = \"b\" }) : k => v if k != \"Team\" }\n}\n"
+            )
         );
         let input = json!({"target": bucket(), "remove": ["Name"]});
         assert_eq!(
