@@ -712,7 +712,8 @@ mod tests {
     /// A project with an object variable, a for_each resource over a tfvars map, a module
     /// called with for_each over another, and a literal set.
     fn project() -> Project {
-        let dir = std::env::temp_dir().join(format!("retrace-place-{}", std::process::id()));
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let dir = temp.path().to_path_buf();
         let files = [
             (
                 "main.tf",
@@ -773,9 +774,7 @@ module "fn" {
             std::fs::create_dir_all(path.parent().expect("a parent")).expect("a directory");
             std::fs::write(path, text).expect("written");
         }
-        let project = Project::load(&dir, &Default::default()).expect("loads");
-        std::fs::remove_dir_all(&dir).expect("removed");
-        project
+        Project::load(&dir, &Default::default()).expect("loads")
     }
 
     fn place(project: &Project, address: &str, name: &str) -> Place {
