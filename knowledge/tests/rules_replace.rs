@@ -127,7 +127,11 @@ fn only_wildcard_actions_flag_an_inline_policy() {
                    {"Effect": "Allow", "Action": ["ssm:GetParameter"], "Resource": "arn:aws:ssm:eu-west-1:1:parameter/app/*"},
                    {"Effect": "Allow", "Action": action, "Resource": resource}]}).to_string()})
     };
-    let flagged = |request: Value| !extract("iam.amazonaws.com", "PutRolePolicy", request).flags.is_empty();
+    let flagged = |request: Value| {
+        !extract("iam.amazonaws.com", "PutRolePolicy", request)
+            .flags
+            .is_empty()
+    };
     assert!(flagged(policy(json!("*"), json!("*"))));
     assert!(flagged(policy(json!(["s3:*"]), json!("arn:aws:s3:::b/*"))));
     // A resource ARN ending in `*` and a named action on every resource widen no action.
@@ -145,11 +149,19 @@ fn route53_ids_drop_the_dot_and_a_delete_only_batch_deletes() {
             "resourceRecordSet": {"name": "_a1.example.", "type": "CNAME", "tTL": 300,
               "resourceRecords": [{"value": "_b2.acm-validations.aws."}]}}]}})
     };
-    let upsert = extract("route53.amazonaws.com", "ChangeResourceRecordSets", batch("UPSERT"));
+    let upsert = extract(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        batch("UPSERT"),
+    );
     assert_eq!(upsert.identities(), ["Z74__a1.example_CNAME"]);
     assert_eq!(upsert.kind, Kind::Update);
     assert_eq!(upsert.value("ttl"), Some(&json!(300)));
-    let delete = extract("route53.amazonaws.com", "ChangeResourceRecordSets", batch("DELETE"));
+    let delete = extract(
+        "route53.amazonaws.com",
+        "ChangeResourceRecordSets",
+        batch("DELETE"),
+    );
     assert_eq!(delete.kind, Kind::Delete);
     assert_eq!(delete.identities(), ["Z74__a1.example_CNAME"]);
 }

@@ -147,7 +147,11 @@ impl Rule {
                 .into_iter()
                 .map(str::to_owned)
                 .collect(),
-            kind: if removes { Kind::Delete } else { self.spec.kind },
+            kind: if removes {
+                Kind::Delete
+            } else {
+                self.spec.kind
+            },
             risk: self.spec.risk,
             summary: self.spec.summary.clone(),
             missing: self.spec.missing,

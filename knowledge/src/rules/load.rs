@@ -99,7 +99,10 @@ fn check_parts(spec: &RuleSpec) -> Result<(), String> {
         return Err("a [rule.tags] table goes with kind tags, only".into());
     }
     if let Some(key) = spec.block.as_ref().and_then(|b| b.key.as_ref())
-        && !spec.block.as_ref().is_some_and(|b| b.fields.contains_key(key))
+        && !spec
+            .block
+            .as_ref()
+            .is_some_and(|b| b.fields.contains_key(key))
     {
         return Err(format!("the block's `key` {key} must be one of its fields"));
     }

@@ -383,7 +383,10 @@ mod tests {
             one(Transform::DnsName, json!("www.example.com.")),
             Ok(json!("www.example.com"))
         );
-        assert_eq!(one(Transform::DnsName, json!("a.example")), Ok(json!("a.example")));
+        assert_eq!(
+            one(Transform::DnsName, json!("a.example")),
+            Ok(json!("a.example"))
+        );
     }
 
     #[test]
