@@ -360,6 +360,7 @@ fn write_json(path: &Path, value: &Value) -> Result<(), ScenarioError> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
 

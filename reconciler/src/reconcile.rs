@@ -352,12 +352,15 @@ fn plan_check(
 }
 
 /// The plan check, then every other validator that can run.
+/// Each validator's verdict, and the validators that could not run with the reason.
+type Verdicts = (Vec<Validation>, Vec<(String, String)>);
+
 fn validate(
     input: &Input,
     decided: &[Decided],
     plan: &Plan,
     changed: &BTreeMap<String, String>,
-) -> Result<(Vec<Validation>, Vec<(String, String)>), ReconcileError> {
+) -> Result<Verdicts, ReconcileError> {
     with_check(input, decided, plan, changed, |check| {
         let mut validations = vec![PlanCheck.validate(check)?];
         let mut skipped = Vec::new();

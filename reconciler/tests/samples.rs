@@ -5,7 +5,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use reconciler::attribute::{Attributor, Verdict};
 use reconciler::ingest::files::{discover, read_file};
@@ -24,7 +24,7 @@ fn sample_files() -> Vec<PathBuf> {
     files
 }
 
-fn read_all(path: &PathBuf) -> Vec<Call> {
+fn read_all(path: &Path) -> Vec<Call> {
     let mut calls = Vec::new();
     read_file(path, None, &mut |item| {
         match item {

@@ -144,7 +144,7 @@ fn compare_value(config: &Config, observed: &Value, path: &str, out: &mut Found)
         }
         _ => {
             let json = config.to_json().unwrap_or(Value::Null);
-            if !same_value(&json, observed) && !(is_empty(&json) && observed.is_null()) {
+            if !(same_value(&json, observed) || (is_empty(&json) && observed.is_null())) {
                 out.push((path.to_owned(), json, observed.clone()));
             }
         }
