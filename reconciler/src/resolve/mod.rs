@@ -202,20 +202,27 @@ fn replaced_blocks(blocks: &BlockChange, state: &Value) -> Vec<Change> {
             });
             continue;
         };
-        let before = Value::Object((*before).clone());
-        let changed: Vec<(&String, &Value)> = new
-            .iter()
-            .filter(|(f, v)| lookup(&before, f).is_none_or(|b| !same_value(b, v)))
-            .collect();
-        if changed.is_empty() {
+        if old.len() == 1 {
+            // Every field, changed or not: netting drops those equal to the state, and a later
+            // call putting a value back then undoes an earlier change.
+            out.extend(
+                new.iter()
+                    .filter(|(f, _)| *f != key)
+                    .map(|(f, v)| Change::Set {
+                        attribute: format!("{}.{f}", blocks.name),
+                        value: v.clone(),
+                    }),
+            );
             continue;
         }
-        if old.len() == 1 {
-            out.extend(changed.into_iter().map(|(f, v)| Change::Set {
-                attribute: format!("{}.{f}", blocks.name),
-                value: v.clone(),
-            }));
-        } else if let Value::Object(before) = &before {
+        let before = Value::Object((*before).clone());
+        let changed = new
+            .iter()
+            .any(|(f, v)| lookup(&before, f).is_none_or(|b| !same_value(b, v)));
+        if !changed {
+            continue;
+        }
+        if let Value::Object(before) = &before {
             out.push(Change::RemoveBlock {
                 block: name(),
                 fields: project(before),
@@ -347,21 +354,31 @@ mod tests {
     }
 
     #[test]
-    fn a_replaced_document_nets_to_the_changed_fields_of_its_one_block() {
+    fn a_replaced_document_sets_every_field_of_its_one_block() {
         // State as the provider writes it: nested blocks are one-element lists.
         let state = serde_json::json!({"rule": [{"id": "tiering", "status": "Enabled",
             "expiration": [{"days": 400, "date": null}], "filter": [{"prefix": ""}]}]});
         let call = keyed(serde_json::json!([{"id": "tiering", "status": "Enabled",
             "filter.prefix": "", "expiration.days": 730}]));
+        let set = |attribute: &str, value: Value| Change::Set {
+            attribute: attribute.into(),
+            value,
+        };
+        // Every field but the key; netting keeps only `expiration.days` (400 → 730). The
+        // order follows the request's fields, which a JSON map may keep or sort.
+        let mut changes = replaced_blocks(&call, &state);
+        changes.sort_by_key(|c| match c {
+            Change::Set { attribute, .. } => attribute.clone(),
+            _ => String::new(),
+        });
         assert_eq!(
-            replaced_blocks(&call, &state),
-            [Change::Set {
-                attribute: "rule.expiration.days".into(),
-                value: serde_json::json!(730)
-            }]
+            changes,
+            [
+                set("rule.expiration.days", serde_json::json!(730)),
+                set("rule.filter.prefix", serde_json::json!("")),
+                set("rule.status", serde_json::json!("Enabled")),
+            ]
         );
-        let same = keyed(serde_json::json!([{"id": "tiering", "expiration.days": 400}]));
-        assert!(replaced_blocks(&same, &state).is_empty());
     }
 
     #[test]

@@ -193,10 +193,7 @@ impl<'a> Planner<'a> {
         };
         let value = &kept;
         let (blocks, name) = split_blocks(schema, path);
-        if blocks
-            .iter()
-            .any(|b| !has_block(&instance.attributes.to_json(), b))
-        {
+        if present_depth(&instance.attributes.to_json(), &blocks) < blocks.len() {
             return self.add_nested(delta, instance, &blocks, &name, value);
         }
         let place = place_of(self.project, instance, &blocks, &name);
@@ -280,7 +277,7 @@ impl<'a> Planner<'a> {
         value: &Value,
     ) -> Outcome {
         let config = instance.attributes.to_json();
-        let present = blocks.iter().take_while(|b| has_block(&config, b)).count();
+        let present = present_depth(&config, blocks);
         let (outer, inner) = blocks.split_at(present);
         let (first, deeper) = inner.split_first().ok_or("no nested block to add")?;
         let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, name, value) }});
@@ -788,6 +785,23 @@ fn split_blocks<'p>(schema: Option<&ResourceSchema>, path: &'p str) -> (Vec<&'p 
     }
     let name = parts[blocks.len()..].join(".");
     (blocks, name)
+}
+
+/// How many of the nested blocks `blocks` (each inside the one before) the configuration has.
+fn present_depth(config: &Option<Value>, blocks: &[&str]) -> usize {
+    let mut here = config.clone();
+    for (depth, block) in blocks.iter().enumerate() {
+        if !has_block(&here, block) {
+            return depth;
+        }
+        here = here
+            .as_ref()
+            .and_then(|c| c.get(*block))
+            .and_then(Value::as_array)
+            .and_then(|a| a.first())
+            .cloned();
+    }
+    blocks.len()
 }
 
 fn has_block(config: &Option<Value>, block: &str) -> bool {
