@@ -565,13 +565,7 @@ impl Ctx<'_> {
 
     /// The import blocks of every patched `.tf` file.
     fn imports(&self) -> Vec<Import> {
-        self.patched
-            .files()
-            .iter()
-            .filter(|(path, _)| path.ends_with(".tf"))
-            .filter_map(|(_, text)| hcl_scan::parse(text).ok())
-            .flat_map(|body| hcl_scan::imports(&body))
-            .collect()
+        hcl_scan::project_imports(self.patched.files())
     }
 }
 

@@ -17,6 +17,17 @@ pub fn parse(text: &str) -> Result<Body, String> {
     hcl::parse(text).map_err(|e| e.to_string())
 }
 
+/// The `import` blocks of every `.tf` file of a project (files that do not parse are skipped:
+/// the parse check reports them).
+pub fn project_imports(files: &std::collections::BTreeMap<String, String>) -> Vec<Import> {
+    files
+        .iter()
+        .filter(|(path, _)| path.ends_with(".tf"))
+        .filter_map(|(_, text)| parse(text).ok())
+        .flat_map(|body| imports(&body))
+        .collect()
+}
+
 /// The `import` blocks of a parsed file.
 pub fn imports(body: &Body) -> Vec<Import> {
     body.blocks()

@@ -349,13 +349,7 @@ fn load(dir: &Path, state: &State) -> Result<Project, String> {
 /// (`role = aws_iam_role.new.id`) evaluate to its values rather than unknown.
 fn load_imported(dir: &Path, pre: &State, post: &State) -> Result<Project, String> {
     let project = load(dir, pre)?;
-    let imports: Vec<hcl_scan::Import> = project
-        .files()
-        .iter()
-        .filter(|(path, _)| path.ends_with(".tf"))
-        .filter_map(|(_, text)| hcl_scan::parse(text).ok())
-        .flat_map(|body| hcl_scan::imports(&body))
-        .collect();
+    let imports = hcl_scan::project_imports(project.files());
     let mut state = pre.clone();
     for import in &imports {
         let known = |address: &str| state.instances.iter().any(|i| i.address == address);
