@@ -429,3 +429,33 @@ fn remove_attribute_from_a_one_line_block_leaves_it_empty() {
     let input = serde_json::json!({"target": target, "name": "prevent_destroy"});
     insta::assert_snapshot!(edit("remove_attribute", input));
 }
+
+/// One instance of a `for_each` block gets its own value: the expression is wrapped in a
+/// lookup by `each.key`, a second instance joins the same map, and an argument the block does
+/// not set defaults to null for the others.
+#[test]
+fn set_attribute_for_one_instance_looks_it_up_by_its_key() {
+    let before = fixtures();
+    let logs = serde_json::json!({"file": "main.tf", "block_type": "resource", "labels": ["aws_s3_bucket", "logs"]});
+    let inputs = [
+        serde_json::json!({"target": logs, "name": "bucket", "value": "example-audit-archive", "instance": "audit"}),
+        serde_json::json!({"target": logs, "name": "bucket", "value": "example-access-logs-v2", "instance": "access"}),
+        serde_json::json!({"target": logs, "name": "force_destroy", "value": true, "instance": "audit"}),
+    ];
+    let mut files = before.clone();
+    for input in inputs {
+        let result = run_tool("set_attribute", &input.to_string(), &files)
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        check(&result);
+        files.extend(result.files);
+    }
+    let changed = files
+        .into_iter()
+        .filter(|(path, text)| before.get(path) != Some(text))
+        .collect();
+    let result = ToolResult {
+        files: changed,
+        summary: String::new(),
+    };
+    insta::assert_snapshot!(diffs(&before, &result));
+}

@@ -2,6 +2,7 @@
 //! feeds only this value, at the use site otherwise (with a warning), or nowhere when no single
 //! edit can change this instance alone.
 
+use super::tags::split_last_key;
 use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
 use crate::terraform::state::{IndexKey, PathStep};
 use serde_json::json;
@@ -63,11 +64,35 @@ pub enum Place {
         /// Why.
         why: String,
     },
+    /// The attribute for this instance alone, through a per-instance `lookup(...)` keyed by
+    /// `each.key`/`count.index`: in the resource block, or (with `call`) in the argument of a
+    /// module call with `for_each`/`count` whose input feeds only this attribute.
+    PerInstance {
+        /// The module call's argument, when the lookup goes there.
+        call: Option<CallArgument>,
+        /// This instance's key or index (of the block, or of the module call).
+        key: IndexKey,
+        /// Why.
+        why: String,
+        /// What the reviewer should know when the lookup overrides a shared source.
+        warning: Option<String>,
+    },
     /// No edit changes this instance alone.
     Refuse {
         /// Why not.
         reason: String,
     },
+}
+
+/// An argument of a module call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CallArgument {
+    /// The file with the module call.
+    pub file: String,
+    /// The module call's name.
+    pub module: String,
+    /// The argument.
+    pub argument: String,
 }
 
 /// How an instance deleted outside Terraform is removed from the code.
@@ -96,13 +121,9 @@ pub enum Removal {
 /// How to remove `instance` from the code without removing any other instance.
 pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
     let refuse = |reason: String| Removal::Refuse { reason };
-    let others = project.instances().filter(|i| {
-        i.file == instance.file
-            && i.resource_type == instance.resource_type
-            && i.name == instance.name
-            && i.mode == instance.mode
-            && i.module != instance.module
-    });
+    let others = project
+        .instances()
+        .filter(|i| same_block(i, instance) && i.module != instance.module);
     if let Some(other) = others.map(|i| i.module.clone().unwrap_or_default()).next() {
         return refuse(format!(
             "{} is declared in a module that {other} instantiates too; removing its block would remove it there as well",
@@ -272,12 +293,7 @@ pub fn place_of(
 fn shared_by_instances(project: &Project, instance: &ResourceInstance) -> Option<usize> {
     let n = project
         .instances()
-        .filter(|i| {
-            i.file == instance.file
-                && i.resource_type == instance.resource_type
-                && i.name == instance.name
-                && i.mode == instance.mode
-        })
+        .filter(|i| same_block(i, instance))
         .count();
     (n > 1).then_some(n)
 }
@@ -293,13 +309,13 @@ fn from(
             None => Place::UseSite {
                 why: "the attribute is not set in the configuration yet".into(),
             },
-            Some(n) => per_instance(instance, n, "not set in the block"),
+            Some(n) => per_instance(project, instance, n, "not set in the block", false),
         },
         Provenance::Literal { file, .. } => match shared {
             None => Place::UseSite {
                 why: format!("the value is written literally in {file}"),
             },
-            Some(n) => per_instance(instance, n, "a literal"),
+            Some(n) => per_instance(project, instance, n, "a literal", false),
         },
         Provenance::Variable {
             module,
@@ -315,7 +331,7 @@ fn from(
                     .variable(module.as_deref(), name)
                     .map_or(0, |v| v.uses),
             };
-            variable(instance, name, source, path, uses, shared)
+            variable(project, instance, name, source, path, uses, shared)
         }
         Provenance::ModuleInput {
             call,
@@ -327,6 +343,7 @@ fn from(
         Provenance::Local { module, name, .. } => {
             let uses = project.local(module.as_deref(), name).map_or(0, |l| l.uses);
             override_or_refuse(
+                project,
                 instance,
                 shared,
                 format!(
@@ -344,7 +361,10 @@ fn from(
             entry_field_shared(project, instance, false, key, path),
             collection,
         ) {
-            (Some(reason), _) => Place::Refuse { reason },
+            (Some(reason), _) => match shared {
+                Some(n) => per_instance(project, instance, n, &reason, true),
+                None => Place::Refuse { reason },
+            },
             (_, Collection::Variable { module: None, .. }) => for_each_entry(
                 key,
                 file,
@@ -369,6 +389,7 @@ fn from(
             ),
         },
         Provenance::Expression { reason, .. } => override_or_refuse(
+            project,
             instance,
             shared,
             format!("the value was computed by an expression ({reason}); the override replaces it"),
@@ -377,6 +398,7 @@ fn from(
 }
 
 fn variable(
+    project: &Project,
     instance: &ResourceInstance,
     name: &str,
     source: &VariableSource,
@@ -390,6 +412,7 @@ fn variable(
     };
     if uses > 1 || shared.is_some() {
         return override_or_refuse(
+            project,
             instance,
             shared,
             format!("{read} is used by {uses} arguments; changing it would change them all"),
@@ -403,6 +426,7 @@ fn variable(
         }
         VariableSource::Cli => {
             return override_or_refuse(
+                project,
                 instance,
                 shared,
                 format!("var.{name} is given on the command line (-var)"),
@@ -410,6 +434,7 @@ fn variable(
         }
         VariableSource::ModuleArgument { .. } | VariableSource::Unset => {
             return override_or_refuse(
+                project,
                 instance,
                 shared,
                 format!("var.{name} has no value the code sets"),
@@ -453,6 +478,7 @@ fn module_input(
         .map_or(0, |v| v.uses);
     if uses > 1 {
         return override_or_refuse(
+            project,
             instance,
             shared,
             format!("the module input {argument} is used by {uses} arguments in the module"),
@@ -463,6 +489,27 @@ fn module_input(
     let (module, key) = last.split_once('[').unwrap_or((last, ""));
     // The caller's own file is shared when the caller is one of several module instances.
     let caller_shared = caller.contains('[');
+    let site = CallArgument {
+        file: file.to_owned(),
+        module: module.to_owned(),
+        argument: argument.to_owned(),
+    };
+    let call_key = split_last_key(call).1.filter(|_| !caller_shared);
+    // This module instance's own value, looked up by the call's `each.key`/`count.index`.
+    let at_call = |what: String, overrides: bool| match &call_key {
+        Some(key) => Place::PerInstance {
+            call: Some(site.clone()),
+            key: key.clone(),
+            why: format!(
+                "{what}; var.{argument} feeds only this argument in the module, so {call} gets its own value at the call's argument, looked up by {}",
+                iterator_of(key)
+            ),
+            warning: overrides.then(|| format!("{what}; overridden for {call} alone")),
+        },
+        None => Place::Refuse {
+            reason: format!("{what}; a value for {call} alone needs a per-instance entry"),
+        },
+    };
     match inner {
         Provenance::ForEach {
             key,
@@ -474,7 +521,7 @@ fn module_input(
             entry_field_shared(project, instance, true, key, path),
             collection,
         ) {
-            (Some(reason), _) => Place::Refuse { reason },
+            (Some(reason), _) => at_call(reason, true),
             (_, Collection::InPlace { .. } | Collection::Local { .. }) if caller_shared => {
                 Place::Refuse {
                     reason: format!(
@@ -494,17 +541,24 @@ fn module_input(
                 )
             }
         },
-        Provenance::Literal { .. } if !key.is_empty() || caller_shared => Place::Refuse {
-            reason: format!(
-                "the value is the literal argument {argument} of module {module}, which every instance of the module call shares; a value for {call} alone needs a per-instance entry"
+        Provenance::Literal { .. } if !key.is_empty() || caller_shared => at_call(
+            format!(
+                "the value is the literal argument {argument} of module {module}, which every instance of the module call shares"
             ),
-        },
+            false,
+        ),
         Provenance::Literal { .. } => Place::ModuleArgument {
             file: file.to_owned(),
             module: module.to_owned(),
             argument: argument.to_owned(),
             why: format!("the value is the literal argument {argument} of module {module}"),
         },
+        _ if call_key.is_some() => at_call(
+            format!(
+                "the value is argument {argument} of module {module}, which every instance of the module call shares"
+            ),
+            true,
+        ),
         other => from(project, instance, other, shared),
     }
 }
@@ -592,9 +646,14 @@ fn resource_block(instance: &ResourceInstance) -> serde_json::Value {
     })
 }
 
-fn override_or_refuse(instance: &ResourceInstance, shared: Option<usize>, what: String) -> Place {
+fn override_or_refuse(
+    project: &Project,
+    instance: &ResourceInstance,
+    shared: Option<usize>,
+    what: String,
+) -> Place {
     match shared {
-        Some(n) => per_instance(instance, n, &what),
+        Some(n) => per_instance(project, instance, n, &what, true),
         None => Place::Override {
             why: what.clone(),
             warning: format!("{what}; overridden at the use site in {}", instance.address),
@@ -602,13 +661,58 @@ fn override_or_refuse(instance: &ResourceInstance, shared: Option<usize>, what: 
     }
 }
 
-fn per_instance(instance: &ResourceInstance, n: usize, what: &str) -> Place {
-    Place::Refuse {
-        reason: format!(
-            "{} is one of {n} instances of one block and its value is {what}; a value for this instance alone needs a per-instance map",
-            instance.address
-        ),
+/// The value of one of the `n` instances of a block, written for it alone: a lookup by the
+/// block's own `each.key`/`count.index`. A block shared by several instances of a module has
+/// no iterator naming the module instance; that needs a new module input.
+fn per_instance(
+    project: &Project,
+    instance: &ResourceInstance,
+    n: usize,
+    what: &str,
+    overrides: bool,
+) -> Place {
+    let one_module = project
+        .instances()
+        .filter(|i| same_block(i, instance))
+        .all(|i| i.module == instance.module);
+    match &instance.index {
+        Some(key) if one_module => {
+            let iterator = iterator_of(key);
+            Place::PerInstance {
+                call: None,
+                key: key.clone(),
+                why: format!(
+                    "{} is one of {n} instances of one block ({what}); this instance's own value is looked up by {iterator}",
+                    instance.address
+                ),
+                warning: overrides.then(|| {
+                    format!(
+                        "{what}; overridden for {} alone by a lookup on {iterator}",
+                        instance.address
+                    )
+                }),
+            }
+        }
+        _ => Place::Refuse {
+            reason: format!(
+                "{} is one of {n} instances of one block written in a module used several times ({what}); a value for this module instance alone needs a new module input",
+                instance.address
+            ),
+        },
     }
+}
+
+/// The expression naming the current instance of a block indexed by `key`.
+fn iterator_of(key: &IndexKey) -> &'static str {
+    match key {
+        IndexKey::Int(_) => "count.index",
+        IndexKey::Str(_) => "each.key",
+    }
+}
+
+/// Whether two instances come from the same block of configuration.
+fn same_block(a: &ResourceInstance, b: &ResourceInstance) -> bool {
+    a.file == b.file && a.resource_type == b.resource_type && a.name == b.name && a.mode == b.mode
 }
 
 #[cfg(test)]
@@ -841,13 +945,35 @@ module "fn" {
                 &["g", "timeout"]
             ))
         );
-        // A literal or a shared input inside the module would change both instances.
+        // var.retention feeds both instances through the call's argument: this instance's
+        // own value is looked up there by each.key.
+        let retention = place(
+            &project,
+            "module.fn[\"g\"].aws_cloudwatch_log_group.this",
+            "retention_in_days",
+        );
+        let Place::PerInstance {
+            call: Some(call),
+            key,
+            warning: Some(_),
+            ..
+        } = retention
+        else {
+            panic!("{retention:?}");
+        };
+        assert_eq!(
+            (
+                call.file.as_str(),
+                call.module.as_str(),
+                call.argument.as_str()
+            ),
+            ("main.tf", "fn", "retention")
+        );
+        assert_eq!(key, IndexKey::Str("g".to_owned()));
+        // A literal inside the module, or an argument the module does not set, would need a
+        // new module input.
         for (address, name) in [
             ("module.fn[\"g\"].aws_lambda_function.this", "memory_size"),
-            (
-                "module.fn[\"g\"].aws_cloudwatch_log_group.this",
-                "retention_in_days",
-            ),
             ("module.fn[\"g\"].aws_lambda_function.this", "description"),
         ] {
             let got = place(&project, address, name);

@@ -10,7 +10,7 @@
 //! `ignore_changes` entry.
 
 use super::place::{Place, Removal, place_of, removal_of};
-use super::tags::{TagSite, site};
+use super::tags::{TagSite, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
@@ -263,6 +263,35 @@ impl<'a> Planner<'a> {
                 true,
                 None,
             )),
+            Place::PerInstance {
+                call,
+                key,
+                why,
+                warning,
+            } => {
+                let (target, name, value) = match call {
+                    Some(c) => (
+                        json!({"file": c.file, "block_type": "module", "labels": [c.module]}),
+                        c.argument,
+                        value.clone(),
+                    ),
+                    None => (
+                        target(instance, &blocks),
+                        name.clone(),
+                        self.refer(instance, &name, value),
+                    ),
+                };
+                let at_source = warning.is_none();
+                Ok(step(
+                    delta,
+                    part,
+                    "set_attribute",
+                    json!({"target": target, "name": name, "value": value, "instance": key_json(&key)}),
+                    why,
+                    at_source,
+                    warning,
+                ))
+            }
             Place::Refuse { reason } => Err(reason),
         }
     }

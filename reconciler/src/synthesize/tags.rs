@@ -112,7 +112,8 @@ fn module_site(
     }
 }
 
-fn key_json(key: &IndexKey) -> Value {
+/// An instance key as the edit tools take it: `each.key` a string, `count.index` a number.
+pub(super) fn key_json(key: &IndexKey) -> Value {
     match key {
         IndexKey::Int(n) => json!(n),
         IndexKey::Str(s) => json!(s),
@@ -121,7 +122,7 @@ fn key_json(key: &IndexKey) -> Value {
 
 /// `module.a.module.b["x"]` → (`module.a.module.b`, key `x`); no key when the last call has
 /// neither `count` nor `for_each`.
-fn split_last_key(module: &str) -> (&str, Option<IndexKey>) {
+pub(super) fn split_last_key(module: &str) -> (&str, Option<IndexKey>) {
     let Some(inner) = module.strip_suffix(']') else {
         return (module, None);
     };

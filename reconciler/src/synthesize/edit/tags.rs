@@ -11,57 +11,17 @@
 //!   their tags. A later edit of another instance adds its entry to the same map.
 
 use super::EditError;
-use super::locate::{Located, Place, key_name, span_of};
+use super::instance::{self, Instance, instance_map, is_call};
+use super::locate::{Located, Place, span_of};
 use super::ops::{self, Doc};
 use super::render;
 use super::text::indent_at;
 use super::value::Value;
-use hcl::edit::expr::{Expression, FuncCall, Object};
-use serde::Deserialize;
-
-/// The instance of a block with `count` (an index) or `for_each` (a key) whose tags alone
-/// change.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(untagged)]
-pub enum Instance {
-    /// `count.index`.
-    Index(u64),
-    /// `each.key`.
-    Key(String),
-}
-
-impl Instance {
-    /// The expression naming the current instance inside the block.
-    fn iterator(&self) -> &'static str {
-        match self {
-            Instance::Index(_) => "count.index",
-            Instance::Key(_) => "each.key",
-        }
-    }
-
-    /// The key of this instance's entry in the lookup map (indexes as strings, as `lookup`
-    /// converts `count.index`).
-    fn map_key(&self) -> String {
-        match self {
-            Instance::Index(n) => n.to_string(),
-            Instance::Key(k) => k.clone(),
-        }
-    }
-}
-
-/// Whether the call is Terraform's built-in `name(...)`.
-pub fn is_call(call: &FuncCall, name: &str) -> bool {
-    !call.name.is_namespaced() && call.name.name.as_str() == name
-}
+use hcl::edit::expr::Expression;
 
 /// `lookup({ key = { tags } }, each.key, {})`, its first line starting at `indent`.
 fn lookup_text(instance: &Instance, tags: &[(String, Value)], indent: &str) -> String {
-    let map = Value::Object(vec![(instance.map_key(), Value::Object(tags.to_vec()))]);
-    format!(
-        "lookup({}, {}, {{}})",
-        render::value(&map, indent),
-        instance.iterator()
-    )
+    instance::lookup_text(instance, &Value::Object(tags.to_vec()), "{}", indent)
 }
 
 /// `{ for k, v in EXPR : k => v if k != "A" }` (or `!contains(["A", "B"], k)`).
@@ -139,10 +99,7 @@ pub fn set_for_instance(
     };
     if let Some(map) = instance_map(&doc.text, last, instance, place)? {
         let key = instance.map_key();
-        let entry = map
-            .iter()
-            .find(|(k, _)| key_name(k).as_deref() == Some(key.as_str()));
-        return match entry.map(|(_, v)| v.expr()) {
+        return match instance::entry(map, instance) {
             Some(Expression::Object(object)) => ops::merge_object(doc, object, place, tags, &[]),
             Some(_) => Err(impossible(
                 place,
@@ -200,25 +157,6 @@ fn wrap_lookup(
     Ok(true)
 }
 
-/// The literal map of `lookup(MAP, <iterator>, ...)` when `expr` is such a per-instance lookup
-/// for this kind of instance.
-fn instance_map<'e>(
-    text: &str,
-    expr: &'e Expression,
-    instance: &Instance,
-    place: &Place,
-) -> Result<Option<&'e Object>, EditError> {
-    let Expression::FuncCall(call) = expr else {
-        return Ok(None);
-    };
-    let args: Vec<&Expression> = call.args.iter().collect();
-    let [Expression::Object(map), key, _default] = args.as_slice() else {
-        return Ok(None);
-    };
-    let key_text = &text[span_of(*key, place)?];
-    Ok((is_call(call, "lookup") && key_text.trim() == instance.iterator()).then_some(map))
-}
-
 fn impossible(place: &Place, message: String) -> EditError {
     EditError::Impossible {
         file: place.file.clone(),
@@ -241,19 +179,6 @@ mod tests {
         assert_eq!(
             without_text("local.tags", &["A".to_owned(), "B".to_owned()]),
             "{ for k, v in local.tags : k => v if !contains([\"A\", \"B\"], k) }"
-        );
-    }
-
-    #[test]
-    fn instances_are_looked_up_by_their_key_or_index() {
-        let tags = [("Backup".to_owned(), Value::String("daily".to_owned()))];
-        assert_eq!(
-            lookup_text(&Instance::Key("worker".to_owned()), &tags, "  "),
-            "lookup({\n    worker = {\n      Backup = \"daily\"\n    }\n  }, each.key, {})"
-        );
-        assert_eq!(
-            lookup_text(&Instance::Index(1), &tags, ""),
-            "lookup({\n  \"1\" = {\n    Backup = \"daily\"\n  }\n}, count.index, {})"
         );
     }
 }

@@ -1,11 +1,12 @@
 //! The tool registry: names, descriptions, input schemas, typed inputs and dispatch.
 
+use super::instance::{self, Instance};
 use super::locate::{
     Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
 };
 use super::ops::{self, Doc, Workspace};
 use super::render::{self, BlockText};
-use super::tags::{self, Instance};
+use super::tags;
 use super::value::{Ordered, Value};
 use super::{EditError, Files};
 use hcl::edit::Span;
@@ -209,6 +210,10 @@ fn new_block_schema() -> serde_json::Value {
 
 /// The schema of a tool acting on one nested block of a target: the step's fields, the target
 /// and `extra` properties.
+fn instance_schema() -> serde_json::Value {
+    json!({"type": ["string", "integer"], "description": "each.key (string) or count.index (integer) of the one instance to change."})
+}
+
 fn nested_schema(extra: serde_json::Value, required: &[&str]) -> serde_json::Value {
     let mut schema = step_schema();
     schema["properties"]["target"] = target_schema();
@@ -269,14 +274,16 @@ struct SetAttribute {
     target: Target,
     name: String,
     value: Value,
+    #[serde(default)]
+    instance: Option<Instance>,
 }
 
 fn set_attribute_spec() -> ToolSpec {
     ToolSpec {
         name: "set_attribute",
-        description: "Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing.",
+        description: "Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's value changes: the attribute becomes lookup({ key = value }, each.key, <its old expression, or null when unset>), or gets the entry in such a lookup it already is.",
         input_schema: object_schema(
-            json!({"target": target_schema(), "name": {"type": "string"}, "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}}),
+            json!({"target": target_schema(), "name": {"type": "string"}, "value": {"description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."}, "instance": instance_schema()}),
             &["target", "name", "value"],
         ),
     }
@@ -287,9 +294,36 @@ fn set_attribute(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
         target,
         name,
         value,
+        instance,
     } = input("set_attribute", json)?;
     check_identifier("set_attribute", &name)?;
-    set_in_block(ws, &target, &name, &value)
+    match instance {
+        Some(instance) => set_for_instance(ws, &target, &name, &instance, &value),
+        None => set_in_block(ws, &target, &name, &value),
+    }
+}
+
+fn set_for_instance(
+    ws: &mut Workspace,
+    target: &Target,
+    name: &str,
+    instance: &Instance,
+    value: &Value,
+) -> Result<String, EditError> {
+    let mut doc = ws.open_for(target)?;
+    let (loc, place) = found(&doc, target)?;
+    let did = instance::set_attribute(&mut doc, &loc, &place, name, instance, value)?;
+    ws.save(doc)?;
+    Ok(changed(
+        did,
+        format!(
+            "set `{name}` in {}{} for {} {} alone",
+            place.address,
+            place.path,
+            instance.iterator(),
+            render::quoted(&instance.map_key())
+        ),
+    ))
 }
 
 fn set_in_block(
@@ -699,7 +733,7 @@ fn set_tags_spec() -> ToolSpec {
                 "tags": {"type": "object", "additionalProperties": {"type": "string"}},
                 "mode": {"enum": ["merge", "replace"]},
                 "remove": {"type": "array", "items": {"type": "string"}},
-                "instance": {"type": ["string", "integer"], "description": "each.key (string) or count.index (integer) of the one instance to change."}
+                "instance": instance_schema()
             }),
             &["target"],
         ),
@@ -780,7 +814,7 @@ fn set_tags(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
 
 /// Whether the call is Terraform's built-in `merge(...)`.
 fn is_merge(call: &FuncCall) -> bool {
-    tags::is_call(call, "merge")
+    instance::is_call(call, "merge")
 }
 
 /// Whether a key to remove is not in the literal map ending the `merge(...)`, so that only a
