@@ -111,6 +111,14 @@ pub enum Removal {
         /// Why.
         why: String,
     },
+    /// Its key is filtered out of the block's `for_each`, whose collection cannot lose the key
+    /// alone (other blocks iterate it, or it is computed).
+    Filter {
+        /// The key to drop.
+        key: String,
+        /// Why.
+        why: String,
+    },
     /// No edit removes this instance alone.
     Refuse {
         /// Why not.
@@ -118,8 +126,26 @@ pub enum Removal {
     },
 }
 
-/// How to remove `instance` from the code without removing any other instance.
+/// How to remove `instance` from the code without removing any other instance: its block, its
+/// key in the collection only its block iterates, or else a filter on its block's `for_each`.
 pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
+    match (direct_removal(project, instance), &instance.index) {
+        (Removal::Refuse { reason }, Some(IndexKey::Str(key)))
+            if !project
+                .instances()
+                .any(|i| same_block(i, instance) && i.module != instance.module) =>
+        {
+            Removal::Filter {
+                key: key.clone(),
+                why: format!("{reason}; so the key is filtered out of the block's for_each"),
+            }
+        }
+        (removal, _) => removal,
+    }
+}
+
+/// The removal that edits the block or its collection directly.
+fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
     let refuse = |reason: String| Removal::Refuse { reason };
     let others = project
         .instances()
@@ -1020,10 +1046,11 @@ module "fn" {
             Removal::Refuse { .. }
         ));
         assert_eq!(removal("aws_autoscaling_group.batch"), Removal::Block);
-        // var.services drives two blocks: removing "api" would delete the log group too.
+        // var.services drives two blocks: removing "api" would delete the log group too, so
+        // the repository's own for_each filters the key out.
         let shared = removal("aws_ecr_repository.svc[\"api\"]");
         assert!(
-            matches!(&shared, Removal::Refuse { reason } if reason.contains("also drives aws_cloudwatch_log_group.svc")),
+            matches!(&shared, Removal::Filter { key, why } if key == "api" && why.contains("also drives aws_cloudwatch_log_group.svc")),
             "{shared:?}"
         );
     }

@@ -621,6 +621,15 @@ impl<'a> Planner<'a> {
                 true,
                 None,
             )),
+            Removal::Filter { key, why } => Ok(step(
+                delta,
+                Part::Resource,
+                "filter_for_each",
+                json!({"target": target(instance, &[]), "keys": [key]}),
+                format!("{} was deleted outside Terraform; {why}", instance.address),
+                true,
+                None,
+            )),
             Removal::Refuse { reason } => Err(reason),
         }
     }

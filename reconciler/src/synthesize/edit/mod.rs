@@ -12,6 +12,7 @@
 //! an [`EditError`] naming file, block and path.
 
 mod align;
+mod filter;
 mod instance;
 mod locate;
 mod ops;

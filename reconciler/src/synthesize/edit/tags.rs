@@ -25,7 +25,7 @@ fn lookup_text(instance: &Instance, tags: &[(String, Value)], indent: &str) -> S
 }
 
 /// `{ for k, v in EXPR : k => v if k != "A" }` (or `!contains(["A", "B"], k)`).
-fn without_text(expr: &str, remove: &[String]) -> String {
+pub(super) fn without_text(expr: &str, remove: &[String]) -> String {
     let condition = match remove {
         [one] => format!("k != {}", render::quoted(one)),
         many => {

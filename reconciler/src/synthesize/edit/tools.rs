@@ -1,5 +1,6 @@
 //! The tool registry: names, descriptions, input schemas, typed inputs and dispatch.
 
+use super::filter;
 use super::instance::{self, Instance};
 use super::locate::{
     Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
@@ -45,7 +46,7 @@ struct Tool {
     run: Run,
 }
 
-const TOOLS: [Tool; 15] = [
+const TOOLS: [Tool; 16] = [
     Tool {
         spec: set_attribute_spec,
         run: set_attribute,
@@ -81,6 +82,10 @@ const TOOLS: [Tool; 15] = [
     Tool {
         spec: remove_resource_spec,
         run: remove_resource,
+    },
+    Tool {
+        spec: filter_for_each_spec,
+        run: filter_for_each,
     },
     Tool {
         spec: ignore_changes_spec,
@@ -1015,6 +1020,49 @@ fn remove_resource(json: &str, ws: &mut Workspace) -> Result<String, EditError> 
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+struct FilterForEach {
+    target: Target,
+    keys: Vec<String>,
+}
+
+fn filter_for_each_spec() -> ToolSpec {
+    ToolSpec {
+        name: "filter_for_each",
+        description: "Drop instance keys from a block's for_each without editing the collection it iterates (which other blocks may share): for_each = { for k, v in EXPR : k => v if k != \"key\" }, or setsubtract(toset(...), [\"key\"]) for a set; a filter written this way before gets the keys added.",
+        input_schema: object_schema(
+            json!({"target": target_schema(), "keys": {"type": "array", "items": {"type": "string"}, "minItems": 1}}),
+            &["target", "keys"],
+        ),
+    }
+}
+
+fn filter_for_each(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
+    let FilterForEach { target, keys } = input("filter_for_each", json)?;
+    if keys.is_empty() {
+        return Err(bad_input("filter_for_each", "`keys` is empty"));
+    }
+    let mut doc = ws.open_for(&target)?;
+    let (loc, place) = found(&doc, &target)?;
+    let Some(attr) = loc.block.body.get_attribute("for_each") else {
+        return Err(no_attribute(&place, "for_each"));
+    };
+    let did = filter::drop_keys(&mut doc, &attr.value, &place, &keys)?;
+    ws.save(doc)?;
+    Ok(changed(
+        did,
+        format!(
+            "dropped {} from the for_each of {}",
+            keys.iter()
+                .map(|k| render::quoted(k))
+                .collect::<Vec<_>>()
+                .join(", "),
+            place.address
+        ),
+    ))
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 struct IgnoreChanges {
     target: Target,
     attributes: Vec<String>,
@@ -1586,6 +1634,68 @@ mod tests {
         // An entry that is an expression is refused.
         let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "other"}, "path": ["a"], "value": 1});
         assert!(run("set_collection_entry", input, "x.tfvars", tfvars).is_err());
+    }
+
+    #[test]
+    fn for_each_keys_are_filtered_out_and_later_keys_join_the_filter() {
+        let block = |for_each: &str| {
+            format!(
+                "resource \"aws_sqs_queue\" \"q\" {{\n  for_each = {for_each}\n  name     = each.key\n}}\n"
+            )
+        };
+        let drop = |text: &str, key: &str| {
+            let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+            run(
+                "filter_for_each",
+                json!({"target": target, "keys": [key]}),
+                "main.tf",
+                text,
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let once = drop(&block("var.queues"), "a");
+        assert_eq!(
+            once,
+            block("{ for k, v in var.queues : k => v if k != \"a\" }")
+        );
+        assert_eq!(
+            drop(&once, "b"),
+            block("{ for k, v in var.queues : k => v if !contains([\"a\", \"b\"], k) }")
+        );
+        assert_eq!(
+            drop(&once, "a"),
+            once,
+            "a key dropped before is not added twice"
+        );
+        // A set built with toset loses the key with setsubtract, then keeps one list.
+        let set = drop(&block("toset(var.names)"), "a");
+        assert_eq!(set, block("setsubtract(toset(var.names), [\"a\"])"));
+        assert_eq!(
+            drop(&set, "b"),
+            block("setsubtract(toset(var.names), [\"a\", \"b\"])")
+        );
+        // The block's own for expression gets the test in its condition.
+        let own = block("{ for q in var.list : q.name => q if q.enabled }");
+        assert_eq!(
+            drop(&own, "a"),
+            block("{ for q in var.list : q.name => q if q.enabled && q.name != \"a\" }")
+        );
+        let bare = block("{ for q in var.list : q.name => q }");
+        assert_eq!(
+            drop(&bare, "a"),
+            block("{ for q in var.list : q.name => q if q.name != \"a\" }")
+        );
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let without = "resource \"aws_sqs_queue\" \"q\" {\n  name = \"x\"\n}\n";
+        assert!(
+            run(
+                "filter_for_each",
+                json!({"target": target, "keys": ["a"]}),
+                "main.tf",
+                without
+            )
+            .is_err()
+        );
     }
 
     #[test]
