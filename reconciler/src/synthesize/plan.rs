@@ -1095,7 +1095,7 @@ mod tests {
     fn plan_attributes(project: &Project, d: &Delta) -> Plan {
         let state = empty_state();
         let schema = ProviderSchema::bundled().expect("bundled schema");
-        let planner = Planner::new(project, &state, &schema);
+        let planner = Planner::new(project, &state, schema);
         let rulings: Vec<Ruling> = d
             .attributes
             .keys()
