@@ -573,3 +573,154 @@ fn cloudtrail_calls_have_no_rule_because_the_schema_lacks_aws_cloudtrail() {
     let schema = knowledge::ProviderSchema::bundled().expect("schema");
     assert!(schema.resource("aws_cloudtrail").is_none());
 }
+
+#[test]
+fn bucket_policy_flags_wildcards_in_allow_statements_only() {
+    // A policy that only denies non-TLS requests to every principal: the AWS-documented
+    // "deny insecure transport" statement, which restricts access.
+    let deny_only = json!({
+        "Version": "2012-10-17",
+        "Statement": [{
+            "Sid": "AllowSSLRequestsOnly",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "s3:*",
+            "Resource": ["arn:aws:s3:::b", "arn:aws:s3:::b/*"],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}}
+        }]
+    });
+    let request =
+        |doc: &Value| json!({"bucketName": "b", "policy": "", "bucketPolicy": doc.to_string()});
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketPolicy",
+        request(&deny_only),
+        Value::Null,
+    );
+    assert!(x.flags.is_empty(), "{:?}", x.flags);
+
+    // The same document plus a statement letting anyone read: that one is flagged.
+    let mut public = deny_only.clone();
+    public["Statement"]
+        .as_array_mut()
+        .expect("statements")
+        .push(json!({"Effect": "Allow", "Principal": {"AWS": "*"}, "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"}));
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketPolicy",
+        request(&public),
+        Value::Null,
+    );
+    assert_eq!(x.flags.len(), 1);
+    // The value that fired is the Allow statement the wildcard is in.
+    assert_eq!(x.flags[0].value["Principal"], json!({"AWS": "*"}));
+
+    // A lone statement object (not a list) is read the same way.
+    let lone = json!({"Statement": {"Effect": "Allow", "Principal": "*", "Action": "s3:GetObject", "Resource": "arn:aws:s3:::b/*"}});
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketPolicy",
+        request(&lone),
+        Value::Null,
+    );
+    assert_eq!(x.flags.len(), 1);
+}
+
+#[test]
+fn iam_wildcard_action_flag_ignores_deny_statements() {
+    let doc = json!({"Statement": [{"Effect": "Deny", "Action": "*", "Resource": "*"}]});
+    let request = json!({"roleName": "r", "policyName": "p", "policyDocument": doc.to_string()});
+    let x = extract("iam.amazonaws.com", "PutRolePolicy", request, Value::Null);
+    assert!(x.flags.is_empty(), "{:?}", x.flags);
+    let doc = json!({"Statement": [{"Effect": "Allow", "Action": ["s3:GetObject", "ec2:*"], "Resource": "*"}]});
+    let request = json!({"roleName": "r", "policyName": "p", "policyDocument": doc.to_string()});
+    let x = extract("iam.amazonaws.com", "PutRolePolicy", request, Value::Null);
+    assert_eq!(x.flags.len(), 1);
+    assert_eq!(x.flags[0].value, json!(["s3:GetObject", "ec2:*"]));
+}
+
+#[test]
+fn sse_s3_default_encryption_is_flagged_only_when_it_replaces_kms() {
+    let request = json!({
+        "bucketName": "b",
+        "encryption": "",
+        "ServerSideEncryptionConfiguration": {"Rule": {
+            "ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "AES256"},
+            "BucketKeyEnabled": false
+        }}
+    });
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketEncryption",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.flags.len(), 1);
+    let flag = &x.flags[0];
+    // The state's configuration used a KMS key: moving to SSE-S3 stands as a flag.
+    let state = json!([{"apply_server_side_encryption_by_default": [{"sse_algorithm": "aws:kms", "kms_master_key_id": "k"}]}]);
+    assert!(flag.fires_against(Some(
+        &state[0]["apply_server_side_encryption_by_default"][0]["sse_algorithm"]
+    )));
+    // SSE-S3 before (or no configuration in the state: S3 encrypts every bucket with SSE-S3
+    // by default since January 2023): nothing is weakened.
+    assert!(!flag.fires_against(Some(&json!("AES256"))));
+    assert!(!flag.fires_against(None));
+}
+
+#[test]
+fn rds_modify_db_instance_reads_copy_tags_to_snapshot() {
+    // AWSConfigRemediation-EnableCopyTagsToSnapshotOnRDSDBInstance's call, as CloudTrail
+    // logs ModifyDBInstance (API members in lowerCamelCase).
+    let request = json!({"dBInstanceIdentifier": "db1", "copyTagsToSnapshot": true, "applyImmediately": true});
+    let x = extract(
+        "rds.amazonaws.com",
+        "ModifyDBInstance",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.identities(), vec!["db1"]);
+    assert_eq!(x.value("copy_tags_to_snapshot"), Some(&json!(true)));
+    assert_eq!(x.sets.len(), 1);
+    let request = json!({"dBClusterIdentifier": "c1", "copyTagsToSnapshot": false});
+    let x = extract("rds.amazonaws.com", "ModifyDBCluster", request, Value::Null);
+    assert_eq!(x.value("copy_tags_to_snapshot"), Some(&json!(false)));
+}
+
+#[test]
+fn autoscaling_tags_are_tag_blocks_of_the_group() {
+    let request = json!({"tags": [{
+        "resourceId": "web-asg",
+        "resourceType": "auto-scaling-group",
+        "key": "CostCenter",
+        "value": "cc-1",
+        "propagateAtLaunch": true
+    }]});
+    let x = extract(
+        "autoscaling.amazonaws.com",
+        "CreateOrUpdateTags",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.kind, Kind::AddBlock);
+    assert_eq!(x.identities(), vec!["web-asg"]);
+    let blocks = x.blocks.expect("blocks");
+    assert_eq!(blocks.name, "tag");
+    assert_eq!(
+        Value::Object(blocks.items[0].clone()),
+        json!({"key": "CostCenter", "value": "cc-1", "propagate_at_launch": true})
+    );
+    let request = json!({"tags": [{"resourceId": "web-asg", "resourceType": "auto-scaling-group", "key": "CostCenter"}]});
+    let x = extract(
+        "autoscaling.amazonaws.com",
+        "DeleteTags",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.kind, Kind::RemoveBlock);
+    let blocks = x.blocks.expect("blocks");
+    assert_eq!(
+        Value::Object(blocks.items[0].clone()),
+        json!({"key": "CostCenter"})
+    );
+}

@@ -95,6 +95,20 @@ pub struct FiredFlag {
     pub value: Value,
     /// Why it is risky.
     pub reason: String,
+    /// The text the field's current value must hold for the flag to stand (`FlagSpec::replaces`).
+    pub replaces: Option<String>,
+}
+
+impl FiredFlag {
+    /// Whether the flag stands given the field's current value in the state (`None` when the
+    /// state does not hold the resource or the field): always without a `replaces` condition,
+    /// otherwise only when the current value holds that text.
+    pub fn fires_against(&self, current: Option<&Value>) -> bool {
+        match &self.replaces {
+            None => true,
+            Some(text) => current.is_some_and(|v| any_string(v, &|s| s.contains(text.as_str()))),
+        }
+    }
 }
 
 impl Rule {
@@ -406,6 +420,7 @@ fn fired_flags(
             values.peek().is_none().then_some(&Value::Null)
         } else {
             values
+                .flat_map(|v| statements(v, flag.effect.as_deref()))
                 .flat_map(|v| scoped(v, flag.key.as_deref()))
                 .find(|v| fires(flag, v))
         };
@@ -414,10 +429,28 @@ fn fired_flags(
                 field: flag.field.clone(),
                 value: value.clone(),
                 reason: flag.reason.clone(),
+                replaces: flag.replaces.clone(),
             });
         }
     }
     fired
+}
+
+/// The parts of a value a flag looks at: the value itself, or with an `effect` the statements
+/// of the policy document whose `Effect` is that (a lone statement object counts as a
+/// one-element `Statement` list, as IAM accepts it).
+fn statements<'v>(value: &'v Value, effect: Option<&str>) -> Vec<&'v Value> {
+    let Some(effect) = effect else {
+        return vec![value];
+    };
+    let all: Vec<&Value> = match value.get("Statement") {
+        Some(Value::Array(items)) => items.iter().collect(),
+        Some(one) => vec![one],
+        None => Vec::new(),
+    };
+    all.into_iter()
+        .filter(|s| s.get("Effect").and_then(Value::as_str) == Some(effect))
+        .collect()
 }
 
 /// The values a flag tests: the value itself, or with a `key` every value under that key

@@ -317,6 +317,17 @@ pub struct FlagSpec {
     /// `Action`), rather than the whole value.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key: Option<String>,
+    /// Tests only the statements of a policy document whose `Effect` is this (`Allow`): a
+    /// wildcard principal or action in a `Deny` statement narrows access rather than widening
+    /// it (a bucket policy denying every principal's non-TLS requests).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effect: Option<String>,
+    /// Fires only when the resource's current value of the field holds this text, so the call
+    /// moves away from it (`aws:kms` replaced by SSE-S3's `AES256`). A resource the state does
+    /// not hold yet (an out-of-band creation) has no current value and does not fire. The
+    /// reconciler tests it against the state (`FiredFlag::fires_against`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replaces: Option<String>,
     /// Why it is risky, in plain language.
     pub reason: String,
 }

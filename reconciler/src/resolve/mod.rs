@@ -79,7 +79,7 @@ impl<'a> Resolver<'a> {
                     change,
                     rule: extraction.rule_id.clone(),
                     risk: risk(&extraction),
-                    flags: extraction.flags.iter().map(|f| f.reason.clone()).collect(),
+                    flags: standing_flags(&extraction, state),
                     summary: extraction.summary.clone(),
                     mentions: mentions.clone(),
                     allocates: allocates.clone(),
@@ -115,6 +115,17 @@ impl<'a> Resolver<'a> {
         };
         (key, None)
     }
+}
+
+/// The reasons of the extraction's flags that stand against the target's state attributes
+/// (`state`, when managed): a flag about moving away from a value needs the state to hold it.
+fn standing_flags(extraction: &Extraction, state: Option<&Value>) -> Vec<String> {
+    extraction
+        .flags
+        .iter()
+        .filter(|f| f.fires_against(state.and_then(|s| lookup(s, &f.field))))
+        .map(|f| f.reason.clone())
+        .collect()
 }
 
 /// What the extraction did to one target, whose state attributes are `state` when managed.

@@ -316,7 +316,7 @@ pub fn place_of(
 /// How many instances the resource block has, when more than one: its own `count` or
 /// `for_each` instances, in every instance of its module (a module called with `count` or
 /// `for_each`, or by several calls, shares one block among all of them).
-fn shared_by_instances(project: &Project, instance: &ResourceInstance) -> Option<usize> {
+pub(super) fn shared_by_instances(project: &Project, instance: &ResourceInstance) -> Option<usize> {
     let n = project
         .instances()
         .filter(|i| same_block(i, instance))

@@ -9,7 +9,7 @@
 //! `import` block, deletions a removed resource block, and ignored values an
 //! `ignore_changes` entry.
 
-use super::place::{Place, Removal, place_of, removal_of};
+use super::place::{Place, Removal, place_of, removal_of, shared_by_instances};
 use super::tags::{TagSite, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
@@ -73,6 +73,9 @@ pub struct Planner<'a> {
     pub new_resources_file: String,
     /// Resources this plan creates: (cloud id, address), so other edits can refer to them.
     created: RefCell<Vec<(String, String)>>,
+    /// Nested blocks this plan adds: (instance address, dotted block path), so the block's
+    /// other attributes are set inside it.
+    added_blocks: RefCell<Vec<(String, String)>>,
 }
 
 type Outcome = Result<Step, String>;
@@ -96,6 +99,7 @@ impl<'a> Planner<'a> {
             schema,
             new_resources_file,
             created: RefCell::new(Vec::new()),
+            added_blocks: RefCell::new(Vec::new()),
         }
     }
 
@@ -296,7 +300,11 @@ impl<'a> Planner<'a> {
         }
     }
 
-    /// Adds a nested block the configuration does not have yet, holding the attribute.
+    /// Adds a nested block the configuration does not have yet, holding the attribute; an
+    /// attribute of a block an earlier step of this plan added is set inside that block (so
+    /// `ttl.attribute_name` and `ttl.enabled` make one `ttl` block, not two). Refused when the
+    /// resource block has several instances (the block would be added to every one of them)
+    /// or when the block is written as a `dynamic` block that gives this instance none.
     fn add_nested(
         &self,
         delta: &Delta,
@@ -306,25 +314,71 @@ impl<'a> Planner<'a> {
         value: &Value,
     ) -> Outcome {
         let config = instance.attributes.to_json();
-        let present = present_depth(&config, blocks);
+        let present = present_depth(&config, blocks).max(self.added_depth(instance, blocks));
         let (outer, inner) = blocks.split_at(present);
-        let (first, deeper) = inner.split_first().ok_or("no nested block to add")?;
-        let mut body = json!({"block": deeper.last().unwrap_or(first), "attributes": { name: self.refer(instance, name, value) }});
+        let part = Part::Attribute(format!("{}.{name}", blocks.join(".")));
+        let value = self.refer(instance, name, value);
+        let Some((first, deeper)) = inner.split_first() else {
+            return Ok(step(
+                delta,
+                part,
+                "set_attribute",
+                json!({"target": target(instance, blocks), "name": name, "value": value}),
+                format!(
+                    "the `{}` block was added by an earlier step",
+                    blocks.join(".")
+                ),
+                true,
+                None,
+            ));
+        };
+        if let Some(n) = shared_by_instances(self.project, instance) {
+            return Err(format!(
+                "{} is one of {n} instances of one block; a `{first}` block added to it would be added to all of them",
+                instance.address
+            ));
+        }
+        if outer.is_empty() && written_but_empty(&config, first) {
+            return Err(format!(
+                "{} writes its `{first}` blocks with a `dynamic` block that gives this instance none; its collection would have to change",
+                instance.address
+            ));
+        }
+        let mut body =
+            json!({"block": deeper.last().unwrap_or(first), "attributes": { name: value }});
         if let Some((_, middle)) = deeper.split_last() {
             for block in middle.iter().rev() {
                 body = json!({"block": block, "blocks": [body]});
             }
             body = json!({"block": first, "blocks": [body]});
         }
+        self.added_blocks
+            .borrow_mut()
+            .push((instance.address.clone(), blocks.join(".")));
         Ok(step(
             delta,
-            Part::Attribute(format!("{}.{name}", blocks.join("."))),
+            part,
             "add_block",
             json!({"target": target(instance, outer), "block": body}),
             format!("the configuration has no `{first}` block yet"),
             true,
             None,
         ))
+    }
+
+    /// How many of the nested blocks `blocks` (each inside the one before) earlier steps of
+    /// this plan added to the instance.
+    fn added_depth(&self, instance: &ResourceInstance, blocks: &[&str]) -> usize {
+        let added = self.added_blocks.borrow();
+        (1..=blocks.len())
+            .rev()
+            .find(|&depth| {
+                let prefix = blocks[..depth].join(".");
+                added.iter().any(|(a, b)| {
+                    *a == instance.address && (*b == prefix || b.starts_with(&format!("{prefix}.")))
+                })
+            })
+            .unwrap_or(0)
     }
 
     fn block(&self, delta: &Delta, index: usize) -> Outcome {
@@ -521,27 +575,30 @@ impl<'a> Planner<'a> {
     }
 
     /// The arguments of a new resource block: settable attributes the calls gave, ids of
-    /// managed resources as references, nested blocks as blocks.
+    /// managed resources as references, attributes of nested blocks inside their blocks (one
+    /// block holding every attribute the calls gave it: `versioning_configuration { status }`).
     fn new_body(&self, schema: &ResourceSchema, delta: &Delta) -> (Map<String, Value>, Vec<Value>) {
         let mut attributes = Map::new();
-        let mut blocks = Vec::new();
+        let mut nested = BlockTree::default();
         for (path, change) in &delta.attributes {
-            match schema.member(path) {
-                Some(Member::Attribute(a)) if a.presence.is_settable() => {
-                    let value = as_typed(&a.ty, &change.after);
-                    attributes.insert(path.clone(), self.refer_root(path, &value));
-                }
-                _ => {
-                    if let Some((block, name)) = path.split_once('.')
-                        && schema
-                            .member(block)
-                            .is_some_and(|m| matches!(m, Member::Block(_)))
-                    {
-                        blocks.push(json!({"block": block, "attributes": {name: change.after}}));
-                    }
-                }
+            let Some(Member::Attribute(a)) = schema.member(path) else {
+                continue;
+            };
+            if !a.presence.is_settable() {
+                continue;
+            }
+            let (blocks, name) = split_blocks(Some(schema), path);
+            if name.contains('.') {
+                continue; // a field inside an object-holding attribute: not written alone
+            }
+            let value = self.refer_root(&name, &as_typed(&a.ty, &change.after));
+            if blocks.is_empty() {
+                attributes.insert(name, value);
+            } else {
+                nested.insert(&blocks, name, value);
             }
         }
+        let mut blocks = nested.into_blocks();
         for b in delta.blocks.iter().filter(|b| b.op == BlockOp::Added) {
             blocks.push(json!({"block": b.block, "attributes": non_empty(&b.fields)}));
         }
@@ -865,6 +922,57 @@ fn target_with(instance: &ResourceInstance, steps: &[Value]) -> Value {
     })
 }
 
+/// Whether the configuration writes the block (a `dynamic` block) but it gives no item.
+fn written_but_empty(config: &Option<Value>, block: &str) -> bool {
+    config
+        .as_ref()
+        .and_then(|c| c.get(block))
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+}
+
+/// Nested blocks of a new resource, built from attribute paths: each block once, holding its
+/// attributes and the blocks inside it, in the order first seen.
+#[derive(Default)]
+struct BlockTree {
+    attributes: Map<String, Value>,
+    blocks: Vec<(String, BlockTree)>,
+}
+
+impl BlockTree {
+    /// Puts the attribute `name` inside the nested blocks `blocks` (outermost first).
+    fn insert(&mut self, blocks: &[&str], name: String, value: Value) {
+        let Some((first, rest)) = blocks.split_first() else {
+            self.attributes.insert(name, value);
+            return;
+        };
+        let index = match self.blocks.iter().position(|(b, _)| b == first) {
+            Some(i) => i,
+            None => {
+                self.blocks
+                    .push(((*first).to_owned(), BlockTree::default()));
+                self.blocks.len() - 1
+            }
+        };
+        self.blocks[index].1.insert(rest, name, value);
+    }
+
+    /// The blocks as the edit tools' block objects (`{"block", "attributes", "blocks"}`).
+    fn into_blocks(self) -> Vec<Value> {
+        self.blocks
+            .into_iter()
+            .map(|(block, tree)| {
+                let mut body = json!({"block": block, "attributes": tree.attributes});
+                let inner = tree.into_blocks();
+                if !inner.is_empty() {
+                    body["blocks"] = Value::Array(inner);
+                }
+                body
+            })
+            .collect()
+    }
+}
+
 /// A block's fields without nulls and empty lists, which the configuration leaves out.
 fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
     fields
@@ -952,6 +1060,129 @@ mod tests {
         assert_eq!(type_stem("vpc_id"), "vpc");
         assert_eq!(type_stem("vpc_security_group_ids"), "vpc_security_group");
         assert_eq!(type_stem("policy_arn"), "policy");
+    }
+
+    #[test]
+    fn attributes_of_nested_blocks_are_written_inside_one_block_each() {
+        let mut tree = BlockTree::default();
+        tree.insert(
+            &["versioning_configuration"],
+            "status".to_owned(),
+            json!("Enabled"),
+        );
+        tree.insert(
+            &["rule", "apply_server_side_encryption_by_default"],
+            "sse_algorithm".to_owned(),
+            json!("AES256"),
+        );
+        tree.insert(&["rule"], "bucket_key_enabled".to_owned(), json!(false));
+        tree.insert(
+            &["versioning_configuration"],
+            "mfa_delete".to_owned(),
+            json!("Disabled"),
+        );
+        assert_eq!(
+            Value::Array(tree.into_blocks()),
+            json!([
+                {"block": "versioning_configuration", "attributes": {"status": "Enabled", "mfa_delete": "Disabled"}},
+                {"block": "rule", "attributes": {"bucket_key_enabled": false}, "blocks": [
+                    {"block": "apply_server_side_encryption_by_default", "attributes": {"sse_algorithm": "AES256"}}
+                ]}
+            ])
+        );
+    }
+
+    fn project(main_tf: &str) -> Project {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(temp.path().join("main.tf"), main_tf).expect("written");
+        Project::load(temp.path(), &Default::default()).expect("loads")
+    }
+
+    fn empty_state() -> StateIndex {
+        StateIndex::new(crate::terraform::state::State {
+            origin: "test".to_owned(),
+            format: crate::terraform::state::StateFormat::Tfstate,
+            terraform_version: None,
+            serial: None,
+            lineage: None,
+            outputs: BTreeMap::new(),
+            instances: Vec::new(),
+        })
+    }
+
+    fn table_delta(address: &str) -> Delta {
+        let mut d = delta(Vec::new());
+        d.resource.resource_type = "aws_dynamodb_table".to_owned();
+        d.address = Some(address.to_owned());
+        for (path, value) in [
+            ("ttl.attribute_name", json!("expires_at")),
+            ("ttl.enabled", json!(true)),
+        ] {
+            d.attributes.insert(
+                path.to_owned(),
+                crate::intents::AttributeDelta {
+                    before: None,
+                    after: value,
+                    flags: Vec::new(),
+                },
+            );
+        }
+        d
+    }
+
+    fn plan_attributes(project: &Project, d: &Delta) -> Plan {
+        let state = empty_state();
+        let schema = ProviderSchema::bundled().expect("bundled schema");
+        let planner = Planner::new(project, &state, schema);
+        let rulings: Vec<Ruling> = d
+            .attributes
+            .keys()
+            .map(|path| Ruling {
+                part: Part::Attribute(path.clone()),
+                decision: Decision::Absorb,
+                reason: String::new(),
+            })
+            .collect();
+        let intent = Intent {
+            id: "I1".to_owned(),
+            kind: crate::intents::IntentKind::Update,
+            actor: String::new(),
+            clients: Vec::new(),
+            start: chrono::DateTime::UNIX_EPOCH,
+            end: chrono::DateTime::UNIX_EPOCH,
+            evidence: Vec::new(),
+            deltas: vec![d.clone()],
+            links: Vec::new(),
+            story: String::new(),
+        };
+        let mut plan = Plan::default();
+        planner.plan(&intent, &[rulings], &mut plan);
+        plan
+    }
+
+    #[test]
+    fn a_missing_nested_block_is_added_once_with_all_its_attributes() {
+        let p = project("resource \"aws_dynamodb_table\" \"t\" {\n  name = \"t\"\n}\n");
+        let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t"));
+        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
+        let tools: Vec<&str> = plan.steps.iter().map(|s| s.tool).collect();
+        assert_eq!(tools, ["add_block", "set_attribute"]);
+        assert_eq!(
+            plan.steps[1].input["target"]["path"],
+            json!([{"block": "ttl"}])
+        );
+        assert_eq!(plan.steps[1].input["name"], json!("enabled"));
+    }
+
+    #[test]
+    fn a_nested_block_is_not_added_to_one_instance_of_a_shared_block() {
+        let p = project(
+            "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n}\n",
+        );
+        let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t[\"a\"]"));
+        assert!(plan.steps.is_empty(), "{:?}", plan.steps);
+        assert_eq!(plan.unplanned.len(), 2);
+        assert!(plan.unplanned[0].reason.contains("one of 2 instances"));
     }
 
     #[test]
