@@ -115,6 +115,10 @@ pub async fn gather(
                     collector.push(&call, &attributor.attribute(&call))?;
                 }
                 Ok(SourceItem::Call(_)) => findings.filtered_out += 1,
+                Ok(SourceItem::Settled(settled)) if settled.in_filter => {
+                    collector.count(&settled)?;
+                }
+                Ok(SourceItem::Settled(_)) => findings.filtered_out += 1,
                 Ok(SourceItem::Skipped(bad)) => findings.bad(bad),
                 Err(error) => {
                     tracing::error!(%error, "input failed");
