@@ -201,6 +201,7 @@ fn ingest(path: &Path) -> (Vec<Call>, usize) {
         match item {
             Ok(SourceItem::Call(call)) => calls.push(*call),
             Ok(SourceItem::Skipped(_)) => skipped += 1,
+            Ok(SourceItem::Settled(_)) => panic!("read_file settles no record"),
             Err(e) => panic!("{}: {e}", path.display()),
         }
         true

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::ingest::client::Client;
 use crate::ingest::identity::IdentityKind;
-use crate::ingest::record::Call;
+use crate::ingest::record::{Basics, Call, api_name};
 
 /// The attribution of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -191,17 +191,9 @@ impl Attributor {
 
     /// The verdict for one call, with its reason.
     pub fn attribute(&self, call: &Call) -> Attribution {
-        if let Some(code) = &call.error_code {
-            return Attribution::new(
-                Verdict::Failed,
-                format!("failed with {code}, so nothing changed"),
-            );
-        }
-        if let Some(category) = non_management_category(call) {
-            return category;
-        }
-        if call.read_only || call.event_type == "AwsConsoleSignIn" {
-            return read_only(call);
+        let basics = call.basics();
+        if let Some(settled) = Settled::of(&basics) {
+            return settled.attribution(&basics);
         }
         if let Some(reason) = service_reason(call) {
             return Attribution::new(Verdict::Service, reason);
@@ -289,38 +281,81 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, AttributeError> {
     })
 }
 
-/// Data events and Insights events are not configuration changes.
-fn non_management_category(call: &Call) -> Option<Attribution> {
-    match call.event_category.as_deref() {
-        Some("Data") => Some(Attribution::new(
-            Verdict::DataEvent,
-            "data event: acts on data (objects, items, invocations), not on configuration",
-        )),
-        Some("NetworkActivity") => Some(Attribution::new(
-            Verdict::DataEvent,
-            "network activity event: a request through a VPC endpoint, not a configuration change",
-        )),
-        Some("Insight") => Some(Attribution::new(
-            Verdict::Service,
-            "CloudTrail Insights event written by AWS",
-        )),
-        _ if call.management_event == Some(false) && call.event_type == "AwsApiCall" => Some(
-            Attribution::new(Verdict::DataEvent, "not a management event"),
-        ),
-        _ => None,
+/// The verdict of the first checks, which read only a call's [`Basics`]: failed, data event,
+/// read-only. `None` when the later checks (identity, user agent) must decide.
+pub fn settled_verdict(basics: &Basics<'_>) -> Option<Verdict> {
+    Settled::of(basics).map(|settled| settled.verdict)
+}
+
+/// A verdict settled by the first checks, with the words of its reason when they are fixed.
+struct Settled {
+    verdict: Verdict,
+    reason: Option<&'static str>,
+}
+
+impl Settled {
+    fn new(verdict: Verdict, reason: Option<&'static str>) -> Option<Self> {
+        Some(Self { verdict, reason })
+    }
+
+    fn of(call: &Basics<'_>) -> Option<Self> {
+        if call.error_code.is_some() {
+            return Self::new(Verdict::Failed, None);
+        }
+        match call.event_category {
+            Some("Data") => {
+                return Self::new(
+                    Verdict::DataEvent,
+                    Some(
+                        "data event: acts on data (objects, items, invocations), not on configuration",
+                    ),
+                );
+            }
+            Some("NetworkActivity") => {
+                return Self::new(
+                    Verdict::DataEvent,
+                    Some(
+                        "network activity event: a request through a VPC endpoint, not a configuration change",
+                    ),
+                );
+            }
+            Some("Insight") => {
+                return Self::new(
+                    Verdict::Service,
+                    Some("CloudTrail Insights event written by AWS"),
+                );
+            }
+            _ if call.management_event == Some(false) && call.event_type == "AwsApiCall" => {
+                return Self::new(Verdict::DataEvent, Some("not a management event"));
+            }
+            _ => {}
+        }
+        if call.read_only || call.event_type == "AwsConsoleSignIn" {
+            return Self::new(Verdict::ReadOnly, None);
+        }
+        None
+    }
+
+    /// The attribution, its reason written out.
+    fn attribution(self, call: &Basics<'_>) -> Attribution {
+        let reason = match (self.reason, call.error_code) {
+            (Some(reason), _) => reason.to_owned(),
+            (None, Some(code)) => format!("failed with {code}, so nothing changed"),
+            (None, None) => read_only_reason(call),
+        };
+        Attribution::new(self.verdict, reason)
     }
 }
 
-fn read_only(call: &Call) -> Attribution {
-    let reason = match (call.event_type.as_str(), call.read_only_derived) {
+fn read_only_reason(call: &Basics<'_>) -> String {
+    match (call.event_type, call.read_only_derived) {
         ("AwsConsoleSignIn", _) => "console sign-in: changes no resource".to_owned(),
         (_, true) => format!(
             "{} only reads (judged by its name; no readOnly field)",
-            call.api_name()
+            api_name(call.event_name)
         ),
-        (_, false) => format!("{} only reads (readOnly: true)", call.api_name()),
-    };
-    Attribution::new(Verdict::ReadOnly, reason)
+        (_, false) => format!("{} only reads (readOnly: true)", api_name(call.event_name)),
+    }
 }
 
 /// AWS's own calls: service events, service principals and service-internal clients.

@@ -115,6 +115,10 @@ pub async fn gather(
                     collector.push(&call, &attributor.attribute(&call))?;
                 }
                 Ok(SourceItem::Call(_)) => findings.filtered_out += 1,
+                Ok(SourceItem::Settled(settled)) if settled.in_filter => {
+                    collector.count(&settled)?;
+                }
+                Ok(SourceItem::Settled(_)) => findings.filtered_out += 1,
                 Ok(SourceItem::Skipped(bad)) => findings.bad(bad),
                 Err(error) => {
                     tracing::error!(%error, "input failed");
@@ -182,6 +186,69 @@ mod tests {
         assert!(!all.writes_only && !all.drop_terraform);
         let oob = pushdown_for(vec![Verdict::OutOfBand], None).await;
         assert!(oob.writes_only && oob.drop_terraform);
+    }
+
+    /// A trail whose records the file source settles when only out-of-band calls are kept:
+    /// read-only (one twice, one outside the region filter), failed, data, and one read-only
+    /// record whose `userIdentity` is malformed, which must still be reported.
+    const TRAIL: &str = r#"{"Records":[
+{"eventID":"r1","eventTime":"2024-05-01T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"DescribeVpcs","awsRegion":"eu-west-1","readOnly":true},
+{"eventID":"r1","eventTime":"2024-05-01T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"DescribeVpcs","awsRegion":"eu-west-1","readOnly":true},
+{"eventID":"r2","eventTime":"2024-05-01T10:00:01Z","eventSource":"ec2.amazonaws.com","eventName":"DescribeVpcs","awsRegion":"us-east-1","readOnly":true},
+{"eventID":"r3","eventTime":"2024-05-01T10:00:02Z","eventSource":"ec2.amazonaws.com","eventName":"GetConsoleOutput","awsRegion":"eu-west-1"},
+{"eventID":"f1","eventTime":"2024-05-01T10:00:03Z","eventSource":"ec2.amazonaws.com","eventName":"CreateTags","awsRegion":"eu-west-1","readOnly":false,"errorCode":"AccessDenied"},
+{"eventID":"d1","eventTime":"2024-05-01T10:00:04Z","eventSource":"s3.amazonaws.com","eventName":"PutObject","awsRegion":"eu-west-1","readOnly":false,"eventCategory":"Data"},
+{"eventID":"w1","eventTime":"2024-05-01T10:00:05Z","eventSource":"ec2.amazonaws.com","eventName":"CreateTags","awsRegion":"eu-west-1","readOnly":false,"userAgent":"console.ec2.amazonaws.com","userIdentity":{"type":"IAMUser","userName":"alice","accountId":"111122223333"}},
+{"eventID":"x1","eventTime":"2024-05-01T10:00:06Z","eventSource":"ec2.amazonaws.com","eventName":"DescribeVpcs","awsRegion":"eu-west-1","readOnly":true,"userIdentity":{"type":"AssumedRole","sessionContext":{"sessionIssuer":5}}}
+]}"#;
+
+    async fn gather_trail(keep: Vec<Verdict>) -> Gathered {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("trail.json");
+        std::fs::write(&path, TRAIL).expect("trail written");
+        let sources: Vec<Box<dyn Source>> =
+            vec![Box::new(crate::ingest::files::FileSource::new(vec![path]))];
+        let filter = Filter {
+            regions: vec!["eu-west-1".into()],
+            ..Filter::default()
+        };
+        gather(
+            &sources,
+            &Attributor::default(),
+            &Request::new(filter, keep),
+        )
+        .await
+        .expect("runs")
+    }
+
+    #[tokio::test]
+    async fn settled_records_count_as_full_calls_do() {
+        let settled = gather_trail(vec![Verdict::OutOfBand]).await;
+        let full = gather_trail(Verdict::ALL.to_vec()).await;
+        let (settled_findings, full_findings) = (&settled.findings, &full.findings);
+        assert_eq!(settled_findings.bad_record_count, 1);
+        let where_and_why = |findings: &Findings| -> Vec<(u64, Option<u64>, String)> {
+            let bad = findings.bad_records.iter();
+            bad.map(|b| (b.origin.index, b.origin.offset, b.reason.clone()))
+                .collect()
+        };
+        assert_eq!(
+            where_and_why(settled_findings),
+            where_and_why(full_findings)
+        );
+        assert_eq!(settled_findings.bad_records[0].origin.index, 7);
+        assert_eq!(settled_findings.filtered_out, 1);
+        assert_eq!(full_findings.filtered_out, 1);
+        let settled_calls = settled.calls;
+        let full_counts = full.calls.drain_counts().expect("counts");
+        let settled_counts = settled_calls.drain_counts().expect("counts");
+        assert_eq!(settled_counts, full_counts);
+        let count = |v| settled_counts.by_verdict.get(&v).copied();
+        assert_eq!(count(Verdict::ReadOnly), Some(2));
+        assert_eq!(count(Verdict::Failed), Some(1));
+        assert_eq!(count(Verdict::DataEvent), Some(1));
+        assert_eq!(count(Verdict::OutOfBand), Some(1));
+        assert_eq!(settled_counts.duplicates, 1);
     }
 
     #[tokio::test]

@@ -30,6 +30,7 @@ fn read_all(path: &Path) -> Vec<Call> {
         match item {
             Ok(SourceItem::Call(call)) => calls.push(*call),
             Ok(SourceItem::Skipped(bad)) => panic!("skipped a real record: {bad}"),
+            Ok(SourceItem::Settled(_)) => panic!("read_file settles no record"),
             Err(error) => panic!("{error}"),
         }
         true

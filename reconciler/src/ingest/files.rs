@@ -16,8 +16,12 @@ use tokio_stream::wrappers::ReceiverStream;
 
 use super::filter::{Filter, Pushdown};
 use super::framing::{FrameBody, Splitter};
-use super::record::{Call, Origin};
-use super::source::{BadRecord, CallStream, Source, SourceError, SourceItem, SourceResult};
+use super::order::event_id_hash;
+use super::record::{Origin, Record};
+use super::source::{
+    BadRecord, CallStream, Settled, Source, SourceError, SourceItem, SourceResult,
+};
+use crate::attribute::settled_verdict;
 
 /// Records sent to the consumer at a time, to keep channel overhead off the hot path.
 const BATCH: usize = 256;
@@ -57,11 +61,13 @@ impl Source for FileSource {
 
     /// A thread reads and frames the files; the records are parsed as the stream is polled,
     /// so each call is allocated and freed on the consumer's thread, where the allocator's
-    /// per-thread caches serve both.
+    /// per-thread caches serve both. With `writes_only`, records the first attribution
+    /// checks settle are counted without being made into calls.
     fn calls(&self, pushdown: &Pushdown) -> CallStream {
         let (tx, rx) = mpsc::channel::<Batch>(8);
         let paths = self.paths.clone();
         let filter = pushdown.filter.clone();
+        let pushdown = Arc::new(pushdown.clone());
         let progress = self.progress.clone();
         std::thread::spawn(move || {
             let mut sender = BatchSender {
@@ -83,7 +89,7 @@ impl Source for FileSource {
             sender.flush();
         });
         ReceiverStream::new(rx)
-            .flat_map(|batch| futures::stream::iter(batch.into_results()))
+            .flat_map(move |batch| futures::stream::iter(batch.into_results(pushdown.clone())))
             .boxed()
     }
 }
@@ -103,20 +109,40 @@ enum Framed<'a> {
 impl Framed<'_> {
     fn into_result(self) -> SourceResult {
         match self {
-            Self::Record(bytes, origin) => Ok(parse(bytes, origin)),
+            Self::Record(bytes, origin) => Ok(parse(bytes, origin, &Pushdown::default())),
             Self::Done(result) => result,
         }
     }
 }
 
-/// Parses one record; a record that does not parse is skipped with the reason.
-fn parse(bytes: &[u8], origin: Origin) -> SourceItem {
-    match Call::parse(bytes, origin.clone()) {
-        Ok(call) => SourceItem::Call(Box::new(call)),
-        Err(e) => SourceItem::Skipped(BadRecord {
-            origin,
-            reason: e.to_string(),
+/// Parses one record; a record that does not parse is skipped with the reason. When the
+/// pushdown wants writes only, a record the first attribution checks settle is only counted.
+fn parse(bytes: &[u8], origin: Origin, pushdown: &Pushdown) -> SourceItem {
+    let record = match Record::parse(bytes) {
+        Ok(record) => record,
+        Err(e) => {
+            return SourceItem::Skipped(BadRecord {
+                origin,
+                reason: e.to_string(),
+            });
+        }
+    };
+    let settled = pushdown
+        .writes_only
+        .then(|| settled_verdict(&record.basics()))
+        .flatten();
+    match settled {
+        Some(verdict) => SourceItem::Settled(Settled {
+            event_time: record.event_time(),
+            event_id_hash: event_id_hash(record.event_id()),
+            verdict,
+            in_filter: pushdown.filter.matches_parts(
+                record.event_time(),
+                record.account_id(),
+                record.aws_region(),
+            ),
         }),
+        None => SourceItem::Call(Box::new(record.into_call(origin))),
     }
 }
 
@@ -161,14 +187,14 @@ impl Batch {
     }
 
     /// The items, each record parsed when the iterator reaches it.
-    fn into_results(self) -> impl Iterator<Item = SourceResult> + Send {
+    fn into_results(self, pushdown: Arc<Pushdown>) -> impl Iterator<Item = SourceResult> + Send {
         let bytes = self.bytes;
         let mut start = 0;
         self.items.into_iter().map(move |item| match item {
             Pending::Record { end, origin } => {
                 let record = &bytes[start..end];
                 start = end;
-                Ok(parse(record, origin))
+                Ok(parse(record, origin, &pushdown))
             }
             Pending::Done(result) => result,
         })

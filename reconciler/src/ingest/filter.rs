@@ -22,9 +22,14 @@ pub struct Filter {
 impl Filter {
     /// Whether the call falls inside the window, accounts and regions.
     pub fn matches(&self, call: &Call) -> bool {
-        self.in_window(call.event_time)
-            && self.has_account(call.account_id().unwrap_or_default())
-            && self.has_region(&call.aws_region)
+        self.matches_parts(call.event_time, call.account_id(), &call.aws_region)
+    }
+
+    /// Whether a call with this time, account and region falls inside the filter.
+    pub fn matches_parts(&self, time: DateTime<Utc>, account: Option<&str>, region: &str) -> bool {
+        self.in_window(time)
+            && self.has_account(account.unwrap_or_default())
+            && self.has_region(region)
     }
 
     /// Whether a time is inside the window.

@@ -2,6 +2,8 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::record::Text;
+
 /// The kind of principal that made a call, as CloudTrail's `userIdentity.type` names it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum IdentityKind {
@@ -78,85 +80,144 @@ impl IdentityKind {
 /// The principal that issued a session (`sessionContext.sessionIssuer`).
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionIssuer {
+pub struct SessionIssuer<S = String> {
     /// `Role`, `IAMUser` or `Root`.
     #[serde(rename = "type", default)]
-    pub kind: Option<String>,
+    pub kind: Option<S>,
     /// Principal id of the issuer.
     #[serde(default)]
-    pub principal_id: Option<String>,
+    pub principal_id: Option<S>,
     /// ARN of the issuer, e.g. the role's ARN.
     #[serde(default)]
-    pub arn: Option<String>,
+    pub arn: Option<S>,
     /// Account of the issuer.
     #[serde(default)]
-    pub account_id: Option<String>,
+    pub account_id: Option<S>,
     /// Friendly name: the role or user name.
     #[serde(default)]
-    pub user_name: Option<String>,
+    pub user_name: Option<S>,
 }
 
 /// `sessionContext.attributes`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionAttributes {
+pub struct SessionAttributes<S = String> {
     /// When the credentials were issued.
     #[serde(default)]
-    pub creation_date: Option<String>,
+    pub creation_date: Option<S>,
     /// `"true"` when the session was authenticated with MFA.
     #[serde(default)]
-    pub mfa_authenticated: Option<String>,
+    pub mfa_authenticated: Option<S>,
 }
 
 /// `userIdentity.sessionContext`.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct SessionContext {
+pub struct SessionContext<S = String> {
     /// Who issued the temporary credentials.
     #[serde(default)]
-    pub session_issuer: Option<SessionIssuer>,
+    pub session_issuer: Option<SessionIssuer<S>>,
     /// Creation date and MFA flag.
     #[serde(default)]
-    pub attributes: Option<SessionAttributes>,
+    pub attributes: Option<SessionAttributes<S>>,
     /// The source identity set on the session, if any.
     #[serde(default)]
-    pub source_identity: Option<String>,
+    pub source_identity: Option<S>,
     /// Federation data of a web-identity session (kept as JSON).
     #[serde(default)]
     pub web_id_federation_data: Option<serde_json::Value>,
     /// EC2 instance role delivery details (kept as JSON).
     #[serde(default)]
-    pub ec2_role_delivery: Option<String>,
+    pub ec2_role_delivery: Option<S>,
 }
 
 /// `userIdentity.onBehalfOf` of an Identity Center user.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct OnBehalfOf {
+pub struct OnBehalfOf<S = String> {
     /// The Identity Center user id.
     #[serde(default)]
-    pub user_id: Option<String>,
+    pub user_id: Option<S>,
     /// The identity store the user belongs to.
     #[serde(default)]
-    pub identity_store_arn: Option<String>,
+    pub identity_store_arn: Option<S>,
 }
 
-/// The `userIdentity` block as recorded.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Deserialize)]
+/// The `userIdentity` block as recorded, its strings borrowed from the record's text where
+/// they need no unescaping.
+#[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct RawIdentity {
-    #[serde(rename = "type")]
-    kind: Option<String>,
-    principal_id: Option<String>,
-    arn: Option<String>,
-    account_id: Option<String>,
-    access_key_id: Option<String>,
-    user_name: Option<String>,
-    invoked_by: Option<String>,
-    session_context: Option<SessionContext>,
-    identity_provider: Option<String>,
-    credential_id: Option<String>,
-    on_behalf_of: Option<OnBehalfOf>,
+pub(crate) struct RawIdentity<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Text<'a>>,
+    #[serde(borrow)]
+    principal_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    arn: Option<Text<'a>>,
+    #[serde(borrow)]
+    account_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    access_key_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    user_name: Option<Text<'a>>,
+    #[serde(borrow)]
+    invoked_by: Option<Text<'a>>,
+    #[serde(borrow)]
+    session_context: Option<SessionContext<Text<'a>>>,
+    #[serde(borrow)]
+    identity_provider: Option<Text<'a>>,
+    #[serde(borrow)]
+    credential_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    on_behalf_of: Option<OnBehalfOf<Text<'a>>>,
+}
+
+impl RawIdentity<'_> {
+    /// The principal's account, without copying it.
+    pub(crate) fn account_id(&self) -> Option<&str> {
+        self.account_id.as_ref().map(Text::as_str)
+    }
+
+    /// The typed identity, its strings copied out of the record.
+    pub(crate) fn into_identity(self) -> UserIdentity {
+        UserIdentity {
+            kind: IdentityKind::from_type(self.kind.as_ref().map(Text::as_str)),
+            principal_id: Text::owned(self.principal_id),
+            arn: Text::owned(self.arn),
+            account_id: Text::owned(self.account_id),
+            access_key_id: Text::owned(self.access_key_id),
+            user_name: Text::owned(self.user_name),
+            invoked_by: Text::owned(self.invoked_by),
+            session_context: self.session_context.map(SessionContext::into_owned),
+            identity_provider: Text::owned(self.identity_provider),
+            credential_id: Text::owned(self.credential_id),
+            on_behalf_of: self.on_behalf_of.map(|o| OnBehalfOf {
+                user_id: Text::owned(o.user_id),
+                identity_store_arn: Text::owned(o.identity_store_arn),
+            }),
+        }
+    }
+}
+
+impl SessionContext<Text<'_>> {
+    fn into_owned(self) -> SessionContext {
+        SessionContext {
+            session_issuer: self.session_issuer.map(|i| SessionIssuer {
+                kind: Text::owned(i.kind),
+                principal_id: Text::owned(i.principal_id),
+                arn: Text::owned(i.arn),
+                account_id: Text::owned(i.account_id),
+                user_name: Text::owned(i.user_name),
+            }),
+            attributes: self.attributes.map(|a| SessionAttributes {
+                creation_date: Text::owned(a.creation_date),
+                mfa_authenticated: Text::owned(a.mfa_authenticated),
+            }),
+            source_identity: Text::owned(self.source_identity),
+            web_id_federation_data: self.web_id_federation_data,
+            ec2_role_delivery: Text::owned(self.ec2_role_delivery),
+        }
+    }
 }
 
 /// Who made a call: CloudTrail's `userIdentity`, typed.
@@ -199,20 +260,7 @@ pub struct UserIdentity {
 
 impl<'de> Deserialize<'de> for UserIdentity {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let raw = RawIdentity::deserialize(deserializer)?;
-        Ok(Self {
-            kind: IdentityKind::from_type(raw.kind.as_deref()),
-            principal_id: raw.principal_id,
-            arn: raw.arn,
-            account_id: raw.account_id,
-            access_key_id: raw.access_key_id,
-            user_name: raw.user_name,
-            invoked_by: raw.invoked_by,
-            session_context: raw.session_context,
-            identity_provider: raw.identity_provider,
-            credential_id: raw.credential_id,
-            on_behalf_of: raw.on_behalf_of,
-        })
+        RawIdentity::deserialize(deserializer).map(RawIdentity::into_identity)
     }
 }
 

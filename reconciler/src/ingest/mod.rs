@@ -15,4 +15,4 @@ pub mod source;
 
 pub use filter::{Filter, Pushdown};
 pub use record::{Call, Origin};
-pub use source::{BadRecord, CallStream, Source, SourceError, SourceItem};
+pub use source::{BadRecord, CallStream, Settled, Source, SourceError, SourceItem};

@@ -20,6 +20,7 @@ use std::sync::Arc;
 use crate::attribute::{Attribution, Verdict};
 
 use super::record::{Call, Origin};
+use super::source::Settled;
 
 /// Keys held in memory before a sorted run is spilled to disk (24 MiB of keys).
 pub const DEFAULT_RUN_KEYS: usize = 1024 * 1024;
@@ -132,11 +133,24 @@ impl Collector {
         if (self.keep)(attribution.verdict) {
             tag |= self.spool_call(call, attribution)? + 1;
         }
-        self.keys.push(Key {
+        self.add_key(Key {
             time: call.event_time.timestamp_millis(),
-            id: id_hash(&call.event_id),
+            id: event_id_hash(&call.event_id),
             tag,
-        });
+        })
+    }
+
+    /// Adds a call a source settled: counted and de-duplicated, never kept.
+    pub fn count(&mut self, settled: &Settled) -> io::Result<()> {
+        self.add_key(Key {
+            time: settled.event_time.timestamp_millis(),
+            id: settled.event_id_hash,
+            tag: u64::from(settled.verdict.code()) << TAG_SHIFT,
+        })
+    }
+
+    fn add_key(&mut self, key: Key) -> io::Result<()> {
+        self.keys.push(key);
         if self.keys.len() >= self.run_keys {
             self.spill()?;
         }
@@ -215,7 +229,8 @@ impl Collector {
     }
 }
 
-fn id_hash(id: &str) -> u64 {
+/// The hash of an event id that duplicates are recognised by (with the event time).
+pub fn event_id_hash(id: &str) -> u64 {
     let mut hasher = DefaultHasher::new();
     id.hash(&mut hasher);
     hasher.finish()

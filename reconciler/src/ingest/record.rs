@@ -4,6 +4,7 @@
 //! field has a typed slot; fields that later AWS versions add are still kept in the raw text,
 //! which is the exact byte sequence read from the source, so nothing is ever lost.
 
+use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, Utc};
@@ -13,7 +14,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
 use super::client::Client;
-use super::identity::UserIdentity;
+use super::identity::{RawIdentity, UserIdentity};
 
 /// Where a record was read from: a file and the record's index and byte offset in it, or an
 /// API page. Carried so every finding can name the record it is about.
@@ -60,7 +61,7 @@ pub enum Payload {
 static OMITTED_KEY: LazyLock<Finder<'static>> = LazyLock::new(|| Finder::new("\"omitted\""));
 
 impl Payload {
-    fn from_raw(raw: Option<Box<RawValue>>) -> Self {
+    fn from_raw(raw: Option<&RawValue>) -> Self {
         let Some(raw) = raw else { return Self::Absent };
         let text = raw.get();
         if text == "null" {
@@ -84,7 +85,7 @@ impl Payload {
                 };
             }
         }
-        Self::Value(raw)
+        Self::Value(raw.to_owned())
     }
 
     /// The value parsed as JSON, when there is one.
@@ -119,57 +120,127 @@ pub struct ResourceRef {
 /// TLS information of the request (event version 1.08 and later).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TlsDetails {
+pub struct TlsDetails<S = String> {
     /// TLS version, e.g. `TLSv1.3`.
     #[serde(default)]
-    pub tls_version: Option<String>,
+    pub tls_version: Option<S>,
     /// Cipher suite negotiated.
     #[serde(default)]
-    pub cipher_suite: Option<String>,
+    pub cipher_suite: Option<S>,
     /// Host header the client sent.
     #[serde(default)]
-    pub client_provided_host_header: Option<String>,
+    pub client_provided_host_header: Option<S>,
 }
 
-/// The top-level fields as CloudTrail writes them; the typed view is built from this.
+/// A string of a record, borrowed from the record's text unless it holds escapes, so a
+/// record is read without a copy of each field.
+#[derive(Debug, Default)]
+pub(crate) struct Text<'a>(Cow<'a, str>);
+
+impl Text<'_> {
+    /// The string.
+    pub(crate) fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// An optional field as an owned string.
+    pub(crate) fn owned(text: Option<Self>) -> Option<String> {
+        text.map(|t| t.0.into_owned())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_string(TextVisitor)
+    }
+}
+
+/// Reads a string as `String` does (same expectation in errors), borrowing when it can.
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, value: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Borrowed(value)))
+    }
+
+    fn visit_str<E: de::Error>(self, value: &str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(value.to_owned())))
+    }
+
+    fn visit_string<E: de::Error>(self, value: String) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(value)))
+    }
+}
+
+/// The top-level fields as CloudTrail writes them, borrowed from the record's text; the
+/// typed view is built from this.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct Fields {
-    event_version: Option<String>,
-    user_identity: Option<UserIdentity>,
-    event_time: Option<String>,
-    event_source: Option<String>,
-    event_name: Option<String>,
-    aws_region: Option<String>,
-    #[serde(rename = "sourceIPAddress")]
-    source_ip_address: Option<String>,
-    user_agent: Option<String>,
-    error_code: Option<String>,
-    error_message: Option<String>,
-    request_parameters: Option<Box<RawValue>>,
-    response_elements: Option<Box<RawValue>>,
-    additional_event_data: Option<Box<RawValue>>,
-    #[serde(rename = "requestID")]
-    request_id: Option<String>,
-    #[serde(rename = "eventID")]
-    event_id: Option<String>,
-    event_type: Option<String>,
-    api_version: Option<String>,
+struct Fields<'a> {
+    #[serde(borrow)]
+    event_version: Option<Text<'a>>,
+    #[serde(borrow)]
+    user_identity: Option<RawIdentity<'a>>,
+    #[serde(borrow)]
+    event_time: Option<Text<'a>>,
+    #[serde(borrow)]
+    event_source: Option<Text<'a>>,
+    #[serde(borrow)]
+    event_name: Option<Text<'a>>,
+    #[serde(borrow)]
+    aws_region: Option<Text<'a>>,
+    #[serde(rename = "sourceIPAddress", borrow)]
+    source_ip_address: Option<Text<'a>>,
+    #[serde(borrow)]
+    user_agent: Option<Text<'a>>,
+    #[serde(borrow)]
+    error_code: Option<Text<'a>>,
+    #[serde(borrow)]
+    error_message: Option<Text<'a>>,
+    #[serde(borrow)]
+    request_parameters: Option<&'a RawValue>,
+    #[serde(borrow)]
+    response_elements: Option<&'a RawValue>,
+    #[serde(borrow)]
+    additional_event_data: Option<&'a RawValue>,
+    #[serde(rename = "requestID", borrow)]
+    request_id: Option<Text<'a>>,
+    #[serde(rename = "eventID", borrow)]
+    event_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    event_type: Option<Text<'a>>,
+    #[serde(borrow)]
+    api_version: Option<Text<'a>>,
     management_event: Option<bool>,
     read_only: Option<bool>,
     resources: Option<Vec<ResourceRef>>,
-    recipient_account_id: Option<String>,
-    service_event_details: Option<Box<RawValue>>,
-    #[serde(rename = "sharedEventID")]
-    shared_event_id: Option<String>,
-    vpc_endpoint_id: Option<String>,
-    vpc_endpoint_account_id: Option<String>,
-    event_category: Option<String>,
-    addendum: Option<Box<RawValue>>,
+    #[serde(borrow)]
+    recipient_account_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    service_event_details: Option<&'a RawValue>,
+    #[serde(rename = "sharedEventID", borrow)]
+    shared_event_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    vpc_endpoint_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    vpc_endpoint_account_id: Option<Text<'a>>,
+    #[serde(borrow)]
+    event_category: Option<Text<'a>>,
+    #[serde(borrow)]
+    addendum: Option<&'a RawValue>,
     session_credential_from_console: Option<BoolOrString>,
-    edge_device_details: Option<Box<RawValue>>,
-    tls_details: Option<TlsDetails>,
-    insight_details: Option<Box<RawValue>>,
+    #[serde(borrow)]
+    edge_device_details: Option<&'a RawValue>,
+    #[serde(borrow)]
+    tls_details: Option<TlsDetails<Text<'a>>>,
+    #[serde(borrow)]
+    insight_details: Option<&'a RawValue>,
 }
 
 /// CloudTrail writes `sessionCredentialFromConsole` as the string `"true"`; accept a bool too.
@@ -333,69 +404,186 @@ pub struct Call {
     raw: Box<str>,
 }
 
-impl Call {
-    /// Parses one record's JSON text. The text is kept verbatim as the raw record.
-    pub fn parse(text: &[u8], origin: Origin) -> Result<Self, RecordError> {
+/// A record read and checked as a [`Call`] is, its strings still borrowed from its text:
+/// what the first attribution checks read ([`Record::basics`]) is known before any copy is
+/// made, and [`Record::into_call`] makes the call.
+pub struct Record<'a> {
+    text: &'a str,
+    fields: Fields<'a>,
+    event_time: DateTime<Utc>,
+}
+
+impl<'a> Record<'a> {
+    /// Parses one record's JSON text, rejecting what [`Call::parse`] rejects.
+    pub fn parse(text: &'a [u8]) -> Result<Self, RecordError> {
         let text = std::str::from_utf8(text).map_err(|_| RecordError::NotUtf8)?;
-        let fields: Fields =
+        let fields: Fields<'a> =
             serde_json::from_str(text).map_err(|e| RecordError::Json(e.to_string()))?;
-        Self::from_fields(fields, text.into(), origin)
+        let time = fields
+            .event_time
+            .as_ref()
+            .ok_or(RecordError::Missing("eventTime"))?;
+        let event_time = parse_time(time.as_str())?;
+        for (field, name) in [
+            (&fields.event_name, "eventName"),
+            (&fields.event_source, "eventSource"),
+            (&fields.event_id, "eventID"),
+        ] {
+            field.as_ref().ok_or(RecordError::Missing(name))?;
+        }
+        Ok(Self {
+            text,
+            fields,
+            event_time,
+        })
     }
 
-    fn from_fields(f: Fields, raw: Box<str>, origin: Origin) -> Result<Self, RecordError> {
-        let event_time_text = f.event_time.ok_or(RecordError::Missing("eventTime"))?;
-        let event_time = parse_time(&event_time_text)?;
-        let event_name = f.event_name.ok_or(RecordError::Missing("eventName"))?;
-        let event_source = f.event_source.ok_or(RecordError::Missing("eventSource"))?;
-        let identity = f.user_identity.unwrap_or_default();
-        let read_only_derived = f.read_only.is_none();
-        let read_only = f
-            .read_only
-            .unwrap_or_else(|| read_only_by_name(&event_name));
+    /// When the request completed.
+    pub fn event_time(&self) -> DateTime<Utc> {
+        self.event_time
+    }
+
+    /// The event id.
+    pub fn event_id(&self) -> &str {
+        text(&self.fields.event_id).unwrap_or_default()
+    }
+
+    /// The account the call acted in, as [`Call::account_id`] gives it.
+    pub fn account_id(&self) -> Option<&str> {
+        text(&self.fields.recipient_account_id)
+            .or_else(|| self.fields.user_identity.as_ref()?.account_id())
+    }
+
+    /// The region, empty when not recorded (as in [`Call::aws_region`]).
+    pub fn aws_region(&self) -> &str {
+        text(&self.fields.aws_region).unwrap_or_default()
+    }
+
+    /// The fields the first attribution checks read.
+    pub fn basics(&self) -> Basics<'_> {
+        let f = &self.fields;
+        let event_name = text(&f.event_name).unwrap_or_default();
+        Basics {
+            event_name,
+            error_code: text(&f.error_code),
+            event_category: text(&f.event_category),
+            event_type: text(&f.event_type).unwrap_or(DEFAULT_EVENT_TYPE),
+            management_event: f.management_event,
+            read_only: f.read_only.unwrap_or_else(|| read_only_by_name(event_name)),
+            read_only_derived: f.read_only.is_none(),
+        }
+    }
+
+    /// The call, its fields copied out of the text and the text kept as its raw record.
+    pub fn into_call(self, origin: Origin) -> Call {
+        let Basics {
+            read_only,
+            read_only_derived,
+            ..
+        } = self.basics();
+        let f = self.fields;
+        let identity = f
+            .user_identity
+            .map(RawIdentity::into_identity)
+            .unwrap_or_default();
         let session_credential_from_console =
             f.session_credential_from_console.is_some_and(|v| v.truth());
+        let user_agent = Text::owned(f.user_agent);
         let client = Client::detect(
-            f.user_agent.as_deref(),
+            user_agent.as_deref(),
             &identity,
             session_credential_from_console,
         );
-        Ok(Self {
+        let required = |text: Option<Text<'_>>| Text::owned(text).unwrap_or_default();
+        Call {
             origin,
-            event_version: f.event_version.unwrap_or_default(),
-            event_id: f.event_id.ok_or(RecordError::Missing("eventID"))?,
-            event_time,
-            event_source,
-            event_name,
-            aws_region: f.aws_region.unwrap_or_default(),
+            event_version: required(f.event_version),
+            event_id: required(f.event_id),
+            event_time: self.event_time,
+            event_source: required(f.event_source),
+            event_name: required(f.event_name),
+            aws_region: required(f.aws_region),
             identity,
-            source_ip_address: f.source_ip_address,
-            user_agent: f.user_agent,
+            source_ip_address: Text::owned(f.source_ip_address),
+            user_agent,
             client,
-            error_code: f.error_code,
-            error_message: f.error_message,
+            error_code: Text::owned(f.error_code),
+            error_message: Text::owned(f.error_message),
             request_parameters: Payload::from_raw(f.request_parameters),
             response_elements: Payload::from_raw(f.response_elements),
             additional_event_data: Payload::from_raw(f.additional_event_data),
-            request_id: f.request_id,
-            event_type: f.event_type.unwrap_or_else(|| "AwsApiCall".to_owned()),
-            api_version: f.api_version,
+            request_id: Text::owned(f.request_id),
+            event_type: Text::owned(f.event_type).unwrap_or_else(|| DEFAULT_EVENT_TYPE.to_owned()),
+            api_version: Text::owned(f.api_version),
             management_event: f.management_event,
             read_only,
             read_only_derived,
             resources: f.resources.unwrap_or_default(),
-            recipient_account_id: f.recipient_account_id,
+            recipient_account_id: Text::owned(f.recipient_account_id),
             service_event_details: Payload::from_raw(f.service_event_details),
-            shared_event_id: f.shared_event_id,
-            vpc_endpoint_id: f.vpc_endpoint_id,
-            vpc_endpoint_account_id: f.vpc_endpoint_account_id,
-            event_category: f.event_category,
+            shared_event_id: Text::owned(f.shared_event_id),
+            vpc_endpoint_id: Text::owned(f.vpc_endpoint_id),
+            vpc_endpoint_account_id: Text::owned(f.vpc_endpoint_account_id),
+            event_category: Text::owned(f.event_category),
             addendum: Payload::from_raw(f.addendum),
             session_credential_from_console,
             edge_device_details: Payload::from_raw(f.edge_device_details),
-            tls_details: f.tls_details,
+            tls_details: f.tls_details.map(|t| TlsDetails {
+                tls_version: Text::owned(t.tls_version),
+                cipher_suite: Text::owned(t.cipher_suite),
+                client_provided_host_header: Text::owned(t.client_provided_host_header),
+            }),
             insight_details: Payload::from_raw(f.insight_details),
-            raw,
-        })
+            raw: self.text.into(),
+        }
+    }
+}
+
+/// An optional borrowed field as a string slice.
+fn text<'b>(field: &'b Option<Text<'_>>) -> Option<&'b str> {
+    field.as_ref().map(Text::as_str)
+}
+
+/// The `eventType` of records that do not give one.
+const DEFAULT_EVENT_TYPE: &str = "AwsApiCall";
+
+/// What the first attribution checks read of a call (failed, data event, read-only), which
+/// a [`Record`] gives before it becomes a [`Call`].
+#[derive(Debug, Clone, Copy)]
+pub struct Basics<'a> {
+    /// The event name as recorded.
+    pub event_name: &'a str,
+    /// Error code of a failed call.
+    pub error_code: Option<&'a str>,
+    /// `Management`, `Data`, `Insight` or `NetworkActivity`.
+    pub event_category: Option<&'a str>,
+    /// `AwsApiCall`, `AwsServiceEvent`, ...
+    pub event_type: &'a str,
+    /// Whether this is a management event.
+    pub management_event: Option<bool>,
+    /// Whether the call only reads: as recorded, or derived from the event name.
+    pub read_only: bool,
+    /// Whether `read_only` was derived rather than recorded.
+    pub read_only_derived: bool,
+}
+
+impl Call {
+    /// Parses one record's JSON text. The text is kept verbatim as the raw record.
+    pub fn parse(text: &[u8], origin: Origin) -> Result<Self, RecordError> {
+        Record::parse(text).map(|record| record.into_call(origin))
+    }
+
+    /// The fields the first attribution checks read.
+    pub fn basics(&self) -> Basics<'_> {
+        Basics {
+            event_name: &self.event_name,
+            error_code: self.error_code.as_deref(),
+            event_category: self.event_category.as_deref(),
+            event_type: &self.event_type,
+            management_event: self.management_event,
+            read_only: self.read_only,
+            read_only_derived: self.read_only_derived,
+        }
     }
 
     /// The record exactly as it was read.

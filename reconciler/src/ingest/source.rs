@@ -3,8 +3,11 @@
 use std::path::PathBuf;
 use std::pin::Pin;
 
+use chrono::{DateTime, Utc};
 use futures::Stream;
 use serde::Serialize;
+
+use crate::attribute::Verdict;
 
 use super::filter::Pushdown;
 use super::record::{Call, Origin};
@@ -14,8 +17,27 @@ use super::record::{Call, Origin};
 pub enum SourceItem {
     /// A record that parsed.
     Call(Box<Call>),
+    /// A record that parsed and that the pushdown let the source settle without making a
+    /// call of it: only counted.
+    Settled(Settled),
     /// A record that did not, with the reason; the source goes on after it.
     Skipped(BadRecord),
+}
+
+/// A record whose verdict its first fields settle ([`crate::attribute::settled_verdict`])
+/// when the pushdown says the pipeline keeps no call of that verdict (`writes_only`): what
+/// the pipeline needs to count it, filter it and drop its duplicates.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Settled {
+    /// When the request completed.
+    pub event_time: DateTime<Utc>,
+    /// The event id's [`super::order::event_id_hash`].
+    pub event_id_hash: u64,
+    /// The verdict.
+    pub verdict: Verdict,
+    /// Whether the call is inside the pushdown's filter (the run's window, accounts and
+    /// regions).
+    pub in_filter: bool,
 }
 
 /// A malformed record: where it was and why it was skipped.
