@@ -77,11 +77,88 @@ pub enum Place {
         /// What the reviewer should know when the lookup overrides a shared source.
         warning: Option<String>,
     },
+    /// A new input of the module, set for this module instance alone at the call.
+    NewModuleInput {
+        /// The input.
+        input: NewInput,
+        /// Why.
+        why: String,
+    },
     /// No edit changes this instance alone.
     Refuse {
         /// Why not.
         reason: String,
     },
+}
+
+/// A new input of a module called with `count`/`for_each`, carrying one resource argument's
+/// value for one instance of the call (the `thread_module_input` edit tool).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewInput {
+    /// The edit-tool target of the module call.
+    pub call: serde_json::Value,
+    /// The edit-tool target of the resource block inside the module.
+    pub resource: serde_json::Value,
+    /// The module's `variables.tf`, when it has one.
+    pub variables_file: Option<String>,
+    /// The new variable's name: `<type>_<argument>` (with the resource name when the module has
+    /// several resources of the type).
+    pub input: String,
+    /// The call's instance key or index.
+    pub key: IndexKey,
+}
+
+/// The new module input that gives `instance` its own `attribute`, when its block is in a
+/// module called once with `count`/`for_each` and has no index of its own.
+pub fn new_input(
+    project: &Project,
+    instance: &ResourceInstance,
+    attribute: &str,
+) -> Result<NewInput, String> {
+    let module = instance.module.as_deref().unwrap_or_default();
+    let (_, key) = split_last_key(module);
+    let call = project.call_of(module);
+    let (Some(key), Some(call), None) = (key, call, &instance.index) else {
+        return Err(format!(
+            "{} is not the only instance of its block in one instance of a module call",
+            instance.address
+        ));
+    };
+    if !call.repeated || call.parent.as_deref().is_some_and(|p| p.contains('[')) {
+        return Err(format!(
+            "{}: the call of {module} is itself in a module with several instances",
+            instance.address
+        ));
+    }
+    let stem = instance
+        .resource_type
+        .split_once('_')
+        .map_or(instance.resource_type.as_str(), |(_, rest)| rest);
+    let others = project.instances().any(|i| {
+        i.module == instance.module
+            && i.resource_type == instance.resource_type
+            && i.name != instance.name
+    });
+    let input = match others {
+        true => format!("{stem}_{}_{attribute}", instance.name),
+        false => format!("{stem}_{attribute}"),
+    };
+    let dir = instance.file.rsplit_once('/').map_or("", |(d, _)| d);
+    let variables = if dir.is_empty() {
+        "variables.tf".to_owned()
+    } else {
+        format!("{dir}/variables.tf")
+    };
+    Ok(NewInput {
+        call: json!({"file": call.file, "block_type": "module", "labels": [call.name]}),
+        resource: resource_block(instance),
+        variables_file: project
+            .files()
+            .contains_key(&variables)
+            .then_some(variables),
+        input,
+        key,
+    })
 }
 
 /// An argument of a module call.
@@ -309,8 +386,40 @@ pub fn place_of(
             reason: format!("{} is not in the configuration", instance.address),
         };
     };
+    if blocks.is_empty()
+        && in_several_module_instances(instance)
+        && reaches_module_by_no_own_input(project, instance, &provenance)
+        && let Ok(input) = new_input(project, instance, name)
+    {
+        return Place::NewModuleInput {
+            why: format!(
+                "{} is written in a module used several times and no input carries its {name} alone; a new module input `{}` carries this instance's value",
+                instance.address, input.input
+            ),
+            input,
+        };
+    }
     let shared = shared_by_instances(project, instance);
     from(project, instance, &provenance, shared)
+}
+
+/// Whether the value is set inside the module (or not at all), or comes through an input the
+/// module uses for other arguments too: no argument of the call changes it alone.
+fn reaches_module_by_no_own_input(
+    project: &Project,
+    instance: &ResourceInstance,
+    provenance: &Provenance,
+) -> bool {
+    match provenance {
+        Provenance::Absent { .. }
+        | Provenance::Literal { .. }
+        | Provenance::Local { .. }
+        | Provenance::Expression { .. } => true,
+        Provenance::ModuleInput { argument, .. } => project
+            .variable(instance.module.as_deref(), argument)
+            .is_some_and(|v| v.uses > 1),
+        _ => false,
+    }
 }
 
 /// How many instances the resource block has, when more than one: its own `count` or
@@ -996,17 +1105,29 @@ module "fn" {
             ("main.tf", "fn", "retention")
         );
         assert_eq!(key, IndexKey::Str("g".to_owned()));
-        // A literal inside the module, or an argument the module does not set, would need a
-        // new module input.
-        for (address, name) in [
-            ("module.fn[\"g\"].aws_lambda_function.this", "memory_size"),
-            ("module.fn[\"g\"].aws_lambda_function.this", "description"),
+        // A literal inside the module, or an argument the module does not set, gets a new
+        // module input set for this instance at the call.
+        for (address, name, input) in [
+            (
+                "module.fn[\"g\"].aws_lambda_function.this",
+                "memory_size",
+                "lambda_function_memory_size",
+            ),
+            (
+                "module.fn[\"g\"].aws_lambda_function.this",
+                "description",
+                "lambda_function_description",
+            ),
         ] {
             let got = place(&project, address, name);
-            assert!(
-                matches!(&got, Place::Refuse { reason } if reason.contains("one of 2 instances")),
-                "{name}: {got:?}"
-            );
+            let Place::NewModuleInput { input: new, .. } = &got else {
+                panic!("{name}: {got:?}");
+            };
+            assert_eq!(new.input, input);
+            assert_eq!(new.key, IndexKey::Str("g".to_owned()));
+            assert_eq!(new.call["labels"], json!(["fn"]));
+            assert_eq!(new.resource["file"], "modules/fn/main.tf");
+            assert_eq!(new.variables_file, None);
         }
     }
 

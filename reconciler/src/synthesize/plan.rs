@@ -9,7 +9,9 @@
 //! `import` block, deletions a removed resource block, and ignored values an
 //! `ignore_changes` entry.
 
-use super::place::{Place, Removal, place_of, removal_of, shared_by_instances};
+use super::place::{
+    NewInput, Place, Removal, new_input, place_of, removal_of, shared_by_instances,
+};
 use super::tags::{TagSite, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
@@ -296,6 +298,18 @@ impl<'a> Planner<'a> {
                     warning,
                 ))
             }
+            Place::NewModuleInput { input, why } => {
+                let ty = attribute.map_or_else(|| "any".to_owned(), |a| a.ty.to_string());
+                Ok(step(
+                    delta,
+                    part,
+                    "thread_module_input",
+                    thread_input(&input, &name, &ty, false, value),
+                    why,
+                    true,
+                    None,
+                ))
+            }
             Place::Refuse { reason } => Err(reason),
         }
     }
@@ -447,7 +461,7 @@ impl<'a> Planner<'a> {
             .and_then(|inst| site(self.project, inst))
         {
             Ok(site) => site,
-            Err(reason) => return vec![Err(reason)],
+            Err(reason) => return vec![self.tags_by_new_input(delta, reason)],
         };
         if site.instance.is_some() {
             let same: Vec<usize> = (0..intent.deltas.len())
@@ -491,6 +505,35 @@ impl<'a> Planner<'a> {
             true,
             None,
         ))]
+    }
+
+    /// Tags added to one instance of a module called with `count`/`for_each` whose tags input
+    /// feeds other resources too: a new module input merged over this resource's tags. Removing
+    /// a tag this way is impossible (merge only adds), so `reason` stands then.
+    fn tags_by_new_input(&self, delta: &Delta, reason: String) -> Outcome {
+        let instance = self.instance(delta)?;
+        let input = match new_input(self.project, instance, "tags") {
+            Ok(input) if delta.tags_removed.is_empty() => input,
+            _ => return Err(reason),
+        };
+        let tags: Map<String, Value> = delta
+            .tags_set
+            .iter()
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        let why = format!(
+            "{reason}; the new module input `{}` is merged over this resource's tags and set for this instance alone",
+            input.input
+        );
+        Ok(step(
+            delta,
+            Part::Tags,
+            "thread_module_input",
+            thread_input(&input, "tags", "map(string)", true, &Value::Object(tags)),
+            why,
+            true,
+            None,
+        ))
     }
 
     /// Whether delta `j` of the intent makes the same absorbed tag change as delta `i`, at the
@@ -827,6 +870,24 @@ fn local_address<'s>(address: &'s str, module: Option<&str>) -> Option<&'s str> 
         None => address,
     };
     (!rest.starts_with("module.") && !rest.starts_with("data.")).then_some(rest)
+}
+
+/// The `thread_module_input` tool's input for `input`.
+fn thread_input(input: &NewInput, attribute: &str, ty: &str, merge: bool, value: &Value) -> Value {
+    let mut json = json!({
+        "call": input.call,
+        "resource": input.resource,
+        "attribute": attribute,
+        "input": input.input,
+        "type": ty,
+        "merge": merge,
+        "instance": key_json(&input.key),
+        "value": value,
+    });
+    if let Some(file) = &input.variables_file {
+        json["variables_file"] = json!(file);
+    }
+    json
 }
 
 fn step(

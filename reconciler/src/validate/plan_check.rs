@@ -177,6 +177,24 @@ fn blocks_match(items: &[Config], observed: &Value) -> bool {
 }
 
 /// Instances whose evaluated arguments the patch changed although no intent touched them.
+/// An instance's arguments as JSON without null members: Terraform treats an argument set to
+/// null exactly as one left out.
+fn unset_nulls(attributes: &crate::terraform::functions::Value) -> Value {
+    fn strip(v: Value) -> Value {
+        match v {
+            Value::Object(map) => Value::Object(
+                map.into_iter()
+                    .filter(|(_, v)| !v.is_null())
+                    .map(|(k, v)| (k, strip(v)))
+                    .collect(),
+            ),
+            Value::Array(items) => Value::Array(items.into_iter().map(strip).collect()),
+            other => other,
+        }
+    }
+    strip(attributes.to_json().unwrap_or(Value::Null))
+}
+
 fn collateral(check: &Check, before: &Project, after: &Project) -> Vec<Difference> {
     let touched = |a: &str| check.touched.iter().any(|t| t == a);
     let mut out = Vec::new();
@@ -184,7 +202,7 @@ fn collateral(check: &Check, before: &Project, after: &Project) -> Vec<Differenc
         let new = after.instance(&old.address);
         let (config, observed) = match new {
             None => (Value::Null, old.attributes.to_json().unwrap_or(Value::Null)),
-            Some(new) if new.attributes != old.attributes => (
+            Some(new) if unset_nulls(&new.attributes) != unset_nulls(&old.attributes) => (
                 new.attributes.to_json().unwrap_or(Value::Null),
                 old.attributes.to_json().unwrap_or(Value::Null),
             ),

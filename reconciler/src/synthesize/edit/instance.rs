@@ -87,8 +87,9 @@ pub fn entry<'o>(map: &'o Object, instance: &Instance) -> Option<&'o Expression>
 }
 
 /// Sets argument `name` of the located block for `instance` alone: in its entry of an existing
-/// per-instance lookup, else by wrapping the current expression (or `null` when the argument
-/// is not set) in a new one. False when the entry already holds `value`.
+/// per-instance lookup, else by wrapping the current expression in a new one (or, when the
+/// argument is not set, one whose default is `unset`: `null`, or `{}` for a map merged
+/// elsewhere). False when the entry already holds `value`.
 pub fn set_attribute(
     doc: &mut Doc,
     loc: &Located,
@@ -96,9 +97,10 @@ pub fn set_attribute(
     name: &str,
     instance: &Instance,
     value: &Value,
+    unset: &str,
 ) -> Result<bool, EditError> {
     let Some(attr) = loc.block.body.get_attribute(name) else {
-        let text = lookup_text(instance, value, "null", &loc.inner_indent());
+        let text = lookup_text(instance, value, unset, &loc.inner_indent());
         ops::insert_attribute(doc, loc, &format!("{} = {text}", render::key(name)));
         return Ok(true);
     };

@@ -15,6 +15,7 @@ mod align;
 mod filter;
 mod instance;
 mod locate;
+mod module_input;
 mod ops;
 mod render;
 mod tags;

@@ -5,6 +5,7 @@ use super::instance::{self, Instance};
 use super::locate::{
     Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
 };
+use super::module_input;
 use super::ops::{self, Doc, Workspace};
 use super::render::{self, BlockText};
 use super::tags;
@@ -46,7 +47,7 @@ struct Tool {
     run: Run,
 }
 
-const TOOLS: [Tool; 16] = [
+const TOOLS: [Tool; 17] = [
     Tool {
         spec: set_attribute_spec,
         run: set_attribute,
@@ -86,6 +87,10 @@ const TOOLS: [Tool; 16] = [
     Tool {
         spec: filter_for_each_spec,
         run: filter_for_each,
+    },
+    Tool {
+        spec: thread_module_input_spec,
+        run: thread_module_input,
     },
     Tool {
         spec: ignore_changes_spec,
@@ -317,7 +322,7 @@ fn set_for_instance(
 ) -> Result<String, EditError> {
     let mut doc = ws.open_for(target)?;
     let (loc, place) = found(&doc, target)?;
-    let did = instance::set_attribute(&mut doc, &loc, &place, name, instance, value)?;
+    let did = instance::set_attribute(&mut doc, &loc, &place, name, instance, value, "null")?;
     ws.save(doc)?;
     Ok(changed(
         did,
@@ -1061,6 +1066,60 @@ fn filter_for_each(json: &str, ws: &mut Workspace) -> Result<String, EditError> 
     ))
 }
 
+fn thread_module_input_spec() -> ToolSpec {
+    ToolSpec {
+        name: "thread_module_input",
+        description: "Give one instance of a module called with for_each/count its own value for an argument of a resource inside the module, when no module input carries that argument alone: declares variable `input` in the module (default {} with merge, else null), makes the argument read it (merge(X, var.input), or var.input == null ? X : var.input, or var.input when unset) and sets it at the call for that instance alone: input = lookup({ key = value }, each.key, {} | null).",
+        input_schema: object_schema(
+            json!({
+                "call": target_schema(),
+                "resource": target_schema(),
+                "attribute": {"type": "string"},
+                "input": {"type": "string"},
+                "type": {"type": "string", "description": "The variable's type constraint as HCL, e.g. map(string) or number."},
+                "merge": {"type": "boolean", "description": "A map merged over the argument (tags) rather than replacing it."},
+                "variables_file": {"type": "string", "description": "The module file to declare the variable in; the resource's file when absent."},
+                "instance": instance_schema(),
+                "value": {"description": "The value for that instance."}
+            }),
+            &[
+                "call",
+                "resource",
+                "attribute",
+                "input",
+                "type",
+                "instance",
+                "value",
+            ],
+        ),
+    }
+}
+
+fn thread_module_input(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
+    let input: module_input::ThreadModuleInput = input("thread_module_input", json)?;
+    for name in [&input.attribute, &input.input] {
+        check_identifier("thread_module_input", name)?;
+    }
+    if input.resource.file.is_none() {
+        return Err(bad_input(
+            "thread_module_input",
+            "`resource` must name the module file holding the resource",
+        ));
+    }
+    let did = module_input::thread(ws, &input)?;
+    Ok(changed(
+        did,
+        format!(
+            "`{}` of {} set for {} {} alone through module input `{}`",
+            input.attribute,
+            input.resource.address(),
+            input.instance.iterator(),
+            render::quoted(&input.instance.map_key()),
+            input.input
+        ),
+    ))
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct IgnoreChanges {
@@ -1696,6 +1755,104 @@ mod tests {
             )
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_new_module_input_carries_one_instances_value() {
+        let main = "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n  tags = local.tags\n}\n";
+        let module = "variable \"tags\" {}\n\nresource \"aws_iam_role\" \"this\" {\n  name = \"x\"\n  tags = var.tags\n}\n\nresource \"aws_lambda_function\" \"this\" {\n  memory_size = 128\n}\n";
+        let files = Files::from([
+            ("main.tf".to_owned(), main.to_owned()),
+            ("modules/fn/main.tf".to_owned(), module.to_owned()),
+        ]);
+        let call = json!({"file": "main.tf", "block_type": "module", "labels": ["fn"]});
+        let thread = |files: &Files,
+                      labels: [&str; 2],
+                      attribute: &str,
+                      input: &str,
+                      ty: &str,
+                      merge: bool,
+                      key: &str,
+                      value: serde_json::Value| {
+            let resource =
+                json!({"file": "modules/fn/main.tf", "block_type": "resource", "labels": labels});
+            let input = json!({"call": call, "resource": resource, "attribute": attribute, "input": input, "type": ty, "merge": merge, "instance": key, "value": value});
+            let result = run_tool("thread_module_input", &input.to_string(), files)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut next = files.clone();
+            next.extend(result.files);
+            next
+        };
+        let once = thread(
+            &files,
+            ["aws_iam_role", "this"],
+            "tags",
+            "iam_role_tags",
+            "map(string)",
+            true,
+            "a",
+            json!({"Owner": "x"}),
+        );
+        let twice = thread(
+            &once,
+            ["aws_iam_role", "this"],
+            "tags",
+            "iam_role_tags",
+            "map(string)",
+            true,
+            "b",
+            json!({"Owner": "y"}),
+        );
+        let sized = thread(
+            &twice,
+            ["aws_lambda_function", "this"],
+            "memory_size",
+            "lambda_function_memory_size",
+            "number",
+            false,
+            "b",
+            json!(512),
+        );
+        // A new one-line-started argument joins the arguments before the first multi-line one.
+        assert_eq!(
+            sized["main.tf"],
+            "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n  tags = local.tags\n  lambda_function_memory_size = lookup({\n    b = 512\n  }, each.key, null)\n  iam_role_tags = lookup({\n    a = {\n      Owner = \"x\"\n    }\n    b = {\n      Owner = \"y\"\n    }\n  }, each.key, {})\n}\n"
+        );
+        let module = &sized["modules/fn/main.tf"];
+        assert!(
+            module.contains("  tags = merge(var.tags, var.iam_role_tags)\n"),
+            "{module}"
+        );
+        assert!(
+            module.contains("  memory_size = var.lambda_function_memory_size == null ? 128 : var.lambda_function_memory_size\n"),
+            "{module}"
+        );
+        // Each variable is declared once, with a neutral default.
+        assert_eq!(
+            module.matches("variable \"iam_role_tags\" {").count(),
+            1,
+            "{module}"
+        );
+        assert!(
+            module.contains("  type        = map(string)\n  default     = {}\n}"),
+            "{module}"
+        );
+        assert!(
+            module.contains("  type        = number\n  default     = null\n}"),
+            "{module}"
+        );
+        // Threading the same value again changes nothing.
+        let again = thread(
+            &sized,
+            ["aws_lambda_function", "this"],
+            "memory_size",
+            "lambda_function_memory_size",
+            "number",
+            false,
+            "b",
+            json!(512),
+        );
+        assert_eq!(again, sized);
     }
 
     #[test]

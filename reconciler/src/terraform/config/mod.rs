@@ -239,6 +239,19 @@ pub struct OutputValue {
     pub value: Value,
 }
 
+/// The `module` block behind a module instance.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModuleCall {
+    /// The file holding the block.
+    pub file: String,
+    /// The block's label.
+    pub name: String,
+    /// The module instance the block is written in (`None`: the root).
+    pub parent: Option<String>,
+    /// Whether the block has `count` or `for_each`.
+    pub repeated: bool,
+}
+
 /// A loaded configuration: see the module documentation.
 #[derive(Debug, Clone)]
 pub struct Project {
@@ -406,6 +419,24 @@ impl Project {
             (true, None) => return None,
         };
         Some(refs::each_field_reads(body, field))
+    }
+
+    /// The `module` block that made the module instance `module` (`module.a["x"]`): its file
+    /// and label, and whether that block has `count` or `for_each`.
+    pub fn call_of(&self, module: &str) -> Option<ModuleCall> {
+        let instance = &self.modules[self.module_index(Some(module))?];
+        let site = instance.call.as_ref()?;
+        let parent = &self.modules[site.parent];
+        let decl = self.decls[parent.decls].calls.get(site.call)?;
+        let repeated = ["count", "for_each"]
+            .iter()
+            .any(|meta| decl.block.body.get_attribute(meta).is_some());
+        Some(ModuleCall {
+            file: decl.file.clone(),
+            name: decl.label(0).to_owned(),
+            parent: parent.path.clone(),
+            repeated,
+        })
     }
 
     fn module_index(&self, module: Option<&str>) -> Option<usize> {

@@ -1,0 +1,145 @@
+//! A value for one instance of a module called with `count`/`for_each`, for one resource
+//! inside it, when no existing input carries it alone: the module gets a new input variable,
+//! the resource argument reads it, and the call sets it for that instance only.
+//!
+//! - The module declares `variable "NAME"` (default `{}` for a map merged over the argument,
+//!   `null` otherwise), in its `variables.tf` when it has one.
+//! - The resource argument `X` becomes `merge(X, var.NAME)` (a map, such as tags) or
+//!   `var.NAME == null ? X : var.NAME`; an argument not set yet becomes `var.NAME`.
+//! - The module call gets `NAME = lookup({ key = VALUE }, each.key, {} | null)`, or the entry
+//!   in that lookup when an earlier edit wrote it: the other instances keep what they had.
+
+use super::EditError;
+use super::instance::{self, Instance, is_call};
+use super::locate::{Located, Target, span_of, top_blocks};
+use super::ops::{self, Doc, Workspace};
+use super::render;
+use super::value::Value;
+use hcl::edit::expr::Expression;
+use serde::Deserialize;
+
+/// The input of the `thread_module_input` tool.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ThreadModuleInput {
+    /// The `module` block calling the module.
+    pub call: Target,
+    /// The resource block inside the module (its `file` is the module's file).
+    pub resource: Target,
+    /// The resource argument.
+    pub attribute: String,
+    /// The new input variable's name.
+    pub input: String,
+    /// Its type constraint, as HCL (`map(string)`, `number`).
+    #[serde(rename = "type")]
+    pub ty: String,
+    /// Whether the input is a map merged over the argument (tags), rather than replacing it.
+    #[serde(default)]
+    pub merge: bool,
+    /// The module file to declare the variable in; the resource's file when absent.
+    #[serde(default)]
+    pub variables_file: Option<String>,
+    /// The module call's instance whose value this is.
+    pub instance: Instance,
+    /// The value for that instance.
+    pub value: Value,
+}
+
+impl ThreadModuleInput {
+    /// The value the other instances pass: nothing to merge, or null (the argument keeps its
+    /// old value, or stays unset).
+    fn neutral(&self) -> &'static str {
+        if self.merge { "{}" } else { "null" }
+    }
+}
+
+/// Runs the three edits; false when all three were in place already.
+pub fn thread(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
+    let declared = declare(ws, input)?;
+    let read = read_in_resource(ws, input)?;
+    let mut doc = ws.open_for(&input.call)?;
+    let loc = doc.locate(&input.call)?;
+    let place = doc.place(&input.call);
+    let set = instance::set_attribute(
+        &mut doc,
+        &loc,
+        &place,
+        &input.input,
+        &input.instance,
+        &input.value,
+        input.neutral(),
+    )?;
+    ws.save(doc)?;
+    Ok(declared || read || set)
+}
+
+/// Declares `variable "NAME"` in the module unless its file already does.
+fn declare(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
+    let resource_file = input.resource.file.clone().unwrap_or_default();
+    let file = input.variables_file.as_deref().unwrap_or(&resource_file);
+    let mut doc = ws.open(file)?;
+    let body = doc.parse()?;
+    if !top_blocks(&body, "variable", std::slice::from_ref(&input.input)).is_empty() {
+        return Ok(false);
+    }
+    let what = if input.merge {
+        "merged over its other tags"
+    } else {
+        "replacing its value in the module"
+    };
+    let description = format!(
+        "{} of {} for one instance of this module, {what}; set per instance by the caller",
+        input.attribute,
+        input.resource.labels.join(".")
+    );
+    let block = format!(
+        "variable {} {{\n  description = {}\n  type        = {}\n  default     = {}\n}}",
+        render::quoted(&input.input),
+        render::quoted(&description),
+        input.ty,
+        input.neutral()
+    );
+    ops::append_blocks(&mut doc, &[block]);
+    ws.save(doc)?;
+    Ok(true)
+}
+
+/// Makes the resource argument read `var.NAME`, unless it does already.
+fn read_in_resource(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
+    let mut doc = ws.open_for(&input.resource)?;
+    let loc = doc.locate(&input.resource)?;
+    let place = doc.place(&input.resource);
+    let reference = format!("var.{}", input.input);
+    let Some(attr) = loc.block.body.get_attribute(&input.attribute) else {
+        insert(&mut doc, &loc, &input.attribute, &reference);
+        ws.save(doc)?;
+        return Ok(true);
+    };
+    let span = span_of(&attr.value, &place)?;
+    let old = doc.text[span.clone()].to_owned();
+    if old.contains(&reference) {
+        return Ok(false);
+    }
+    match (&attr.value, input.merge) {
+        (Expression::FuncCall(call), true) if is_call(call, "merge") => {
+            let Some(last) = call.args.iter().last() else {
+                return Err(EditError::Impossible {
+                    file: place.file.clone(),
+                    address: place.address.clone(),
+                    path: place.path.clone(),
+                    message: "merge() has no arguments".to_owned(),
+                });
+            };
+            let end = span_of(last, &place)?.end;
+            doc.splice(end..end, &format!(", {reference}"));
+        }
+        (_, true) => doc.splice(span, &format!("merge({old}, {reference})")),
+        (_, false) => doc.splice(span, &format!("{reference} == null ? {old} : {reference}")),
+    }
+    ws.save(doc)?;
+    Ok(true)
+}
+
+fn insert(doc: &mut Doc, loc: &Located, name: &str, reference: &str) {
+    ops::insert_attribute(doc, loc, &format!("{} = {reference}", render::key(name)));
+}
