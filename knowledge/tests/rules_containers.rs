@@ -3,7 +3,7 @@
 //! lowerCamelCase CloudTrail logs. Every expected value was worked out by hand from the record
 //! and the Terraform provider's documented attribute for each parameter.
 
-use knowledge::{Extraction, Kind, Missing, Risk, RuleSet, TagOp};
+use knowledge::{Extraction, FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
 use serde_json::{Value, json};
 
 fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
@@ -282,6 +282,7 @@ fn ecr_tag_mutability_and_scanning_flags() {
     assert_eq!(x.risk, Risk::Medium);
     assert_eq!(x.sets, sets(&[("image_tag_mutability", json!("MUTABLE"))]));
     assert_eq!(flagged(&x), vec!["image_tag_mutability"]);
+    assert_eq!(x.flags[0].level, FlagLevel::Warn);
 
     let x = extract(
         ECR,
@@ -305,6 +306,7 @@ fn ecr_tag_mutability_and_scanning_flags() {
         flagged(&x),
         vec!["image_scanning_configuration.scan_on_push"]
     );
+    assert_eq!(x.flags[0].level, FlagLevel::Warn);
 }
 
 #[test]

@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use knowledge::{Extraction, Kind, Missing, Risk, RuleSet, TagOp};
+use knowledge::{Extraction, FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
 use serde_json::{Value, json};
 
 fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
@@ -60,6 +60,7 @@ fn security_group_ingress_nested_form() {
     );
     assert_eq!(x.flags.len(), 1);
     assert_eq!(x.flags[0].field, "cidr_blocks");
+    assert_eq!(x.flags[0].level, FlagLevel::Hold);
 }
 
 #[test]
@@ -179,6 +180,34 @@ fn s3_versioning_is_a_nested_block_attribute_created_when_missing() {
         ]
     );
     assert_eq!(x.flags.len(), 1);
+    assert_eq!(x.flags[0].level, FlagLevel::Warn);
+}
+
+#[test]
+fn a_plain_string_parameter_warns_and_a_secure_string_does_not() {
+    // PutParameter's request as CloudTrail logs it: the value itself is hidden.
+    let request = |kind: &str| {
+        json!({"name": "/app/mode", "type": kind, "overwrite": false,
+               "value": "HIDDEN_DUE_TO_SECURITY_REASONS"})
+    };
+    let x = extract(
+        "ssm.amazonaws.com",
+        "PutParameter",
+        request("String"),
+        Value::Null,
+    );
+    assert_eq!(x.flags.len(), 1);
+    assert_eq!(
+        (x.flags[0].field.as_str(), x.flags[0].level),
+        ("type", FlagLevel::Warn)
+    );
+    let x = extract(
+        "ssm.amazonaws.com",
+        "PutParameter",
+        request("SecureString"),
+        Value::Null,
+    );
+    assert!(x.flags.is_empty(), "{:?}", x.flags);
 }
 
 #[test]

@@ -6,8 +6,22 @@
 //! internet, encryption turned off), then `flag_risk`, then built-in ignores for values that
 //! automation changes all day (an Auto Scaling group's desired capacity, an ECS service's
 //! desired count), then `default`.
+//!
+//! A knowledge-base flag has a level. A `hold` flag flags the change. A `warn` flag (a hygiene
+//! or resilience downgrade: versioning suspended, point-in-time recovery off) decides nothing:
+//! the rest of the order decides (absorb by default) and the ruling carries the flag's reason
+//! as a warning, which the planner puts on the edit for the reviewer. `[policy]` options:
+//!
+//! - `default = "absorb" | "flag" | "ignore"` — the decision when nothing else matches;
+//! - `flag_risk = "low" | "medium" | "high"` — flag every change whose rule is at least this
+//!   risky (off when absent);
+//! - `rule_flags = true` — whether the knowledge base's flags, of either level, count at all;
+//! - `hold_warnings = false` — whether `warn` flags hold the change as `hold` flags do;
+//! - `builtin_ignores = true` — whether the built-in ignores apply;
+//! - `[[policy.rule]]` — `decision`, `reason` and any of `resource`, `attribute`, `actor`
+//!   (globs) and `risk`, checked first, in order.
 
-use crate::intents::{Delta, Intent, Lifecycle, Risk};
+use crate::intents::{Delta, Flag, FlagLevel, Intent, Lifecycle, Risk};
 use globset::{Glob, GlobMatcher};
 use serde::{Deserialize, Serialize};
 
@@ -33,9 +47,14 @@ pub struct PolicyConfig {
     /// Flag every change whose rule is at least this risky (off when absent).
     #[serde(default)]
     pub flag_risk: Option<Risk>,
-    /// Whether the knowledge base's risk conditions flag a change (on by default).
+    /// Whether the knowledge base's risk conditions flag a change, or for `warn` ones carry a
+    /// warning (on by default).
     #[serde(default = "yes")]
     pub rule_flags: bool,
+    /// Whether the knowledge base's `warn` conditions hold a change as its `hold` ones do (off
+    /// by default: the change is decided as if unflagged and its ruling carries the warning).
+    #[serde(default)]
+    pub hold_warnings: bool,
     /// Whether the built-in ignores apply (on by default).
     #[serde(default = "yes")]
     pub builtin_ignores: bool,
@@ -50,6 +69,7 @@ impl Default for PolicyConfig {
             default: Decision::Absorb,
             flag_risk: None,
             rule_flags: true,
+            hold_warnings: false,
             builtin_ignores: true,
             rules: Vec::new(),
         }
@@ -147,6 +167,10 @@ pub struct Ruling {
     pub decision: Decision,
     /// Why, in words.
     pub reason: String,
+    /// A caution for the reviewer from the knowledge base's `warn` flags, e.g. that versioning
+    /// was suspended; the planner puts it on the part's edit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// A `[[policy.rule]]` that names an invalid glob.
@@ -221,24 +245,36 @@ impl Policy {
     }
 
     fn rule_on(&self, intent: &Intent, delta: &Delta, part: Part) -> Ruling {
-        let (decision, reason) = self.choose(intent, delta, &part);
+        let (held, warned) = self.sort_flags(flags_of(delta, &part));
+        let (decision, reason) = self.choose(intent, delta, &part, &held);
         Ruling {
             part,
             decision,
             reason,
+            warning: (!warned.is_empty()).then(|| reasons(&warned)),
         }
     }
 
-    fn choose(&self, intent: &Intent, delta: &Delta, part: &Part) -> (Decision, String) {
+    /// The flags that hold the change and those that only warn, by level and the
+    /// configuration; none of either when `rule_flags` is off.
+    fn sort_flags<'f>(&self, flags: &'f [Flag]) -> (Vec<&'f Flag>, Vec<&'f Flag>) {
+        if !self.config.rule_flags {
+            return (Vec::new(), Vec::new());
+        }
+        flags
+            .iter()
+            .partition(|f| f.level == FlagLevel::Hold || self.config.hold_warnings)
+    }
+
+    fn choose(
+        &self,
+        intent: &Intent,
+        delta: &Delta,
+        part: &Part,
+        held: &[&Flag],
+    ) -> (Decision, String) {
         let resource_type = delta.resource.resource_type.as_str();
         let attribute = part.attribute();
-        let flags = match part {
-            Part::Attribute(a) => delta.attributes.get(a).map_or(&delta.flags, |x| &x.flags),
-            Part::Block { index, .. } => {
-                delta.blocks.get(*index).map_or(&delta.flags, |b| &b.flags)
-            }
-            Part::Tags | Part::Resource => &delta.flags,
-        };
         for (rule, compiled) in self.config.rules.iter().zip(&self.rules) {
             let hit =
                 |m: &Option<GlobMatcher>, text: &str| m.as_ref().is_none_or(|g| g.is_match(text));
@@ -250,8 +286,8 @@ impl Policy {
                 return (rule.decision, format!("policy: {}", rule.reason));
             }
         }
-        if self.config.rule_flags && !flags.is_empty() {
-            return (Decision::Flag, flags.join("; "));
+        if !held.is_empty() {
+            return (Decision::Flag, reasons(held));
         }
         if let Some(limit) = self.config.flag_risk
             && delta.risk >= limit
@@ -286,6 +322,25 @@ impl Policy {
         };
         (decision, reason.to_owned())
     }
+}
+
+/// The flags that fired on a part of a delta: an attribute's or a block's own, the delta's for
+/// tags and whole resources.
+fn flags_of<'d>(delta: &'d Delta, part: &Part) -> &'d [Flag] {
+    match part {
+        Part::Attribute(a) => delta.attributes.get(a).map_or(&delta.flags, |x| &x.flags),
+        Part::Block { index, .. } => delta.blocks.get(*index).map_or(&delta.flags, |b| &b.flags),
+        Part::Tags | Part::Resource => &delta.flags,
+    }
+}
+
+/// The flags' reasons, joined.
+fn reasons(flags: &[&Flag]) -> String {
+    flags
+        .iter()
+        .map(|f| f.reason.as_str())
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// The parts of a delta that get a decision each.
@@ -323,7 +378,21 @@ mod tests {
     use serde_json::json;
     use std::collections::{BTreeMap, BTreeSet};
 
-    fn intent(resource_type: &str, attribute: &str, risk: Risk, flags: &[&str]) -> Intent {
+    fn hold(reason: &str) -> Flag {
+        Flag {
+            reason: reason.into(),
+            level: FlagLevel::Hold,
+        }
+    }
+
+    fn warn(reason: &str) -> Flag {
+        Flag {
+            reason: reason.into(),
+            level: FlagLevel::Warn,
+        }
+    }
+
+    fn intent(resource_type: &str, attribute: &str, risk: Risk, flags: &[Flag]) -> Intent {
         Intent {
             id: "I1".into(),
             kind: IntentKind::Update,
@@ -344,7 +413,7 @@ mod tests {
                     AttributeDelta {
                         before: Some(json!(1)),
                         after: json!(2),
-                        flags: flags.iter().map(|f| (*f).to_owned()).collect(),
+                        flags: flags.to_vec(),
                     },
                 )]),
                 blocks: vec![],
@@ -352,7 +421,7 @@ mod tests {
                 tags_removed: BTreeSet::new(),
                 rules: BTreeSet::new(),
                 risk,
-                flags: flags.iter().map(|f| (*f).to_owned()).collect(),
+                flags: flags.to_vec(),
                 evidence: vec![],
             }],
             links: vec![],
@@ -374,7 +443,7 @@ mod tests {
             "aws_security_group",
             "ingress",
             Risk::High,
-            &["opens to 0.0.0.0/0"],
+            &[hold("opens to 0.0.0.0/0")],
         );
         assert_eq!(
             decision(&p, &open),
@@ -402,7 +471,12 @@ resource = "aws_iam_*"
         )
         .expect("parses");
         let p = Policy::new(config).expect("policy");
-        let open = intent("aws_security_group", "ingress", Risk::High, &["opens"]);
+        let open = intent(
+            "aws_security_group",
+            "ingress",
+            Risk::High,
+            &[hold("opens")],
+        );
         assert_eq!(decision(&p, &open).0, Decision::Absorb);
         let mut bob = open.clone();
         bob.actor = "bob".into();
@@ -414,6 +488,82 @@ resource = "aws_iam_*"
         );
         let big = intent("aws_instance", "instance_type", Risk::High, &[]);
         assert_eq!(decision(&p, &big).0, Decision::Flag);
+    }
+
+    fn ruling(policy: &Policy, i: &Intent) -> Ruling {
+        policy.decide(i)[0][0].clone()
+    }
+
+    const SUSPENDED: &str = "suspends versioning";
+
+    fn suspended(flags: &[Flag]) -> Intent {
+        intent(
+            "aws_s3_bucket_versioning",
+            "versioning_configuration.status",
+            Risk::Medium,
+            flags,
+        )
+    }
+
+    #[test]
+    fn a_warning_absorbs_the_change_and_the_ruling_carries_it() {
+        let p = Policy::new(PolicyConfig::default()).expect("policy");
+        let r = ruling(&p, &suspended(&[warn(SUSPENDED)]));
+        assert_eq!(r.decision, Decision::Absorb);
+        assert_eq!(r.reason, "the policy's default");
+        assert_eq!(r.warning.as_deref(), Some(SUSPENDED));
+        let r = ruling(&p, &suspended(&[]));
+        assert_eq!((r.decision, r.warning), (Decision::Absorb, None));
+    }
+
+    #[test]
+    fn a_hold_flag_wins_over_a_warning_on_the_same_part() {
+        let p = Policy::new(PolicyConfig::default()).expect("policy");
+        let r = ruling(&p, &suspended(&[warn(SUSPENDED), hold("removes logging")]));
+        assert_eq!(r.decision, Decision::Flag);
+        assert_eq!(r.reason, "removes logging");
+        assert_eq!(r.warning.as_deref(), Some(SUSPENDED));
+    }
+
+    #[test]
+    fn hold_warnings_holds_warnings_like_other_flags() {
+        let config: PolicyConfig = toml::from_str("hold_warnings = true").expect("parses");
+        assert!(config.hold_warnings);
+        assert!(!PolicyConfig::default().hold_warnings);
+        let p = Policy::new(config).expect("policy");
+        let r = ruling(&p, &suspended(&[warn(SUSPENDED), hold("removes logging")]));
+        assert_eq!(r.decision, Decision::Flag);
+        assert_eq!(r.reason, format!("{SUSPENDED}; removes logging"));
+        assert_eq!(r.warning, None);
+    }
+
+    #[test]
+    fn rule_flags_off_disables_holds_and_warnings() {
+        let config: PolicyConfig =
+            toml::from_str("rule_flags = false\nhold_warnings = true").expect("parses");
+        let p = Policy::new(config).expect("policy");
+        for flags in [vec![warn(SUSPENDED)], vec![hold("opens")]] {
+            let r = ruling(&p, &suspended(&flags));
+            assert_eq!(
+                (r.decision, r.warning),
+                (Decision::Absorb, None),
+                "{flags:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_warning_does_not_override_the_rest_of_the_policy() {
+        let config: PolicyConfig = toml::from_str("flag_risk = \"medium\"").expect("parses");
+        let p = Policy::new(config).expect("policy");
+        let r = ruling(&p, &suspended(&[warn(SUSPENDED)]));
+        assert_eq!(r.decision, Decision::Flag);
+        assert_eq!(r.warning.as_deref(), Some(SUSPENDED));
+        let json = serde_json::to_value(&r).expect("serialises");
+        assert_eq!(json["warning"], SUSPENDED);
+        let plain = ruling(&p, &intent("aws_instance", "ami", Risk::Low, &[]));
+        let json = serde_json::to_value(&plain).expect("serialises");
+        assert!(json.get("warning").is_none(), "{json}");
     }
 
     #[test]

@@ -408,6 +408,7 @@ mod tests {
                     part: Part::Attribute("instance_type".into()),
                     decision: *decision,
                     reason: "test".into(),
+                    warning: None,
                 }]
             })
             .collect();

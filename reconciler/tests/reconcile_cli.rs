@@ -110,3 +110,108 @@ fn reconcile_json_reports_decisions_and_writes_atomically_with_write() {
     let after = std::fs::read_to_string(project.join("terraform.tfvars")).expect("read");
     assert_eq!(after, before.replace("\"t3.medium\"", "\"t3.large\""));
 }
+
+/// One console `PutBucketVersioning` suspending versioning on the datalake project's raw
+/// bucket (its state says `Enabled`), shaped as CloudTrail logs S3 configuration calls.
+const SUSPEND_VERSIONING: &str = r#"{"Records": [{
+  "eventVersion": "1.10",
+  "userIdentity": {"type": "IAMUser", "principalId": "AIDAEXAMPLEALICE0001",
+    "arn": "arn:aws:iam::123456789012:user/alice", "accountId": "123456789012",
+    "accessKeyId": "ASIAEXAMPLEALICE0001", "userName": "alice"},
+  "eventTime": "2026-03-02T09:08:04Z",
+  "eventSource": "s3.amazonaws.com",
+  "eventName": "PutBucketVersioning",
+  "awsRegion": "us-west-2",
+  "sourceIPAddress": "203.0.113.24",
+  "userAgent": "[S3Console/0.4, aws-internal/3 aws-sdk-java/1.12.750]",
+  "requestParameters": {"bucketName": "acme-corp-analytics-prod-raw",
+    "Host": "acme-corp-analytics-prod-raw.s3.amazonaws.com", "versioning": "",
+    "VersioningConfiguration": {"Status": "Suspended",
+      "xmlns": "http://s3.amazonaws.com/doc/2006-03-01/"}},
+  "responseElements": null,
+  "requestID": "EXAMPLE0REQUEST1",
+  "eventID": "5b0c9a4e-2f1d-4c3b-9a8e-7d6c5b4a3f21",
+  "readOnly": false,
+  "eventType": "AwsApiCall",
+  "managementEvent": true,
+  "recipientAccountId": "123456789012",
+  "eventCategory": "Management",
+  "sessionCredentialFromConsole": "true"
+}]}"#;
+
+/// `retrace reconcile` on the datalake project (not written to) with the versioning trail and
+/// a `retrace.toml` holding `policy`, in the given format.
+fn reconcile_suspended_versioning(policy: &str, format: &str) -> (i32, String) {
+    let scratch = tempfile::tempdir().expect("temp dir");
+    let trail = scratch.path().join("trail.json");
+    std::fs::write(&trail, SUSPEND_VERSIONING).expect("trail written");
+    let config = scratch.path().join("retrace.toml");
+    std::fs::write(&config, format!("[policy]\n{policy}\n")).expect("config written");
+    let project = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/projects/datalake");
+    let state = project.join("terraform.tfstate");
+    retrace(&[
+        "--config",
+        config.to_str().expect("utf-8"),
+        "reconcile",
+        "--project",
+        project.to_str().expect("utf-8"),
+        "--state",
+        state.to_str().expect("utf-8"),
+        "--logs",
+        trail.to_str().expect("utf-8"),
+        "--since",
+        "2026-03-02",
+        "--until",
+        "2026-03-03",
+        "--format",
+        format,
+    ])
+}
+
+const SUSPENDS: &str =
+    "suspends versioning, so overwritten and deleted objects can no longer be recovered";
+
+#[test]
+fn a_warned_change_is_written_with_its_warning_in_text_and_json() {
+    let (code, out) = reconcile_suspended_versioning("", "text");
+    // Patched: the warning does not hold the change back.
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("raw = \"Suspended\""), "{out}");
+    let ruling = format!(
+        "Absorb Attribute(\"versioning_configuration.status\"): the policy's default (warning: {SUSPENDS})"
+    );
+    assert!(out.contains(&ruling), "missing {ruling:?} in\n{out}");
+    let edit = out
+        .lines()
+        .find(|l| l.contains("set_attribute on aws_s3_bucket_versioning.this[\"raw\"]"))
+        .unwrap_or_else(|| panic!("no edit in\n{out}"));
+    assert!(edit.contains(&format!("(warning: {SUSPENDS}; ")), "{edit}");
+
+    let (code, out) = reconcile_suspended_versioning("", "json");
+    assert_eq!(code, 2, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let ruling = &doc["intents"][0]["rulings"][0][0];
+    assert_eq!(ruling["decision"], "absorb", "{ruling}");
+    assert_eq!(ruling["warning"], SUSPENDS, "{ruling}");
+    let flags = &doc["intents"][0]["intent"]["deltas"][0]["flags"];
+    assert_eq!(
+        flags,
+        &serde_json::json!([{"reason": SUSPENDS, "level": "warn"}])
+    );
+    let step = &doc["plan"]["steps"][0];
+    let warning = step["warning"].as_str().expect("a warning on the step");
+    assert!(warning.starts_with(SUSPENDS), "{warning}");
+}
+
+#[test]
+fn hold_warnings_holds_a_warned_change_for_a_person() {
+    let (code, out) = reconcile_suspended_versioning("hold_warnings = true", "json");
+    assert_eq!(code, 3, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let ruling = &doc["intents"][0]["rulings"][0][0];
+    assert_eq!(ruling["decision"], "flag", "{ruling}");
+    assert_eq!(ruling["reason"], SUSPENDS, "{ruling}");
+    assert!(ruling.get("warning").is_none(), "{ruling}");
+    assert_eq!(doc["plan"]["steps"], serde_json::json!([]), "{out}");
+    assert_eq!(doc["diff"], "", "{out}");
+}

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::error::RuleError;
 use super::model::{
-    BlockSpec, FlagSpec, Kind, Missing, Paths, Payload, Risk, Rule, TagOp, TagSpec, ValueSource,
-    When,
+    BlockSpec, FlagLevel, FlagSpec, Kind, Missing, Paths, Payload, Risk, Rule, TagOp, TagSpec,
+    ValueSource, When,
 };
 use super::path::JsonPath;
 use super::transform::Transform;
@@ -97,6 +97,8 @@ pub struct FiredFlag {
     pub reason: String,
     /// The text the field's current value must hold for the flag to stand (`FlagSpec::replaces`).
     pub replaces: Option<String>,
+    /// Whether the change is held or written with a warning.
+    pub level: FlagLevel,
 }
 
 impl FiredFlag {
@@ -430,6 +432,7 @@ fn fired_flags(
                 value: value.clone(),
                 reason: flag.reason.clone(),
                 replaces: flag.replaces.clone(),
+                level: flag.level,
             });
         }
     }

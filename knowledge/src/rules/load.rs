@@ -206,6 +206,7 @@ fn rule_at(text: &str, offset: usize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rules::model::FlagLevel;
 
     const HEAD: &str = "service = \"ec2\"\nevent_source = \"ec2.amazonaws.com\"\n";
 
@@ -305,5 +306,46 @@ identity = [{ path = "instanceId" }]
         let body =
             format!("{GOOD}  [[rule.flag]]\n  field = \"instance_type\"\n  reason = \"r\"\n");
         assert!(error_of(&body).contains("exactly one of `contains`"));
+    }
+
+    #[test]
+    fn flag_level_defaults_to_hold_and_reads_warn() {
+        let flag = |extra: &str| {
+            let body = format!(
+                "{GOOD}  [[rule.flag]]\n  field = \"instance_type\"\n  equals = \"t3.nano\"\n  reason = \"r\"\n{extra}"
+            );
+            load(&body).map(|rules| rules[0].spec.flags[0].level)
+        };
+        assert_eq!(flag("").expect("loads"), FlagLevel::Hold);
+        assert_eq!(
+            flag("  level = \"hold\"\n").expect("loads"),
+            FlagLevel::Hold
+        );
+        assert_eq!(
+            flag("  level = \"warn\"\n").expect("loads"),
+            FlagLevel::Warn
+        );
+        let err = flag("  level = \"loud\"\n")
+            .expect_err("rejected")
+            .to_string();
+        assert!(
+            err.contains("test.toml:19:") && err.contains("loud"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn flag_level_round_trips_as_json_and_hold_is_left_out() {
+        let body = format!(
+            "{GOOD}  [[rule.flag]]\n  field = \"instance_type\"\n  present = true\n  reason = \"r\"\n"
+        );
+        let mut rule = load(&body).expect("loads").remove(0);
+        let held = serde_json::to_string(&rule).expect("serialises");
+        assert!(!held.contains("level"), "{held}");
+        rule.spec.flags[0].level = FlagLevel::Warn;
+        let warned = serde_json::to_string(&rule).expect("serialises");
+        assert!(warned.contains(r#""level":"warn""#), "{warned}");
+        let back: Rule = serde_json::from_str(&warned).expect("parses");
+        assert_eq!(back, rule);
     }
 }

@@ -330,6 +330,31 @@ pub struct FlagSpec {
     pub replaces: Option<String>,
     /// Why it is risky, in plain language.
     pub reason: String,
+    /// What a fired flag does to the change (default `hold`).
+    #[serde(default, skip_serializing_if = "FlagLevel::is_hold")]
+    pub level: FlagLevel,
+}
+
+/// What a fired flag does to the change it fired on.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum FlagLevel {
+    /// The change is held for a person and not written into the code: it widens who can reach
+    /// or do what, or removes encryption or logging.
+    #[default]
+    Hold,
+    /// The change is written into the code with a warning for the reviewer: a hygiene or
+    /// resilience downgrade (versioning suspended, point-in-time recovery off).
+    Warn,
+}
+
+impl FlagLevel {
+    /// Whether this is the default, `hold`.
+    pub fn is_hold(&self) -> bool {
+        *self == Self::Hold
+    }
 }
 
 impl Rule {

@@ -2,7 +2,7 @@
 //! cancels out, a block removed and another added is a replacement, a resource created and then
 //! deleted leaves nothing.
 
-use super::effect::{Change, Effect, ResourceKey, Risk};
+use super::effect::{Change, Effect, Flag, ResourceKey, Risk};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,7 +31,7 @@ pub struct AttributeDelta {
     /// The value after the last call that set it.
     pub after: Value,
     /// Risk conditions that fired on that call.
-    pub flags: Vec<String>,
+    pub flags: Vec<Flag>,
 }
 
 /// Whether a nested block was added or removed.
@@ -54,7 +54,7 @@ pub struct BlockDelta {
     /// The block's attributes.
     pub fields: Map<String, Value>,
     /// Risk conditions that fired on the call.
-    pub flags: Vec<String>,
+    pub flags: Vec<Flag>,
 }
 
 /// The net change to one resource.
@@ -79,7 +79,7 @@ pub struct Delta {
     /// The highest risk among the calls.
     pub risk: Risk,
     /// Risk conditions that fired on calls whose change survived.
-    pub flags: Vec<String>,
+    pub flags: Vec<Flag>,
     /// The calls' event ids, in time order.
     pub evidence: Vec<String>,
 }
@@ -187,7 +187,7 @@ fn toggle_block(
     op: BlockOp,
     block: &str,
     fields: &Map<String, Value>,
-    flags: &[String],
+    flags: &[Flag],
 ) {
     let opposite = delta.blocks.iter().position(|b| {
         // A revoke undoes an earlier authorize as AWS matches it, without the description; an

@@ -1,6 +1,7 @@
 //! What one out-of-band call did to one resource: the unit the intent builder groups and nets.
 
 use chrono::{DateTime, Utc};
+pub use knowledge::FlagLevel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
@@ -32,6 +33,16 @@ pub enum Risk {
     Medium,
     /// Changes exposure, access or data protection.
     High,
+}
+
+/// A risk condition the knowledge base found in a change: why, and whether it holds the change
+/// for a person or lets it be written with a warning.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Flag {
+    /// Why the change is risky, e.g. "opens the security group to the whole internet".
+    pub reason: String,
+    /// `hold` or `warn`.
+    pub level: FlagLevel,
 }
 
 /// The call behind an effect, as a reviewer sees it in the report.
@@ -115,8 +126,8 @@ pub struct Effect {
     /// The rule's risk tier.
     pub risk: Risk,
     /// Why the rule considers this particular change risky (e.g. "opens the group to the
-    /// whole internet"); empty when nothing fired.
-    pub flags: Vec<String>,
+    /// whole internet"), with each flag's level; empty when nothing fired.
+    pub flags: Vec<Flag>,
     /// The rule's plain-language fragment, e.g. "changed an instance attribute".
     pub summary: String,
     /// Identities the request refers to besides the resource (for causality edges).

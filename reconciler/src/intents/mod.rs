@@ -13,7 +13,7 @@ mod effect;
 pub use delta::{
     AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle, lookup, removes, same_block, same_value,
 };
-pub use effect::{Change, Effect, Evidence, ResourceKey, Risk};
+pub use effect::{Change, Effect, Evidence, Flag, FlagLevel, ResourceKey, Risk};
 
 use chrono::{DateTime, Duration, Utc};
 use petgraph::graph::UnGraph;

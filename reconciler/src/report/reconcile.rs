@@ -38,7 +38,14 @@ pub fn text(outcome: &Outcome) -> String {
         for (delta, rulings) in i.deltas.iter().zip(&d.rulings) {
             let _ = writeln!(out, "  * {}", describe(delta));
             for r in rulings {
-                let _ = writeln!(out, "    {:?} {:?}: {}", r.decision, r.part, r.reason);
+                let _ = writeln!(
+                    out,
+                    "    {:?} {:?}: {}{}",
+                    r.decision,
+                    r.part,
+                    r.reason,
+                    warning(r.warning.as_deref())
+                );
             }
         }
     }
@@ -46,14 +53,13 @@ pub fn text(outcome: &Outcome) -> String {
         &mut out,
         "Edits",
         outcome.plan.steps.iter().map(|s| {
-            let warning = s
-                .warning
-                .as_deref()
-                .map(|w| format!(" (warning: {w})"))
-                .unwrap_or_default();
             format!(
-                "{} {} on {}: {}{warning}",
-                s.intent, s.tool, s.resource, s.why
+                "{} {} on {}: {}{}",
+                s.intent,
+                s.tool,
+                s.resource,
+                s.why,
+                warning(s.warning.as_deref())
             )
         }),
     );
@@ -116,6 +122,11 @@ pub fn text(outcome: &Outcome) -> String {
     }
     let _ = writeln!(out, "\nStatus: {:?}", outcome.status);
     out
+}
+
+/// A caution for the reviewer as the end of a report line, or nothing.
+fn warning(text: Option<&str>) -> String {
+    text.map(|w| format!(" (warning: {w})")).unwrap_or_default()
 }
 
 fn section(out: &mut String, title: &str, lines: impl Iterator<Item = String>) {

@@ -3,7 +3,7 @@
 //! state address when Terraform manages the resource.
 
 use crate::ingest::Call;
-use crate::intents::{Change, Effect, Evidence, ResourceKey, Risk, lookup, same_value};
+use crate::intents::{Change, Effect, Evidence, Flag, ResourceKey, Risk, lookup, same_value};
 use crate::terraform::state::{Mode, StateIndex};
 use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, Target};
 use serde::Serialize;
@@ -117,14 +117,18 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// The reasons of the extraction's flags that stand against the target's state attributes
-/// (`state`, when managed): a flag about moving away from a value needs the state to hold it.
-fn standing_flags(extraction: &Extraction, state: Option<&Value>) -> Vec<String> {
+/// The extraction's flags that stand against the target's state attributes (`state`, when
+/// managed), with their reasons and levels: a flag about moving away from a value needs the
+/// state to hold it.
+fn standing_flags(extraction: &Extraction, state: Option<&Value>) -> Vec<Flag> {
     extraction
         .flags
         .iter()
         .filter(|f| f.fires_against(state.and_then(|s| lookup(s, &f.field))))
-        .map(|f| f.reason.clone())
+        .map(|f| Flag {
+            reason: f.reason.clone(),
+            level: f.level,
+        })
         .collect()
 }
 

@@ -142,6 +142,7 @@ impl<'a> Planner<'a> {
                     match outcome {
                         Ok(mut step) => {
                             step.intent.clone_from(&intent.id);
+                            step.warning = warning(ruling, step.warning.take());
                             plan.steps.push(step);
                         }
                         Err(reason) => plan.unplanned.push(Unplanned {
@@ -911,6 +912,13 @@ fn step(
     }
 }
 
+/// A step's warning: the ruling's (the knowledge base's `warn` flags) first, then the step's
+/// own (an override at the use site).
+fn warning(ruling: &Ruling, own: Option<String>) -> Option<String> {
+    let all: Vec<String> = ruling.warning.iter().cloned().chain(own).collect();
+    (!all.is_empty()).then(|| all.join("; "))
+}
+
 fn label(delta: &Delta) -> String {
     delta
         .address
@@ -1086,6 +1094,7 @@ mod tests {
             },
             decision,
             reason: String::new(),
+            warning: None,
         }
     }
 
@@ -1153,6 +1162,20 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_rulings_warning_comes_before_the_steps_own() {
+        let mut r = ruling(0, Decision::Absorb);
+        let own = || Some("overridden at the use site".to_owned());
+        assert_eq!(warning(&r, None), None);
+        assert_eq!(warning(&r, own()), own());
+        r.warning = Some("suspends versioning".to_owned());
+        assert_eq!(warning(&r, None).as_deref(), Some("suspends versioning"));
+        assert_eq!(
+            warning(&r, own()).as_deref(),
+            Some("suspends versioning; overridden at the use site")
+        );
+    }
+
     fn project(main_tf: &str) -> Project {
         let temp = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(temp.path().join("main.tf"), main_tf).expect("written");
@@ -1202,6 +1225,7 @@ mod tests {
                 part: Part::Attribute(path.clone()),
                 decision: Decision::Absorb,
                 reason: String::new(),
+                warning: None,
             })
             .collect();
         let intent = Intent {
