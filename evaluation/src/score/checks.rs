@@ -366,6 +366,8 @@ impl Ctx<'_> {
     /// unless the drift created or deleted it.
     fn untouched(&self, imported: &BTreeSet<String>) -> CheckResult {
         let deleted: BTreeSet<&str> = self.drift.deleted().collect();
+        let moves = hcl_scan::project_moves(self.patched.files());
+        let mut moved_to = BTreeSet::new();
         let mut reasons = Vec::new();
         for old in self.e.original.instances() {
             if deleted.contains(old.address.as_str())
@@ -373,7 +375,12 @@ impl Ctx<'_> {
             {
                 continue;
             }
-            let Some(new) = self.patched.instance(&old.address) else {
+            let new = self.patched.instance(&old.address).or_else(|| {
+                let new = self.patched.instance(&moved_address(old, &moves)?)?;
+                moved_to.insert(new.address.clone());
+                Some(new)
+            });
+            let Some(new) = new else {
                 reasons.push(format!(
                     "{}: removed from the code, but the drift did not delete it",
                     old.address
@@ -383,7 +390,9 @@ impl Ctx<'_> {
             reasons.extend(self.collateral(old, new));
         }
         for new in self.patched.instances() {
-            if self.e.original.instance(&new.address).is_none() && !imported.contains(&new.address)
+            if self.e.original.instance(&new.address).is_none()
+                && !imported.contains(&new.address)
+                && !moved_to.contains(&new.address)
             {
                 reasons.push(format!(
                     "{}: new in the code, but the drift created nothing it stands for",
@@ -611,4 +620,92 @@ pub fn names(import_id: &str, cloud: &Instance) -> bool {
                 a != b && (import_id == format!("{a}/{b}") || import_id == format!("{a},{b}"))
             })
         })
+}
+/// Where Terraform finds `old`'s object in the patched configuration when its address is gone:
+/// a `moved` block of its module directory naming its block (or this instance) as `from`, or,
+/// for a no-key instance of a block that gained `count`, index 0 (Terraform moves it there
+/// itself).
+fn moved_address(old: &ResourceInstance, moves: &[hcl_scan::Move]) -> Option<String> {
+    let prefix = old
+        .module
+        .as_deref()
+        .map_or(String::new(), |m| format!("{m}."));
+    let local = old.address.strip_prefix(&prefix)?;
+    let dir = old.file.rsplit_once('/').map_or("", |(d, _)| d);
+    let block = format!("{}.{}", old.resource_type, old.name);
+    let key = &local[block.len().min(local.len())..];
+    for m in moves.iter().filter(|m| m.dir == dir) {
+        if m.from == local {
+            return Some(format!("{prefix}{}", m.to));
+        }
+        if m.from == block && (key.is_empty() || !m.to.contains('[')) {
+            // A block renamed keeps each instance's key; a no-key instance goes where `to` says.
+            return Some(format!("{prefix}{}{key}", m.to));
+        }
+    }
+    old.index.is_none().then(|| format!("{}[0]", old.address))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reconciler::terraform::functions::Value as Config;
+    use reconciler::terraform::state::IndexKey;
+
+    fn policy(index: Option<IndexKey>) -> ResourceInstance {
+        let key = match &index {
+            Some(IndexKey::Int(n)) => format!("[{n}]"),
+            Some(IndexKey::Str(s)) => format!("[{s:?}]"),
+            None => String::new(),
+        };
+        ResourceInstance {
+            address: format!("module.fn[\"a\"].aws_iam_role_policy.this{key}"),
+            module: Some("module.fn[\"a\"]".to_owned()),
+            mode: Mode::Managed,
+            resource_type: "aws_iam_role_policy".to_owned(),
+            name: "this".to_owned(),
+            index,
+            attributes: Config::Null,
+            file: "modules/fn/main.tf".to_owned(),
+            span: 0..0,
+        }
+    }
+
+    fn moved(dir: &str, from: &str, to: &str) -> hcl_scan::Move {
+        hcl_scan::Move {
+            dir: dir.to_owned(),
+            from: from.to_owned(),
+            to: to.to_owned(),
+        }
+    }
+
+    #[test]
+    fn moved_blocks_and_the_implicit_move_to_index_zero_are_followed() {
+        // No moved block: a no-key instance whose block gained count is at [0].
+        assert_eq!(
+            moved_address(&policy(None), &[]).as_deref(),
+            Some("module.fn[\"a\"].aws_iam_role_policy.this[0]")
+        );
+        // A keyed instance has no implicit move.
+        assert_eq!(moved_address(&policy(Some(IndexKey::Int(1))), &[]), None);
+        // A renamed block keeps each key, only in the module's own directory.
+        let rename = [moved(
+            "modules/fn",
+            "aws_iam_role_policy.this",
+            "aws_iam_role_policy.main",
+        )];
+        assert_eq!(
+            moved_address(&policy(Some(IndexKey::Int(1))), &rename).as_deref(),
+            Some("module.fn[\"a\"].aws_iam_role_policy.main[1]")
+        );
+        let elsewhere = [moved(
+            "",
+            "aws_iam_role_policy.this",
+            "aws_iam_role_policy.main",
+        )];
+        assert_eq!(
+            moved_address(&policy(Some(IndexKey::Int(1))), &elsewhere),
+            None
+        );
+    }
 }

@@ -28,6 +28,44 @@ pub fn project_imports(files: &std::collections::BTreeMap<String, String>) -> Ve
         .collect()
 }
 
+/// A `moved` block: in the module directory `dir` (empty for the root), the object at local
+/// address `from` is now at `to`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Move {
+    /// The module directory, relative to the root.
+    pub dir: String,
+    /// The old local address.
+    pub from: String,
+    /// The new local address.
+    pub to: String,
+}
+
+/// Every `moved` block of a project's `.tf` files.
+pub fn project_moves(files: &std::collections::BTreeMap<String, String>) -> Vec<Move> {
+    let mut moves = Vec::new();
+    for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".tf")) {
+        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+        let Ok(body) = parse(text) else { continue };
+        for block in body.blocks().filter(|b| b.identifier() == "moved") {
+            let get = |key: &str| {
+                block
+                    .body()
+                    .attributes()
+                    .find(|a| a.key() == key)
+                    .map(|a| a.expr().to_string().replace(' ', ""))
+            };
+            if let (Some(from), Some(to)) = (get("from"), get("to")) {
+                moves.push(Move {
+                    dir: dir.to_owned(),
+                    from,
+                    to,
+                });
+            }
+        }
+    }
+    moves
+}
+
 /// The `import` blocks of a parsed file.
 pub fn imports(body: &Body) -> Vec<Import> {
     body.blocks()

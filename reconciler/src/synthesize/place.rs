@@ -188,6 +188,13 @@ pub enum Removal {
         /// Why.
         why: String,
     },
+    /// A new boolean module input switches the block off for this module instance alone.
+    SwitchOff {
+        /// The input (`create_<type>`).
+        input: NewInput,
+        /// Why.
+        why: String,
+    },
     /// Its key is filtered out of the block's `for_each`, whose collection cannot lose the key
     /// alone (other blocks iterate it, or it is computed).
     Filter {
@@ -206,6 +213,20 @@ pub enum Removal {
 /// How to remove `instance` from the code without removing any other instance: its block, its
 /// key in the collection only its block iterates, or else a filter on its block's `for_each`.
 pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
+    if let Removal::Refuse { reason } = direct_removal(project, instance)
+        && in_several_module_instances(instance)
+        && !referenced_in_module(project, instance)
+        && let Ok(mut input) = new_input(project, instance, "")
+    {
+        input.input = format!("create_{}", input.input.trim_end_matches('_'));
+        return Removal::SwitchOff {
+            why: format!(
+                "{reason}; a new module input `{}` switches it off for this instance alone",
+                input.input
+            ),
+            input,
+        };
+    }
     match (direct_removal(project, instance), &instance.index) {
         (Removal::Refuse { reason }, Some(IndexKey::Str(key)))
             if !project
@@ -219,6 +240,27 @@ pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
         }
         (removal, _) => removal,
     }
+}
+
+/// Whether another block of the instance's module refers to the resource, which `count` would
+/// turn into a list.
+fn referenced_in_module(project: &Project, instance: &ResourceInstance) -> bool {
+    let dir = instance.file.rsplit_once('/').map_or("", |(d, _)| d);
+    let reference = format!("{}.{}", instance.resource_type, instance.name);
+    project
+        .files()
+        .iter()
+        .filter(|(path, _)| {
+            path.rsplit_once('/').map_or("", |(d, _)| d) == dir && path.ends_with(".tf")
+        })
+        .any(|(_, text)| {
+            text.match_indices(&reference).any(|(at, _)| {
+                let after = &text[at + reference.len()..];
+                let before = text[..at].chars().next_back();
+                !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '"')
+                    && after.starts_with(['.', '[', ' ', ',', ')', ']', '\n'])
+            })
+        })
 }
 
 /// The removal that edits the block or its collection directly.
@@ -1161,11 +1203,14 @@ module "fn" {
         assert_eq!(file, "main.tf");
         assert_eq!(container["kind"], "for_each");
         assert_eq!(path, vec![PathStep::Key("x".to_owned())]);
-        // The block is shared by both instances of module.fn.
-        assert!(matches!(
-            removal("module.fn[\"f\"].aws_lambda_function.this"),
-            Removal::Refuse { .. }
-        ));
+        // The block is shared by both instances of module.fn: a new boolean input switches it
+        // off for "f" alone.
+        let switched = removal("module.fn[\"f\"].aws_lambda_function.this");
+        let Removal::SwitchOff { input, .. } = &switched else {
+            panic!("{switched:?}");
+        };
+        assert_eq!(input.input, "create_lambda_function");
+        assert_eq!(input.key, IndexKey::Str("f".to_owned()));
         assert_eq!(removal("aws_autoscaling_group.batch"), Removal::Block);
         // var.services drives two blocks: removing "api" would delete the log group too, so
         // the repository's own for_each filters the key out.

@@ -722,6 +722,23 @@ impl<'a> Planner<'a> {
                 true,
                 None,
             )),
+            Removal::SwitchOff { input, why } => {
+                let mut json = thread_input(&input, "", "bool", false, &Value::Bool(false));
+                if let Some(map) = json.as_object_mut() {
+                    for unused in ["attribute", "type", "merge", "value"] {
+                        map.remove(unused);
+                    }
+                }
+                Ok(step(
+                    delta,
+                    Part::Resource,
+                    "switch_off_in_module_instance",
+                    json,
+                    format!("{} was deleted outside Terraform; {why}", instance.address),
+                    true,
+                    None,
+                ))
+            }
             Removal::Filter { key, why } => Ok(step(
                 delta,
                 Part::Resource,

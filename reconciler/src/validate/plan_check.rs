@@ -195,11 +195,21 @@ fn unset_nulls(attributes: &crate::terraform::functions::Value) -> Value {
     strip(attributes.to_json().unwrap_or(Value::Null))
 }
 
+/// The instance `old` is in the patched configuration: at its address, or at `[0]` when the
+/// block gained `count` (Terraform moves a no-key instance to index 0, and the planner writes
+/// the `moved` block saying so).
+fn moved_to<'p>(after: &'p Project, old: &ResourceInstance) -> Option<&'p ResourceInstance> {
+    after.instance(&old.address).or_else(|| match old.index {
+        None => after.instance(&format!("{}[0]", old.address)),
+        Some(_) => None,
+    })
+}
+
 fn collateral(check: &Check, before: &Project, after: &Project) -> Vec<Difference> {
     let touched = |a: &str| check.touched.iter().any(|t| t == a);
     let mut out = Vec::new();
     for old in before.instances().filter(|i| !touched(&i.address)) {
-        let new = after.instance(&old.address);
+        let new = moved_to(after, old);
         let (config, observed) = match new {
             None => (Value::Null, old.attributes.to_json().unwrap_or(Value::Null)),
             Some(new) if unset_nulls(&new.attributes) != unset_nulls(&old.attributes) => (
@@ -216,7 +226,11 @@ fn collateral(check: &Check, before: &Project, after: &Project) -> Vec<Differenc
         });
     }
     for new in after.instances() {
-        if !touched(&new.address) && before.instance(&new.address).is_none() {
+        let moved_from = new
+            .address
+            .strip_suffix("[0]")
+            .is_some_and(|old| before.instance(old).is_some() && after.instance(old).is_none());
+        if !touched(&new.address) && before.instance(&new.address).is_none() && !moved_from {
             out.push(Difference {
                 address: new.address.clone(),
                 attribute: String::new(),

@@ -77,11 +77,6 @@ pub fn thread(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, Edi
 fn declare(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
     let resource_file = input.resource.file.clone().unwrap_or_default();
     let file = input.variables_file.as_deref().unwrap_or(&resource_file);
-    let mut doc = ws.open(file)?;
-    let body = doc.parse()?;
-    if !top_blocks(&body, "variable", std::slice::from_ref(&input.input)).is_empty() {
-        return Ok(false);
-    }
     let what = if input.merge {
         "merged over its other tags"
     } else {
@@ -92,12 +87,34 @@ fn declare(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditEr
         input.attribute,
         input.resource.labels.join(".")
     );
+    declare_variable(
+        ws,
+        file,
+        &input.input,
+        &description,
+        &input.ty,
+        input.neutral(),
+    )
+}
+
+/// Appends `variable "NAME" { description, type, default }` to `file` unless it declares it.
+fn declare_variable(
+    ws: &mut Workspace,
+    file: &str,
+    name: &str,
+    description: &str,
+    ty: &str,
+    default: &str,
+) -> Result<bool, EditError> {
+    let mut doc = ws.open(file)?;
+    let body = doc.parse()?;
+    if !top_blocks(&body, "variable", &[name.to_owned()]).is_empty() {
+        return Ok(false);
+    }
     let block = format!(
-        "variable {} {{\n  description = {}\n  type        = {}\n  default     = {}\n}}",
-        render::quoted(&input.input),
-        render::quoted(&description),
-        input.ty,
-        input.neutral()
+        "variable {} {{\n  description = {}\n  type        = {ty}\n  default     = {default}\n}}",
+        render::quoted(name),
+        render::quoted(description),
     );
     ops::append_blocks(&mut doc, &[block]);
     ws.save(doc)?;
@@ -142,4 +159,84 @@ fn read_in_resource(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<boo
 
 fn insert(doc: &mut Doc, loc: &Located, name: &str, reference: &str) {
     ops::insert_attribute(doc, loc, &format!("{} = {reference}", render::key(name)));
+}
+
+/// The input of the `switch_off_in_module_instance` tool.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SwitchOff {
+    /// The `module` block calling the module.
+    pub call: Target,
+    /// The resource block inside the module (its `file` is the module's file).
+    pub resource: Target,
+    /// The new boolean input's name.
+    pub input: String,
+    /// The module file to declare the variable in; the resource's file when absent.
+    #[serde(default)]
+    pub variables_file: Option<String>,
+    /// The module call's instance that no longer has the resource.
+    pub instance: Instance,
+}
+
+/// Removes a resource from one instance of a module called with `count`/`for_each`: a boolean
+/// input (default true), `count = var.NAME ? 1 : 0` on the resource with a `moved` block from
+/// its old address to `[0]` (so the other instances keep their objects), and `NAME = false`
+/// for that instance at the call.
+pub fn switch_off(ws: &mut Workspace, input: &SwitchOff) -> Result<bool, EditError> {
+    let resource_file = input.resource.file.clone().unwrap_or_default();
+    let file = input.variables_file.as_deref().unwrap_or(&resource_file);
+    let description = format!(
+        "Whether this instance of the module has {}; set per instance by the caller",
+        input.resource.labels.join(".")
+    );
+    let declared = declare_variable(ws, file, &input.input, &description, "bool", "true")?;
+    let counted = add_count(ws, input)?;
+    let mut doc = ws.open_for(&input.call)?;
+    let loc = doc.locate(&input.call)?;
+    let place = doc.place(&input.call);
+    let set = instance::set_attribute(
+        &mut doc,
+        &loc,
+        &place,
+        &input.input,
+        &input.instance,
+        &Value::Bool(false),
+        "true",
+    )?;
+    ws.save(doc)?;
+    Ok(declared || counted || set)
+}
+
+/// `count = var.NAME ? 1 : 0` first in the resource block, and the `moved` block after it;
+/// refused when the block already has `count` or `for_each`.
+fn add_count(ws: &mut Workspace, input: &SwitchOff) -> Result<bool, EditError> {
+    let mut doc = ws.open_for(&input.resource)?;
+    let loc = doc.locate(&input.resource)?;
+    let place = doc.place(&input.resource);
+    let condition = format!("var.{} ? 1 : 0", input.input);
+    if let Some(count) = loc.block.body.get_attribute("count") {
+        let current = &doc.text[span_of(&count.value, &place)?];
+        if current == condition {
+            return Ok(false);
+        }
+    }
+    if ["count", "for_each"]
+        .iter()
+        .any(|meta| loc.block.body.get_attribute(meta).is_some())
+    {
+        return Err(EditError::Impossible {
+            file: place.file.clone(),
+            address: place.address.clone(),
+            path: place.path.clone(),
+            message: "the block already has count or for_each".to_owned(),
+        });
+    }
+    let at = loc.first_line_end(&doc.text);
+    let inner = loc.inner_indent();
+    doc.splice(at..at, &format!("\n{inner}count = {condition}\n"));
+    let address = input.resource.labels.join(".");
+    let moved = format!("moved {{\n  from = {address}\n  to   = {address}[0]\n}}");
+    ops::append_blocks(&mut doc, &[moved]);
+    ws.save(doc)?;
+    Ok(true)
 }

@@ -47,7 +47,7 @@ struct Tool {
     run: Run,
 }
 
-const TOOLS: [Tool; 17] = [
+const TOOLS: [Tool; 18] = [
     Tool {
         spec: set_attribute_spec,
         run: set_attribute,
@@ -91,6 +91,10 @@ const TOOLS: [Tool; 17] = [
     Tool {
         spec: thread_module_input_spec,
         run: thread_module_input,
+    },
+    Tool {
+        spec: switch_off_in_module_instance_spec,
+        run: switch_off_in_module_instance,
     },
     Tool {
         spec: ignore_changes_spec,
@@ -1120,6 +1124,45 @@ fn thread_module_input(json: &str, ws: &mut Workspace) -> Result<String, EditErr
     ))
 }
 
+fn switch_off_in_module_instance_spec() -> ToolSpec {
+    ToolSpec {
+        name: "switch_off_in_module_instance",
+        description: "Remove a resource from one instance of a module called with for_each/count, keeping it in the others: declares a bool variable `input` (default true) in the module, adds `count = var.input ? 1 : 0` to the resource with a `moved` block from its old address to [0] (so the other instances keep their objects), and sets input = lookup({ key = false }, each.key, true) at the call.",
+        input_schema: object_schema(
+            json!({
+                "call": target_schema(),
+                "resource": target_schema(),
+                "input": {"type": "string"},
+                "variables_file": {"type": "string", "description": "The module file to declare the variable in; the resource's file when absent."},
+                "instance": instance_schema()
+            }),
+            &["call", "resource", "input", "instance"],
+        ),
+    }
+}
+
+fn switch_off_in_module_instance(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
+    let input: module_input::SwitchOff = input("switch_off_in_module_instance", json)?;
+    check_identifier("switch_off_in_module_instance", &input.input)?;
+    if input.resource.file.is_none() {
+        return Err(bad_input(
+            "switch_off_in_module_instance",
+            "`resource` must name the module file holding the resource",
+        ));
+    }
+    let did = module_input::switch_off(ws, &input)?;
+    Ok(changed(
+        did,
+        format!(
+            "{} switched off for {} {} through module input `{}`",
+            input.resource.address(),
+            input.instance.iterator(),
+            render::quoted(&input.instance.map_key()),
+            input.input
+        ),
+    ))
+}
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 struct IgnoreChanges {
@@ -1853,6 +1896,45 @@ mod tests {
             json!(512),
         );
         assert_eq!(again, sized);
+    }
+
+    #[test]
+    fn a_resource_is_switched_off_for_one_module_instance() {
+        let main = "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n}\n";
+        let module = "resource \"aws_iam_role_policy\" \"this\" {\n  name = \"x\"\n}\n";
+        let files = Files::from([
+            ("main.tf".to_owned(), main.to_owned()),
+            ("modules/fn/main.tf".to_owned(), module.to_owned()),
+        ]);
+        let input = json!({
+            "call": {"file": "main.tf", "block_type": "module", "labels": ["fn"]},
+            "resource": {"file": "modules/fn/main.tf", "block_type": "resource", "labels": ["aws_iam_role_policy", "this"]},
+            "input": "create_iam_role_policy",
+            "instance": "a",
+        });
+        let result = run_tool("switch_off_in_module_instance", &input.to_string(), &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            result.files["modules/fn/main.tf"],
+            "resource \"aws_iam_role_policy\" \"this\" {\n  count = var.create_iam_role_policy ? 1 : 0\n\n  name = \"x\"\n}\n\nvariable \"create_iam_role_policy\" {\n  description = \"Whether this instance of the module has aws_iam_role_policy.this; set per instance by the caller\"\n  type        = bool\n  default     = true\n}\n\nmoved {\n  from = aws_iam_role_policy.this\n  to   = aws_iam_role_policy.this[0]\n}\n"
+        );
+        assert_eq!(
+            result.files["main.tf"],
+            "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n  create_iam_role_policy = lookup({\n    a = false\n  }, each.key, true)\n}\n"
+        );
+        // A second instance joins the lookup; the count and the variable stay as they are.
+        let mut next = files.clone();
+        next.extend(result.files);
+        let input = json!({
+            "call": {"file": "main.tf", "block_type": "module", "labels": ["fn"]},
+            "resource": {"file": "modules/fn/main.tf", "block_type": "resource", "labels": ["aws_iam_role_policy", "this"]},
+            "input": "create_iam_role_policy",
+            "instance": "b",
+        });
+        let again = run_tool("switch_off_in_module_instance", &input.to_string(), &next)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again.files.keys().collect::<Vec<_>>(), vec!["main.tf"]);
+        assert!(again.files["main.tf"].contains("    a = false\n    b = false\n"));
     }
 
     #[test]
