@@ -133,6 +133,16 @@ impl Place {
         }
     }
 
+    /// The refusal of an edit at this place, with why.
+    pub fn impossible(&self, message: String) -> super::EditError {
+        super::EditError::Impossible {
+            file: self.file.clone(),
+            address: self.address.clone(),
+            path: self.path.clone(),
+            message,
+        }
+    }
+
     /// The same place one nested step further.
     pub fn nested(&self, step: &str) -> Place {
         Place {

@@ -57,26 +57,38 @@ impl ThreadModuleInput {
 pub fn thread(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
     let declared = declare(ws, input)?;
     let read = read_in_resource(ws, input)?;
-    let mut doc = ws.open_for(&input.call)?;
-    let loc = doc.locate(&input.call)?;
-    let place = doc.place(&input.call);
-    let set = instance::set_attribute(
-        &mut doc,
-        &loc,
-        &place,
+    let set = set_at_call(
+        ws,
+        &input.call,
         &input.input,
         &input.instance,
         &input.value,
         input.neutral(),
     )?;
-    ws.save(doc)?;
     Ok(declared || read || set)
+}
+
+/// Sets the module call's argument `name` to `value` for `instance` alone (`unset` for the
+/// others when the argument is new).
+fn set_at_call(
+    ws: &mut Workspace,
+    call: &Target,
+    name: &str,
+    instance: &Instance,
+    value: &Value,
+    unset: &str,
+) -> Result<bool, EditError> {
+    let mut doc = ws.open_for(call)?;
+    let loc = doc.locate(call)?;
+    let place = doc.place(call);
+    let set = instance::set_attribute(&mut doc, &loc, &place, name, instance, value, unset)?;
+    ws.save(doc)?;
+    Ok(set)
 }
 
 /// Declares `variable "NAME"` in the module unless its file already does.
 fn declare(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
-    let resource_file = input.resource.file.clone().unwrap_or_default();
-    let file = input.variables_file.as_deref().unwrap_or(&resource_file);
+    let file = declaring_file(&input.resource, input.variables_file.as_deref());
     let what = if input.merge {
         "merged over its other tags"
     } else {
@@ -95,6 +107,11 @@ fn declare(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditEr
         &input.ty,
         input.neutral(),
     )
+}
+
+/// The module file a new variable is declared in: `variables_file`, else the resource's file.
+fn declaring_file<'a>(resource: &'a Target, variables_file: Option<&'a str>) -> &'a str {
+    variables_file.unwrap_or_else(|| resource.file.as_deref().unwrap_or_default())
 }
 
 /// Appends `variable "NAME" { description, type, default }` to `file` unless it declares it.
@@ -140,12 +157,7 @@ fn read_in_resource(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<boo
     match (&attr.value, input.merge) {
         (Expression::FuncCall(call), true) if is_call(call, "merge") => {
             let Some(last) = call.args.iter().last() else {
-                return Err(EditError::Impossible {
-                    file: place.file.clone(),
-                    address: place.address.clone(),
-                    path: place.path.clone(),
-                    message: "merge() has no arguments".to_owned(),
-                });
+                return Err(place.impossible("merge() has no arguments".to_owned()));
             };
             let end = span_of(last, &place)?.end;
             doc.splice(end..end, &format!(", {reference}"));
@@ -183,27 +195,21 @@ pub struct SwitchOff {
 /// its old address to `[0]` (so the other instances keep their objects), and `NAME = false`
 /// for that instance at the call.
 pub fn switch_off(ws: &mut Workspace, input: &SwitchOff) -> Result<bool, EditError> {
-    let resource_file = input.resource.file.clone().unwrap_or_default();
-    let file = input.variables_file.as_deref().unwrap_or(&resource_file);
+    let file = declaring_file(&input.resource, input.variables_file.as_deref());
     let description = format!(
         "Whether this instance of the module has {}; set per instance by the caller",
         input.resource.labels.join(".")
     );
     let declared = declare_variable(ws, file, &input.input, &description, "bool", "true")?;
     let counted = add_count(ws, input)?;
-    let mut doc = ws.open_for(&input.call)?;
-    let loc = doc.locate(&input.call)?;
-    let place = doc.place(&input.call);
-    let set = instance::set_attribute(
-        &mut doc,
-        &loc,
-        &place,
+    let set = set_at_call(
+        ws,
+        &input.call,
         &input.input,
         &input.instance,
         &Value::Bool(false),
         "true",
     )?;
-    ws.save(doc)?;
     Ok(declared || counted || set)
 }
 
@@ -224,12 +230,7 @@ fn add_count(ws: &mut Workspace, input: &SwitchOff) -> Result<bool, EditError> {
         .iter()
         .any(|meta| loc.block.body.get_attribute(meta).is_some())
     {
-        return Err(EditError::Impossible {
-            file: place.file.clone(),
-            address: place.address.clone(),
-            path: place.path.clone(),
-            message: "the block already has count or for_each".to_owned(),
-        });
+        return Err(place.impossible("the block already has count or for_each".to_owned()));
     }
     let at = loc.first_line_end(&doc.text);
     let inner = loc.inner_indent();

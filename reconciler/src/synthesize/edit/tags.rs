@@ -158,12 +158,7 @@ fn wrap_lookup(
 }
 
 fn impossible(place: &Place, message: String) -> EditError {
-    EditError::Impossible {
-        file: place.file.clone(),
-        address: place.address.clone(),
-        path: place.path.clone(),
-        message,
-    }
+    place.impossible(message)
 }
 
 #[cfg(test)]

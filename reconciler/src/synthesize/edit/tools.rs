@@ -451,12 +451,7 @@ fn add_block(json: &str, ws: &mut Workspace) -> Result<String, EditError> {
 }
 
 fn impossible(place: &Place, message: String) -> EditError {
-    EditError::Impossible {
-        file: place.file.clone(),
-        address: place.address.clone(),
-        path: place.path.clone(),
-        message,
-    }
+    place.impossible(message)
 }
 
 /// The nested block picked by type, labels and match inside a located block.
