@@ -8,6 +8,9 @@
 //!   change: how to find its identity, which request/response values set which attributes,
 //!   the kind of change and its risk. The shipped rules live in `knowledge/rules/*.toml`
 //!   (format in `knowledge/rules/README.md`); [`Rule::extract`] applies one to a call.
+//! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
+//!   logging switched off, credentials created, resources shared outside the account, code
+//!   changed, remote sessions (`knowledge/signals.toml`).
 //! - [`store`] is the SQLite knowledge base: rules with their provenance (shipped, learned,
 //!   reviewed) and track record, and past reconciliations by trace signature.
 
@@ -15,6 +18,7 @@
 
 pub mod rules;
 pub mod schema;
+pub mod signals;
 pub mod store;
 
 pub use rules::{

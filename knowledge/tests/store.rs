@@ -40,6 +40,7 @@ fn learned_rule(api: &str) -> Rule {
             flags: Vec::new(),
             delete_unless: None,
             delete_when: None,
+            hidden: Vec::new(),
         },
     }
 }

@@ -65,6 +65,14 @@ pub struct ProjectConfig {
     /// A refreshed snapshot of the cloud (`terraform show -json` after a refresh).
     #[serde(default)]
     pub observed: Option<PathBuf>,
+    /// The project's AWS accounts (default: those its state's ARNs show). A call in another
+    /// account never matches one of its resources, and a grant to an account outside these
+    /// is flagged as sharing.
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// The project's regions (default: those its state shows).
+    #[serde(default)]
+    pub regions: Vec<String>,
 }
 
 /// `[sources]`.

@@ -12,7 +12,7 @@
 //! it.
 
 use crate::ingest::Call;
-use crate::resolve::Unexplained;
+use crate::resolve::{Finding, FindingKind};
 use crate::terraform::state::{Instance, Mode, State, StateIndex};
 use knowledge::rules::{
     Kind, Paths, Risk, Rule, RuleSet, RuleSpec, SetSpec, Transform, ValueSource, When, validate,
@@ -56,7 +56,7 @@ struct Drift {
 /// out.
 pub fn propose(
     calls: &[Call],
-    unexplained: &[Unexplained],
+    findings: &[Finding],
     rules: &RuleSet,
     state: &State,
     observed: &State,
@@ -65,6 +65,9 @@ pub fn propose(
     let index = StateIndex::new(state.clone());
     let drifts = drifts(&index, observed, schema);
     let mut proposals: Vec<Proposal> = Vec::new();
+    let unexplained = findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Unexplained);
     for finding in unexplained {
         if rules.find(&finding.event_source, &finding.api).is_some() {
             continue;
@@ -149,6 +152,7 @@ fn propose_one(
                 flags: Vec::new(),
                 delete_unless: None,
                 delete_when: None,
+                hidden: Vec::new(),
             },
         };
         return Some(Proposal {

@@ -230,15 +230,26 @@ impl Policy {
         Ok(Self { config, rules })
     }
 
-    /// A ruling for every part of every delta of the intent, in delta order.
+    /// A ruling for every part of every delta of the intent, in delta order. An intent with a
+    /// security flag anywhere is held whole, whatever else the policy says: an intruder's
+    /// user is not imported because only its access key was flagged.
     pub fn decide(&self, intent: &Intent) -> Vec<Vec<Ruling>> {
+        let security = security_reasons(intent);
         intent
             .deltas
             .iter()
             .map(|d| {
                 parts(d)
                     .into_iter()
-                    .map(|part| self.rule_on(intent, d, part))
+                    .map(|part| match &security {
+                        Some(reason) => Ruling {
+                            part,
+                            decision: Decision::Flag,
+                            reason: reason.clone(),
+                            warning: None,
+                        },
+                        None => self.rule_on(intent, d, part),
+                    })
                     .collect()
             })
             .collect()
@@ -263,7 +274,7 @@ impl Policy {
         }
         flags
             .iter()
-            .partition(|f| f.level == FlagLevel::Hold || self.config.hold_warnings)
+            .partition(|f| f.level != FlagLevel::Warn || self.config.hold_warnings)
     }
 
     fn choose(
@@ -311,16 +322,13 @@ impl Policy {
                 format!("{attribute} is managed by {owner}; suggest lifecycle ignore_changes"),
             );
         }
-        let reason = match delta.lifecycle {
-            Lifecycle::Unmanaged => "the resource is not managed by this Terraform project",
-            _ => "the policy's default",
-        };
-        let decision = if delta.lifecycle == Lifecycle::Unmanaged {
-            Decision::Ignore
-        } else {
-            self.config.default
-        };
-        (decision, reason.to_owned())
+        if not_this_projects(delta) {
+            return (
+                Decision::Ignore,
+                "the resource is not managed by this Terraform project".to_owned(),
+            );
+        }
+        (self.config.default, "the policy's default".to_owned())
     }
 }
 
@@ -332,6 +340,27 @@ fn flags_of<'d>(delta: &'d Delta, part: &Part) -> &'d [Flag] {
         Part::Block { index, .. } => delta.blocks.get(*index).map_or(&delta.flags, |b| &b.flags),
         Part::Tags | Part::Resource => &delta.flags,
     }
+}
+
+/// Whether a delta is about a resource this project does not manage: changed or deleted
+/// without being in the state (in another account or region, or never imported).
+fn not_this_projects(delta: &Delta) -> bool {
+    match delta.lifecycle {
+        Lifecycle::Unmanaged => true,
+        Lifecycle::Deleted => delta.address.is_none(),
+        _ => false,
+    }
+}
+
+/// The reasons of the security flags anywhere in an intent, joined, or `None`.
+fn security_reasons(intent: &Intent) -> Option<String> {
+    let mut found: Vec<&Flag> = Vec::new();
+    for flag in intent.deltas.iter().flat_map(|d| &d.flags) {
+        if flag.level == FlagLevel::Security && !found.contains(&flag) {
+            found.push(flag);
+        }
+    }
+    (!found.is_empty()).then(|| reasons(&found))
 }
 
 /// The flags' reasons, joined.

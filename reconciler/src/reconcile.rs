@@ -6,7 +6,7 @@ use crate::ingest::Call;
 use crate::intents::{self, Delta, GroupOptions, Intent, Lifecycle, ResourceKey};
 use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Policy, Ruling};
-use crate::resolve::{Resolver, Unexplained};
+use crate::resolve::{Finding, Resolver, Scope};
 use crate::synthesize::edit::{Files, run_tool};
 use crate::synthesize::plan::{Plan, Planner, Unplanned};
 use crate::terraform::config::{LoadOptions, Project};
@@ -14,6 +14,7 @@ use crate::terraform::state::{State, StateIndex};
 use crate::validate::{Check, PlanCheck, Validation, Validator, expected_state};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
+use knowledge::signals::SignalSet;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -32,6 +33,12 @@ pub struct Input<'a> {
     pub calls: &'a [Call],
     /// The rules.
     pub rules: &'a RuleSet,
+    /// The security signals.
+    pub signals: &'a SignalSet,
+    /// The project's accounts, when configured (else derived from the state's ARNs).
+    pub accounts: Vec<String>,
+    /// The project's regions, when configured (else derived from the state).
+    pub regions: Vec<String>,
     /// The provider schema.
     pub schema: &'a ProviderSchema,
     /// The policy.
@@ -79,8 +86,11 @@ pub struct Outcome {
     pub status: Status,
     /// The intents and their decisions.
     pub intents: Vec<Decided>,
-    /// Calls no rule explained.
-    pub unexplained: Vec<Unexplained>,
+    /// The accounts and regions the run took as the project's.
+    pub scope: ScopeSummary,
+    /// What no intent absorbs: security signals, calls without a rule, hidden values,
+    /// operational calls.
+    pub findings: Vec<Finding>,
     /// The edits and what could not be planned or applied.
     pub plan: Plan,
     /// The new text of each changed file.
@@ -102,13 +112,33 @@ impl Outcome {
         Outcome {
             status: Status::NoDrift,
             intents: Vec::new(),
-            unexplained: Vec::new(),
+            scope: ScopeSummary::default(),
+            findings: Vec::new(),
             plan: Plan::default(),
             changes: ChangeSet::new(),
             diff: String::new(),
             validations: Vec::new(),
             skipped_validators: Vec::new(),
             repair_rounds: 0,
+        }
+    }
+}
+
+/// The accounts and regions a run took as the project's (empty: unknown, so every call
+/// counts as the project's).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ScopeSummary {
+    /// The accounts.
+    pub accounts: Vec<String>,
+    /// The regions.
+    pub regions: Vec<String>,
+}
+
+impl ScopeSummary {
+    fn of(scope: &Scope) -> ScopeSummary {
+        ScopeSummary {
+            accounts: scope.accounts(),
+            regions: scope.regions(),
         }
     }
 }
@@ -130,14 +160,14 @@ pub enum ReconcileError {
 /// Runs the whole reconciliation.
 pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     let index = StateIndex::new(input.state.clone());
-    let resolver = Resolver::new(input.rules, &index);
+    let scope = Scope::from_state(&input.state).overridden(&input.accounts, &input.regions);
+    let resolver = Resolver::new(input.rules, input.signals, &index, &scope);
     let mut effects = Vec::new();
-    let mut unexplained = Vec::new();
+    let mut findings = Vec::new();
     for call in input.calls {
-        match resolver.resolve(call) {
-            Ok(found) => effects.extend(found),
-            Err(finding) => unexplained.push(finding),
-        }
+        let resolved = resolver.resolve(call);
+        effects.extend(resolved.effects);
+        findings.extend(resolved.findings);
     }
     let attributes = |address: &str| index.instance(address).map(|i| &i.attributes);
     let intents = intents::build(&effects, attributes, GroupOptions::default());
@@ -168,11 +198,12 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     }
     let diff = changes.diff(Colour::Plain);
     let (validations, skipped) = validate(&input, &decided, &plan, &changed)?;
-    let status = status(&decided, &plan, &validations);
+    let status = status(&decided, &plan, &validations, &findings, diff.is_empty());
     Ok(Outcome {
         status,
         intents: decided,
-        unexplained,
+        scope: ScopeSummary::of(&scope),
+        findings,
         plan,
         changes,
         diff,
@@ -264,12 +295,19 @@ fn culprits(
 }
 
 /// Runs the planned steps in order over copies of the files; a refused edit moves its step to
-/// the unplanned list with the tool's reason.
+/// the unplanned list with the tool's reason, and one that changed nothing (the code already
+/// held it) to the settled list.
 fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
     let mut files: Files = original.clone();
     let mut kept = Vec::new();
     for step in std::mem::take(&mut plan.steps) {
         match run_tool(step.tool, &step.input.to_string(), &files) {
+            Ok(result) if result.files.is_empty() => plan.settled.push(Unplanned {
+                intent: step.intent.clone(),
+                resource: step.resource.clone(),
+                part: step.part.clone(),
+                reason: format!("already in the code: {}", result.summary),
+            }),
             Ok(result) => {
                 files.extend(result.files);
                 kept.push(step);
@@ -406,22 +444,34 @@ fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, St
         .collect()
 }
 
-fn status(decided: &[Decided], plan: &Plan, validations: &[Validation]) -> Status {
-    let drift = decided
-        .iter()
-        .flat_map(|d| &d.intent.deltas)
-        .any(|d| d.lifecycle != Lifecycle::Unmanaged);
-    if !drift {
-        return Status::NoDrift;
-    }
+/// How the run ended: partial when anything is left for a person (a flagged change, an edit
+/// that could not be planned, a failed validation, a finding in the project's reach); patched
+/// when the patch is not empty; otherwise nothing to do — the code already says what the
+/// cloud does, as on a second run over the same trail.
+fn status(
+    decided: &[Decided],
+    plan: &Plan,
+    validations: &[Validation],
+    findings: &[Finding],
+    empty_diff: bool,
+) -> Status {
     let flagged = decided
         .iter()
+        .filter(|d| {
+            d.intent
+                .deltas
+                .iter()
+                .any(|x| x.lifecycle != Lifecycle::Unmanaged)
+        })
         .flat_map(|d| d.rulings.iter().flatten())
         .any(|r| r.decision == Decision::Flag);
     let failed = validations.iter().any(|v| !v.passed);
-    if flagged || failed || !plan.unplanned.is_empty() {
+    let for_person = findings.iter().any(Finding::needs_person);
+    if flagged || failed || for_person || !plan.unplanned.is_empty() {
         Status::Partial
-    } else {
+    } else if !empty_diff {
         Status::Patched
+    } else {
+        Status::NoDrift
     }
 }

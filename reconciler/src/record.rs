@@ -235,8 +235,13 @@ pub fn signature(outcome: &Outcome) -> String {
             }
         }
     }
-    for u in &outcome.unexplained {
-        tuples.push((u.event_source.clone(), u.api.clone(), String::new()));
+    for f in &outcome.findings {
+        let identity = f
+            .resources
+            .first()
+            .map(|t| t.identity.clone())
+            .unwrap_or_default();
+        tuples.push((f.event_source.clone(), f.api.clone(), identity));
     }
     store::trace_signature(
         tuples
@@ -363,7 +368,7 @@ mod tests {
     use crate::patch::ChangeSet;
     use crate::policy::{Part, Ruling};
     use crate::reconcile::Status;
-    use crate::resolve::Unexplained;
+    use crate::resolve::{Finding, FindingKind, Reach};
     use crate::synthesize::plan::{Plan, Unplanned};
     use crate::validate::{Difference, Validation};
     use serde_json::json;
@@ -433,7 +438,8 @@ mod tests {
         Outcome {
             status: Status::Patched,
             intents,
-            unexplained: Vec::new(),
+            scope: Default::default(),
+            findings: Vec::new(),
             plan: Plan::default(),
             changes: ChangeSet::new(),
             diff: String::new(),
@@ -531,11 +537,19 @@ mod tests {
         other[0].intent.deltas[0].resource.identity = "i-z".into();
         assert_ne!(signature(&outcome(other, Vec::new())), base);
         let mut with_unexplained = outcome(two_resources(), Vec::new());
-        with_unexplained.unexplained.push(Unexplained {
+        with_unexplained.findings.push(Finding {
+            kind: FindingKind::Unexplained,
             event_id: "e9".into(),
+            time: chrono::DateTime::UNIX_EPOCH,
             event_source: "sns.amazonaws.com".into(),
             api: "SetSubscriptionAttributes".into(),
             actor: "alice".into(),
+            account: None,
+            region: "us-east-1".into(),
+            reach: Reach::Account,
+            resources: Vec::new(),
+            category: None,
+            risk: None,
             reason: "no rule".into(),
         });
         assert_ne!(signature(&with_unexplained), base);

@@ -152,9 +152,10 @@ fn a_rule_is_learned_used_demoted_and_reviewed() {
         (&serde_json::json!(1), &serde_json::json!(2))
     );
 
-    // Run 5: demoted, the rule is no longer used.
+    // Run 5: demoted, the rule is no longer used: the call on the managed subscription is an
+    // unexplained change left for a person.
     let (code, out) = reconcile(&kb, "trail-2", None);
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 3, "{out}");
     assert!(!out.contains(LEARNED_EDIT), "{out}");
     assert!(
         out.contains("SetSubscriptionAttributes c41e8b07-9d25-4f6a-8e3b-7a0f5c1d2e94"),
@@ -194,9 +195,9 @@ fn a_rejected_rule_is_not_used_or_learned_again() {
     let rejected = json(&kb, &["review", &id.to_string(), "--reject"]);
     assert_eq!(rejected["active"], false);
     let (code, out) = reconcile(&kb, "trail-2", None);
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 3, "{out}");
     let (code, out) = reconcile(&kb, "trail-1", Some("observed-raw-delivery-on.tfstate"));
-    assert_eq!(code, 0, "{out}");
+    assert_eq!(code, 3, "{out}");
     assert!(!out.contains("explained a call without a rule"), "{out}");
 }
 
@@ -390,9 +391,16 @@ fn json_reports_what_was_recorded_and_no_record_leaves_the_store_alone() {
     let untouched = dir.path().join("untouched.sqlite");
     args.push("--no-record");
     let output = retrace(&untouched, &args);
-    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(output.status.code(), Some(3));
     let doc: Value = serde_json::from_slice(&output.stdout).expect("json");
     assert_eq!(doc["knowledge"]["recorded"], Value::Null);
-    assert_eq!(doc["unexplained"][0]["api"], "SetSubscriptionAttributes");
+    let finding = &doc["findings"][0];
+    assert_eq!(finding["api"], "SetSubscriptionAttributes");
+    assert_eq!(finding["kind"], "unexplained");
+    assert_eq!(finding["reach"], "managed");
+    assert_eq!(
+        finding["resources"][0]["address"],
+        "aws_sns_topic_subscription.fulfilment"
+    );
     assert!(!untouched.exists());
 }

@@ -1,88 +1,14 @@
-//! What the scorer reads from the patched HCL itself: whether a file parses, the `import`
-//! blocks, and a resource block's `lifecycle { ignore_changes }` list.
+//! What the scorer reads from the patched HCL itself: whether a file parses, the `import` and
+//! `moved` blocks (read as the reconciler reads them), and a resource block's
+//! `lifecycle { ignore_changes }` list.
 
 use hcl::{Body, Expression};
 
-/// An `import { to = ..., id = ... }` block.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Import {
-    /// The address imported into, as written (`aws_sqs_queue.jobs`).
-    pub to: String,
-    /// The import id, when it is a literal string.
-    pub id: Option<String>,
-}
+pub use reconciler::terraform::config::{Import, Move, imports, project_imports, project_moves};
 
 /// Parses a `.tf` or `.tfvars` text; the parser's message when it does not parse.
 pub fn parse(text: &str) -> Result<Body, String> {
     hcl::parse(text).map_err(|e| e.to_string())
-}
-
-/// The `import` blocks of every `.tf` file of a project (files that do not parse are skipped:
-/// the parse check reports them).
-pub fn project_imports(files: &std::collections::BTreeMap<String, String>) -> Vec<Import> {
-    files
-        .iter()
-        .filter(|(path, _)| path.ends_with(".tf"))
-        .filter_map(|(_, text)| parse(text).ok())
-        .flat_map(|body| imports(&body))
-        .collect()
-}
-
-/// A `moved` block: in the module directory `dir` (empty for the root), the object at local
-/// address `from` is now at `to`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Move {
-    /// The module directory, relative to the root.
-    pub dir: String,
-    /// The old local address.
-    pub from: String,
-    /// The new local address.
-    pub to: String,
-}
-
-/// Every `moved` block of a project's `.tf` files.
-pub fn project_moves(files: &std::collections::BTreeMap<String, String>) -> Vec<Move> {
-    let mut moves = Vec::new();
-    for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".tf")) {
-        let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
-        let Ok(body) = parse(text) else { continue };
-        for block in body.blocks().filter(|b| b.identifier() == "moved") {
-            let get = |key: &str| {
-                block
-                    .body()
-                    .attributes()
-                    .find(|a| a.key() == key)
-                    .map(|a| a.expr().to_string().replace(' ', ""))
-            };
-            if let (Some(from), Some(to)) = (get("from"), get("to")) {
-                moves.push(Move {
-                    dir: dir.to_owned(),
-                    from,
-                    to,
-                });
-            }
-        }
-    }
-    moves
-}
-
-/// The `import` blocks of a parsed file.
-pub fn imports(body: &Body) -> Vec<Import> {
-    body.blocks()
-        .filter(|b| b.identifier() == "import")
-        .filter_map(|b| {
-            let mut to = None;
-            let mut id = None;
-            for attribute in b.body().attributes() {
-                match (attribute.key(), attribute.expr()) {
-                    ("to", expr) => to = Some(expr.to_string()),
-                    ("id", Expression::String(s)) => id = Some(s.clone()),
-                    _ => {}
-                }
-            }
-            Some(Import { to: to?, id })
-        })
-        .collect()
 }
 
 /// The names in the `ignore_changes` list of the resource block `text` (the block's own

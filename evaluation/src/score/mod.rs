@@ -14,6 +14,7 @@ use crate::scenario::{ScenarioError, Stored, sha256_file};
 use checks::{CheckResult, Evidence};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
+use knowledge::signals::SignalSet;
 use reconciler::attribute::{Attribution, Attributor, Verdict};
 use reconciler::ingest::files::FileSource;
 use reconciler::ingest::{Call, Filter, Source};
@@ -128,6 +129,7 @@ struct Prepared {
 pub struct Scorer {
     projects_root: PathBuf,
     rules: &'static RuleSet,
+    signals: &'static SignalSet,
     schema: &'static ProviderSchema,
     policy: Policy,
     attributor: Attributor,
@@ -146,6 +148,7 @@ impl Scorer {
         Ok(Scorer {
             projects_root: projects_root.to_owned(),
             rules: RuleSet::bundled().map_err(|e| setup(&e))?,
+            signals: SignalSet::bundled().map_err(|e| setup(&e))?,
             schema: ProviderSchema::bundled().map_err(|e| setup(&e))?,
             policy: Policy::new(PolicyConfig::default()).map_err(|e| setup(&e))?,
             attributor: Attributor::default(),
@@ -194,6 +197,9 @@ impl Scorer {
             observed: Some(refreshed(&prepared.pre, &post)),
             calls,
             rules,
+            signals: self.signals,
+            accounts: Vec::new(),
+            regions: Vec::new(),
             schema,
             policy,
             validators: Vec::new(),

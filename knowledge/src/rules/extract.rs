@@ -37,6 +37,9 @@ pub struct Extraction {
     pub tags: Option<TagChange>,
     /// The rule's flags that fired.
     pub flags: Vec<FiredFlag>,
+    /// What the call changed that CloudTrail does not record (the `what` of each `hidden`
+    /// entry whose path the request has).
+    pub hidden: Vec<String>,
 }
 
 impl Extraction {
@@ -156,6 +159,17 @@ impl Rule {
                 .is_some_and(|(values, _)| values.iter().all(|v| *v == when.equals))
         });
         let removes = removes || deletes;
+        let hidden = self
+            .spec
+            .hidden
+            .iter()
+            .filter(|h| {
+                reader
+                    .payload(Payload::Request)
+                    .is_some_and(|r| select_first(r, &h.path).is_some())
+            })
+            .map(|h| h.what.clone())
+            .collect();
         Ok(Extraction {
             rule_id: self.id(),
             resource_types: self
@@ -176,6 +190,7 @@ impl Rule {
             blocks,
             tags,
             flags,
+            hidden,
         })
     }
 }

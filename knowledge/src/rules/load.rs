@@ -109,6 +109,11 @@ fn check_parts(spec: &RuleSpec) -> Result<(), String> {
     if spec.identity.is_empty() {
         return Err("`identity` needs at least one part".into());
     }
+    if spec.kind == Kind::Operational && (!spec.sets.is_empty() || !spec.flags.is_empty()) {
+        return Err(
+            "an operational rule changes nothing Terraform configures: no `set` or `flag`".into(),
+        );
+    }
     for set in &spec.sets {
         if set.path.is_some() == set.value.is_some() {
             return Err(format!(
@@ -131,6 +136,7 @@ fn check_paths(spec: &RuleSpec) -> Result<(), String> {
         all.push(&tags.path);
     }
     all.extend(spec.delete_unless.as_ref());
+    all.extend(spec.hidden.iter().map(|h| &h.path));
     if let Some(when) = &spec.delete_when {
         JsonPath::parse(&when.path)?;
     }

@@ -23,8 +23,8 @@ pub use error::RuleError;
 pub use extract::{BlockChange, Extraction, FiredFlag, TagChange, Target};
 pub use load::validate;
 pub use model::{
-    BY_ID_PREFIX, BlockSpec, FieldSpec, FlagLevel, FlagSpec, Kind, Missing, Paths, Payload, Risk,
-    Rule, RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
+    BY_ID_PREFIX, BlockSpec, FieldSpec, FlagLevel, FlagSpec, HiddenSpec, Kind, Missing, Paths,
+    Payload, Risk, Rule, RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
 };
 pub use path::JsonPath;
 pub use transform::{Transform, name_from_arn};

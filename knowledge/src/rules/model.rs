@@ -75,6 +75,21 @@ pub struct RuleSpec {
     /// `ChangeResourceRecordSets` with only `DELETE` changes): the change is a `delete`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delete_when: Option<When>,
+    /// Values the call changes that CloudTrail does not record (Lambda's environment
+    /// variables, a parameter's or a secret's value): when the request has the path, the
+    /// change is reported for a person, and never written into the code.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hidden: Vec<HiddenSpec>,
+}
+
+/// A value a call changes that CloudTrail leaves out or redacts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HiddenSpec {
+    /// Where the request shows that the value changed (`""`: every such call changes it).
+    pub path: Paths,
+    /// What the value is, in plain words: `environment variables`.
+    pub what: String,
 }
 
 /// The kind of change a call makes.
@@ -97,6 +112,9 @@ pub enum Kind {
     Associate,
     /// A link resource is removed.
     Disassociate,
+    /// Nothing Terraform configures changes (an instance started, stopped or rebooted): the
+    /// call is accounted for and named in the report, and needs no patch.
+    Operational,
 }
 
 impl Kind {
@@ -111,6 +129,7 @@ impl Kind {
             Self::Delete => "delete",
             Self::Associate => "associate",
             Self::Disassociate => "disassociate",
+            Self::Operational => "operational",
         }
     }
 }
@@ -348,6 +367,10 @@ pub enum FlagLevel {
     /// The change is written into the code with a warning for the reviewer: a hygiene or
     /// resilience downgrade (versioning suspended, point-in-time recovery off).
     Warn,
+    /// The change is held whatever the policy says, and so is the rest of its intent: a
+    /// security signal fired on the call (audit logging off, a credential created, a resource
+    /// shared outside the account; see `knowledge/signals.toml`).
+    Security,
 }
 
 impl FlagLevel {

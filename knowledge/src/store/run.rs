@@ -140,6 +140,7 @@ mod tests {
                 flags: Vec::new(),
                 delete_unless: None,
                 delete_when: None,
+                hidden: Vec::new(),
             },
         }
     }

@@ -4,12 +4,13 @@
 
 use crate::intents::describe;
 use crate::reconcile::Outcome;
+use crate::resolve::{Finding, FindingKind, Reach};
 use std::fmt::Write;
 
 /// The outcome as a text report.
 pub fn text(outcome: &Outcome) -> String {
     let mut out = String::new();
-    if outcome.intents.is_empty() {
+    if outcome.intents.is_empty() && outcome.findings.is_empty() {
         out.push_str("No out-of-band changes.\n");
     }
     for d in &outcome.intents {
@@ -74,14 +75,14 @@ pub fn text(outcome: &Outcome) -> String {
     );
     section(
         &mut out,
-        "Calls without a rule",
-        outcome.unexplained.iter().map(|u| {
-            format!(
-                "{} {} by {} ({}): {}",
-                u.api, u.event_id, u.actor, u.event_source, u.reason
-            )
-        }),
+        "Already in the code",
+        outcome
+            .plan
+            .settled
+            .iter()
+            .map(|u| format!("{} {}: {}", u.intent, u.resource, u.reason)),
     );
+    findings(&mut out, outcome);
     if !outcome.diff.is_empty() {
         out.push('\n');
         out.push_str(&outcome.diff);
@@ -122,6 +123,60 @@ pub fn text(outcome: &Outcome) -> String {
     }
     let _ = writeln!(out, "\nStatus: {:?}", outcome.status);
     out
+}
+
+/// The findings, a section per kind: security first, each with its event id, who, where,
+/// the resources it named and why; operational calls one line each.
+fn findings(out: &mut String, outcome: &Outcome) {
+    let kinds = [
+        FindingKind::Security,
+        FindingKind::HiddenValue,
+        FindingKind::Unexplained,
+        FindingKind::Operational,
+    ];
+    for kind in kinds {
+        let lines = outcome
+            .findings
+            .iter()
+            .filter(|f| f.kind == kind)
+            .map(finding_line);
+        section(out, kind.label(), lines);
+    }
+}
+
+/// One finding on a line: API, event id, actor, place, resources, reach and reason.
+fn finding_line(f: &Finding) -> String {
+    let resources: Vec<String> = f
+        .resources
+        .iter()
+        .map(|t| match &t.address {
+            Some(address) => format!("{address} ({})", t.identity),
+            None => t.identity.clone(),
+        })
+        .collect();
+    let on = if resources.is_empty() {
+        String::new()
+    } else {
+        format!(" on {}", resources.join(", "))
+    };
+    let reach = match f.reach {
+        Reach::Managed => "a managed resource",
+        Reach::Account => "in this project's account, not managed here",
+        Reach::Elsewhere => "in another account or region, not this project's",
+    };
+    let risk = f
+        .risk
+        .map(|r| format!("{} risk, ", format!("{r:?}").to_lowercase()))
+        .unwrap_or_default();
+    format!(
+        "{} {} by {} in {}/{}{on} [{risk}{reach}]: {}",
+        f.api,
+        f.event_id,
+        f.actor,
+        f.account.as_deref().unwrap_or("?"),
+        f.region,
+        f.reason
+    )
 }
 
 /// A caution for the reviewer as the end of a report line, or nothing.

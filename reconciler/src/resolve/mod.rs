@@ -1,67 +1,153 @@
 //! Resolve: for every out-of-band call, the resources it touches — the Terraform type and
 //! cloud identity the knowledge base's rule extracts from the request and response — and the
-//! state address when Terraform manages the resource.
+//! state address when Terraform manages the resource, in the project's accounts and regions
+//! only. What no intent can absorb becomes a [`Finding`]: a security signal, a call no rule
+//! explains, a value CloudTrail does not record, or a call that changes nothing Terraform
+//! configures.
 
 use crate::ingest::Call;
 use crate::intents::{Change, Effect, Evidence, Flag, ResourceKey, Risk, lookup, same_value};
 use crate::terraform::state::{Mode, StateIndex};
+use knowledge::FlagLevel;
 use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, Target};
-use serde::Serialize;
+use knowledge::signals::{CallView, Fired, SignalSet};
 use serde_json::{Map, Value};
 
+mod finding;
+mod scope;
 mod sg_rules;
 
-/// A call the knowledge base could not explain, kept as a finding with the reason.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Unexplained {
-    /// CloudTrail's `eventID`.
-    pub event_id: String,
-    /// `eventSource`.
-    pub event_source: String,
-    /// The API.
-    pub api: String,
-    /// Who made it.
-    pub actor: String,
-    /// Why it was not resolved.
-    pub reason: String,
+pub use finding::{Finding, FindingKind, Reach, Touched, touched};
+pub use scope::{Origin, Scope, arn_parts, is_global};
+
+/// What one call did: its effects on resources, and the findings no effect explains.
+#[derive(Debug, Default)]
+pub struct Resolved {
+    /// One per resource and kind of change.
+    pub effects: Vec<Effect>,
+    /// Security signals, calls without a rule, hidden values, operational calls.
+    pub findings: Vec<Finding>,
 }
 
-/// Resolves calls against the rules and the state.
+/// Resolves calls against the rules, the security signals and the state, in a scope.
 pub struct Resolver<'a> {
     rules: &'a RuleSet,
     state: &'a StateIndex,
+    signals: &'a SignalSet,
+    scope: &'a Scope,
+    known_accounts: Vec<String>,
 }
 
 impl<'a> Resolver<'a> {
-    /// A resolver over a rule set and a state index.
-    pub fn new(rules: &'a RuleSet, state: &'a StateIndex) -> Self {
-        Self { rules, state }
+    /// A resolver over a rule set, the signals, a state index and the project's scope.
+    pub fn new(
+        rules: &'a RuleSet,
+        signals: &'a SignalSet,
+        state: &'a StateIndex,
+        scope: &'a Scope,
+    ) -> Self {
+        Self {
+            rules,
+            state,
+            signals,
+            scope,
+            known_accounts: scope.accounts(),
+        }
     }
 
-    /// The call's effects, one per resource and kind of change.
-    pub fn resolve(&self, call: &Call) -> Result<Vec<Effect>, Unexplained> {
-        let api = call.api_name();
-        let unexplained = |reason: String| Unexplained {
-            event_id: call.event_id.clone(),
-            event_source: call.event_source.clone(),
-            api: api.to_owned(),
-            actor: call.identity.actor(),
-            reason,
-        };
-        let rule = self
-            .rules
-            .find(&call.event_source, api)
-            .ok_or_else(|| unexplained("no rule in the knowledge base for this API".into()))?;
+    /// The call's effects, one per resource and kind of change, and its findings.
+    pub fn resolve(&self, call: &Call) -> Resolved {
         let request = call.request_parameters.json();
         let response = call.response_elements.json();
-        let extraction = rule
-            .extract(request.as_ref(), response.as_ref())
-            .map_err(|e| unexplained(e.to_string()))?;
+        let view = CallView {
+            event_source: &call.event_source,
+            api: call.api_name(),
+            account: call.recipient_account_id.as_deref(),
+            request: request.as_ref(),
+            response: response.as_ref(),
+        };
+        let fired = self.signals.fired(&view, &self.known_accounts);
+        let mut out = Resolved::default();
+        let named = || touched(call, self.state, self.scope);
+        let finding = |kind, resources, reason: String| {
+            Finding::new(kind, call, resources, self.scope, reason)
+        };
+        let rule = self.rules.find(&call.event_source, call.api_name());
+        let extraction = rule.map(|r| r.extract(request.as_ref(), response.as_ref()));
+        let mut resources = match &extraction {
+            Some(Ok(extraction)) => self.targets(call, extraction),
+            _ => Vec::new(),
+        };
+        merge(&mut resources, named());
+        match extraction {
+            None if fired.is_empty() => out.findings.push(finding(
+                FindingKind::Unexplained,
+                resources.clone(),
+                "no rule in the knowledge base for this API".into(),
+            )),
+            None => {}
+            Some(Err(error)) => out.findings.push(finding(
+                FindingKind::Unexplained,
+                resources.clone(),
+                error.to_string(),
+            )),
+            Some(Ok(extraction)) => {
+                out.effects = self.effects(call, &extraction, &fired);
+                if extraction.kind == Kind::Operational {
+                    out.findings.push(finding(
+                        FindingKind::Operational,
+                        resources.clone(),
+                        extraction.summary.clone(),
+                    ));
+                } else if !extraction.hidden.is_empty() {
+                    out.findings.push(finding(
+                        FindingKind::HiddenValue,
+                        resources.clone(),
+                        format!(
+                            "changed {}, which CloudTrail does not record: check it by hand; \
+                             retrace keeps it out of the code",
+                            extraction.hidden.join(" and ")
+                        ),
+                    ));
+                } else if out.effects.is_empty() && fired.is_empty() {
+                    out.findings.push(finding(
+                        FindingKind::Unexplained,
+                        resources.clone(),
+                        format!(
+                            "the rule {} read no change from this call",
+                            extraction.rule_id
+                        ),
+                    ));
+                }
+            }
+        }
+        for signal in fired {
+            let mut security = finding(FindingKind::Security, resources.clone(), signal.reason);
+            security.category = Some(signal.category);
+            security.risk = Some(to_risk(signal.risk));
+            out.findings.push(security);
+        }
+        out
+    }
+
+    /// The effects of a call its rule read, each carrying the fired signals as security
+    /// flags.
+    fn effects(&self, call: &Call, extraction: &Extraction, fired: &[Fired]) -> Vec<Effect> {
+        if extraction.kind == Kind::Operational {
+            return Vec::new();
+        }
         let evidence = evidence(call);
-        let mentions = mentions(&extraction, call);
+        let mentions = mentions(extraction, call);
+        let security: Vec<Flag> = fired
+            .iter()
+            .map(|f| Flag {
+                reason: format!("security: {}", f.reason),
+                level: FlagLevel::Security,
+            })
+            .collect();
         let mut effects = Vec::new();
         for target in &extraction.targets {
-            let (resource, address) = self.locate(&extraction, target);
+            let (resource, address) = self.locate(call, extraction, target);
             let allocates = if matches!(extraction.kind, Kind::Create | Kind::Associate) {
                 vec![target.identity.clone()]
             } else {
@@ -71,26 +157,46 @@ impl<'a> Resolver<'a> {
                 .as_deref()
                 .and_then(|a| self.state.instance(a))
                 .map(|i| &i.attributes);
-            for change in changes(&extraction, address.is_some(), state) {
+            let mut flags = standing_flags(extraction, state);
+            flags.extend(security.iter().cloned());
+            for change in changes(extraction, address.is_some(), state) {
                 effects.push(Effect {
                     evidence: evidence.clone(),
                     resource: resource.clone(),
                     address: address.clone(),
                     change,
                     rule: extraction.rule_id.clone(),
-                    risk: risk(&extraction),
-                    flags: standing_flags(&extraction, state),
+                    risk: to_risk(extraction.risk),
+                    flags: flags.clone(),
                     summary: extraction.summary.clone(),
                     mentions: mentions.clone(),
                     allocates: allocates.clone(),
                 });
             }
         }
-        Ok(sg_rules::as_rule_resources(effects, call, self.state))
+        sg_rules::as_rule_resources(effects, call, self.state)
     }
 
-    /// The resource type and, when managed, the state address of a target.
-    fn locate(&self, extraction: &Extraction, target: &Target) -> (ResourceKey, Option<String>) {
+    /// The rule's targets as touched resources, with their addresses when managed.
+    fn targets(&self, call: &Call, extraction: &Extraction) -> Vec<Touched> {
+        extraction
+            .targets
+            .iter()
+            .map(|target| Touched {
+                identity: target.identity.clone(),
+                address: self.locate(call, extraction, target).1,
+            })
+            .collect()
+    }
+
+    /// The resource type and, when managed in the call's account and region, the state
+    /// address of a target.
+    fn locate(
+        &self,
+        call: &Call,
+        extraction: &Extraction,
+        target: &Target,
+    ) -> (ResourceKey, Option<String>) {
         let candidates: Vec<&str> = match &target.resource_type {
             Some(t) => vec![t.as_str()],
             None => extraction
@@ -99,9 +205,13 @@ impl<'a> Resolver<'a> {
                 .map(String::as_str)
                 .collect(),
         };
+        let origin = finding::origin(call);
         for resource_type in &candidates {
             let found = self.state.lookup(Some(resource_type), &target.identity);
-            if let Some(instance) = found.into_iter().find(|i| i.mode == Mode::Managed) {
+            let managed = found
+                .into_iter()
+                .find(|i| i.mode == Mode::Managed && self.scope.admits(i, &origin));
+            if let Some(instance) = managed {
                 let key = ResourceKey {
                     resource_type: (*resource_type).to_owned(),
                     identity: target.identity.clone(),
@@ -115,6 +225,21 @@ impl<'a> Resolver<'a> {
         };
         (key, None)
     }
+}
+
+/// Adds the resources of `more` that `list` does not name yet (by address when managed, by
+/// identity otherwise), keeping managed ones first.
+fn merge(list: &mut Vec<Touched>, more: Vec<Touched>) {
+    for t in more {
+        let known_address = t.address.is_some() && list.iter().any(|o| o.address == t.address);
+        match list.iter_mut().find(|o| o.identity == t.identity) {
+            Some(o) if o.address.is_none() && !known_address => o.address = t.address,
+            Some(_) => {}
+            None if known_address => {}
+            None => list.push(t),
+        }
+    }
+    list.sort_by_key(|t| t.address.is_none());
 }
 
 /// The extraction's flags that stand against the target's state attributes (`state`, when
@@ -278,8 +403,9 @@ fn tag_change(extraction: &Extraction) -> Option<Change> {
     })
 }
 
-fn risk(extraction: &Extraction) -> Risk {
-    match extraction.risk {
+/// The knowledge base's risk tier as the intents' risk.
+fn to_risk(risk: knowledge::rules::Risk) -> Risk {
+    match risk {
         knowledge::rules::Risk::Low => Risk::Low,
         knowledge::rules::Risk::Medium => Risk::Medium,
         knowledge::rules::Risk::High => Risk::High,

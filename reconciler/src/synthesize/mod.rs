@@ -3,4 +3,5 @@
 pub mod edit;
 pub mod place;
 pub mod plan;
+pub mod settled;
 pub mod tags;

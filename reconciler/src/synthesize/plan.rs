@@ -12,6 +12,7 @@
 use super::place::{
     NewInput, Place, Removal, new_input, place_of, removal_of, shared_by_instances,
 };
+use super::settled::InCode;
 use super::tags::{TagSite, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
@@ -44,7 +45,8 @@ pub struct Step {
     pub warning: Option<String>,
 }
 
-/// A part of an intent the planner could not turn into an edit, with the reason.
+/// A part of an intent the planner made no edit for, with the reason: it could not (see
+/// [`Plan::unplanned`]) or the code already holds it (see [`Plan::settled`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Unplanned {
     /// The intent.
@@ -64,6 +66,9 @@ pub struct Plan {
     pub steps: Vec<Step>,
     /// Parts that could not be planned.
     pub unplanned: Vec<Unplanned>,
+    /// Parts the code already holds (an import block for a created id, a value already
+    /// written): nothing to do, as on a second run over the same trail.
+    pub settled: Vec<Unplanned>,
 }
 
 /// What the planner reads.
@@ -78,6 +83,8 @@ pub struct Planner<'a> {
     /// Nested blocks this plan adds: (instance address, dotted block path), so the block's
     /// other attributes are set inside it.
     added_blocks: RefCell<Vec<(String, String)>>,
+    /// What the configuration already holds.
+    in_code: InCode<'a>,
 }
 
 type Outcome = Result<Step, String>;
@@ -102,6 +109,7 @@ impl<'a> Planner<'a> {
             new_resources_file,
             created: RefCell::new(Vec::new()),
             added_blocks: RefCell::new(Vec::new()),
+            in_code: InCode::new(project),
         }
     }
 
@@ -118,6 +126,21 @@ impl<'a> Planner<'a> {
             let (delta, rulings) = (&intent.deltas[i], &all_rulings[i]);
             let pairs = replacements(delta, rulings);
             for ruling in rulings {
+                if ruling.decision == Decision::Absorb
+                    && let Some(settled) = self.in_code.settled(delta, &ruling.part)
+                {
+                    if let Some(address) = settled.imported_as {
+                        let id = delta.resource.identity.clone();
+                        self.created.borrow_mut().push((id, address));
+                    }
+                    plan.settled.push(Unplanned {
+                        intent: intent.id.clone(),
+                        resource: label(delta),
+                        part: ruling.part.clone(),
+                        reason: settled.reason,
+                    });
+                    continue;
+                }
                 let outcomes = match (ruling.decision, &ruling.part) {
                     (Decision::Flag, _) => continue,
                     (Decision::Ignore, _) if delta.lifecycle != Lifecycle::Managed => continue,

@@ -9,6 +9,7 @@ use clap::Args;
 
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
+use knowledge::signals::SignalSet;
 use reconciler::attribute::{Attributor, Verdict};
 use reconciler::config::Config;
 use reconciler::ingest::Call;
@@ -216,7 +217,17 @@ async fn outcome(
         None => RuleSet::bundled()?.clone(),
     };
     let schema = ProviderSchema::bundled()?;
+    let signals = SignalSet::bundled()?;
     let policy = Policy::new(config.policy.clone())?;
+    let or_config = |given: &[String], configured: &[String]| {
+        if given.is_empty() {
+            configured.to_vec()
+        } else {
+            given.to_vec()
+        }
+    };
+    let accounts = or_config(&sources.accounts, &config.project.accounts);
+    let regions = or_config(&sources.regions, &config.project.regions);
     let run = |rules: &RuleSet| {
         reconcile(Input {
             project,
@@ -225,6 +236,9 @@ async fn outcome(
             observed: observed.clone(),
             calls: &calls,
             rules,
+            signals,
+            accounts: accounts.clone(),
+            regions: regions.clone(),
             schema,
             policy: &policy,
             validators: vec![Box::new(TerraformPlan)],
@@ -283,7 +297,7 @@ fn proposals(
     schema: &ProviderSchema,
 ) -> Result<Vec<Proposal>> {
     let mut out = Vec::new();
-    for p in learn::propose(calls, &outcome.unexplained, rules, state, observed, schema) {
+    for p in learn::propose(calls, &outcome.findings, rules, state, observed, schema) {
         if !knowledge.retired(&p.rule)? {
             out.push(p);
         }

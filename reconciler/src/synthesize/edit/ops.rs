@@ -134,6 +134,11 @@ impl<'f> Workspace<'f> {
         }
     }
 
+    /// The paths of the files, in order.
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.keys().map(String::as_str)
+    }
+
     /// Keeps `doc` as changed, after checking that it still parses.
     pub fn save(&mut self, doc: Doc) -> Result<(), EditError> {
         hcl::edit::parser::parse_body(&doc.text).map_err(|e| EditError::Internal {

@@ -1010,13 +1010,69 @@ fn remove_resource(json: &str, ws: &mut Workspace) -> Result<String, EditError> 
     } else {
         ops::remove_structure(&mut doc, None, &span, true);
     }
+    let dir = parent_dir(&doc.path).to_owned();
     ws.save(doc)?;
+    let pointers = remove_pointers(ws, &dir, &address)?;
     let kept = if keep_in_state {
         " (kept in state by a removed block)"
     } else {
         ""
     };
-    Ok(format!("removed {address}{kept}"))
+    let dangling = match pointers {
+        0 => String::new(),
+        n => format!(" and {n} import or moved block(s) that pointed at it"),
+    };
+    Ok(format!("removed {address}{kept}{dangling}"))
+}
+
+/// The directory of a project-relative path (empty for the root).
+fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// Removes, from the `.tf` files of `dir`, the `import` and `moved` blocks whose `to` is
+/// `address` or one of its instances: they would dangle once the resource block is gone.
+fn remove_pointers(ws: &mut Workspace, dir: &str, address: &str) -> Result<usize, EditError> {
+    let mut removed = 0;
+    let paths: Vec<String> = ws
+        .paths()
+        .filter(|p| p.ends_with(".tf") && parent_dir(p) == dir)
+        .map(str::to_owned)
+        .collect();
+    for path in paths {
+        let mut doc = ws.open(&path)?;
+        while let Some(span) = pointer_at(&doc, address)? {
+            ops::remove_structure(&mut doc, None, &span, true);
+            removed += 1;
+        }
+        ws.save(doc)?;
+    }
+    Ok(removed)
+}
+
+/// The span of the first `import` or `moved` block of a file whose `to` is `address` or one of
+/// its instances.
+fn pointer_at(doc: &Doc, address: &str) -> Result<Option<Range<usize>>, EditError> {
+    let body = doc.parse()?;
+    let to_text = |block: &Block| -> Option<String> {
+        let to = block.body.get_attribute("to")?;
+        let span = to.value.span()?;
+        Some(
+            doc.text[span]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect(),
+        )
+    };
+    let found = body
+        .blocks()
+        .filter(|b| b.has_ident("import") || b.has_ident("moved"))
+        .find(|b| {
+            to_text(b).is_some_and(|to| {
+                to == address || to.strip_prefix(address).is_some_and(|r| r.starts_with('['))
+            })
+        });
+    Ok(found.and_then(|b| b.span()))
 }
 
 // ---------------------------------------------------------------------------------------------
