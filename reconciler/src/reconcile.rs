@@ -6,7 +6,7 @@ use crate::ingest::Call;
 use crate::intents::{self, Delta, GroupOptions, Intent, Lifecycle, ResourceKey};
 use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Policy, Ruling};
-use crate::resolve::{Finding, Resolver, Scope};
+use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
 use crate::synthesize::edit::{Files, run_tool};
 use crate::synthesize::plan::{Plan, Planner, Unplanned};
 use crate::terraform::config::{LoadOptions, Project};
@@ -198,7 +198,14 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     }
     let diff = changes.diff(Colour::Plain);
     let (validations, skipped) = validate(&input, &decided, &plan, &changed)?;
-    let status = status(&decided, &plan, &validations, &findings, diff.is_empty());
+    let status = status(
+        &decided,
+        &plan,
+        &validations,
+        &findings,
+        &scope,
+        diff.is_empty(),
+    );
     Ok(Outcome {
         status,
         intents: decided,
@@ -444,6 +451,24 @@ fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, St
         .collect()
 }
 
+/// Whether an intent is the project's business: it touches a managed resource, or its calls
+/// were made in the project's accounts and regions (a flagged change there is an
+/// account-level finding).
+fn concerns_project(intent: &Intent, scope: &Scope) -> bool {
+    let managed = intent
+        .deltas
+        .iter()
+        .any(|d| d.lifecycle != Lifecycle::Unmanaged && d.address.is_some());
+    managed
+        || intent.evidence.iter().any(|e| {
+            scope.contains(&Origin {
+                account: e.account.as_deref(),
+                region: &e.region,
+                global: is_global(&e.event_source),
+            })
+        })
+}
+
 /// How the run ended: partial when anything is left for a person (a flagged change, an edit
 /// that could not be planned, a failed validation, a finding in the project's reach); patched
 /// when the patch is not empty; otherwise nothing to do — the code already says what the
@@ -453,16 +478,12 @@ fn status(
     plan: &Plan,
     validations: &[Validation],
     findings: &[Finding],
+    scope: &Scope,
     empty_diff: bool,
 ) -> Status {
     let flagged = decided
         .iter()
-        .filter(|d| {
-            d.intent
-                .deltas
-                .iter()
-                .any(|x| x.lifecycle != Lifecycle::Unmanaged)
-        })
+        .filter(|d| concerns_project(&d.intent, scope))
         .flat_map(|d| d.rulings.iter().flatten())
         .any(|r| r.decision == Decision::Flag);
     let failed = validations.iter().any(|v| !v.passed);

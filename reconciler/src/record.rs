@@ -383,6 +383,7 @@ mod tests {
             client: "console".into(),
             session: "s".into(),
             region: "us-east-1".into(),
+            account: None,
         }
     }
 

@@ -398,6 +398,7 @@ mod tests {
                 client: "console".into(),
                 session: "alice".into(),
                 region: "us-east-1".into(),
+                account: None,
             },
             resource: ResourceKey {
                 resource_type: "aws_security_group".into(),

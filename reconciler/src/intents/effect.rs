@@ -64,6 +64,9 @@ pub struct Evidence {
     pub session: String,
     /// The region the call was made in.
     pub region: String,
+    /// The account the call was made in, when the record says.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub account: Option<String>,
 }
 
 /// What a call did to a resource.

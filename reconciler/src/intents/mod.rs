@@ -328,6 +328,7 @@ mod tests {
                 client: "console".into(),
                 session: session.into(),
                 region: "us-east-1".into(),
+                account: None,
             },
             resource: ResourceKey {
                 resource_type: "aws_instance".into(),

@@ -198,7 +198,8 @@ fn push(list: &mut Vec<Touched>, identity: &str, address: Option<String>) {
 /// Keys that wrap a list or value without naming it (EC2's `items`/`item`, XML's `content`).
 const WRAPPERS: &[&str] = &["items", "item", "content", "member", "members"];
 
-/// Identifier-like strings in a payload: ARNs anywhere, and values under keys that name a
+/// Identifier-like strings in a payload: ARNs and AWS ids (`i-0abc…`) anywhere, and values
+/// under keys that name a
 /// thing (`…Id`, `…Ids`, `…Name`, `…Arn`, `…Identifier`, `…Url`, `bucket`), leaving out
 /// request bookkeeping (request ids, client tokens) and redaction markers.
 fn identifiers(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
@@ -215,7 +216,7 @@ fn identifiers(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
         }
         Value::Array(items) => items.iter().for_each(|v| identifiers(v, key, out)),
         Value::String(s)
-            if plausible(s) && (s.starts_with("arn:") || key.is_some_and(names_a_thing)) =>
+            if plausible(s) && (super::looks_like_id(s) || key.is_some_and(names_a_thing)) =>
         {
             if !out.contains(s) {
                 out.push(s.clone());

@@ -433,6 +433,7 @@ pub fn evidence(call: &Call) -> Evidence {
         client: call.client.label(),
         session,
         region: call.aws_region.clone(),
+        account: call.recipient_account_id.clone(),
     }
 }
 
