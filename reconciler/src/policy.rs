@@ -519,6 +519,46 @@ resource = "aws_iam_*"
         assert_eq!(decision(&p, &big).0, Decision::Flag);
     }
 
+    #[test]
+    fn a_security_flag_holds_the_whole_intent_whatever_the_policy_says() {
+        let config: PolicyConfig = toml::from_str(
+            r#"
+rule_flags = false
+[[rule]]
+decision = "absorb"
+reason = "absorb everything"
+"#,
+        )
+        .expect("parses");
+        let p = Policy::new(config).expect("policy");
+        let security = Flag {
+            reason: "security: created an access key".into(),
+            level: FlagLevel::Security,
+        };
+        let mut both = intent("aws_iam_user", "path", Risk::Low, &[]);
+        let key = intent("aws_iam_access_key", "status", Risk::High, &[security]);
+        both.deltas.extend(key.deltas);
+        let decided = p.decide(&both);
+        for rulings in &decided {
+            assert_eq!(rulings[0].decision, Decision::Flag);
+            assert_eq!(rulings[0].reason, "security: created an access key");
+        }
+        let alone = intent("aws_iam_user", "path", Risk::Low, &[]);
+        assert_eq!(decision(&p, &alone).0, Decision::Absorb);
+    }
+
+    #[test]
+    fn a_deletion_of_a_resource_not_in_the_state_is_not_this_projects() {
+        let p = Policy::new(PolicyConfig::default()).expect("policy");
+        let mut gone = intent("aws_cloudwatch_log_group", "name", Risk::Low, &[]);
+        gone.deltas[0].lifecycle = Lifecycle::Deleted;
+        gone.deltas[0].address = None;
+        let decided = p.decide(&gone);
+        assert_eq!(decided[0][0].decision, Decision::Ignore);
+        gone.deltas[0].address = Some("aws_cloudwatch_log_group.x".into());
+        assert_eq!(p.decide(&gone)[0][0].decision, Decision::Absorb);
+    }
+
     fn ruling(policy: &Policy, i: &Intent) -> Ruling {
         policy.decide(i)[0][0].clone()
     }

@@ -13,8 +13,13 @@ pub const KEY_SEPARATOR: &str = "/";
 /// values joined by [`KEY_SEPARATOR`]: a security group is found by `vpc-0a1/web`.
 pub const NATURAL_KEYS: &[(&str, &[&[&str]])] = &[
     ("aws_autoscaling_group", &[&["name"]]),
+    ("aws_cloudtrail", &[&["name"]]),
     ("aws_cloudwatch_log_group", &[&["name"]]),
     ("aws_db_instance", &[&["identifier"], &["resource_id"]]),
+    (
+        "aws_db_snapshot",
+        &[&["db_snapshot_identifier"], &["db_snapshot_arn"]],
+    ),
     ("aws_dynamodb_table", &[&["name"]]),
     ("aws_iam_policy", &[&["name"]]),
     (
@@ -25,6 +30,7 @@ pub const NATURAL_KEYS: &[(&str, &[&[&str]])] = &[
     // The provider gives attachments a generated id; AWS and imports name them by both ends.
     ("aws_iam_role_policy_attachment", &[&["role", "policy_arn"]]),
     ("aws_iam_user", &[&["name"], &["unique_id"]]),
+    ("aws_iam_user_login_profile", &[&["user"]]),
     ("aws_iam_user_policy_attachment", &[&["user", "policy_arn"]]),
     ("aws_kms_alias", &[&["name"]]),
     ("aws_kms_key", &[&["key_id"]]),
