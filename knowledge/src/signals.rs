@@ -388,6 +388,7 @@ pub fn account_ids(text: &str) -> Vec<&str> {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
     use serde_json::json;

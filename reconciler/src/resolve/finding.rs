@@ -216,11 +216,11 @@ fn identifiers(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
         }
         Value::Array(items) => items.iter().for_each(|v| identifiers(v, key, out)),
         Value::String(s)
-            if plausible(s) && (super::looks_like_id(s) || key.is_some_and(names_a_thing)) =>
+            if plausible(s)
+                && (super::looks_like_id(s) || key.is_some_and(names_a_thing))
+                && !out.contains(s) =>
         {
-            if !out.contains(s) {
-                out.push(s.clone());
-            }
+            out.push(s.clone());
         }
         _ => {}
     }
