@@ -365,3 +365,47 @@ fn removing_a_resource_also_removes_its_import_and_moved_blocks() {
     let (code, doc) = run(&s, &trail);
     assert_eq!(code, 0, "{doc}");
 }
+
+#[test]
+fn redacted_values_are_reported_for_a_person_and_stay_out_of_code_and_report() {
+    let s = security();
+    let before = files(&s.project);
+    let (code, doc) = run(&s, &trail("secrets"));
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(files(&s.project), before);
+    assert_eq!(
+        findings(&doc),
+        owned(&[
+            (
+                "hidden-value",
+                "PutParameter",
+                "managed",
+                "aws_ssm_parameter.db_url"
+            ),
+            (
+                "hidden-value",
+                "PutSecretValue",
+                "managed",
+                "aws_secretsmanager_secret.api_key"
+            ),
+            (
+                "hidden-value",
+                "UpdateFunctionConfiguration",
+                "managed",
+                "aws_lambda_function.api"
+            ),
+        ])
+    );
+    let reasons: Vec<&str> = doc["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["reason"].as_str().unwrap())
+        .collect();
+    assert!(reasons[0].contains("the parameter's value"), "{reasons:?}");
+    assert!(reasons[1].contains("the secret's value"), "{reasons:?}");
+    assert!(reasons[2].contains("environment variables"), "{reasons:?}");
+    // The parameter's value (a sensitive variable in terraform.tfvars, and in the state)
+    // appears nowhere in the report.
+    assert!(!doc.to_string().contains("db.internal"), "{doc}");
+}
