@@ -9,7 +9,7 @@ use crate::policy::{Decision, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
 use crate::synthesize::edit::{Files, run_tool};
 use crate::synthesize::plan::{Plan, Planner, Unplanned};
-use crate::terraform::config::{LoadOptions, Project};
+use crate::terraform::config::{LoadOptions, Project, aws_regions};
 use crate::terraform::state::{State, StateIndex};
 use crate::validate::{Check, PlanCheck, Validation, Validator, expected_state};
 use knowledge::rules::RuleSet;
@@ -159,8 +159,16 @@ pub enum ReconcileError {
 
 /// Runs the whole reconciliation.
 pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
+    let options = LoadOptions {
+        var_files: input.var_files.clone(),
+        state: Some(&input.state),
+        ..LoadOptions::default()
+    };
+    let project = Project::load(input.project, &options)?;
     let index = StateIndex::new(input.state.clone());
-    let scope = Scope::from_state(&input.state).overridden(&input.accounts, &input.regions);
+    let scope = Scope::from_state(&input.state)
+        .with_regions(aws_regions(&project))
+        .overridden(&input.accounts, &input.regions);
     let resolver = Resolver::new(input.rules, input.signals, &index, &scope);
     let mut effects = Vec::new();
     let mut findings = Vec::new();
@@ -178,12 +186,6 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
             intent,
         })
         .collect();
-    let options = LoadOptions {
-        var_files: input.var_files.clone(),
-        state: Some(&input.state),
-        ..LoadOptions::default()
-    };
-    let project = Project::load(input.project, &options)?;
     let planner = Planner::new(&project, &index, input.schema);
     let mut plan = Plan::default();
     for d in &decided {

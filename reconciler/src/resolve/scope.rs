@@ -2,7 +2,8 @@
 //! region never matches one of the project's resources, even when a name is equal.
 //!
 //! The accounts and regions come from the state (each managed instance's own ARN, and the
-//! `region` attribute some types keep), unless `retrace.toml` or `--account` / `--region`
+//! `region` attribute some types keep) and the regions of the root module's AWS provider
+//! blocks, unless `retrace.toml` or `--account` / `--region`
 //! name them. An instance is matched against its own ARN's account and region when it has
 //! one, and against the project's otherwise. Calls to global services (IAM, Route 53,
 //! CloudFront, Organizations, ...) are logged in one region whatever the resource, so only
@@ -59,6 +60,12 @@ impl Scope {
             scope.regions.extend(region.map(str::to_owned));
         }
         scope
+    }
+
+    /// This scope with more regions (those the provider blocks name).
+    pub fn with_regions(mut self, regions: impl IntoIterator<Item = String>) -> Scope {
+        self.regions.extend(regions);
+        self
     }
 
     /// This scope with the given accounts and regions in place of the derived ones (each

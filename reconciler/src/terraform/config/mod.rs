@@ -36,6 +36,7 @@ mod expand;
 mod files;
 mod load;
 mod provenance;
+mod providers;
 mod refactor;
 mod refs;
 mod types;
@@ -52,6 +53,7 @@ use super::functions::Value;
 use super::state::{IndexKey, Mode, PathStep, State};
 
 pub use provenance::{Collection, Provenance};
+pub use providers::aws_regions;
 pub use refactor::{Import, Move, imports, project_imports, project_moves, project_removed};
 
 /// What to load besides the directory's own files.
