@@ -753,3 +753,90 @@ fn autoscaling_tags_are_tag_blocks_of_the_group() {
         json!({"key": "CostCenter"})
     );
 }
+
+#[test]
+fn run_instances_keeps_the_instance_tags_and_create_time_settings() {
+    // RunInstances as CloudTrail logs it: tag specifications for the instance and its
+    // volumes, IMDSv2 required, detailed monitoring on.
+    let request = json!({
+        "instancesSet": {"items": [{"imageId": "ami-0c1d2e3f", "minCount": 1, "maxCount": 1,
+            "keyName": "ops"}]},
+        "instanceType": "t3.small",
+        "subnetId": "subnet-0a1",
+        "monitoring": {"enabled": true},
+        "disableApiTermination": false,
+        "metadataOptions": {"httpTokens": "required", "httpEndpoint": "enabled"},
+        "iamInstanceProfile": {"name": "app-profile"},
+        "tagSpecificationSet": {"items": [
+            {"resourceType": "instance", "tags": [{"key": "Name", "value": "worker"},
+                {"key": "Team", "value": "orders"}]},
+            {"resourceType": "volume", "tags": [{"key": "Backup", "value": "daily"}]}
+        ]}
+    });
+    let response = json!({"instancesSet": {"items": [{"instanceId": "i-0abc"}]}});
+    let x = extract("ec2.amazonaws.com", "RunInstances", request, response);
+    assert_eq!(x.kind, Kind::Create);
+    assert_eq!(x.identities(), ["i-0abc"]);
+    assert_eq!(
+        x.value("tags"),
+        Some(&json!({"Name": "worker", "Team": "orders"}))
+    );
+    assert_eq!(x.value("monitoring"), Some(&json!(true)));
+    assert_eq!(
+        x.value("metadata_options.http_tokens"),
+        Some(&json!("required"))
+    );
+    assert_eq!(x.value("iam_instance_profile"), Some(&json!("app-profile")));
+    assert_eq!(x.value("disable_api_termination"), Some(&json!(false)));
+}
+
+#[test]
+fn create_calls_keep_their_tags() {
+    let request = json!({"tableName": "orders", "billingMode": "PAY_PER_REQUEST",
+        "tags": [{"key": "Team", "value": "orders"}]});
+    let x = extract(
+        "dynamodb.amazonaws.com",
+        "CreateTable",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.value("tags"), Some(&json!({"Team": "orders"})));
+    let request = json!({"functionName": "api", "runtime": "python3.12",
+        "role": "arn:aws:iam::111122223333:role/app", "handler": "app.handler",
+        "tags": {"Team": "orders"}});
+    let x = extract(
+        "lambda.amazonaws.com",
+        "CreateFunction",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.value("tags"), Some(&json!({"Team": "orders"})));
+}
+
+#[test]
+fn hidden_values_and_operational_calls_are_named() {
+    let x = extract(
+        "ec2.amazonaws.com",
+        "ModifyInstanceAttribute",
+        json!({"instanceId": "i-0abc", "userData": "<sensitiveDataRemoved>"}),
+        Value::Null,
+    );
+    assert!(x.sets.is_empty());
+    assert_eq!(x.hidden, ["user data"]);
+    let x = extract(
+        "ssm.amazonaws.com",
+        "PutParameter",
+        json!({"name": "/app/url", "type": "SecureString", "overwrite": true}),
+        Value::Null,
+    );
+    assert_eq!(x.hidden, ["the parameter's value"]);
+    let x = extract(
+        "ec2.amazonaws.com",
+        "StopInstances",
+        json!({"instancesSet": {"items": [{"instanceId": "i-1"}, {"instanceId": "i-2"}]},
+            "force": false}),
+        Value::Null,
+    );
+    assert_eq!(x.kind, Kind::Operational);
+    assert_eq!(x.identities(), ["i-1", "i-2"]);
+}
