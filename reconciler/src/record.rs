@@ -9,6 +9,7 @@
 use crate::learn::Proposal;
 use crate::policy::Decision;
 use crate::reconcile::{Decided, Outcome};
+use crate::resolve::Finding;
 use knowledge::rules::{Rule, RuleSet};
 use knowledge::store::{self, NewReconciliation, RuleRecord, RunRecord, Store, StoreError};
 use serde::Serialize;
@@ -290,14 +291,15 @@ fn validated(outcome: &Outcome, decided: &Decided, address: Option<&str>) -> boo
     !differs && !unplanned
 }
 
-/// The store's outcome for a run: failed when a validator failed, flagged when a change was
-/// left for a person, passed otherwise.
+/// The store's outcome for a run: failed when a validator failed, flagged when a change or a
+/// finding was left for a person, passed otherwise.
 fn store_outcome(outcome: &Outcome) -> store::Outcome {
     let flagged = outcome
         .intents
         .iter()
         .flat_map(|d| d.rulings.iter().flatten())
-        .any(|r| r.decision == Decision::Flag);
+        .any(|r| r.decision == Decision::Flag)
+        || outcome.findings.iter().any(Finding::needs_person);
     if outcome.validations.iter().any(|v| !v.passed) {
         store::Outcome::Failed
     } else if flagged {
