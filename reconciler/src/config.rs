@@ -32,6 +32,35 @@ pub struct Config {
     /// The knowledge base.
     #[serde(default)]
     pub knowledge: KnowledgeConfig,
+    /// The Terraform validator.
+    #[serde(default)]
+    pub terraform: TerraformConfig,
+}
+
+/// `[terraform]`: how the real `terraform` judges a patch.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct TerraformConfig {
+    /// Whether to run `terraform plan` on every reconcile where it can run (default true).
+    #[serde(default = "yes")]
+    pub validate: bool,
+    /// A directory of provider plugins for `terraform init -plugin-dir` (relative to the
+    /// config file), when the project is not initialised.
+    #[serde(default)]
+    pub plugin_dir: Option<PathBuf>,
+}
+
+impl Default for TerraformConfig {
+    fn default() -> Self {
+        Self {
+            validate: true,
+            plugin_dir: None,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
 }
 
 /// `[knowledge]`: the SQLite knowledge base runs read rules from and record into.
@@ -199,7 +228,8 @@ impl Config {
             .chain(project.dir.iter_mut())
             .chain(project.state.iter_mut())
             .chain(project.observed.iter_mut())
-            .chain(config.knowledge.store.iter_mut());
+            .chain(config.knowledge.store.iter_mut())
+            .chain(config.terraform.plugin_dir.iter_mut());
         for file in paths {
             if file.is_relative() {
                 *file = base.join(&*file);

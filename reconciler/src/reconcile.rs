@@ -11,7 +11,7 @@ use crate::synthesize::edit::{Files, run_tool};
 use crate::synthesize::plan::{Plan, Planner, Unplanned};
 use crate::terraform::config::{LoadOptions, Project, aws_regions};
 use crate::terraform::state::{State, StateIndex};
-use crate::validate::{Check, PlanCheck, Validation, Validator, expected_state};
+use crate::validate::{Check, PlanCheck, ValidateError, Validation, Validator, expected_state};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
@@ -412,9 +412,16 @@ fn validate(
         let mut validations = vec![PlanCheck.validate(check)?];
         let mut skipped = Vec::new();
         for validator in &input.validators {
-            match validator.available(input.project) {
-                Ok(()) => validations.push(validator.validate(check)?),
-                Err(reason) => skipped.push((validator.name().to_owned(), reason)),
+            let verdict = validator
+                .available(input.project)
+                .map_err(ValidateError::Unavailable)
+                .and_then(|()| validator.validate(check));
+            match verdict {
+                Ok(validation) => validations.push(validation),
+                Err(ValidateError::Unavailable(reason)) => {
+                    skipped.push((validator.name().to_owned(), reason))
+                }
+                Err(error) => return Err(error.into()),
             }
         }
         Ok((validations, skipped))

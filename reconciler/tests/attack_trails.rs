@@ -68,6 +68,7 @@ fn reconcile(project: &Path, state: &Path, trail: &Path, extra: &[&str]) -> Run 
         trail.display().to_string(),
         "--write".into(),
         "--no-record".into(),
+        "--no-terraform".into(),
         "--format".into(),
         "json".into(),
     ];

@@ -58,6 +58,7 @@ fn reconcile(case: &str) -> Run {
             "us-east-1",
             "--write",
             "--no-record",
+            "--no-terraform",
         ])
         .output()
         .expect("runs");

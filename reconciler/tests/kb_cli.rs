@@ -49,6 +49,7 @@ fn reconcile(kb: &Path, trail: &str, observed: Option<&str>) -> (i32, String) {
         state.display().to_string(),
         "--logs".into(),
         logs.display().to_string(),
+        "--no-terraform".into(),
     ];
     if let Some(observed) = observed {
         args.push("--observed".into());
@@ -296,7 +297,7 @@ fn runs_killed_at_any_point_leave_the_store_consistent() {
     // One clean demo run: how many rule outcomes a run records, and how long it takes.
     let reference = dir.path().join("reference.sqlite");
     let started = Instant::now();
-    let output = retrace(&reference, &["demo"]);
+    let output = retrace(&reference, &["demo", "--no-terraform"]);
     let took = started.elapsed();
     assert_eq!(output.status.code(), Some(3));
     let (per_run, runs) = counts(&reference);
@@ -311,7 +312,7 @@ fn runs_killed_at_any_point_leave_the_store_consistent() {
             .env_remove("RETRACE_KB")
             .arg("--kb")
             .arg(&kb)
-            .arg("demo")
+            .args(["demo", "--no-terraform"])
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -355,7 +356,7 @@ fn runs_killed_at_any_point_leave_the_store_consistent() {
         assert!(patch.starts_with("diff --git"), "{patch}");
     }
     // And the store still works.
-    let output = retrace(&kb, &["demo"]);
+    let output = retrace(&kb, &["demo", "--no-terraform"]);
     assert_eq!(output.status.code(), Some(3));
     assert_eq!(counts(&kb), (per_run * (runs + 1), runs + 1));
 }
@@ -378,6 +379,7 @@ fn json_reports_what_was_recorded_and_no_record_leaves_the_store_alone() {
         logs.to_str().expect("utf-8"),
         "--observed",
         observed.to_str().expect("utf-8"),
+        "--no-terraform",
         "--format",
         "json",
     ];

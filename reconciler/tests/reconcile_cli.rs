@@ -215,3 +215,61 @@ fn hold_warnings_holds_a_warned_change_for_a_person() {
     assert_eq!(doc["plan"]["steps"], serde_json::json!([]), "{out}");
     assert_eq!(doc["diff"], "", "{out}");
 }
+
+#[test]
+fn the_real_terraform_judges_the_demo_where_it_and_the_aws_provider_are_installed() {
+    let (code, out) = retrace(&["demo", "--format", "json"]);
+    assert_eq!(code, 3, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let ran = doc["validations"]
+        .as_array()
+        .expect("validations")
+        .iter()
+        .find(|v| v["validator"] == "terraform-plan");
+    match ran {
+        Some(verdict) => assert_eq!(verdict["passed"], true, "{verdict}"),
+        None => {
+            let skipped = doc["skipped_validators"].to_string();
+            assert!(skipped.contains("terraform-plan"), "{skipped}");
+            let present = reconciler::validate::terraform_present();
+            assert!(
+                !(present && std::env::var("CI").is_ok_and(|v| v == "true")),
+                "terraform is installed but its validator did not run: {skipped}"
+            );
+            eprintln!("notice: the Terraform validator did not run here: {skipped}");
+        }
+    }
+}
+
+#[test]
+fn the_real_terraform_fails_a_patch_the_cloud_does_not_match() {
+    // The observed cloud is the state before the drift: nothing the patch writes is there, so
+    // both validators must find the resized instance (t3.large in the code, t3.medium in the
+    // cloud).
+    let demo = demo_dir();
+    let config = demo.join("retrace.toml");
+    let state = demo.join("terraform.tfstate");
+    let (code, out) = retrace(&[
+        "--config",
+        config.to_str().expect("utf-8"),
+        "reconcile",
+        "--observed",
+        state.to_str().expect("utf-8"),
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 3, "{out}");
+    let doc: serde_json::Value = serde_json::from_str(&out).expect("json");
+    for verdict in doc["validations"].as_array().expect("validations") {
+        assert_eq!(verdict["passed"], false, "{verdict}");
+        let resized = serde_json::json!({"address": "aws_instance.web",
+            "attribute": "instance_type", "config": "t3.large", "observed": "t3.medium"});
+        assert!(
+            verdict["differences"]
+                .as_array()
+                .expect("differences")
+                .contains(&resized),
+            "{verdict}"
+        );
+    }
+}

@@ -54,7 +54,13 @@ fn run(s: &Scratch, trail: &Path) -> (i32, Value) {
         .arg(&s.state)
         .arg("--logs")
         .arg(trail)
-        .args(["--write", "--no-record", "--format", "json"])
+        .args([
+            "--write",
+            "--no-record",
+            "--no-terraform",
+            "--format",
+            "json",
+        ])
         .env_remove("RUST_LOG")
         .output()
         .unwrap();

@@ -16,7 +16,6 @@ mod noise;
 mod params;
 mod record;
 mod services;
-mod tfstate;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use rand::{Rng, SeedableRng};
@@ -27,10 +26,10 @@ use serde_json::Value;
 pub use caller::{Agent, Caller, Identity};
 pub use ctx::ApiError;
 use ctx::Ctx;
+pub use reconciler::terraform::state::tfstate_json;
 use services::Service;
 /// The PutMetricAlarm request fields and the alarm attributes they set.
 pub use services::cloudwatch::ALARM_FIELDS;
-pub use tfstate::tfstate_json;
 
 /// The account the simulator stands for, and the seed of everything random.
 #[derive(Debug, Clone)]

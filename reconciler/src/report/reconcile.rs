@@ -96,6 +96,9 @@ pub fn text(outcome: &Outcome) -> String {
                 v.validator,
                 if v.passed { "passed" } else { "FAILED" }
             );
+            if let Some(note) = &v.note {
+                let _ = write!(line, " ({note})");
+            }
             for d in v.differences.iter().chain(&v.collateral) {
                 let _ = write!(
                     line,

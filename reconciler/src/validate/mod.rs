@@ -6,8 +6,8 @@
 //! snapshot after a refresh when one is given, otherwise the state with the intents' net
 //! effect applied), the way `terraform plan` would find differences; it also reports what the
 //! patch changed that it should not have (an instance whose evaluated arguments changed
-//! although no intent touched it). [`TerraformPlan`] runs `terraform plan -detailed-exitcode`
-//! when `terraform`, an initialised working directory and AWS credentials are available.
+//! although no intent touched it). [`TerraformPlan`] has the real `terraform` and AWS provider
+//! plan the patched project against the observed state, offline when no credentials are set.
 
 mod observed;
 mod plan_check;
@@ -15,7 +15,7 @@ mod terraform;
 
 pub use observed::expected_state;
 pub use plan_check::PlanCheck;
-pub use terraform::TerraformPlan;
+pub use terraform::{TerraformPlan, terraform_binary, terraform_present};
 
 use crate::terraform::state::State;
 use serde::Serialize;
@@ -88,6 +88,10 @@ pub enum ValidateError {
     /// `terraform` failed to run.
     #[error("terraform failed: {0}")]
     Terraform(String),
+    /// The validator cannot judge here after all (a provider that does not meet the version
+    /// constraints, a plan that needed the cloud): reported as not run, with the reason.
+    #[error("{0}")]
+    Unavailable(String),
 }
 
 /// Something that judges a patch.

@@ -20,7 +20,7 @@ use reconciler::reconcile::{Input, Outcome, reconcile};
 use reconciler::record::{self, Knowledge, Recorded};
 use reconciler::report::Format;
 use reconciler::terraform::state::State;
-use reconciler::validate::TerraformPlan;
+use reconciler::validate::{TerraformPlan, Validator};
 
 use crate::sources::SourceArgs;
 
@@ -57,6 +57,9 @@ pub struct RunArgs {
     /// Leave the knowledge base alone: use the shipped rules only and record nothing.
     #[arg(long)]
     no_record: bool,
+    /// Do not run the real `terraform plan` on the patch (the built-in check still runs).
+    #[arg(long)]
+    no_terraform: bool,
 }
 
 /// The knowledge base a run uses: its file and demotion threshold, or none (`--no-record`).
@@ -101,6 +104,7 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         observed.as_deref(),
         var_files,
         kb,
+        !args.run.no_terraform,
     )
     .await?;
     print(&result, &args.run)?;
@@ -139,6 +143,7 @@ pub async fn demo(args: RunArgs, kb: KbSettings) -> Result<u8> {
         None,
         var_files,
         kb,
+        !args.no_terraform,
     )
     .await?;
     print(&result, &args)?;
@@ -197,6 +202,7 @@ fn knowledge_lines(result: &RunResult) -> Vec<String> {
     lines
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn outcome(
     sources: &SourceArgs,
     config: &Config,
@@ -205,6 +211,7 @@ async fn outcome(
     observed: Option<&Path>,
     var_files: Vec<PathBuf>,
     kb: Option<KbSettings>,
+    terraform: bool,
 ) -> Result<RunResult> {
     let calls = gather(sources, config).await?;
     let state = State::read(state)?;
@@ -241,7 +248,7 @@ async fn outcome(
             regions: regions.clone(),
             schema,
             policy: &policy,
-            validators: vec![Box::new(TerraformPlan)],
+            validators: validators(config, terraform, &regions),
         })
     };
     let mut outcome = run(&rules)?;
@@ -284,6 +291,18 @@ async fn outcome(
         recorded,
         notes,
     })
+}
+
+/// The validators run after the built-in check: the real `terraform plan`, unless turned off
+/// by `--no-terraform` or `[terraform] validate = false`.
+fn validators(config: &Config, terraform: bool, regions: &[String]) -> Vec<Box<dyn Validator>> {
+    if !terraform || !config.terraform.validate {
+        return Vec::new();
+    }
+    vec![Box::new(TerraformPlan {
+        plugin_dir: config.terraform.plugin_dir.clone(),
+        region: regions.first().cloned(),
+    })]
 }
 
 /// Rules proposed for calls without one, leaving out those rejected or demoted before.

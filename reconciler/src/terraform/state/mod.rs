@@ -5,6 +5,7 @@
 mod index;
 mod show;
 mod tfstate;
+mod write;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -16,6 +17,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use index::{KEY_SEPARATOR, NATURAL_KEYS, StateIndex};
+pub use write::tfstate_json;
 
 /// A snapshot of Terraform state, whichever format it was read from.
 #[derive(Debug, Clone, PartialEq)]

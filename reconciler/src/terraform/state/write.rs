@@ -1,7 +1,7 @@
-//! Writes a [`State`] back as a version 4 state file, so a simulated cloud can be handed to
-//! anything that reads Terraform state.
+//! Writes a [`State`] back as a version 4 state file, so an observed or simulated cloud can be
+//! handed to anything that reads Terraform state (`terraform plan -refresh=false`).
 
-use reconciler::terraform::state::{IndexKey, Mode, State};
+use super::{IndexKey, Mode, PathStep, State};
 use serde_json::{Value, json};
 
 /// The state as a version 4 state file document. Instances of one resource stay together
@@ -37,7 +37,7 @@ pub fn tfstate_json(state: &State) -> Value {
         let mut object = json!({
             "schema_version": instance.schema_version,
             "attributes": instance.attributes,
-            "sensitive_attributes": [],
+            "sensitive_attributes": instance.sensitive.iter().map(|p| sensitive_path(p)).collect::<Vec<_>>(),
             "dependencies": instance.dependencies,
         });
         match &instance.index {
@@ -61,4 +61,17 @@ pub fn tfstate_json(state: &State) -> Value {
         "resources": resources,
         "check_results": null,
     })
+}
+
+/// A sensitive attribute path as a state file writes it: `get_attr` steps for names (a map key
+/// reads as a name too, since the model does not tell them apart), `index` steps for positions.
+fn sensitive_path(path: &[PathStep]) -> Value {
+    let steps: Vec<Value> = path
+        .iter()
+        .map(|step| match step {
+            PathStep::Key(name) => json!({"type": "get_attr", "value": name}),
+            PathStep::Index(n) => json!({"type": "index", "value": {"value": n, "type": "number"}}),
+        })
+        .collect();
+    Value::Array(steps)
 }
