@@ -273,3 +273,60 @@ fn the_real_terraform_fails_a_patch_the_cloud_does_not_match() {
         );
     }
 }
+
+#[test]
+fn the_demo_runs_from_a_copied_binary_anywhere_and_leaves_the_default_store_alone() {
+    // The binary moved away from the source tree, as `cargo install` leaves it, run from an
+    // unrelated directory with a home of its own.
+    let place = tempfile::tempdir().expect("temp dir");
+    let binary = place.path().join("retrace");
+    std::fs::copy(env!("CARGO_BIN_EXE_retrace"), &binary).expect("copy the binary");
+    let home = place.path().join("home");
+    let elsewhere = place.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let output = Command::new(&binary)
+        .current_dir(&elsewhere)
+        .env_remove("RETRACE_KB")
+        .env("HOME", &home)
+        .env("XDG_DATA_HOME", home.join(".local/share"))
+        .args(["demo", "--no-terraform"])
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(3), "{out}");
+    assert!(out.contains("+instance_type = \"t3.large\""), "{out}");
+    assert!(
+        !home.join(".local/share/retrace").exists(),
+        "the demo wrote into the default knowledge base"
+    );
+    assert_eq!(
+        std::fs::read_dir(&elsewhere).expect("read").count(),
+        0,
+        "the demo left files in the working directory"
+    );
+
+    // --out keeps the unpacked example; a non-empty directory is refused.
+    let out_dir = place.path().join("example");
+    let kept = Command::new(&binary)
+        .current_dir(&elsewhere)
+        .args(["demo", "--no-terraform", "--no-record", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert_eq!(kept.status.code(), Some(3));
+    for name in [
+        "project/main.tf",
+        "terraform.tfstate",
+        "retrace.toml",
+        "trail",
+    ] {
+        assert!(out_dir.join(name).exists(), "{name} was not unpacked");
+    }
+    let refused = Command::new(&binary)
+        .args(["demo", "--no-record", "--out"])
+        .arg(&out_dir)
+        .output()
+        .expect("runs");
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("not empty"));
+}

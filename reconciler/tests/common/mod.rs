@@ -1,6 +1,7 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code, clippy::unwrap_used, missing_docs)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -13,17 +14,29 @@ pub fn repo() -> PathBuf {
 }
 
 /// The real CloudTrail samples in `../shared/cloudtrail-samples` beside the checkout
-/// (`RETRACE_SAMPLES` overrides). They are required input: missing samples fail the test.
-pub fn samples() -> PathBuf {
+/// (`RETRACE_SAMPLES` overrides), or `None` with a visible notice when they are absent, so a
+/// fresh clone with nothing beside it still passes. Under `CI=true`, where they are always
+/// present, their absence fails the test.
+pub fn samples() -> Option<PathBuf> {
     let dir = std::env::var_os("RETRACE_SAMPLES")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo().join("../shared/cloudtrail-samples"));
-    assert!(
-        dir.is_dir(),
-        "real CloudTrail samples not found at {}; check out ../shared beside the repo or set RETRACE_SAMPLES",
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    let message = format!(
+        "real CloudTrail samples not found at {}; check out ../shared beside the repo or set \
+         RETRACE_SAMPLES",
         dir.display()
     );
-    dir
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "{message} (required under CI=true)"
+    );
+    // Written to the process's stderr directly: the test harness captures `eprintln!` of a
+    // passing test, and this notice must be seen.
+    let _ = writeln!(std::io::stderr(), "notice: skipping: {message}");
+    None
 }
 
 /// Runs the `retrace` binary with arguments, from the repository root.

@@ -43,7 +43,7 @@ enum Command {
     /// Group out-of-band calls into intents and write the HCL patch that absorbs them.
     Reconcile(reconcile::ReconcileArgs),
     /// Run `reconcile` on the bundled example project, state and trail.
-    Demo(reconcile::RunArgs),
+    Demo(reconcile::DemoArgs),
     /// Inspect and share the knowledge base: rules, their track record, past runs.
     Kb(kb::KbArgs),
 }
@@ -84,7 +84,13 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Events(args) => events::run(args, &config).await,
             Command::Reconcile(args) => reconcile::run(args, &config, store()?).await,
-            Command::Demo(args) => reconcile::demo(args, store()?).await,
+            Command::Demo(args) => {
+                let kb = cli.kb.clone().map(|path| reconcile::KbSettings {
+                    path,
+                    demote_after: config.knowledge.demote_after,
+                });
+                reconcile::demo(args, kb).await
+            }
             Command::Kb(args) => kb::run(args, store()?),
         }
     });

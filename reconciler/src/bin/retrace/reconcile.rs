@@ -119,9 +119,81 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
     Ok(outcome.status.exit_code())
 }
 
-/// Runs `retrace demo`: reconcile on the bundled example, never writing its files.
-pub async fn demo(args: RunArgs, kb: KbSettings) -> Result<u8> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo");
+/// Options of `retrace demo`.
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    #[command(flatten)]
+    run: RunArgs,
+    /// Unpack the example into this directory (new or empty) and keep it, instead of a
+    /// temporary one.
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+}
+
+/// The bundled example, embedded so the binary runs it from anywhere.
+mod bundled {
+    use include_dir::{Dir, include_dir};
+
+    /// The Terraform project.
+    pub static PROJECT: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../fixtures/demo/project");
+    /// A day of CloudTrail in the S3 delivery layout.
+    pub static TRAIL: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/../fixtures/demo/trail");
+    /// The state the project was applied with.
+    pub const STATE: &str = include_str!("../../../../fixtures/demo/terraform.tfstate");
+    /// Its `retrace.toml`.
+    pub const CONFIG: &str = include_str!("../../../../fixtures/demo/retrace.toml");
+}
+
+/// Writes the bundled example into `dir`: `project/`, `trail/`, `terraform.tfstate` and
+/// `retrace.toml`.
+fn unpack_demo(dir: &Path) -> Result<()> {
+    let write = |name: &str, text: &str| {
+        std::fs::write(dir.join(name), text)
+            .with_context(|| format!("writing {}", dir.join(name).display()))
+    };
+    for (sub, tree) in [("project", &bundled::PROJECT), ("trail", &bundled::TRAIL)] {
+        let target = dir.join(sub);
+        std::fs::create_dir_all(&target)
+            .with_context(|| format!("creating {}", target.display()))?;
+        tree.extract(&target)
+            .with_context(|| format!("unpacking the example into {}", target.display()))?;
+    }
+    write("terraform.tfstate", bundled::STATE)?;
+    write("retrace.toml", bundled::CONFIG)
+}
+
+/// The directory the demo unpacks into: `--out` (new or empty), else a temporary one kept
+/// for the run.
+fn demo_dir(out: Option<&Path>) -> Result<(PathBuf, Option<tempfile::TempDir>)> {
+    match out {
+        Some(dir) => {
+            let empty = match std::fs::read_dir(dir) {
+                Ok(mut entries) => entries.next().is_none(),
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => true,
+                Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+            };
+            if !empty {
+                bail!(
+                    "--out {}: the directory is not empty; give a new or empty one",
+                    dir.display()
+                );
+            }
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+            Ok((dir.to_owned(), None))
+        }
+        None => {
+            let temp =
+                tempfile::tempdir().context("creating a temporary directory for the demo")?;
+            Ok((temp.path().to_owned(), Some(temp)))
+        }
+    }
+}
+
+/// Runs `retrace demo`: reconcile on the bundled example, unpacked into a temporary directory
+/// (or `--out`), recording into a temporary knowledge base unless `--kb` names one.
+pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
+    let (root, _temp) = demo_dir(args.out.as_deref())?;
+    unpack_demo(&root)?;
     let config = Config::load(&root.join("retrace.toml"))?;
     let project = config
         .project
@@ -134,7 +206,14 @@ pub async fn demo(args: RunArgs, kb: KbSettings) -> Result<u8> {
         .clone()
         .context("the demo config names no state")?;
     let var_files = config.project.var_files.clone();
-    let kb = (!args.no_record).then_some(kb);
+    if kb.is_none() && !args.run.no_record && args.out.is_none() {
+        eprintln!("the demo records into a temporary knowledge base; give --kb FILE to keep it");
+    }
+    let kb = kb.unwrap_or_else(|| KbSettings {
+        path: root.join("knowledge.sqlite"),
+        demote_after: None,
+    });
+    let kb = (!args.run.no_record).then_some(kb);
     let result = outcome(
         &SourceArgs::default(),
         &config,
@@ -143,10 +222,13 @@ pub async fn demo(args: RunArgs, kb: KbSettings) -> Result<u8> {
         None,
         var_files,
         kb,
-        !args.no_terraform,
+        !args.run.no_terraform,
     )
     .await?;
-    print(&result, &args)?;
+    print(&result, &args.run)?;
+    if let Some(out) = &args.out {
+        eprintln!("the example is in {}", out.display());
+    }
     Ok(finish(result)?.status.exit_code())
 }
 
