@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
 use super::filter::{Filter, Pushdown};
-use super::framing::{FrameBody, Splitter};
+use super::framing::{FrameBody, Splitter, resync};
 use super::order::event_id_hash;
 use super::record::{Origin, Record};
 use super::source::{
@@ -247,6 +247,22 @@ fn read_frames(
         }
     };
     let name: Arc<str> = Arc::from(path.display().to_string());
+    frame_stream(reader, path, &name, 0, 0, emit)
+}
+
+/// Frames a stream (a file, or the rest of one after a malformed record) whose first byte is
+/// at `offset` in the file and whose first record has number `first_index`, passing each
+/// frame to `emit`. A value the stream ends inside is split by [`resync`]: the malformed
+/// record is skipped with the parser's reason, and the records after it are framed again.
+/// Returns `false` when `emit` asks to stop.
+fn frame_stream(
+    reader: impl Read,
+    path: &Path,
+    name: &Arc<str>,
+    offset: u64,
+    first_index: u64,
+    emit: &mut dyn FnMut(Framed<'_>) -> bool,
+) -> bool {
     let mut splitter = Splitter::new(reader);
     loop {
         let frame = match splitter.next_frame() {
@@ -261,14 +277,38 @@ fn read_frames(
                 return emit(Framed::Done(Err(error)));
             }
         };
+        let at = offset + frame.offset;
         let origin = Origin {
             source: name.clone(),
-            index: frame.index,
-            offset: Some(frame.offset),
+            index: first_index + frame.index,
+            offset: Some(at),
         };
+        let index = first_index + frame.index;
         let item = match frame.body {
+            FrameBody::Record(bytes) if holds_several_records(bytes) => {
+                let Some((bad_end, next)) = resync(bytes) else {
+                    if !emit(Framed::Record(bytes, origin)) {
+                        return false;
+                    }
+                    continue;
+                };
+                if !reframe(bytes, bad_end, next, origin, path, index, emit) {
+                    return false;
+                }
+                continue;
+            }
             FrameBody::Record(bytes) => Framed::Record(bytes, origin),
-            FrameBody::Truncated => skipped(origin, "the file ends inside this record (truncated)"),
+            FrameBody::Truncated(bytes) => {
+                let Some((bad_end, next)) = resync(bytes) else {
+                    return emit(skipped(
+                        origin,
+                        "the file ends inside this record (truncated)",
+                    ));
+                };
+                // The stream ended inside the bad record's value: what follows it is all
+                // that is left.
+                return reframe(bytes, bad_end, next, origin, path, index, emit);
+            }
             FrameBody::Garbage => skipped(
                 origin,
                 "text that is not JSON, skipped to the end of its line",
@@ -277,6 +317,64 @@ fn read_frames(
         if !emit(item) {
             return false;
         }
+    }
+}
+
+/// Skips the malformed record at the start of `bytes` (up to `bad_end`) with the parser's
+/// reason, then frames the records from `next` on inside the container they were in.
+fn reframe(
+    bytes: &[u8],
+    bad_end: usize,
+    next: usize,
+    origin: Origin,
+    path: &Path,
+    index: u64,
+    emit: &mut dyn FnMut(Framed<'_>) -> bool,
+) -> bool {
+    let at = origin.offset.unwrap_or_default();
+    let name = origin.source.clone();
+    if !emit(skipped(origin, &malformed(&bytes[..bad_end]))) {
+        return false;
+    }
+    let tail = &bytes[next..];
+    let opening = reopening(tail);
+    let rest = std::io::Cursor::new(opening.as_bytes()).chain(tail);
+    let start = at + next as u64 - opening.len() as u64;
+    frame_stream(rest, path, &name, start, index + 1, emit)
+}
+
+/// Whether a frame's bytes hold more than one record's `"eventID"` key: a malformed record
+/// (an unclosed bracket) that swallowed the records after it. A record holds the key once;
+/// inside a string it would be escaped.
+fn holds_several_records(bytes: &[u8]) -> bool {
+    memchr::memmem::find_iter(bytes, b"\"eventID\"")
+        .nth(1)
+        .is_some()
+}
+
+/// What reopens the container the records after a malformed one were in, judged by how the
+/// stream ends: a record then an envelope's `]}`, a record then an array's `]`, or nothing
+/// for records one after another.
+fn reopening(tail: &[u8]) -> &'static str {
+    let closers: Vec<u8> = tail
+        .iter()
+        .rev()
+        .filter(|b| !b.is_ascii_whitespace())
+        .take(3)
+        .copied()
+        .collect();
+    match closers.as_slice() {
+        [b'}', b']', b'}'] => "{\"Records\":[",
+        [b']', b'}', ..] => "[",
+        _ => "",
+    }
+}
+
+/// Why a malformed record does not parse, in the parser's words.
+fn malformed(bytes: &[u8]) -> String {
+    match serde_json::from_slice::<serde::de::IgnoredAny>(bytes) {
+        Err(e) => format!("not valid JSON: {e}"),
+        Ok(_) => "not a CloudTrail record".to_owned(),
     }
 }
 
@@ -555,5 +653,116 @@ mod tests {
             &f
         ));
         assert!(layout_allows(&trail("exports"), &f));
+    }
+}
+
+#[cfg(test)]
+mod recovery_tests {
+    use super::*;
+
+    /// Eleven small records, as a JSON value each.
+    fn records() -> Vec<String> {
+        (0..11)
+            .map(|i| {
+                serde_json::json!({"eventVersion": "1.09", "eventID": format!("id-{i}"),
+                    "eventTime": format!("2026-11-20T10:{i:02}:00Z"),
+                    "eventSource": "sqs.amazonaws.com", "eventName": "SetQueueAttributes",
+                    "awsRegion": "us-east-1", "recipientAccountId": "111122223333",
+                    "userIdentity": {"type": "IAMUser", "userName": "bob"},
+                    "requestParameters": {"queueUrl": "https://sqs/q",
+                        "attributes": {"Policy": "{\"a\":[1,{\"b\":2}]}"}},
+                    "resources": [{"ARN": "arn:aws:sqs:us-east-1:111122223333:q"}]})
+                .to_string()
+            })
+            .collect()
+    }
+
+    /// The file in each layout, with record 3's closing brace lost.
+    fn layouts() -> Vec<(&'static str, String)> {
+        let mut parts = records();
+        parts[3].pop();
+        vec![
+            ("envelope", format!("{{\"Records\":[{}]}}", parts.join(","))),
+            ("array", format!("[\n  {}\n]\n", parts.join(",\n  "))),
+            ("concatenated", parts.join("\n")),
+            ("ndjson", parts.join("\n") + "\n"),
+        ]
+    }
+
+    /// The event ids read and the records skipped (index, offset, reason) from a file.
+    fn read(text: &str) -> (Vec<String>, Vec<(u64, Option<u64>, String)>) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("trail.json");
+        std::fs::write(&path, text).unwrap();
+        let (mut ids, mut bad) = (Vec::new(), Vec::new());
+        read_file(&path, None, &mut |item| {
+            match item.unwrap() {
+                SourceItem::Call(call) => ids.push(call.event_id.clone()),
+                SourceItem::Skipped(b) => bad.push((b.origin.index, b.origin.offset, b.reason)),
+                SourceItem::Settled(_) => unreachable!("read_file settles nothing"),
+            }
+            true
+        });
+        (ids, bad)
+    }
+
+    #[test]
+    fn a_record_with_an_unclosed_bracket_costs_only_itself_in_every_layout() {
+        for (layout, text) in layouts() {
+            let (ids, bad) = read(&text);
+            let expected: Vec<String> = (0..11)
+                .filter(|i| *i != 3)
+                .map(|i| format!("id-{i}"))
+                .collect();
+            assert_eq!(ids, expected, "{layout}");
+            assert_eq!(bad.len(), 1, "{layout}: {bad:?}");
+            let (index, offset, reason) = &bad[0];
+            assert_eq!(*index, 3, "{layout}");
+            let start = text
+                .find("{\"eventVersion\":\"1.09\",\"eventID\":\"id-3\"")
+                .unwrap();
+            assert_eq!(*offset, Some(start as u64), "{layout}");
+            assert!(
+                reason.contains("EOF while parsing")
+                    || reason.contains("expected `,` or `}`")
+                    || reason.contains("key must be a string"),
+                "{layout}: {reason}"
+            );
+        }
+    }
+
+    #[test]
+    fn records_after_the_bad_one_keep_their_numbers_and_offsets() {
+        let (_, text) = layouts().remove(1);
+        let (ids, _) = read(&text);
+        assert_eq!(ids.len(), 10);
+        // A record after the bad one parses from its own offset.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.json");
+        std::fs::write(&path, &text).unwrap();
+        let mut origins = Vec::new();
+        read_file(&path, None, &mut |item| {
+            if let Ok(SourceItem::Call(call)) = item {
+                origins.push((call.event_id.clone(), call.origin.index, call.origin.offset));
+            }
+            true
+        });
+        let (id, index, offset) = &origins[3];
+        assert_eq!(id, "id-4");
+        assert_eq!(*index, 4);
+        let at = text
+            .find("{\"eventVersion\":\"1.09\",\"eventID\":\"id-4\"")
+            .unwrap();
+        assert_eq!(*offset, Some(at as u64));
+    }
+
+    #[test]
+    fn a_record_cut_off_at_the_end_is_reported_truncated() {
+        let parts = records();
+        let text = format!("[{},{}", parts[0], &parts[1][..40]);
+        let (ids, bad) = read(&text);
+        assert_eq!(ids, ["id-0"]);
+        assert_eq!(bad.len(), 1);
+        assert!(bad[0].2.contains("truncated"), "{bad:?}");
     }
 }

@@ -35,8 +35,10 @@ pub struct Frame<'a> {
 pub enum FrameBody<'a> {
     /// Bytes that should hold one JSON record.
     Record(&'a [u8]),
-    /// The stream ended inside a record: the record is cut off.
-    Truncated,
+    /// The stream ended inside a value: a record is cut off, or a malformed record (an
+    /// unclosed bracket or string) swallowed the records after it. The bytes from its start to
+    /// the end of the stream; [`resync`] finds where the next good record begins.
+    Truncated(&'a [u8]),
     /// Bytes at the top level that are not a record, up to the end of their line.
     Garbage,
 }
@@ -152,7 +154,7 @@ impl<R: Read> Splitter<R> {
         Some(Frame {
             index,
             offset: self.base + start as u64,
-            body: FrameBody::Truncated,
+            body: FrameBody::Truncated(&self.buf[start..]),
         })
     }
 
@@ -499,6 +501,53 @@ impl Buffer {
     }
 }
 
+/// Where the records after a malformed one begin, in the bytes of a frame that holds more
+/// than one record or of a value the stream ended inside (see [`FrameBody::Truncated`]): the
+/// first `{` that is not a value inside the record (not after `:` or `[`) and starts a whole
+/// JSON object with CloudTrail record fields. Returns the end of the malformed record (before that
+/// separator) and the start of the next record, or `None` when no later record can be told
+/// apart (a record genuinely cut off at the end of the stream).
+///
+/// This recovers from an unclosed bracket in one record in every layout (envelope, array,
+/// concatenated; NDJSON needs none, each line standing alone). An unclosed string inverts
+/// what the scanner takes for strings until the next record boundary it can see; a record
+/// lost that way is reported with the malformed one.
+pub fn resync(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut from = 1;
+    while let Some(hit) = memchr::memchr(b'{', bytes.get(from..)?) {
+        let open = from + hit;
+        from = open + 1;
+        let before = bytes[..open].trim_ascii_end();
+        let separated = before.strip_suffix(b",").map(<[u8]>::trim_ascii_end);
+        // After `:` or `[` a `{` is a value inside the record; after anything else (a comma,
+        // or a value ending where the record's `}` went missing) it may start the next one.
+        let end = match (separated, before.last()) {
+            (Some(rest), _) => rest.len(),
+            (None, Some(b':' | b'[')) | (None, None) => continue,
+            (None, Some(_)) => before.len(),
+        };
+        if end > 0 && starts_with_record(&bytes[open..]) {
+            return Some((end, open));
+        }
+    }
+    None
+}
+
+/// Whether `bytes` begin with one whole JSON object that has a CloudTrail record's fields.
+fn starts_with_record(bytes: &[u8]) -> bool {
+    let mut stream = serde_json::Deserializer::from_slice(bytes).into_iter::<serde_json::Value>();
+    match stream.next() {
+        Some(Ok(serde_json::Value::Object(map))) => {
+            ["eventVersion", "eventID", "eventTime", "eventName"]
+                .iter()
+                .filter(|k| map.contains_key(**k))
+                .count()
+                >= 2
+        }
+        _ => false,
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 enum Kind {
     Record,
@@ -529,7 +578,7 @@ mod tests {
         while let Some(frame) = splitter.next_frame().expect("no io error") {
             let text = match frame.body {
                 FrameBody::Record(b) => String::from_utf8_lossy(b).into_owned(),
-                FrameBody::Truncated => "<truncated>".to_owned(),
+                FrameBody::Truncated(_) => "<truncated>".to_owned(),
                 FrameBody::Garbage => "<garbage>".to_owned(),
             };
             out.push((frame.offset, text));
@@ -646,5 +695,26 @@ mod tests {
             let got: Vec<String> = frames(input.as_bytes(), step).into_iter().map(|(_, t)| t).collect();
             proptest::prop_assert_eq!(got, records);
         }
+    }
+}
+
+#[cfg(test)]
+mod resync_tests {
+    use super::resync;
+
+    #[test]
+    fn the_next_record_is_found_after_the_bad_one_and_not_inside_it() {
+        let bad = r#"{"eventVersion":"1.09","eventID":"a","resources":[{"ARN":"x"},{"ARN":"y"}],"p":{"q":1}"#;
+        let good = r#"{"eventVersion":"1.09","eventID":"b","eventTime":"t"}"#;
+        for sep in [",", ", \n  ", "\n", ""] {
+            let text = format!("{bad}{sep}{good}]");
+            assert_eq!(
+                resync(text.as_bytes()),
+                Some((bad.len(), bad.len() + sep.len())),
+                "separator {sep:?}"
+            );
+        }
+        // A nested object after a comma is no record; nothing later is one either.
+        assert_eq!(resync(bad.as_bytes()), None);
     }
 }
