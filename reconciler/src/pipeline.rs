@@ -42,6 +42,51 @@ impl Request {
     }
 }
 
+/// What a run read, for the report's input section.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct InputSummary {
+    /// The sources, described.
+    pub sources: Vec<String>,
+    /// Records the sources gave (malformed ones included, duplicates counted each time).
+    pub records: u64,
+    /// Records inside the window, accounts and regions asked for.
+    pub in_window: u64,
+    /// Records outside them.
+    pub filtered_out: u64,
+    /// Deliveries of an event already read (same `eventID`), dropped.
+    pub duplicates: u64,
+    /// Malformed records skipped.
+    pub skipped: u64,
+    /// The first of them, each with its file, index, offset and reason.
+    pub skipped_records: Vec<SkippedRecord>,
+    /// The earliest event time inside the window.
+    pub first: Option<chrono::DateTime<chrono::Utc>>,
+    /// The latest event time inside the window.
+    pub last: Option<chrono::DateTime<chrono::Utc>>,
+}
+
+/// A malformed record, as the input section lists it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct SkippedRecord {
+    /// The file or API page.
+    pub source: String,
+    /// The record's index in it.
+    pub index: u64,
+    /// The byte offset, for files.
+    pub offset: Option<u64>,
+    /// Why it was skipped.
+    pub reason: String,
+}
+
+impl InputSummary {
+    /// Notes an event time inside the window.
+    fn saw(&mut self, time: chrono::DateTime<chrono::Utc>) {
+        self.in_window += 1;
+        self.first = Some(self.first.map_or(time, |f| f.min(time)));
+        self.last = Some(self.last.map_or(time, |l| l.max(time)));
+    }
+}
+
 /// What was found besides calls: skipped records, filtered calls, failed inputs.
 #[derive(Debug, Default)]
 pub struct Findings {
@@ -53,6 +98,8 @@ pub struct Findings {
     pub filtered_out: u64,
     /// Inputs that failed as a whole.
     pub errors: Vec<SourceError>,
+    /// What was read, so far.
+    pub input: InputSummary,
 }
 
 impl Findings {
@@ -79,12 +126,33 @@ pub struct Gathered {
 impl Gathered {
     /// The kept calls read back in time order, duplicates removed.
     pub fn into_calls(self) -> Result<Vec<Call>, PipelineError> {
+        Ok(self.into_calls_and_input()?.0)
+    }
+
+    /// The kept calls in time order, and what was read (its duplicates known once every
+    /// call has been read back).
+    pub fn into_calls_and_input(self) -> Result<(Vec<Call>, InputSummary), PipelineError> {
         let mut ordered = self.calls;
         let mut calls = Vec::new();
         while let Some((call, _)) = ordered.next_call()? {
             calls.push(call);
         }
-        Ok(calls)
+        let mut input = self.findings.input;
+        input.duplicates = ordered.counts().duplicates;
+        input.filtered_out = self.findings.filtered_out;
+        input.skipped = self.findings.bad_record_count;
+        input.skipped_records = self
+            .findings
+            .bad_records
+            .iter()
+            .map(|bad| SkippedRecord {
+                source: bad.origin.source.to_string(),
+                index: bad.origin.index,
+                offset: bad.origin.offset,
+                reason: bad.reason.clone(),
+            })
+            .collect();
+        Ok((calls, input))
     }
 }
 
@@ -108,14 +176,20 @@ pub async fn gather(
     let mut findings = Findings::default();
     for source in sources {
         tracing::info!(source = %source.describe(), "reading");
+        findings.input.sources.push(source.describe());
         let mut stream = source.calls(&pushdown);
         while let Some(item) = stream.next().await {
+            if matches!(item, Ok(_)) {
+                findings.input.records += 1;
+            }
             match item {
                 Ok(SourceItem::Call(call)) if request.filter.matches(&call) => {
+                    findings.input.saw(call.event_time);
                     collector.push(&call, &attributor.attribute(&call))?;
                 }
                 Ok(SourceItem::Call(_)) => findings.filtered_out += 1,
                 Ok(SourceItem::Settled(settled)) if settled.in_filter => {
+                    findings.input.saw(settled.event_time);
                     collector.count(&settled)?;
                 }
                 Ok(SourceItem::Settled(_)) => findings.filtered_out += 1,

@@ -330,3 +330,155 @@ fn the_demo_runs_from_a_copied_binary_anywhere_and_leaves_the_default_store_alon
     assert_eq!(refused.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&refused.stderr).contains("not empty"));
 }
+
+/// A copy of the demo (project, state, trail) in a temporary directory.
+fn demo_copy() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let copy = |from: &Path, to: &Path| {
+        let status = Command::new("cp")
+            .arg("-r")
+            .arg(from)
+            .arg(to)
+            .status()
+            .expect("cp runs");
+        assert!(status.success());
+    };
+    for name in ["project", "trail", "terraform.tfstate"] {
+        copy(&demo_dir().join(name), &dir.path().join(name));
+    }
+    dir
+}
+
+fn reconcile_json(dir: &Path, extra: &[&str]) -> (i32, serde_json::Value, String) {
+    let project = dir.join("project");
+    let state = dir.join("terraform.tfstate");
+    let trail = dir.join("trail");
+    let mut args = vec![
+        "reconcile",
+        "--project",
+        project.to_str().expect("utf-8"),
+        "--state",
+        state.to_str().expect("utf-8"),
+        "--logs",
+        trail.to_str().expect("utf-8"),
+        "--region",
+        "us-east-1",
+        "--no-terraform",
+        "--format",
+        "json",
+    ];
+    args.extend(extra);
+    let kb = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .env("RETRACE_KB", kb.path().join("knowledge.sqlite"))
+        .args(&args)
+        .output()
+        .expect("runs");
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    let doc = serde_json::from_slice(&output.stdout).unwrap_or(serde_json::Value::Null);
+    (output.status.code().unwrap_or(-1), doc, stderr)
+}
+
+#[test]
+fn a_malformed_record_mid_file_costs_only_itself() {
+    let dir = demo_copy();
+    // The 11-record file of the 10:30 delivery: record 3 (GetBucketVersioning) loses its
+    // closing brace. The S3 and SQS changes after it must still be reconciled.
+    let file = dir.path().join(
+        "trail/AWSLogs/111122223333/CloudTrail/us-east-1/2026/11/20/\
+         111122223333_CloudTrail_us-east-1_20261120T1130Z_Vq3LmT8xKp2RzW5n.json",
+    );
+    let text = std::fs::read_to_string(&file).expect("read");
+    let mut doc: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let records = doc["Records"].as_array_mut().expect("records");
+    assert_eq!(records.len(), 11);
+    let parts: Vec<String> = records.iter().map(|r| r.to_string()).collect();
+    let start = parts[..3].iter().map(|p| p.len() + 1).sum::<usize>() + "{\"Records\":[".len();
+    let mut broken = parts.clone();
+    broken[3].pop();
+    std::fs::write(&file, format!("{{\"Records\":[{}]}}", broken.join(","))).expect("write");
+    let (code, doc, stderr) = reconcile_json(dir.path(), &[]);
+    assert_eq!(code, 3, "{stderr}");
+    let apis: Vec<&str> = doc["intents"]
+        .as_array()
+        .expect("intents")
+        .iter()
+        .flat_map(|d| d["intent"]["evidence"].as_array().expect("evidence"))
+        .map(|e| e["api"].as_str().expect("api"))
+        .collect();
+    for api in [
+        "PutBucketVersioning",
+        "PutBucketTagging",
+        "SetQueueAttributes",
+    ] {
+        assert!(apis.contains(&api), "{api} vanished: {apis:?}");
+    }
+    let input = &doc["input"];
+    assert_eq!(input["skipped"], 1, "{input}");
+    let skipped = &input["skipped_records"][0];
+    assert_eq!(skipped["index"], 3);
+    assert_eq!(skipped["offset"], start as u64);
+    assert!(
+        skipped["source"]
+            .as_str()
+            .expect("source")
+            .ends_with(".json")
+    );
+    assert!(
+        skipped["reason"]
+            .as_str()
+            .expect("reason")
+            .starts_with("not valid JSON"),
+        "{skipped}"
+    );
+}
+
+#[test]
+fn a_run_that_reads_nothing_is_an_error_unless_allowed() {
+    let dir = demo_copy();
+    // An empty directory, one with no log file, and a window no record falls in.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    let project = dir.path().join("project");
+    let state = dir.path().join("terraform.tfstate");
+    let run = |logs: &Path, extra: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_retrace"));
+        command
+            .args(["reconcile", "--no-record", "--no-terraform", "--project"])
+            .arg(&project)
+            .arg("--state")
+            .arg(&state)
+            .arg("--logs")
+            .arg(logs)
+            .args(extra);
+        let output = command.output().expect("runs");
+        (
+            output.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&empty, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(stderr.contains("no CloudTrail log file under"), "{stderr}");
+    assert!(stderr.contains(empty.to_str().expect("utf-8")), "{stderr}");
+    std::fs::write(empty.join("README.txt"), "not a log").expect("write");
+    let (code, stderr) = run(&empty, &[]);
+    assert_eq!(code, 1, "{stderr}");
+    let trail = dir.path().join("trail");
+    let (code, stderr) = run(
+        &trail,
+        &[
+            "--since",
+            "2026-11-20T20:00:00Z",
+            "--until",
+            "2026-11-21T00:00:00Z",
+        ],
+    );
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("no CloudTrail record inside the window"),
+        "{stderr}"
+    );
+    let (code, stderr) = run(&empty, &["--allow-empty"]);
+    assert_eq!(code, 0, "{stderr}");
+}

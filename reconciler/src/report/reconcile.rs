@@ -3,9 +3,49 @@
 //! validators' verdicts; as text or JSON.
 
 use crate::intents::describe;
+use crate::pipeline::InputSummary;
 use crate::reconcile::Outcome;
 use crate::resolve::{Finding, FindingKind, Reach};
 use std::fmt::Write;
+
+/// The input section of a text report: what was read, the window it covered, duplicates,
+/// and each malformed record skipped with where it was and why.
+pub fn input_text(input: &InputSummary) -> String {
+    let mut out = String::new();
+    let span = match (input.first, input.last) {
+        (Some(first), Some(last)) => format!(
+            ", from {} to {}",
+            first.format("%Y-%m-%d %H:%M:%S"),
+            last.format("%Y-%m-%d %H:%M:%S")
+        ),
+        _ => String::new(),
+    };
+    let _ = writeln!(
+        out,
+        "Input: {} record(s) read, {} inside the window{span}, {} outside it, {} duplicate(s), {} malformed",
+        input.records, input.in_window, input.filtered_out, input.duplicates, input.skipped
+    );
+    for source in &input.sources {
+        let _ = writeln!(out, "  from {source}");
+    }
+    for bad in &input.skipped_records {
+        let at = bad
+            .offset
+            .map(|o| format!(" (byte {o})"))
+            .unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "  skipped {} record #{}{at}: {}",
+            bad.source, bad.index, bad.reason
+        );
+    }
+    if input.skipped > input.skipped_records.len() as u64 {
+        let more = input.skipped - input.skipped_records.len() as u64;
+        let _ = writeln!(out, "  ... and {more} more malformed record(s)");
+    }
+    out.push('\n');
+    out
+}
 
 /// The outcome as a text report.
 pub fn text(outcome: &Outcome) -> String {

@@ -14,7 +14,7 @@ use reconciler::attribute::{Attributor, Verdict};
 use reconciler::config::Config;
 use reconciler::ingest::Call;
 use reconciler::learn::{self, Proposal};
-use reconciler::pipeline::{self, Request};
+use reconciler::pipeline::{self, InputSummary, Request};
 use reconciler::policy::Policy;
 use reconciler::reconcile::{Input, Outcome, reconcile};
 use reconciler::record::{self, Knowledge, Recorded};
@@ -73,6 +73,7 @@ pub struct KbSettings {
 /// What a run produced: the outcome, what the record stage did, and notes on learning.
 struct RunResult {
     outcome: Outcome,
+    input: InputSummary,
     recorded: Option<std::result::Result<Recorded, String>>,
     notes: Vec<String>,
 }
@@ -244,7 +245,8 @@ fn print(result: &RunResult, run: &RunArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match run.format {
         Format::Text => {
-            let mut text = reconciler::report::reconcile::text(&result.outcome);
+            let mut text = reconciler::report::reconcile::input_text(&result.input);
+            text.push_str(&reconciler::report::reconcile::text(&result.outcome));
             let lines = knowledge_lines(result);
             if !lines.is_empty() {
                 text.push_str("\nKnowledge base:\n");
@@ -266,6 +268,7 @@ fn print(result: &RunResult, run: &RunArgs) -> Result<()> {
                     "notes": result.notes,
                 });
                 map.insert("knowledge".into(), knowledge);
+                map.insert("input".into(), serde_json::to_value(&result.input)?);
             }
             writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?
         }
@@ -295,7 +298,7 @@ async fn outcome(
     kb: Option<KbSettings>,
     terraform: bool,
 ) -> Result<RunResult> {
-    let calls = gather(sources, config).await?;
+    let (calls, input) = gather(sources, config).await?;
     let state = State::read(state)?;
     let observed = observed.map(State::read).transpose()?;
     let mut knowledge = kb
@@ -370,6 +373,7 @@ async fn outcome(
     });
     Ok(RunResult {
         outcome,
+        input,
         recorded,
         notes,
     })
@@ -406,7 +410,9 @@ fn proposals(
     Ok(out)
 }
 
-async fn gather(sources: &SourceArgs, config: &Config) -> Result<Vec<Call>> {
+/// The out-of-band calls in time order, and what was read; an input that failed, or a run
+/// that read nothing inside the window (unless `--allow-empty`), is an error.
+async fn gather(sources: &SourceArgs, config: &Config) -> Result<(Vec<Call>, InputSummary)> {
     let filter = sources.filter(config)?;
     let attributor = Attributor::new(&config.attribution)?;
     let readers = sources.sources(config).await?;
@@ -415,5 +421,6 @@ async fn gather(sources: &SourceArgs, config: &Config) -> Result<Vec<Call>> {
     if let Some(error) = gathered.findings.errors.first() {
         bail!("{error}");
     }
-    Ok(gathered.into_calls()?)
+    sources.check_read(&gathered.findings.input, &request.filter)?;
+    Ok(gathered.into_calls_and_input()?)
 }

@@ -2,16 +2,17 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use reconciler::config::{Config, LakeConfig, LookupConfig, SourcesConfig};
 use reconciler::ingest::Filter;
 use reconciler::ingest::Source;
-use reconciler::ingest::files::FileSource;
+use reconciler::ingest::files::{FileSource, discover};
 use reconciler::ingest::lake::{LakeSource, arn_region};
 use reconciler::ingest::lookup::LookupSource;
+use reconciler::pipeline::InputSummary;
 
 /// Where to read CloudTrail from and which calls to look at. Options given here replace the
 /// `[sources]` and `[filter]` settings of the configuration file.
@@ -48,6 +49,24 @@ pub struct SourceArgs {
     /// Only calls in this region; repeatable.
     #[arg(long = "region", value_name = "REGION")]
     pub regions: Vec<String>,
+    /// Accept a run that reads no log file or no record inside the window (otherwise an
+    /// error: a mistyped path must not read as an all-clear).
+    #[arg(long)]
+    pub allow_empty: bool,
+}
+
+/// The time window in words.
+pub fn window(filter: &Filter) -> String {
+    let at = |t: Option<chrono::DateTime<chrono::Utc>>, open: &str| {
+        t.map_or(open.to_owned(), |t| {
+            t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+        })
+    };
+    format!(
+        "the window {} to {}",
+        at(filter.since, "the beginning"),
+        at(filter.until, "now")
+    )
 }
 
 /// Loads the configuration file: the one named, else `./retrace.toml` when present.
@@ -84,6 +103,7 @@ impl SourceArgs {
         let settings = self.source_settings(config)?;
         let mut sources: Vec<Box<dyn Source>> = Vec::new();
         if !settings.files.is_empty() {
+            self.check_files(&settings.files, &self.filter(config)?)?;
             sources.push(Box::new(
                 FileSource::new(settings.files.clone()).with_progress(progress_bar()),
             ));
@@ -104,6 +124,44 @@ impl SourceArgs {
             );
         }
         Ok(sources)
+    }
+
+    /// Refuses files and directories that hold no log file for the window (a mistyped path,
+    /// an empty directory), unless `--allow-empty`. Paths that do not exist are reported by
+    /// the source itself.
+    fn check_files(&self, paths: &[PathBuf], filter: &Filter) -> Result<()> {
+        if self.allow_empty || paths.iter().any(|p| !p.exists()) {
+            return Ok(());
+        }
+        let (files, _) = discover(paths, filter);
+        if files.is_empty() {
+            let named: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+            bail!(
+                "no CloudTrail log file under {} for {}: check the path and the time window, or \
+                 pass --allow-empty",
+                named.join(", "),
+                window(filter)
+            );
+        }
+        Ok(())
+    }
+
+    /// Refuses a run in which no record fell inside the window (an all-clear nobody should
+    /// trust), unless `--allow-empty`.
+    pub fn check_read(&self, input: &InputSummary, filter: &Filter) -> Result<()> {
+        if self.allow_empty || input.in_window > 0 {
+            return Ok(());
+        }
+        bail!(
+            "no CloudTrail record inside {} was read from {} ({} record(s) read, {} outside the \
+             window, accounts or regions, {} malformed): check the sources and the window, or \
+             pass --allow-empty",
+            window(filter),
+            input.sources.join("; "),
+            input.records,
+            input.filtered_out,
+            input.skipped
+        )
     }
 
     /// The sources named on the command line, else those of the configuration; --profile and
