@@ -1,5 +1,20 @@
-//! A change set over several files: shown as a git-style unified diff, and applied atomically
-//! file by file, refusing to overwrite a file that changed since it was read.
+//! A change set over several files: shown as a git-style unified diff, and applied all or
+//! nothing across files, refusing to overwrite a file that changed since it was read.
+//!
+//! Applying follows a journal in the root's `.retrace/` directory, so that an interruption at
+//! any point leaves every file old or, once the next run completes it, every file new:
+//!
+//! 1. each new text is written to `.retrace/staged/<n>` and flushed;
+//! 2. `.retrace/journal.json` lists each target and its staged file (or its removal), written
+//!    to a temporary name, flushed and renamed into place: from here the change is decided;
+//! 3. each staged file is renamed over its target (or the target removed), directories
+//!    flushed;
+//! 4. the journal is removed, then the staging directory.
+//!
+//! [`recover`] (run before every apply, and by `retrace reconcile` before it reads a project)
+//! finishes a decided change whose journal is still there, and throws away staged files that
+//! no journal names, so no temporary file outlives a run. `RETRACE_FAULT_AFTER=N` makes the
+//! process abort after the N-th step, for the tests that kill a write at every step.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -128,21 +143,35 @@ impl ChangeSet {
     /// otherwise nothing is written (but for directories made for new files, when a file
     /// changes while the others are being staged). A replaced file keeps its permissions.
     pub fn apply(&self, root: &Path) -> Result<(), PatchError> {
+        recover(root)?;
         self.check_unchanged(root)?;
-        let mut staged = Vec::new();
-        for (path, change) in self.changed() {
-            let target = root.join(path);
-            let temp = match &change.new {
-                Some(text) => Some(stage(&target, text)?),
+        let mut fault = Fault::from_env();
+        let staging = root.join(STAGING);
+        create_dir(&staging)?;
+        let mut entries = Vec::new();
+        for (n, (path, change)) in self.changed().enumerate() {
+            let staged = match &change.new {
+                Some(text) => {
+                    let name = format!("{n}");
+                    stage(&staging.join(&name), &root.join(path), text)?;
+                    fault.step();
+                    Some(name)
+                }
                 None => None,
             };
-            staged.push((target, temp));
+            entries.push(Entry {
+                target: path.to_path_buf(),
+                staged,
+            });
         }
         self.check_unchanged(root)?;
-        for (target, temp) in staged {
-            commit(&target, temp)?;
+        write_journal(root, &entries)?;
+        fault.step();
+        for entry in &entries {
+            entry.commit(root)?;
+            fault.step();
         }
-        Ok(())
+        finish(root)
     }
 
     /// Fails unless every file under `root` still holds its old text.
@@ -261,33 +290,185 @@ fn push_line(out: &mut String, colour: Colour, ansi: &str, line: &str) {
     out.push_str(&line[body.len()..]);
 }
 
-/// Writes `text` to a flushed temporary file beside `target`, with `target`'s permissions
-/// (or, for a new file, the usual ones), creating missing directories.
-fn stage(target: &Path, text: &str) -> Result<NamedTempFile, PatchError> {
-    let io_error = |source| PatchError::Io {
-        path: target.to_path_buf(),
-        source,
-    };
-    let dir = target.parent().unwrap_or(Path::new("."));
-    fs::create_dir_all(dir).map_err(io_error)?;
-    let mut temp = NamedTempFile::new_in(dir).map_err(io_error)?;
-    temp.write_all(text.as_bytes()).map_err(io_error)?;
-    let permissions = match fs::metadata(target) {
-        Ok(metadata) => metadata.permissions(),
-        Err(error) if error.kind() == io::ErrorKind::NotFound => new_file_permissions(&temp)?,
-        Err(error) => return Err(io_error(error)),
-    };
-    temp.as_file()
-        .set_permissions(permissions)
-        .map_err(io_error)?;
-    temp.as_file().sync_all().map_err(io_error)?;
-    Ok(temp)
+/// The staging directory, under the root.
+const STAGING: &str = ".retrace/staged";
+/// The journal of a decided change, under the root.
+const JOURNAL: &str = ".retrace/journal.json";
+
+/// One file of a decided change: its target and the staged file that replaces it (`None`:
+/// the target is removed).
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Entry {
+    target: PathBuf,
+    staged: Option<String>,
 }
 
-/// The permissions of a new file: `0644` on Unix, the temporary file's own elsewhere.
-fn new_file_permissions(temp: &NamedTempFile) -> Result<fs::Permissions, PatchError> {
-    let metadata = temp.as_file().metadata().map_err(|source| PatchError::Io {
-        path: temp.path().to_path_buf(),
+impl Entry {
+    /// Puts the staged file in place of the target (or removes the target); done already when
+    /// the staged file is gone (or the target is).
+    fn commit(&self, root: &Path) -> Result<(), PatchError> {
+        let target = root.join(&self.target);
+        let io_error = |source| PatchError::Io {
+            path: target.clone(),
+            source,
+        };
+        match &self.staged {
+            Some(name) => {
+                let staged = root.join(STAGING).join(name);
+                if !staged.exists() {
+                    return Ok(());
+                }
+                if let Some(dir) = target.parent() {
+                    fs::create_dir_all(dir).map_err(io_error)?;
+                }
+                fs::rename(&staged, &target).map_err(io_error)?;
+            }
+            None => match fs::remove_file(&target) {
+                Err(error) if error.kind() != io::ErrorKind::NotFound => {
+                    return Err(io_error(error));
+                }
+                _ => {}
+            },
+        }
+        sync_dir(target.parent().unwrap_or(root)).map_err(io_error)
+    }
+}
+
+/// Finishes or clears an interrupted apply under `root`: a journal still there means the
+/// change was decided, so its remaining files are put in place; staged files without a
+/// journal were never decided and are removed. Returns whether there was anything to do.
+pub fn recover(root: &Path) -> Result<bool, PatchError> {
+    let journal = root.join(JOURNAL);
+    let staging = root.join(STAGING);
+    let io_error = |path: &Path, source| PatchError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let pending = match fs::read(&journal) {
+        Ok(bytes) => Some(bytes),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => None,
+        Err(error) => return Err(io_error(&journal, error)),
+    };
+    if let Some(bytes) = pending {
+        let entries: Vec<Entry> = serde_json::from_slice(&bytes)
+            .map_err(|e| io_error(&journal, io::Error::new(io::ErrorKind::InvalidData, e)))?;
+        for entry in &entries {
+            entry.commit(root)?;
+        }
+        tracing::warn!(root = %root.display(), "completed a patch an earlier run was interrupted writing");
+        finish(root)?;
+        return Ok(true);
+    }
+    if staging.exists() {
+        fs::remove_dir_all(&staging).map_err(|e| io_error(&staging, e))?;
+        remove_if_empty(&root.join(".retrace"));
+        return Ok(true);
+    }
+    Ok(false)
+}
+
+/// Removes the journal, then the staging directory and `.retrace/` when nothing else is in it.
+fn finish(root: &Path) -> Result<(), PatchError> {
+    let journal = root.join(JOURNAL);
+    match fs::remove_file(&journal) {
+        Err(error) if error.kind() != io::ErrorKind::NotFound => {
+            return Err(PatchError::Io {
+                path: journal,
+                source: error,
+            });
+        }
+        _ => {}
+    }
+    let meta = root.join(".retrace");
+    sync_dir(&meta).ok();
+    let staging = root.join(STAGING);
+    if staging.exists() {
+        fs::remove_dir_all(&staging).map_err(|source| PatchError::Io {
+            path: staging,
+            source,
+        })?;
+    }
+    remove_if_empty(&meta);
+    Ok(())
+}
+
+/// Removes a directory that holds nothing (a `.retrace/` the user keeps other things in stays).
+fn remove_if_empty(dir: &Path) {
+    let _ = fs::remove_dir(dir);
+}
+
+fn create_dir(dir: &Path) -> Result<(), PatchError> {
+    fs::create_dir_all(dir).map_err(|source| PatchError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes the journal under a temporary name, flushes it and renames it into place: the
+/// change is decided once the rename is on disk.
+fn write_journal(root: &Path, entries: &[Entry]) -> Result<(), PatchError> {
+    let journal = root.join(JOURNAL);
+    let io_error = |source| PatchError::Io {
+        path: journal.clone(),
+        source,
+    };
+    let dir = journal.parent().unwrap_or(root);
+    let mut temp = NamedTempFile::new_in(dir).map_err(io_error)?;
+    let text = serde_json::to_vec(entries).map_err(|e| io_error(io::Error::other(e)))?;
+    temp.write_all(&text).map_err(io_error)?;
+    temp.as_file().sync_all().map_err(io_error)?;
+    temp.persist(&journal).map_err(|e| io_error(e.error))?;
+    sync_dir(dir).map_err(io_error)
+}
+
+/// The steps of an apply, counted so a test can abort the process after any one of them
+/// (`RETRACE_FAULT_AFTER=N`, a testing aid).
+struct Fault {
+    after: Option<u32>,
+    done: u32,
+}
+
+impl Fault {
+    fn from_env() -> Fault {
+        Fault {
+            after: std::env::var("RETRACE_FAULT_AFTER")
+                .ok()
+                .and_then(|v| v.parse().ok()),
+            done: 0,
+        }
+    }
+
+    /// Counts a step; aborts the process when it is the one asked for.
+    fn step(&mut self) {
+        self.done += 1;
+        if self.after == Some(self.done) {
+            std::process::abort();
+        }
+    }
+}
+
+/// Writes `text` to the staging file `staged`, flushed, with `target`'s permissions (or, for
+/// a new file, the usual ones).
+fn stage(staged: &Path, target: &Path, text: &str) -> Result<(), PatchError> {
+    let io_error = |source| PatchError::Io {
+        path: staged.to_path_buf(),
+        source,
+    };
+    let mut file = fs::File::create(staged).map_err(io_error)?;
+    file.write_all(text.as_bytes()).map_err(io_error)?;
+    let permissions = match fs::metadata(target) {
+        Ok(metadata) => metadata.permissions(),
+        Err(error) if error.kind() == io::ErrorKind::NotFound => new_file_permissions(&file)?,
+        Err(error) => return Err(io_error(error)),
+    };
+    file.set_permissions(permissions).map_err(io_error)?;
+    file.sync_all().map_err(io_error)
+}
+
+/// The permissions of a new file: `0644` on Unix, the staged file's own elsewhere.
+fn new_file_permissions(file: &fs::File) -> Result<fs::Permissions, PatchError> {
+    let metadata = file.metadata().map_err(|source| PatchError::Io {
+        path: PathBuf::from(STAGING),
         source,
     })?;
     let mut permissions = metadata.permissions();
@@ -315,22 +496,6 @@ fn check_file(target: &Path, old: Option<&str>) -> Result<(), PatchError> {
             path: target.to_path_buf(),
         })
     }
-}
-
-/// Renames the staged file over `target`, or removes `target` when there is none, then
-/// flushes the directory entry.
-fn commit(target: &Path, temp: Option<NamedTempFile>) -> Result<(), PatchError> {
-    let io_error = |source| PatchError::Io {
-        path: target.to_path_buf(),
-        source,
-    };
-    match temp {
-        Some(temp) => {
-            temp.persist(target).map_err(|e| io_error(e.error))?;
-        }
-        None => fs::remove_file(target).map_err(io_error)?,
-    }
-    sync_dir(target.parent().unwrap_or(Path::new("."))).map_err(io_error)
 }
 
 /// Flushes a directory's entries to disk (Unix only; elsewhere a rename is as durable as

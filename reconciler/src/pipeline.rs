@@ -103,9 +103,16 @@ pub struct Findings {
 }
 
 impl Findings {
+    /// Counts a call outside the window, accounts or regions.
+    fn outside(&mut self) {
+        self.filtered_out += 1;
+        self.input.filtered_out += 1;
+    }
+
     fn bad(&mut self, bad: BadRecord) {
         tracing::warn!(record = %bad.origin, reason = %bad.reason, "skipped a malformed record");
         self.bad_record_count += 1;
+        self.input.skipped += 1;
         if self.bad_records.len() < MAX_BAD_RECORDS {
             self.bad_records.push(bad);
         }
@@ -139,8 +146,6 @@ impl Gathered {
         }
         let mut input = self.findings.input;
         input.duplicates = ordered.counts().duplicates;
-        input.filtered_out = self.findings.filtered_out;
-        input.skipped = self.findings.bad_record_count;
         input.skipped_records = self
             .findings
             .bad_records
@@ -187,12 +192,12 @@ pub async fn gather(
                     findings.input.saw(call.event_time);
                     collector.push(&call, &attributor.attribute(&call))?;
                 }
-                Ok(SourceItem::Call(_)) => findings.filtered_out += 1,
+                Ok(SourceItem::Call(_)) => findings.outside(),
                 Ok(SourceItem::Settled(settled)) if settled.in_filter => {
                     findings.input.saw(settled.event_time);
                     collector.count(&settled)?;
                 }
-                Ok(SourceItem::Settled(_)) => findings.filtered_out += 1,
+                Ok(SourceItem::Settled(_)) => findings.outside(),
                 Ok(SourceItem::Skipped(bad)) => findings.bad(bad),
                 Err(error) => {
                     tracing::error!(%error, "input failed");

@@ -134,7 +134,9 @@ fn filters_by_window_region_and_account() {
     ]));
     // without the eu-central-1 volume tags and the us-east-1 (IAM) policy attachment
     assert_eq!(ids(&ireland).len(), 5);
-    let other_account = json(&retrace(&[
+    // No log of another account: an error (a mistyped id must not read as an all-clear),
+    // unless an empty result is allowed.
+    let args = [
         "--config",
         EXAMPLE,
         "events",
@@ -142,7 +144,12 @@ fn filters_by_window_region_and_account() {
         "json",
         "--account",
         "999999999999",
-    ]));
+    ];
+    let refused = retrace(&args);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no CloudTrail log file"));
+    let allowed = [args.as_slice(), &["--allow-empty"]].concat();
+    let other_account = json(&retrace(&allowed));
     assert_eq!(other_account["summary"]["total"], 0);
 }
 
@@ -569,12 +576,17 @@ fn garbage_never_panics() {
     }
     let path = dir.path().join("noise.json");
     std::fs::write(&path, &bytes).unwrap();
+    // Noise holds no record: an error, said in words, unless an empty result is allowed.
+    let refused = retrace(&["events", "--logs", path.to_str().unwrap()]);
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("no CloudTrail record inside"));
     let out = retrace(&[
         "events",
         "--logs",
         path.to_str().unwrap(),
         "--format",
         "json",
+        "--allow-empty",
     ]);
     assert_eq!(
         out.status.code(),
@@ -593,6 +605,7 @@ fn garbage_never_panics() {
         empty.to_str().unwrap(),
         "--format",
         "json",
+        "--allow-empty",
     ]);
     assert_eq!(json(&out)["summary"]["total"], 0);
 }

@@ -482,3 +482,80 @@ fn a_run_that_reads_nothing_is_an_error_unless_allowed() {
     let (code, stderr) = run(&empty, &["--allow-empty"]);
     assert_eq!(code, 0, "{stderr}");
 }
+
+/// Every file under a directory with its bytes, by path relative to it.
+fn tree(dir: &Path) -> std::collections::BTreeMap<String, Vec<u8>> {
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(here) = stack.pop() {
+        for entry in std::fs::read_dir(&here).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let name = path
+                    .strip_prefix(dir)
+                    .expect("inside")
+                    .display()
+                    .to_string();
+                out.insert(name, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_write_killed_at_any_step_leaves_every_file_old_or_every_file_new() {
+    // The demo's patch changes main.tf and terraform.tfvars: two staged files, the journal,
+    // two renames. Kill the writer after each step; the next run completes or clears it.
+    let reference = demo_copy();
+    let old = tree(&reference.path().join("project"));
+    let (code, _, stderr) = reconcile_json(reference.path(), &["--write"]);
+    assert_eq!(code, 3, "{stderr}");
+    let new = tree(&reference.path().join("project"));
+    let changed: Vec<&String> = new.keys().filter(|k| old.get(*k) != new.get(*k)).collect();
+    assert_eq!(changed, ["main.tf", "terraform.tfvars"]);
+    for step in 1..=5 {
+        let dir = demo_copy();
+        let project = dir.path().join("project");
+        let state = dir.path().join("terraform.tfstate");
+        let trail = dir.path().join("trail");
+        let killed = Command::new(env!("CARGO_BIN_EXE_retrace"))
+            .env("RETRACE_FAULT_AFTER", step.to_string())
+            .args([
+                "reconcile",
+                "--no-record",
+                "--no-terraform",
+                "--write",
+                "--project",
+            ])
+            .arg(&project)
+            .arg("--state")
+            .arg(&state)
+            .arg("--logs")
+            .arg(&trail)
+            .args(["--region", "us-east-1"])
+            .output()
+            .expect("runs");
+        assert_eq!(
+            killed.status.code(),
+            None,
+            "step {step}: the writer was not killed"
+        );
+        // The next run finds the interrupted write and completes or clears it.
+        let (code, _, stderr) = reconcile_json(dir.path(), &[]);
+        assert_ne!(code, 1, "step {step}: {stderr}");
+        let after = tree(&project);
+        let expected = if step <= 2 { &old } else { &new };
+        assert_eq!(
+            after.keys().collect::<Vec<_>>(),
+            expected.keys().collect::<Vec<_>>(),
+            "step {step}: stray or missing files"
+        );
+        assert!(
+            after == *expected,
+            "step {step}: files are neither all old nor all new"
+        );
+    }
+}

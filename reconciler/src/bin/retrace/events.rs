@@ -45,8 +45,11 @@ pub async fn run(args: EventsArgs, config: &Config) -> Result<u8> {
     };
     let request = Request::new(filter, keep);
     let gathered = pipeline::gather(&sources, &attributor, &request).await?;
-    args.sources
-        .check_read(&gathered.findings.input, &request.filter)?;
+    // An input that failed is reported below and ends the run with an error anyway.
+    if gathered.findings.errors.is_empty() {
+        args.sources
+            .check_read(&gathered.findings.input, &request.filter)?;
+    }
     let stdout = std::io::stdout().lock();
     let mut writer = EventsWriter::new(std::io::BufWriter::new(stdout), args.format, args.raw);
     let mut calls = gathered.calls;

@@ -97,6 +97,17 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         .clone()
         .or_else(|| config.project.observed.clone());
     let kb = (!args.run.no_record).then_some(kb);
+    if reconciler::patch::recover(&project).with_context(|| {
+        format!(
+            "completing an interrupted patch under {}",
+            project.display()
+        )
+    })? {
+        eprintln!(
+            "completed a patch an earlier run was interrupted writing under {}",
+            project.display()
+        );
+    }
     let result = outcome(
         &args.sources,
         config,
