@@ -21,4 +21,5 @@ pub mod report;
 pub mod resolve;
 pub mod synthesize;
 pub mod terraform;
+pub mod text;
 pub mod validate;

@@ -110,7 +110,11 @@ impl Findings {
     }
 
     fn bad(&mut self, bad: BadRecord) {
-        tracing::warn!(record = %bad.origin, reason = %bad.reason, "skipped a malformed record");
+        tracing::warn!(
+            record = %crate::text::escaped(&bad.origin.to_string()),
+            reason = %crate::text::escaped(&bad.reason),
+            "skipped a malformed record"
+        );
         self.bad_record_count += 1;
         self.input.skipped += 1;
         if self.bad_records.len() < MAX_BAD_RECORDS {

@@ -415,3 +415,47 @@ fn redacted_values_are_reported_for_a_person_and_stay_out_of_code_and_report() {
     // appears nowhere in the report.
     assert!(!doc.to_string().contains("db.internal"), "{doc}");
 }
+
+#[test]
+fn escape_sequences_and_direction_overrides_never_reach_the_terminal_or_the_code() {
+    // The tag trail with a user agent carrying a colour escape and a tag value carrying a
+    // right-to-left override, as an intruder could send them.
+    let s = intents_project();
+    let source = common::repo().join("fixtures/intents/tags/trail.json");
+    let mut doc: Value = serde_json::from_slice(&fs::read(source).unwrap()).unwrap();
+    let record = &mut doc["Records"][0];
+    record["userAgent"] = Value::String("aws-cli/2.15.0 \u{1b}[31mred\u{1b}[0m".into());
+    record["requestParameters"]["tagSet"]["items"][0]["value"] =
+        Value::String("payments\u{202E}maet".into());
+    let dir = tempfile::tempdir().unwrap();
+    let trail = dir.path().join("trail.json");
+    fs::write(&trail, doc.to_string()).unwrap();
+    let text = Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .args(["reconcile", "--project"])
+        .arg(&s.project)
+        .arg("--state")
+        .arg(&s.state)
+        .arg("--logs")
+        .arg(&trail)
+        .args(["--write", "--no-record", "--no-terraform"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8(text.stdout).unwrap();
+    assert!(!out.contains('\u{1b}'), "raw escape in the report:\n{out}");
+    assert!(
+        !out.contains('\u{202E}'),
+        "raw override in the report:\n{out}"
+    );
+    assert!(out.contains("payments\\u{202e}maet"), "{out}");
+    let main = fs::read_to_string(s.project.join("main.tf")).unwrap();
+    assert!(
+        !main.contains('\u{202E}'),
+        "raw override written into main.tf"
+    );
+    assert!(main.contains("payments\\u202emaet"), "{main}");
+    // JSON output keeps the exact value.
+    let s = intents_project();
+    let (_, json) = run(&s, &trail);
+    let tags = &json["intents"][0]["intent"]["deltas"][0]["tags_set"]["Owner"];
+    assert_eq!(tags, "payments\u{202E}maet");
+}

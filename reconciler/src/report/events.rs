@@ -4,6 +4,7 @@
 //! Calls are written as they are read from the ordered stream, so output of any size needs
 //! no more memory than one call.
 
+use crate::text::escaped;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -194,18 +195,15 @@ impl<W: Write> EventsWriter<W> {
             attribution.verdict.name().to_owned(),
         ];
         for (cell, width) in cells.iter().zip(WIDTHS) {
-            write!(self.out, "{:<width$}  ", fit(cell, width))?;
+            write!(self.out, "{:<width$}  ", fit(&escaped(cell), width))?;
         }
         let resources = call.resource_hints();
-        writeln!(
-            self.out,
-            "{}",
-            if resources.is_empty() {
-                "-".into()
-            } else {
-                resources.join(", ")
-            }
-        )
+        let resources = if resources.is_empty() {
+            "-".into()
+        } else {
+            resources.join(", ")
+        };
+        writeln!(self.out, "{}", escaped(&resources))
     }
 }
 
@@ -257,7 +255,7 @@ fn write_summary_text(out: &mut dyn Write, summary: &Summary) -> io::Result<()> 
             summary.bad_record_count
         )?;
         for bad in summary.bad_records.iter().take(TEXT_BAD_RECORDS) {
-            writeln!(out, "  {bad}")?;
+            writeln!(out, "  {}", escaped(&bad.to_string()))?;
         }
         let more = summary
             .bad_record_count
@@ -267,7 +265,7 @@ fn write_summary_text(out: &mut dyn Write, summary: &Summary) -> io::Result<()> 
         }
     }
     for error in &summary.errors {
-        writeln!(out, "error: {error}")?;
+        writeln!(out, "error: {}", escaped(error))?;
     }
     Ok(())
 }

@@ -23,7 +23,10 @@ pub fn quoted(s: &str) -> String {
                 out.push(c);
                 out.push(c);
             }
-            c if c.is_control() => out.push_str(&format!("\\u{:04x}", u32::from(c))),
+            // Controls and invisible or direction-changing characters are never written raw.
+            c if crate::text::is_unsafe(c) || c.is_control() => {
+                out.push_str(&format!("\\u{:04x}", u32::from(c)));
+            }
             c => out.push(c),
         }
     }

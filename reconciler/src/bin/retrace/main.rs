@@ -108,7 +108,10 @@ fn fail(error: &anyhow::Error) -> ExitCode {
         // The reader of our output went away (`retrace events | head`): not an error.
         return ExitCode::from(exit::OK);
     }
-    eprintln!("error: {error:#}");
+    eprintln!(
+        "error: {}",
+        reconciler::text::escaped(&format!("{error:#}"))
+    );
     ExitCode::from(exit::ERROR)
 }
 

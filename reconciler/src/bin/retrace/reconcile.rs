@@ -20,6 +20,7 @@ use reconciler::reconcile::{Input, Outcome, reconcile};
 use reconciler::record::{self, Knowledge, Recorded};
 use reconciler::report::Format;
 use reconciler::terraform::state::State;
+use reconciler::text::escaped;
 use reconciler::validate::{TerraformPlan, Validator};
 
 use crate::sources::SourceArgs;
@@ -265,7 +266,7 @@ fn print(result: &RunResult, run: &RunArgs) -> Result<()> {
                     text.push_str(&format!("  {line}\n"));
                 }
             }
-            stdout.write_all(text.as_bytes())?
+            stdout.write_all(escaped(&text).as_bytes())?
         }
         Format::Json => {
             let mut doc = serde_json::to_value(&result.outcome)?;
