@@ -492,3 +492,20 @@ fn an_unopenable_path_is_named() {
         "{err}"
     );
 }
+
+#[test]
+fn a_file_that_is_not_a_database_is_named_in_plain_words() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("kb.sqlite");
+    std::fs::write(
+        &path,
+        "not a database, just text that is long enough to look like a page",
+    )
+    .expect("write");
+    let error = match Store::open(&path) {
+        Ok(_) => panic!("a text file opened as a store"),
+        Err(error) => error.to_string(),
+    };
+    assert!(error.starts_with(&path.display().to_string()), "{error}");
+    assert!(error.contains("not a retrace knowledge base"), "{error}");
+}

@@ -313,6 +313,23 @@ fn json_that_is_not_state_is_refused() {
 }
 
 #[test]
+fn text_that_is_not_json_is_named_as_such_with_the_position() {
+    let error = State::parse(b"not json", "terraform.tfstate").unwrap_err();
+    assert!(matches!(error, StateError::NotJson { .. }), "{error:?}");
+    assert_eq!(
+        error.to_string(),
+        "terraform.tfstate: not a Terraform state: expected a JSON document \
+         (expected ident at line 1 column 2)"
+    );
+    let error = State::parse(br#"{"version": 4, "resources": "x"}"#, "s.tfstate").unwrap_err();
+    let text = error.to_string();
+    assert!(
+        text.starts_with("s.tfstate: not a Terraform state as expected: at `resources`: "),
+        "{text}"
+    );
+}
+
+#[test]
 fn an_empty_show_json_state_has_no_instances() {
     let state = State::parse(br#"{"format_version": "1.0"}"#, "empty.json").unwrap();
     assert!(state.instances.is_empty());

@@ -233,7 +233,13 @@ impl Store {
         conn.query_row("PRAGMA journal_mode = WAL", [], |row| {
             row.get::<_, String>(0)
         })
-        .map_err(|e| fail("cannot set WAL mode", e))?;
+        .map_err(|e| match e.sqlite_error_code() {
+            Some(rusqlite::ErrorCode::NotADatabase) => fail(
+                "not a retrace knowledge base (an SQLite database was expected)",
+                e,
+            ),
+            _ => fail("cannot set WAL mode", e),
+        })?;
         conn.busy_timeout(std::time::Duration::from_secs(5))
             .map_err(|e| fail("cannot set busy timeout", e))?;
         let found = migrate::version(&conn).map_err(|e| fail("cannot read schema version", e))?;

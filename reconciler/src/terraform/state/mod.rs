@@ -189,8 +189,16 @@ pub enum StateError {
         #[source]
         source: io::Error,
     },
-    /// The input is not JSON, or not of the expected shape.
-    #[error("{origin}: at {json_path}: {message}")]
+    /// The input is not JSON at all.
+    #[error("{origin}: not a Terraform state: expected a JSON document ({message})")]
+    NotJson {
+        /// The file or command.
+        origin: String,
+        /// The parser's message, with line and column.
+        message: String,
+    },
+    /// The input is JSON but not of the expected shape.
+    #[error("{origin}: not a Terraform state as expected: at `{json_path}`: {message}")]
     Json {
         /// The file or command.
         origin: String,
@@ -342,10 +350,19 @@ fn check_format_version(version: &Value, origin: &str) -> Result<(), StateError>
 
 /// Deserializes JSON, naming the origin and the JSON path of any error.
 fn decode<'a, T: Deserialize<'a>>(bytes: &'a [u8], origin: &str) -> Result<T, StateError> {
-    let json_error = |json_path: String, error: serde_json::Error| StateError::Json {
-        origin: origin.to_string(),
-        json_path,
-        message: error.to_string(),
+    let json_error = |json_path: String, error: serde_json::Error| {
+        if error.is_syntax() || error.is_eof() {
+            StateError::NotJson {
+                origin: origin.to_string(),
+                message: error.to_string(),
+            }
+        } else {
+            StateError::Json {
+                origin: origin.to_string(),
+                json_path,
+                message: error.to_string(),
+            }
+        }
     };
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer)
