@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use aws_sdk_cloudtrail::Client;
 use aws_sdk_cloudtrail::config::retry::RetryConfig;
+use aws_sdk_cloudtrail::operation::cancel_query::CancelQueryOutput;
 use aws_sdk_cloudtrail::operation::describe_query::DescribeQueryOutput;
 use aws_sdk_cloudtrail::operation::get_query_results::GetQueryResultsOutput;
 use aws_sdk_cloudtrail::operation::lookup_events::LookupEventsOutput;
@@ -442,4 +443,37 @@ async fn lake_skips_rows_without_a_record() {
 fn lake_refuses_an_unsafe_store_id() {
     let client = client(&[]);
     assert!(LakeSource::with_client("abc; DROP TABLE x", "eu-west-1", client).is_err());
+}
+
+#[tokio::test]
+async fn a_query_whose_status_cannot_be_read_is_cancelled() {
+    // The query started, then DescribeQuery fails for good (access denied, not retried): the
+    // query must not be left running and billed.
+    let start = mock!(Client::start_query)
+        .then_output(|| StartQueryOutput::builder().query_id("q-7").build());
+    let describe = mock!(Client::describe_query)
+        .sequence()
+        .http_status(
+            400,
+            Some(r#"{"__type":"AccessDeniedException","message":"not allowed"}"#.to_owned()),
+        )
+        .build();
+    let cancel = mock!(Client::cancel_query)
+        .match_requests(|request| request.query_id() == Some("q-7"))
+        .then_output(|| {
+            CancelQueryOutput::builder()
+                .query_id("q-7")
+                .query_status(QueryStatus::Cancelled)
+                .build()
+                .expect("query id and status are set")
+        });
+    let source = lake(&[&start, &describe, &cancel]);
+
+    let items = collect(&source, &Pushdown::default()).await;
+
+    assert!(
+        matches!(&items[..], [Err(SourceError::Api { .. })]),
+        "{items:?}"
+    );
+    assert_eq!(cancel.num_calls(), 1);
 }

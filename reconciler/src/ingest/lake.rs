@@ -227,6 +227,48 @@ impl Source for LakeSource {
     }
 }
 
+/// Queries started and not yet finished, so an interrupted run can cancel them.
+static RUNNING: std::sync::Mutex<Vec<(Client, String)>> = std::sync::Mutex::new(Vec::new());
+
+fn register(client: &Client, id: &str) {
+    if let Ok(mut running) = RUNNING.lock() {
+        running.push((client.clone(), id.to_owned()));
+    }
+}
+
+fn unregister(id: &str) {
+    if let Ok(mut running) = RUNNING.lock() {
+        running.retain(|(_, other)| other != id);
+    }
+}
+
+/// Asks CloudTrail Lake to cancel a query; a failure is logged, not raised.
+async fn cancel(client: &Client, id: &str) {
+    match client.cancel_query().query_id(id).send().await {
+        Ok(_) => tracing::warn!(query = %id, "cancelled the CloudTrail Lake query"),
+        Err(error) => tracing::debug!(query = %id, %error, "the query could not be cancelled"),
+    }
+}
+
+/// Cancels every query this process started and has not finished reading the status of:
+/// called when a run is interrupted (Ctrl-C), so no billable query is left running.
+pub async fn cancel_running() {
+    let running: Vec<(Client, String)> = match RUNNING.lock() {
+        Ok(mut running) => std::mem::take(&mut *running),
+        Err(_) => Vec::new(),
+    };
+    for (client, id) in running {
+        cancel(&client, &id).await;
+    }
+}
+
+/// Why waiting for a query stopped: the error, and whether the query itself ended (failed,
+/// cancelled, timed out) or may still be running.
+struct Stopped {
+    error: SourceError,
+    ended: bool,
+}
+
 /// One run of the query.
 struct Query {
     source: Arc<str>,
@@ -289,12 +331,19 @@ impl Query {
             .query_id
             .ok_or_else(|| self.error("StartQuery returned no query id".to_owned()))?;
         tracing::info!(source = %self.source, query = %id, sql = %self.sql, "query started");
-        self.wait(&id).await?;
-        Ok(id)
+        register(&self.client, &id);
+        let waited = self.wait(&id).await;
+        if let Err(Stopped { ended: false, .. }) = &waited {
+            // A query whose status cannot be read any more is not left running (and billed).
+            cancel(&self.client, &id).await;
+        }
+        unregister(&id);
+        waited.map(|()| id).map_err(|stopped| stopped.error)
     }
 
-    /// Polls the query's status until it has finished, failing if it ends any other way.
-    async fn wait(&self, id: &str) -> Result<(), SourceError> {
+    /// Polls the query's status until it has finished, failing if it ends any other way or
+    /// its status cannot be read.
+    async fn wait(&self, id: &str) -> Result<(), Stopped> {
         let mut interval = self.polling.first;
         loop {
             let described = self
@@ -302,7 +351,11 @@ impl Query {
                 .send(&self.source, "DescribeQuery", || {
                     self.client.describe_query().query_id(id).send()
                 })
-                .await?;
+                .await
+                .map_err(|error| Stopped {
+                    error,
+                    ended: false,
+                })?;
             match &described.query_status {
                 Some(QueryStatus::Finished) => return Ok(()),
                 Some(QueryStatus::Queued | QueryStatus::Running) => {}
@@ -312,7 +365,10 @@ impl Query {
                         .error_message
                         .as_deref()
                         .unwrap_or("no reason given");
-                    return Err(self.error(format!("query {id} ended {status}: {reason}")));
+                    return Err(Stopped {
+                        error: self.error(format!("query {id} ended {status}: {reason}")),
+                        ended: true,
+                    });
                 }
             }
             tokio::time::sleep(interval).await;

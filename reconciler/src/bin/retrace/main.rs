@@ -79,24 +79,35 @@ fn main() -> ExitCode {
         Err(error) => return fail(&error.into()),
     };
     let result = runtime.block_on(async {
-        let config = sources::load_config(cli.config.as_deref())?;
-        let store = || kb::settings(cli.kb.clone(), &config);
-        match cli.command {
-            Command::Events(args) => events::run(args, &config).await,
-            Command::Reconcile(args) => reconcile::run(args, &config, store()?).await,
-            Command::Demo(args) => {
-                let kb = cli.kb.clone().map(|path| reconcile::KbSettings {
-                    path,
-                    demote_after: config.knowledge.demote_after,
-                });
-                reconcile::demo(args, kb).await
+        tokio::select! {
+            result = run(cli) => result,
+            _ = tokio::signal::ctrl_c() => {
+                reconciler::ingest::lake::cancel_running().await;
+                Err(anyhow::anyhow!("interrupted"))
             }
-            Command::Kb(args) => kb::run(args, store()?),
         }
     });
     match result {
         Ok(code) => ExitCode::from(code),
         Err(error) => fail(&error),
+    }
+}
+
+/// Runs the command.
+async fn run(cli: Cli) -> anyhow::Result<u8> {
+    let config = sources::load_config(cli.config.as_deref())?;
+    let store = || kb::settings(cli.kb.clone(), &config);
+    match cli.command {
+        Command::Events(args) => events::run(args, &config).await,
+        Command::Reconcile(args) => reconcile::run(args, &config, store()?).await,
+        Command::Demo(args) => {
+            let kb = cli.kb.clone().map(|path| reconcile::KbSettings {
+                path,
+                demote_after: config.knowledge.demote_after,
+            });
+            reconcile::demo(args, kb).await
+        }
+        Command::Kb(args) => kb::run(args, store()?),
     }
 }
 
