@@ -45,11 +45,14 @@ pub enum Category {
     Provenance,
     /// A risky change the default policy flags for a human instead of absorbing.
     PolicyGated,
+    /// A security event (a role trusted by a foreign account, a topic or bucket opened to
+    /// everyone): flagged for a person whatever the policy says, nothing written.
+    Security,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 8] = [
+    pub const ALL: [Category; 9] = [
         Category::Runbook,
         Category::Console,
         Category::NoiseOnly,
@@ -58,6 +61,7 @@ impl Category {
         Category::MultiResource,
         Category::Provenance,
         Category::PolicyGated,
+        Category::Security,
     ];
 
     /// The kebab-case name used in ids, files and on the command line.
@@ -71,6 +75,7 @@ impl Category {
             Category::MultiResource => "multi-resource",
             Category::Provenance => "provenance",
             Category::PolicyGated => "policy-gated",
+            Category::Security => "security",
         }
     }
 

@@ -82,6 +82,7 @@ pub fn candidates(
         Category::Creation => plain(&|c| c.kind == Kind::Create && !c.risky),
         Category::Deletion => plain(&|c| c.kind == Kind::Delete && !c.risky),
         Category::PolicyGated => plain(&|c| c.risky),
+        Category::Security => plain(&|_| true),
         Category::Provenance => {
             plain(&|c| c.kind == Kind::Modify && !c.risky && traced(c, project))
         }
@@ -516,7 +517,9 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
                 .any(|c| c.address == t.address && c.top_attributes().contains(&t.attribute))
     };
     let flag = match category {
-        Category::PolicyGated => all.iter().filter(|t| meant(t)).cloned().collect(),
+        Category::PolicyGated | Category::Security => {
+            all.iter().filter(|t| meant(t)).cloned().collect()
+        }
         _ => Vec::new(),
     };
     let owned: BTreeSet<(String, String)> = changes

@@ -13,6 +13,7 @@ mod compute;
 mod identity;
 mod network;
 mod ops;
+mod security;
 pub mod session;
 mod storage;
 mod tags;
@@ -110,13 +111,19 @@ pub fn generate_project(
         message: e.to_string(),
     })?;
     let changes = all_changes(&base);
+    let security = security::changes(&base);
     let reasserts: Vec<_> = changes
         .iter()
         .filter_map(|c| c.undo.first().cloned())
         .collect();
     let mut scenarios = Vec::new();
     for category in Category::ALL {
-        let candidates = categories::candidates(category, &changes, &base, &project);
+        let pool = if category == Category::Security {
+            &security
+        } else {
+            &changes
+        };
+        let candidates = categories::candidates(category, pool, &base, &project);
         let picked = categories::pick(
             candidates,
             seed,

@@ -64,7 +64,7 @@ fn print_table(
         header.push_str(&format!(" {:>14}", c.name()));
     }
     println!("{header} {:>6}", "total");
-    let mut totals = [0usize; 8];
+    let mut totals = [0usize; Category::ALL.len()];
     for (project, row) in counts {
         let mut line = format!("{project:<12}");
         for (n, c) in Category::ALL.into_iter().enumerate() {
