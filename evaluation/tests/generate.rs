@@ -165,7 +165,7 @@ fn drifts_change_the_cloud_and_noise_does_not() {
                 }
             }
             assert_eq!(
-                s.category == Category::PolicyGated,
+                matches!(s.category, Category::PolicyGated | Category::Security),
                 !s.expect.flag.is_empty(),
                 "{}",
                 s.id
