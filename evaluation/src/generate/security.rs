@@ -4,6 +4,7 @@
 //! families so adding them leaves every other category's candidates as they were.
 
 use super::change::{Change, req, s3, text};
+use crate::sim::canonical_json;
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde_json::{Value, json};
 
@@ -29,7 +30,8 @@ pub fn changes(state: &State) -> Vec<Change> {
     out
 }
 
-/// A document with one more statement, when the current one parses.
+/// A document with one more statement, when the current one parses. Documents are written
+/// with sorted keys ([`canonical_json`]) so every build gives the same bytes.
 fn with_statement(current: &str, statement: Value) -> Option<Value> {
     let mut document: Value = serde_json::from_str(current).ok()?;
     document["Statement"].as_array_mut()?.push(statement);
@@ -56,7 +58,7 @@ fn foreign_trust(instance: &Instance) -> Option<Change> {
             instance,
             format!("let account {FOREIGN_ACCOUNT} assume role {role}"),
             &["assume_role_policy"],
-            vec![put(document.to_string())],
+            vec![put(canonical_json(&document))],
         )
         .undo(vec![put(current.to_owned())]),
     )
@@ -82,7 +84,7 @@ fn public_topic(instance: &Instance) -> Option<Change> {
             instance,
             format!("let everyone publish to topic {arn}"),
             &["policy"],
-            vec![set(document.to_string())],
+            vec![set(canonical_json(&document))],
         )
         .undo(vec![set(current.to_owned())]),
     )
