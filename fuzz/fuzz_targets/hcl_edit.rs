@@ -86,8 +86,14 @@ fuzz_target!(|data: &[u8]| {
     let Some(new) = result.files.get("main.tf") else {
         return;
     };
-    assert!(hcl::edit::parser::parse_body(new).is_ok(), "the edit does not parse");
-    assert!(!new.contains('\u{202e}'), "a direction override was written raw");
+    assert!(
+        hcl::edit::parser::parse_body(new).is_ok(),
+        "the edit does not parse"
+    );
+    assert!(
+        !new.contains('\u{202e}'),
+        "a direction override was written raw"
+    );
     // Alignment may touch the lines of the edited block only.
     let before = &text[..text[..span.start].rfind('\n').map_or(0, |n| n + 1)];
     assert!(new.starts_with(before), "bytes before the block changed");
