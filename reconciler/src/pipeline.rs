@@ -188,7 +188,7 @@ pub async fn gather(
         findings.input.sources.push(source.describe());
         let mut stream = source.calls(&pushdown);
         while let Some(item) = stream.next().await {
-            if matches!(item, Ok(_)) {
+            if item.is_ok() {
                 findings.input.records += 1;
             }
             match item {

@@ -657,6 +657,7 @@ mod tests {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod recovery_tests {
     use super::*;
 
@@ -689,8 +690,11 @@ mod recovery_tests {
         ]
     }
 
-    /// The event ids read and the records skipped (index, offset, reason) from a file.
-    fn read(text: &str) -> (Vec<String>, Vec<(u64, Option<u64>, String)>) {
+    /// A skipped record: index, offset, reason.
+    type Skip = (u64, Option<u64>, String);
+
+    /// The event ids read and the records skipped from a file.
+    fn read(text: &str) -> (Vec<String>, Vec<Skip>) {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("trail.json");
         std::fs::write(&path, text).unwrap();
