@@ -119,9 +119,10 @@ impl Source {
 
 /// Parses `text` and prints it back; equal to `text` byte for byte for any valid file, but
 /// for an indented heredoc (`<<-`) with lines less indented than its body, which `hcl::edit`
-/// prints as a plain heredoc, a raw tab inside a quoted string, which it prints as `\t`, and
-/// a carriage return that ends no line, which it drops (found by the `hcl_edit` fuzz target;
-/// the edit tools, which splice the original text, are not affected).
+/// prints as a plain heredoc, a raw tab inside a quoted string, which it prints as `\t`, a
+/// carriage return that ends no line, which it drops, and extra spaces before a unary minus in
+/// a subtraction, which it collapses (found by the `hcl_edit` fuzz target; the edit tools,
+/// which splice the original text, are not affected).
 pub fn round_trip(text: &str) -> Result<String, hcl::edit::parser::Error> {
     Source::parse(text).map(|source| source.print())
 }
