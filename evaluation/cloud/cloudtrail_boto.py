@@ -59,15 +59,17 @@ def service_candidates(event_source, loader_services):
     """The botocore service names whose endpoint prefix (or name) is the eventSource's host.
 
     `loader_services` maps a service name to its `(endpointPrefix, signingName)`.
-    elasticloadbalancing.amazonaws.com gives both elb and elbv2; the caller chooses.
+    elasticloadbalancing.amazonaws.com gives both elb and elbv2; the caller chooses by fit.
     """
     prefix = event_source.split(".")[0]
     found = [
         name
-        for name, (endpoint, signing) in sorted(loader_services.items())
+        for name, (endpoint, signing) in loader_services.items()
         if prefix in (endpoint, signing, name)
     ]
-    return found
+    # The service named like the source first: rds.amazonaws.com is rds, though docdb and
+    # neptune share its endpoint prefix (the caller keeps the first of equal fits).
+    return sorted(found, key=lambda name: (name != prefix, name))
 
 
 def operation_names(service, event_name):
@@ -184,7 +186,7 @@ def to_boto_params(value, shape, skipped=None, path=""):
             if item == "" and member.type_name in ("structure", "list", "map"):
                 skipped.append(f"{path}.{key}")
                 continue
-            if item is None:
+            if item is None or _placeholder(item, member):
                 continue
             if name in out:
                 # Two keys for one member: keep the one that converted first.
@@ -213,6 +215,23 @@ def to_boto_params(value, shape, skipped=None, path=""):
             for k, v in value.items()
         }
     return _scalar(value, shape, path)
+
+
+def _placeholder(value, shape):
+    """Whether a value stands for "not set": an empty or zero value the member's model
+    forbids (below its min, or not among its enum), such as PutMetricAlarm's
+    "thresholdMetricId": "" or "datapointsToAlarm": 0 in a recorded request."""
+    if value not in ("", 0) or isinstance(value, bool):
+        return False
+    meta = shape.metadata
+    if value == "" and shape.type_name == "string":
+        if meta.get("min", 0) >= 1:
+            return True
+        enum = meta.get("enum")
+        return bool(enum) and "" not in enum
+    if value == 0 and shape.type_name in ("integer", "long"):
+        return meta.get("min", 0) >= 1
+    return False
 
 
 def _unwrap_scalar(item, shape):
