@@ -259,6 +259,8 @@ provider "aws" {
   skip_requesting_account_id  = true
   skip_metadata_api_check     = true
   s3_use_path_style           = true
+  # moto answers at once; a 500 (a moto crash) must not be retried for minutes.
+  max_retries = 2
 }
 """
 
@@ -284,20 +286,41 @@ class Terraform:
         for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
             self.env.pop(key, None)
 
-    def run(self, args, name, timeout=1800):
-        """Runs terraform ARGS; returns (exit code, output). Output is kept in the log dir."""
-        proc = subprocess.run(
+    def run(self, args, name, timeout=900, stdout_only=False):
+        """Runs terraform ARGS; returns (exit code, output). Output is kept in the log dir.
+
+        The output is stdout and stderr together, or stdout alone with `stdout_only` (for
+        `show -json`: terraform warns on stderr, e.g. of a missing CLI configuration file).
+        """
+        # Its own process group, so a timeout or Ctrl-C also ends the provider plugins.
+        proc = subprocess.Popen(
             ["terraform", *args],
             cwd=self.dir,
             env=self.env,
             stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
+            stderr=subprocess.PIPE if stdout_only else subprocess.STDOUT,
             text=True,
-            timeout=timeout,
+            start_new_session=True,
         )
+        err_text = ""
+        try:
+            out, err_text = proc.communicate(timeout=timeout)
+            code = proc.returncode
+        except BaseException as err:  # a timeout, Ctrl-C or SIGTERM: end terraform too
+            os.killpg(proc.pid, signal.SIGTERM)
+            try:
+                out, _ = proc.communicate(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                out, _ = proc.communicate()
+            if not isinstance(err, subprocess.TimeoutExpired):
+                raise
+            out += f"\nError: terraform {args[0]} timed out after {timeout} s (cloud check)\n"
+            code = 1
         with open(os.path.join(self.logdir, name + ".log"), "w") as f:
-            f.write(proc.stdout)
-        return proc.returncode, proc.stdout
+            f.write(out)
+            f.write(err_text or "")
+        return code, out
 
     def init(self):
         return self.run(["init", "-input=false", "-no-color", f"-plugin-dir={self.plugin_dir}"], "init")
@@ -314,7 +337,7 @@ class Terraform:
         )
         changes = set()
         if code == 2:
-            scode, shown = self.run(["show", "-json", planfile], name + "-show")
+            scode, shown = self.run(["show", "-json", planfile], name + "-show", stdout_only=True)
             if scode == 0:
                 changes = plan_changes(json.loads(shown))
         if os.path.exists(planfile):
@@ -953,14 +976,14 @@ def run_project(name, scenarios, args, tools, workroot):
             if proj.unusable:
                 results.append(not_run(s, proj.unusable))
                 continue
-            result = run_scenario(proj, s, tools["retrace"])
+            result = guarded(proj, s, tools["retrace"], 1)
             if result["status"] == "retry":
                 log(f"{name}: {s['id']}: {result['retry']}; reset and retry")
                 reset_project(proj, s["id"])
                 if proj.unusable:
                     results.append(not_run(s, proj.unusable))
                     continue
-                result = run_scenario(proj, s, tools["retrace"], attempt=2)
+                result = guarded(proj, s, tools["retrace"], 2)
             log(
                 f"{name}: {s['id']}: {result['status']} (retrace {result['retrace_exit']}, "
                 f"plan {result['plan_exit']}, {result['seconds']} s) {result['reason'][:200]}"
@@ -969,6 +992,24 @@ def run_project(name, scenarios, args, tools, workroot):
         return info, results
     finally:
         proj.stop()
+
+
+def guarded(proj, scenario, retrace, attempt):
+    """run_scenario, with a harness fault recorded as the scenario's "harness-error" (the
+    run goes on after a reset, and exits 1 at the end)."""
+    try:
+        return run_scenario(proj, scenario, retrace, attempt)
+    except (KeyboardInterrupt, HarnessError):
+        raise
+    except Exception as err:
+        import traceback
+
+        traceback.print_exc()
+        result = not_run(scenario, f"harness error: {type(err).__name__}: {err}"[:400])
+        result["status"] = "harness-error"
+        restore_code(proj.pristine, proj.work)
+        reset_project(proj, scenario["id"])
+        return result
 
 
 def not_run(scenario, reason):
@@ -1019,7 +1060,7 @@ def table(results, infos):
             lines.append(f"{info['project']}: unusable: {info['reason']}")
         elif info.get("baseline"):
             lines.append(f"{info['project']}: moto baseline (tolerated, scenarios touching it excluded): {info['baseline']}")
-    for status in ("failed", "excluded", "not-reproducible", "not-run"):
+    for status in ("failed", "excluded", "not-reproducible", "not-run", "harness-error"):
         rows = [r for r in results if r["status"] == status]
         if rows:
             lines.append("")
@@ -1119,6 +1160,7 @@ def main(argv=None):
             shutil.rmtree(workroot, ignore_errors=True)
 
     wall = round(time.time() - started, 1)
+    harness_errors = sum(1 for r in results if r["status"] == "harness-error")
     print(table(results, infos))
     print(f"\nwall time {wall} s")
     if args.out:
@@ -1127,7 +1169,7 @@ def main(argv=None):
                 {"date": time.strftime("%Y-%m-%d"), "wall_seconds": wall, "projects": infos, "scenarios": results},
                 f, indent=1, default=str,
             )
-    return 0
+    return 1 if harness_errors else 0
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""moto_server with one fix for the cloud check: S3 bucket-policy statements with conditions.
+"""moto_server with two fixes for the cloud check, both about S3 bucket policies.
 
 moto 5.2.1 enforces a bucket's policy on object calls but does not evaluate conditions: a
 statement whose Condition does not hold counts as an explicit Deny
@@ -8,12 +8,17 @@ and `FakeBucket.get_permission` passes no condition values at all). The usual
 "DenyInsecureTransport" statement (Deny s3:* when aws:SecureTransport is false) then
 denies every object call, so Terraform cannot even read an `aws_s3_object` back.
 
-This wrapper leaves every statement that has a Condition out of that evaluation (real
-clients use TLS, so the common deny-unless-TLS statement does not apply to them) and
-starts the ordinary server: `python3 moto_shim.py -H 127.0.0.1 -p PORT`, the same flags
+Fix 1: this wrapper leaves every statement that has a Condition out of that evaluation
+(real clients use TLS, so the common deny-unless-TLS statement does not apply to them).
+
+Fix 2 (below): PutBucketLogging's check of the target bucket's policy no longer crashes
+on a "Principal": "*" statement and accepts a grant whose Resource pattern covers the prefix.
+
+Then it starts the ordinary server: `python3 moto_shim.py -H 127.0.0.1 -p PORT`, the same flags
 as `moto_server`. Nothing else about moto changes.
 """
 
+import fnmatch
 import json
 import sys
 
@@ -36,6 +41,40 @@ def install():
         return IAMPolicy(json.dumps(document)).is_action_permitted(action, resource)
 
     FakeBucket.get_permission = get_permission
+
+    # PutBucketLogging checks the target bucket's policy for the logging service's grant,
+    # but (a) crashes (AttributeError, a 500 the provider retries) on a statement whose
+    # Principal is the string "*", and (b) wants the grant's Resource to be exactly
+    # "bucket/<prefix>*" or "bucket/*", so a grant on "bucket/s3-access/*" does not cover
+    # the prefix "s3-access/raw/". AWS itself does not refuse such a call. The check below
+    # accepts an Allow of s3:PutObject to the logging service whose Resource pattern covers
+    # an object under the target prefix.
+    def log_permissions_enabled_policy(target_bucket, target_prefix):
+        if not target_bucket.policy:
+            return False
+        document = json.loads(target_bucket.policy.decode())
+        statements = document.get("Statement", [])
+        if isinstance(statements, dict):
+            statements = [statements]
+        sample = f"arn:{target_bucket.partition}:s3:::{target_bucket.name}/{target_prefix or ''}object"
+        for stmt in statements:
+            principal = stmt.get("Principal")
+            services = principal.get("Service") if isinstance(principal, dict) else None
+            services = services if isinstance(services, list) else [services]
+            actions = stmt.get("Action", [])
+            actions = actions if isinstance(actions, list) else [actions]
+            resources = stmt.get("Resource", [])
+            resources = resources if isinstance(resources, list) else [resources]
+            if (
+                stmt.get("Effect") == "Allow"
+                and "logging.s3.amazonaws.com" in services
+                and any(fnmatch.fnmatchcase("s3:PutObject", a) for a in actions)
+                and any(fnmatch.fnmatchcase(sample, r) for r in resources)
+            ):
+                return True
+        return False
+
+    FakeBucket._log_permissions_enabled_policy = staticmethod(log_permissions_enabled_policy)
 
 
 if __name__ == "__main__":
