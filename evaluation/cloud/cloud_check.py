@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -58,6 +59,23 @@ GAP_TYPES = {
     "aws_ecs_cluster": "moto gap: ECS cluster settings",
     "aws_s3_bucket_policy": "moto gap: S3 bucket-policy conditions",
 }
+
+
+# Ctrl-C / SIGTERM: the main thread sets STOPPING and stops every project's terraform and
+# moto; worker threads see the flag before their next step and unwind.
+STOPPING = threading.Event()
+ACTIVE = set()  # the ProjectRuns under way
+ACTIVE_LOCK = threading.Lock()
+
+
+def stop_everything():
+    STOPPING.set()
+    with ACTIVE_LOCK:
+        projects = list(ACTIVE)
+    for proj in projects:
+        if proj.tf:
+            proj.tf.kill()
+        proj.stop()
 
 
 def log(*parts):
@@ -148,6 +166,8 @@ class MotoServer:
         urllib.request.urlopen(req, timeout=60).read()
 
     def stop(self):
+        if self.logfile.closed:
+            return
         if self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -285,6 +305,16 @@ class Terraform:
         )
         for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
             self.env.pop(key, None)
+        self.proc = None  # the terraform under way
+
+    def kill(self):
+        """Ends the terraform under way with its provider plugins (its process group)."""
+        proc = self.proc
+        if proc is not None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def run(self, args, name, timeout=900, stdout_only=False):
         """Runs terraform ARGS; returns (exit code, output). Output is kept in the log dir.
@@ -292,8 +322,10 @@ class Terraform:
         The output is stdout and stderr together, or stdout alone with `stdout_only` (for
         `show -json`: terraform warns on stderr, e.g. of a missing CLI configuration file).
         """
+        if STOPPING.is_set():
+            raise KeyboardInterrupt()
         # Its own process group, so a timeout or Ctrl-C also ends the provider plugins.
-        proc = subprocess.Popen(
+        proc = self.proc = subprocess.Popen(
             ["terraform", *args],
             cwd=self.dir,
             env=self.env,
@@ -602,6 +634,8 @@ class ProjectRun:
         self.apply_seconds = None
 
     def start(self):
+        with ACTIVE_LOCK:
+            ACTIVE.add(self)
         self.moto = MotoServer(self.tools["moto_server"], self.logs)
         self.tf = Terraform(self.work, self.moto.url, self.region, self.tools["plugin_dir"], self.logs)
         self.cloud = self.cloud_factory(self.moto.url)
@@ -609,6 +643,8 @@ class ProjectRun:
     def stop(self):
         if self.moto:
             self.moto.stop()
+        with ACTIVE_LOCK:
+            ACTIVE.discard(self)
 
     def state(self):
         with open(os.path.join(self.work, "terraform.tfstate")) as f:
@@ -770,7 +806,9 @@ def summarize_retrace(stdout):
         return {"value": str(doc)[:300]}
     out = {}
     for key, value in doc.items():
-        if isinstance(value, (str, int, float, bool)) or value is None:
+        if isinstance(value, str):
+            out[key] = value if len(value) <= 300 else value[:300] + "..."  # the diff is in patch.diff
+        elif isinstance(value, (int, float, bool)) or value is None:
             out[key] = value
         elif isinstance(value, list):
             out[key] = len(value)
@@ -795,6 +833,7 @@ def run_scenario(proj, scenario, retrace, attempt=1):
         "flagged": False,
         "reason": "",
         "performed": 0,
+        "drift_visible": None,
     }
     with open(os.path.join(scenario["dir"], "trail.json")) as f:
         records = json.load(f).get("Records", [])
@@ -865,6 +904,16 @@ def run_scenario(proj, scenario, retrace, attempt=1):
     with open(os.path.join(sdir, "idmap.json"), "w") as f:
         json.dump(idmap.pairs, f, indent=1, sort_keys=True)
 
+    # Is the drift visible at all? A plan of the untouched code now: when the calls ran but
+    # Terraform sees no change beyond the baseline, moto did not keep what they changed (or
+    # the change nets out, as in noise), and a pass below proves little: reported.
+    if calls:
+        dcode, dout, dchanges = proj.tf.plan(f"{scenario['id']}-drift")
+        result["drift_visible"] = dcode == 2 and bool(proj.residual(dchanges))
+        result["drift"] = describe_changes(proj.residual(dchanges)) if dcode == 2 else ("" if dcode == 0 else first_errors(dout))
+    else:
+        result["drift_visible"] = False
+
     # retrace on the moto-applied project, with a throwaway knowledge base.
     state_path = os.path.join(proj.work, "terraform.tfstate")
     saved_state = os.path.join(sdir, "pre.tfstate")
@@ -909,8 +958,8 @@ def run_scenario(proj, scenario, retrace, attempt=1):
     restore_code(proj.pristine, proj.work)
     shutil.copyfile(saved_state, state_path)
     unchanged = not result["patched_files"]
-    if not calls or (unchanged and result["passed"]):
-        # Nothing done, or the cloud already matches the pristine code (the plan said so).
+    if not calls or not result["drift_visible"] or (unchanged and result["passed"]):
+        # Nothing done, or the cloud already matches the pristine code (a plan said so).
         return finish(result, t0)
     result["restore"] = restore(proj, scenario["id"])
     return finish(result, t0)
@@ -973,6 +1022,8 @@ def run_project(name, scenarios, args, tools, workroot):
         info["usable"] = True
         log(f"{name}: applied in {proj.apply_seconds} s; baseline: {proj.baseline_note or 'clean'}")
         for s in scenarios:
+            if STOPPING.is_set():
+                raise KeyboardInterrupt()
             if proj.unusable:
                 results.append(not_run(s, proj.unusable))
                 continue
@@ -1029,7 +1080,10 @@ def not_run(scenario, reason):
 def table(results, infos):
     """The text report: per project counts, then the excluded, failed and unreproducible."""
     lines = []
-    head = f"{'project':<12} {'run':>4} {'passed':>6} {'failed':>6} {'flagged':>7} {'excluded':>8} {'not-repro':>9} {'not-run':>7}"
+    head = (
+        f"{'project':<12} {'run':>4} {'passed':>6} {'failed':>6} {'flagged':>7} {'no-drift':>8} "
+        f"{'excluded':>8} {'not-repro':>9} {'not-run':>7}"
+    )
     lines.append(head)
     lines.append("-" * len(head))
     totals = collections.Counter()
@@ -1039,22 +1093,26 @@ def table(results, infos):
             continue
         c = collections.Counter(r["status"] for r in rows)
         run = c["passed"] + c["failed"]
-        flagged = sum(1 for r in rows if r["flagged"] and r["status"] in ("passed", "failed"))
-        counts = dict(run=run, passed=c["passed"], failed=c["failed"], flagged=flagged,
+        judged = [r for r in rows if r["status"] in ("passed", "failed")]
+        flagged = sum(1 for r in judged if r["flagged"])
+        nodrift = sum(1 for r in judged if not r.get("drift_visible"))
+        counts = dict(run=run, passed=c["passed"], failed=c["failed"], flagged=flagged, nodrift=nodrift,
                       excluded=c["excluded"], notrepro=c["not-reproducible"], notrun=c["not-run"])
         totals.update(counts)
         lines.append(
-            f"{project:<12} {run:>4} {c['passed']:>6} {c['failed']:>6} {flagged:>7} "
+            f"{project:<12} {run:>4} {c['passed']:>6} {c['failed']:>6} {flagged:>7} {nodrift:>8} "
             f"{c['excluded']:>8} {c['not-reproducible']:>9} {c['not-run']:>7}"
         )
     lines.append("-" * len(head))
     t = totals
     lines.append(
-        f"{'total':<12} {t['run']:>4} {t['passed']:>6} {t['failed']:>6} {t['flagged']:>7} "
+        f"{'total':<12} {t['run']:>4} {t['passed']:>6} {t['failed']:>6} {t['flagged']:>7} {t['nodrift']:>8} "
         f"{t['excluded']:>8} {t['notrepro']:>9} {t['notrun']:>7}"
     )
     lines.append("")
     lines.append("flagged = retrace exit 3 (a person decides); counted in passed/failed by the plan.")
+    lines.append("no-drift = run, but the plan of the untouched code saw no change after the calls")
+    lines.append("  (noise that nets out, or a change moto does not keep); counted in passed/failed.")
     for info in infos:
         if not info["usable"]:
             lines.append(f"{info['project']}: unusable: {info['reason']}")
@@ -1067,6 +1125,12 @@ def table(results, infos):
             lines.append(f"{status}:")
             for r in rows:
                 lines.append(f"  {r['id']}: retrace {r['retrace_exit']}, plan {r['plan_exit']}: {r['reason']}")
+    quiet = [r for r in results if r["status"] in ("passed", "failed") and not r.get("drift_visible")]
+    if quiet:
+        lines.append("")
+        lines.append("no drift visible after the calls:")
+        for r in quiet:
+            lines.append(f"  {r['id']} ({r['category']}): {r['performed']} call(s) performed, {r['status']}")
     return "\n".join(lines)
 
 
@@ -1126,27 +1190,42 @@ def main(argv=None):
         by_project.setdefault(s["project"], []).append(s)
     log(f"{len(scenarios)} scenarios in {len(by_project)} projects; moto {' '.join(moto)}; provider {plugin_dir}")
 
-    # SIGTERM behaves like Ctrl-C: unwind, stopping the moto servers.
-    signal.signal(signal.SIGTERM, lambda *_: (_ for _ in ()).throw(KeyboardInterrupt()))
+    # SIGTERM behaves like Ctrl-C (which is also restored when the shell ignored it, as for
+    # a background job): unwind, stopping terraform and the moto servers.
+    def interrupt(*_):
+        raise KeyboardInterrupt()
+
+    signal.signal(signal.SIGTERM, interrupt)
+    signal.signal(signal.SIGINT, interrupt)
     workroot = args.workdir or tempfile.mkdtemp(prefix="cloud-check-")
     os.makedirs(workroot, exist_ok=True)
     infos, results = [], []
     try:
         if args.jobs > 1:
-            from concurrent.futures import ThreadPoolExecutor
+            from concurrent.futures import ThreadPoolExecutor, wait
 
-            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            pool = ThreadPoolExecutor(max_workers=args.jobs)
+            futures = []
+            try:
                 futures = [pool.submit(run_project, name, ss, args, tools, workroot) for name, ss in by_project.items()]
+                # Wait in short steps: the main thread must stay free to take Ctrl-C.
+                while wait(futures, timeout=1).not_done:
+                    pass
                 for fut in futures:
                     info, rows = fut.result()
                     infos.append(info)
                     results.extend(rows)
+            finally:
+                if not all(f.done() for f in futures):
+                    stop_everything()
+                pool.shutdown(wait=True, cancel_futures=True)
         else:
             for name, ss in by_project.items():
                 info, rows = run_project(name, ss, args, tools, workroot)
                 infos.append(info)
                 results.extend(rows)
     except KeyboardInterrupt:
+        stop_everything()
         log("interrupted")
         return 1
     except Exception as err:  # a harness fault: say so, exit 1
