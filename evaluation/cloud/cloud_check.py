@@ -357,8 +357,10 @@ class Terraform:
     def init(self):
         return self.run(["init", "-input=false", "-no-color", f"-plugin-dir={self.plugin_dir}"], "init")
 
-    def apply(self, name):
-        return self.run(["apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=20"], name)
+    def apply(self, name, targets=()):
+        """terraform apply; only the given resource addresses (and what they need) if any."""
+        extra = [f"-target={t}" for t in targets]
+        return self.run(["apply", "-auto-approve", "-input=false", "-no-color", "-parallelism=20", *extra], name)
 
     def plan(self, name):
         """A refreshing plan: (exit code, output, changes) with changes from the JSON plan."""
@@ -788,11 +790,25 @@ def identity_values(state, addresses):
 
 
 def mentions(value, needles):
-    """Whether any string leaf of a JSON value holds one of the needles as a whole token."""
-    text = json.dumps(value)
-    for needle in needles:
-        if re.search(r"(?<![A-Za-z0-9])" + re.escape(needle) + r"(?![A-Za-z0-9])", text):
-            return needle
+    """The needle (an id or ARN) that a string leaf of the request parameters equals, if any.
+
+    Whole leaves only, and not inside policy documents: a role policy granting
+    cloudfront:CreateInvalidation on a distribution's ARN does not call on the distribution.
+    """
+    if isinstance(value, str):
+        return value if value in needles else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if "policy" in key.lower() or "document" in key.lower():
+                continue
+            hit = mentions(item, needles)
+            if hit:
+                return hit
+    if isinstance(value, list):
+        for item in value:
+            hit = mentions(item, needles)
+            if hit:
+                return hit
     return None
 
 
@@ -907,8 +923,10 @@ def run_scenario(proj, scenario, retrace, attempt=1):
     # Is the drift visible at all? A plan of the untouched code now: when the calls ran but
     # Terraform sees no change beyond the baseline, moto did not keep what they changed (or
     # the change nets out, as in noise), and a pass below proves little: reported.
+    drift_targets = set()
     if calls:
         dcode, dout, dchanges = proj.tf.plan(f"{scenario['id']}-drift")
+        drift_targets = {c[0] for c in proj.residual(dchanges) if not c[0].startswith("output.")}
         result["drift_visible"] = dcode == 2 and bool(proj.residual(dchanges))
         result["drift"] = describe_changes(proj.residual(dchanges)) if dcode == 2 else ("" if dcode == 0 else first_errors(dout))
     else:
@@ -961,15 +979,23 @@ def run_scenario(proj, scenario, retrace, attempt=1):
     if not calls or not result["drift_visible"] or (unchanged and result["passed"]):
         # Nothing done, or the cloud already matches the pristine code (a plan said so).
         return finish(result, t0)
-    result["restore"] = restore(proj, scenario["id"])
+    result["restore"] = restore(proj, scenario["id"], drift_targets)
     return finish(result, t0)
 
 
-def restore(proj, sid):
+def restore(proj, sid, targets=()):
     """Brings the cloud back to the pristine code: apply, else moto reset and a fresh apply.
 
-    Returns how ("apply" or "reset"); sets proj.unusable when neither worked.
+    `targets` are the resources the drift plan showed changed: applying only those first is
+    much quicker (a full apply re-applies every moto quirk of the baseline, and the provider
+    waits on some). A clean plan of the whole project is required all the same; when the
+    targeted apply does not give one, a full apply is tried before the reset.
+    Returns how ("targeted apply", "apply" or "reset"); sets proj.unusable when nothing worked.
     """
+    if targets:
+        code, out = proj.tf.apply(f"{sid}-restore-targeted", sorted(targets))
+        if code == 0 and proj.clean_plan(f"{sid}-restore-targeted-plan")[0]:
+            return "targeted apply"
     code, out = proj.tf.apply(f"{sid}-restore")
     if code == 0:
         clean, why = proj.clean_plan(f"{sid}-restore-plan")
@@ -1081,7 +1107,7 @@ def table(results, infos):
     """The text report: per project counts, then the excluded, failed and unreproducible."""
     lines = []
     head = (
-        f"{'project':<12} {'run':>4} {'passed':>6} {'failed':>6} {'flagged':>7} {'no-drift':>8} "
+        f"{'project':<12} {'run':>4} {'passed':>6} {'failed':>6} {'flag-pass':>9} {'flag-fail':>9} {'no-drift':>8} "
         f"{'excluded':>8} {'not-repro':>9} {'not-run':>7}"
     )
     lines.append(head)
@@ -1094,23 +1120,25 @@ def table(results, infos):
         c = collections.Counter(r["status"] for r in rows)
         run = c["passed"] + c["failed"]
         judged = [r for r in rows if r["status"] in ("passed", "failed")]
-        flagged = sum(1 for r in judged if r["flagged"])
+        fpass = sum(1 for r in judged if r["flagged"] and r["passed"])
+        ffail = sum(1 for r in judged if r["flagged"] and not r["passed"])
         nodrift = sum(1 for r in judged if not r.get("drift_visible"))
-        counts = dict(run=run, passed=c["passed"], failed=c["failed"], flagged=flagged, nodrift=nodrift,
+        counts = dict(run=run, passed=c["passed"], failed=c["failed"], fpass=fpass, ffail=ffail, nodrift=nodrift,
                       excluded=c["excluded"], notrepro=c["not-reproducible"], notrun=c["not-run"])
         totals.update(counts)
         lines.append(
-            f"{project:<12} {run:>4} {c['passed']:>6} {c['failed']:>6} {flagged:>7} {nodrift:>8} "
+            f"{project:<12} {run:>4} {c['passed']:>6} {c['failed']:>6} {fpass:>9} {ffail:>9} {nodrift:>8} "
             f"{c['excluded']:>8} {c['not-reproducible']:>9} {c['not-run']:>7}"
         )
     lines.append("-" * len(head))
     t = totals
     lines.append(
-        f"{'total':<12} {t['run']:>4} {t['passed']:>6} {t['failed']:>6} {t['flagged']:>7} {t['nodrift']:>8} "
+        f"{'total':<12} {t['run']:>4} {t['passed']:>6} {t['failed']:>6} {t['fpass']:>9} {t['ffail']:>9} {t['nodrift']:>8} "
         f"{t['excluded']:>8} {t['notrepro']:>9} {t['notrun']:>7}"
     )
     lines.append("")
-    lines.append("flagged = retrace exit 3 (a person decides); counted in passed/failed by the plan.")
+    lines.append("run = passed + failed (judged by the plan). flag-pass / flag-fail = of those, retrace")
+    lines.append("  exited 3 (flags for a person) and the plan was clean / not clean.")
     lines.append("no-drift = run, but the plan of the untouched code saw no change after the calls")
     lines.append("  (noise that nets out, or a change moto does not keep); counted in passed/failed.")
     for info in infos:
@@ -1141,7 +1169,8 @@ def table(results, infos):
 
 def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--retrace", required=True, help="path to the retrace binary")
+    p.add_argument("--retrace", help="path to the retrace binary (required unless --report)")
+    p.add_argument("--report", metavar="FILE", help="only print the table of an earlier --out JSON")
     p.add_argument("--scenarios", nargs="+", metavar="ID", help="only these scenario ids")
     p.add_argument("--sample", type=int, metavar="N", help="a fixed stratified sample of about N scenarios")
     p.add_argument("--projects", nargs="+", choices=PROJECTS, help="only these projects")
@@ -1156,6 +1185,13 @@ def parse_args(argv):
 def main(argv=None):
     args = parse_args(argv)
     started = time.time()
+    if args.report:
+        # Only print the table of an earlier run's --out JSON.
+        with open(args.report) as f:
+            doc = json.load(f)
+        print(table(doc["scenarios"], doc["projects"]))
+        print(f"\nwall time {doc.get('wall_seconds')} s ({doc.get('date')})")
+        return 0
 
     # Tools: without terraform or the provider the check cannot run anywhere: skip.
     plugin_dir = find_plugin_dir()
@@ -1166,6 +1202,9 @@ def main(argv=None):
     moto = find_moto_server(plain=args.plain_moto)
     if not moto:
         print("cloud check: moto_server not found; run evaluation/cloud/setup.sh and use its python", file=sys.stderr)
+        return 1
+    if not args.retrace:
+        print("cloud check: --retrace PATH is required", file=sys.stderr)
         return 1
     retrace = os.path.abspath(args.retrace)
     if not os.access(retrace, os.X_OK):

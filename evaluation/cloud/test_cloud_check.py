@@ -235,6 +235,24 @@ class IdMapTest(unittest.TestCase):
         ]
         self.assertEqual([r["eventName"] for r in cloud_check.out_of_band_writes(records)], ["A", "B"])
 
+    def test_plan_changes_attribute_level_and_imports(self):
+        plan = {
+            "resource_changes": [
+                {"address": "aws_iam_role_policy.x", "change": {"actions": ["no-op"], "importing": {"id": "r:p"}}},
+                {"address": "aws_lb.web", "change": {
+                    "actions": ["update"],
+                    "before": {"idle_timeout": 60, "tags": {"A": "1"}, "tags_all": {"A": "1"}},
+                    "after": {"idle_timeout": 120, "tags": {"A": "1"}, "tags_all": {"A": "1"}},
+                    "after_unknown": {},
+                }},
+                {"address": "aws_sqs_queue_policy.jobs", "change": {"actions": ["create"]}},
+            ]
+        }
+        self.assertEqual(
+            cloud_check.plan_changes(plan),
+            {("aws_lb.web", "update", "idle_timeout", "60", "120"), ("aws_sqs_queue_policy.jobs", "create", "", "", "")},
+        )
+
     def test_sample_is_stratified_and_stable(self):
         scenarios = [
             {"id": f"{p}-{c}-{i:03}", "project": p, "category": c}
