@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""moto_server with two fixes for the cloud check, both about S3 bucket policies.
+"""moto_server with three fixes for the cloud check: two about S3 bucket policies, one IAM.
 
 moto 5.2.1 enforces a bucket's policy on object calls but does not evaluate conditions: a
 statement whose Condition does not hold counts as an explicit Deny
@@ -13,6 +13,9 @@ Fix 1: this wrapper leaves every statement that has a Condition out of that eval
 
 Fix 2 (below): PutBucketLogging's check of the target bucket's policy no longer crashes
 on a "Principal": "*" statement and accepts a grant whose Resource pattern covers the prefix.
+
+Fix 3 (below): IAM UpdateRole keeps the MaxSessionDuration and Description the call does
+not give (moto resets them to 3600 and none).
 
 Then it starts the ordinary server: `python3 moto_shim.py -H 127.0.0.1 -p PORT`, the same flags
 as `moto_server`. Nothing else about moto changes.
@@ -75,6 +78,26 @@ def install():
         return False
 
     FakeBucket._log_permissions_enabled_policy = staticmethod(log_permissions_enabled_policy)
+
+    # Fix 3: IAM UpdateRole resets what the call leaves out: MaxSessionDuration to 3600 and
+    # Description to none. AWS keeps the role's current values; so does this.
+    from moto.iam.responses import IamResponse
+
+    original_update_role = IamResponse.update_role
+
+    def update_role(self):
+        role = self.backend.get_role(self._get_param("RoleName"))
+        kept = (role.description, role.max_session_duration)
+        given_description = self._get_param("Description") is not None
+        given_duration = self._get_param("MaxSessionDuration") is not None
+        result = original_update_role(self)
+        if not given_description:
+            role.description = kept[0]
+        if not given_duration:
+            role.max_session_duration = kept[1]
+        return result
+
+    IamResponse.update_role = update_role
 
 
 if __name__ == "__main__":
