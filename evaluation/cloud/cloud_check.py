@@ -1145,7 +1145,7 @@ def table(results, infos):
         if not info["usable"]:
             lines.append(f"{info['project']}: unusable: {info['reason']}")
         elif info.get("baseline"):
-            lines.append(f"{info['project']}: moto baseline (tolerated, scenarios touching it excluded): {info['baseline']}")
+            lines.append(f"{info['project']}: moto baseline (subtracted by attribute; scenarios naming a known-gap resource excluded): {info['baseline']}")
     for status in ("failed", "excluded", "not-reproducible", "not-run", "harness-error"):
         rows = [r for r in results if r["status"] == status]
         if rows:
