@@ -1759,6 +1759,17 @@ fn rules_kept_as_separate_resources_are_revoked_and_added_as_resources() {
 #[test]
 fn put_metric_alarm_on_an_existing_alarm_keeps_attributes_that_are_not_settings() {
     let mut c = project_cloud("web3tier");
+    let arn = attrs(
+        &c,
+        "aws_cloudwatch_metric_alarm",
+        "alarm_name",
+        "shop-prod-alb-5xx",
+    )["arn"]
+        .clone();
+    assert!(
+        arn.as_str()
+            .is_some_and(|a| a.starts_with("arn:aws:cloudwatch:"))
+    );
     ok(
         &mut c,
         "monitoring.amazonaws.com",
@@ -1774,15 +1785,15 @@ fn put_metric_alarm_on_an_existing_alarm_keeps_attributes_that_are_not_settings(
         "alarm_name",
         "shop-prod-alb-5xx",
     );
-    // the setting changed; `region` is no setting and stays; an omitted setting gets
+    // the setting changed; `arn` is no setting and stays; an omitted setting gets
     // AWS's default (no description)
     assert_eq!(
         [
             &alarm["threshold"],
-            &alarm["region"],
+            &alarm["arn"],
             &alarm["alarm_description"]
         ],
-        [&json!(50.0), &json!("us-east-1"), &json!("")]
+        [&json!(50.0), &arn, &json!("")]
     );
     assert_eq!(count(&c, "aws_cloudwatch_metric_alarm"), 3);
 }
@@ -1791,13 +1802,14 @@ fn put_metric_alarm_on_an_existing_alarm_keeps_attributes_that_are_not_settings(
 fn route53_names_match_without_the_final_dot_and_case() {
     let mut c = project_cloud("static-site");
     let before = count(&c, "aws_route53_record");
-    // the state holds `_0047b21f6e11a20d716e4492e82879b5.www.brightlane.example.`
+    // the state holds `_0047b21f6e11a20d716e4492e82879b5.www.brightlane.example`, as the
+    // provider stores a record name (no final dot)
     ok(
         &mut c,
         "route53.amazonaws.com",
         "ChangeResourceRecordSets",
         json!({"hostedZoneId": "Z74KMFEJ77H4QIXAUL29W", "changeBatch": {"changes": [{"action": "UPSERT",
-            "resourceRecordSet": {"name": "_0047B21F6E11A20D716E4492E82879B5.www.brightlane.example", "type": "CNAME", "tTL": 300,
+            "resourceRecordSet": {"name": "_0047B21F6E11A20D716E4492E82879B5.www.brightlane.example.", "type": "CNAME", "tTL": 300,
             "resourceRecords": [{"value": "_03112decb972a7fe8eef554620fab593.xlfgrmvvlj.acm-validations.aws."}]}}]}}),
     );
     assert_eq!(count(&c, "aws_route53_record"), before);
@@ -1805,7 +1817,7 @@ fn route53_names_match_without_the_final_dot_and_case() {
         &c,
         "aws_route53_record",
         "name",
-        "_0047b21f6e11a20d716e4492e82879b5.www.brightlane.example.",
+        "_0047b21f6e11a20d716e4492e82879b5.www.brightlane.example",
     );
     assert_eq!(record["ttl"], json!(300));
 }

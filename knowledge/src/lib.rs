@@ -27,7 +27,7 @@ pub use rules::{
 };
 pub use schema::{
     AttrType, Attribute, Block, Member, NestedAttributes, NestedBlock, NestingMode, Presence,
-    ProviderSchema, ResourceSchema, SchemaError,
+    ProviderSchema, ResourceSchema, SchemaError, stored_form,
 };
 pub use store::{
     Evidence, NewReconciliation, Outcome, Provenance, Reconciliation, RuleFilter, RuleRecord,

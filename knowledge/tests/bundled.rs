@@ -98,7 +98,7 @@ fn covers_the_common_resource_types() {
         .collect();
     assert!(missing.is_empty(), "missing: {missing:?}");
     assert_eq!(schema.provider(), "registry.terraform.io/hashicorp/aws");
-    assert_eq!(schema.provider_version(), Some("6.25.0"));
+    assert_eq!(schema.provider_version(), Some("5.100.0"));
 }
 
 fn check_block(block: &Block, path: &str, problems: &mut Vec<String>) {

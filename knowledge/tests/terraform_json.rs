@@ -169,8 +169,7 @@ const DOCUMENT: &str = r#"{
               "bucket": {"type": "string", "required": true, "description_kind": "plain"},
               "expected_bucket_owner": {"type": "string", "optional": true, "description_kind": "plain"},
               "id": {"type": "string", "optional": true, "computed": true, "description_kind": "plain"},
-              "mfa": {"type": "string", "optional": true, "description_kind": "plain"},
-              "region": {"type": "string", "optional": true, "computed": true, "description_kind": "plain"}
+              "mfa": {"type": "string", "optional": true, "description_kind": "plain"}
             },
             "block_types": {
               "versioning_configuration": {

@@ -206,6 +206,21 @@ fn managed_addresses<'a>(addresses: impl Iterator<Item = (&'a str, Mode)>) -> BT
         .collect()
 }
 
+/// The configured attributes as the provider stores them (a record name without its final
+/// dot), where the provider normalizes a value before storing it.
+fn stored_forms(resource_type: &str, configured: &Value) -> Value {
+    let Value::Object(fields) = configured else {
+        return configured.clone();
+    };
+    let stored = fields.iter().map(|(name, value)| {
+        let normalized = value
+            .to_json()
+            .map(|json| Value::from_json(&knowledge::stored_form(resource_type, name, &json)));
+        (name.clone(), normalized.unwrap_or_else(|| value.clone()))
+    });
+    Value::Object(stored.collect())
+}
+
 fn check_project(name: &str) {
     let (project, state) = load(name);
     let configured = managed_addresses(project.instances().map(|i| (i.address.as_str(), i.mode)));
@@ -229,7 +244,7 @@ fn check_project(name: &str) {
         compare(
             schema,
             "",
-            &instance.attributes,
+            &stored_forms(&instance.resource_type, &instance.attributes),
             &stored,
             &instance.address,
             &mut errors,

@@ -134,6 +134,7 @@ impl<'a> Drift<'a> {
             };
             let resource = schema.resource(&before.resource_type);
             let same = Shape {
+                resource_type: &before.resource_type,
                 schema: resource,
                 side: Side::Same,
             };
@@ -214,8 +215,9 @@ impl Ctx<'_> {
         self.e.schema.resource(resource_type)
     }
 
-    fn shape(&self, resource_type: &str, side: Side) -> Shape<'_> {
+    fn shape<'s>(&'s self, resource_type: &'s str, side: Side) -> Shape<'s> {
         Shape {
+            resource_type,
             schema: self.resource(resource_type),
             side,
         }

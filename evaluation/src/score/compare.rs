@@ -7,7 +7,7 @@
 //! order, nested blocks are lists of objects whose unset fields the state fills in, and JSON
 //! documents (IAM policies) are equal when they parse to the same value.
 
-use knowledge::schema::{AttrType, Member, Presence, ResourceSchema};
+use knowledge::schema::{AttrType, Member, Presence, ResourceSchema, stored_form};
 use serde_json::Value;
 
 /// What is compared with what.
@@ -23,6 +23,8 @@ pub enum Side {
 /// The schema of the resource type whose values are compared, when known.
 #[derive(Debug, Clone, Copy)]
 pub struct Shape<'a> {
+    /// The resource type.
+    pub resource_type: &'a str,
     /// The resource type's schema.
     pub schema: Option<&'a ResourceSchema>,
     /// The kind of comparison.
@@ -60,6 +62,9 @@ impl Shape<'_> {
                 }
             }
             (Value::Array(_), Value::Array(_)) => false,
+            _ if self.side == Side::CodeToCloud => {
+                same_scalar(&stored_form(self.resource_type, path, a), b)
+            }
             _ => same_scalar(a, b),
         }
     }
@@ -231,10 +236,27 @@ mod tests {
     use knowledge::schema::ProviderSchema;
     use serde_json::json;
 
-    fn shape(resource_type: &str, side: Side) -> Shape<'static> {
+    fn shape(resource_type: &'static str, side: Side) -> Shape<'static> {
         let schema = ProviderSchema::bundled().unwrap().resource(resource_type);
         assert!(schema.is_some(), "{resource_type} is in the bundled schema");
-        Shape { schema, side }
+        Shape {
+            resource_type,
+            schema,
+            side,
+        }
+    }
+
+    #[test]
+    fn a_record_name_agrees_with_its_stored_form_from_code_only() {
+        let code = json!("_A1.www.example.com.");
+        let cloud = json!("_a1.www.example.com");
+        assert!(shape("aws_route53_record", Side::CodeToCloud).agree("name", &code, &cloud));
+        assert!(!shape("aws_route53_record", Side::Same).agree("name", &code, &cloud));
+        assert!(!shape("aws_route53_record", Side::CodeToCloud).agree(
+            "set_identifier",
+            &code,
+            &cloud
+        ));
     }
 
     #[test]

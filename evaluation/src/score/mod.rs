@@ -9,6 +9,7 @@ pub mod compare;
 pub mod hcl_scan;
 pub mod passk;
 pub mod results;
+pub mod terraform;
 
 use crate::scenario::{ScenarioError, Stored, sha256_file};
 use checks::{CheckResult, Evidence};
@@ -27,6 +28,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
+use terraform::{TerraformOracle, TerraformVerdict};
 
 /// Scoring could not run (as opposed to a scenario failing, which is a result).
 #[derive(Debug, thiserror::Error)]
@@ -96,16 +98,29 @@ pub struct Sample {
     pub tokens: u64,
     /// Wall time of the reconciliation and its scoring, in milliseconds.
     pub wall_ms: f64,
+    /// Whether the built-in checks all passed (`passed` is Terraform's verdict when it judged).
+    #[serde(default)]
+    pub builtin_passed: bool,
+    /// Terraform's verdict, when the oracle is Terraform.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub terraform: Option<TerraformVerdict>,
 }
 
 impl Sample {
-    /// The failing checks' reasons, one per line.
+    /// The failing checks' reasons, one per line, then Terraform's planned changes.
     pub fn reasons(&self) -> Vec<String> {
-        self.checks
+        let builtin = self
+            .checks
             .iter()
             .filter(|c| !c.passed)
-            .flat_map(|c| c.reasons.iter().map(move |r| format!("{}: {r}", c.name)))
-            .collect()
+            .flat_map(|c| c.reasons.iter().map(move |r| format!("{}: {r}", c.name)));
+        let terraform = self.terraform.iter().filter(|t| !t.passed).flat_map(|t| {
+            t.changes
+                .iter()
+                .map(|c| format!("terraform plan: {c}"))
+                .chain(t.error.iter().map(|e| format!("terraform: {e}")))
+        });
+        builtin.chain(terraform).collect()
     }
 }
 
@@ -135,6 +150,7 @@ pub struct Scorer {
     attributor: Attributor,
     runtime: tokio::runtime::Runtime,
     prepared: HashMap<String, Prepared>,
+    oracle: Option<TerraformOracle>,
 }
 
 impl Scorer {
@@ -154,7 +170,17 @@ impl Scorer {
             attributor: Attributor::default(),
             runtime,
             prepared: HashMap::new(),
+            oracle: None,
         })
+    }
+
+    /// Lets Terraform judge every sample (`passed` becomes its verdict; the built-in
+    /// checks still run, for the agreement figures). Fails with the reason when `terraform`
+    /// or the AWS provider cannot be found.
+    pub fn with_terraform(mut self) -> Result<Scorer, ScoreError> {
+        let oracle = TerraformOracle::new().map_err(ScoreError::Setup)?;
+        self.oracle = Some(oracle);
+        Ok(self)
     }
 
     /// Runs `n` reconciliations of the scenario and scores each.
@@ -217,7 +243,7 @@ impl Scorer {
                 Err(e) => Err(format!("the patch does not apply: {e}")),
             })
         };
-        let checks = checks::run(&Evidence {
+        let evidence = Evidence {
             pre: &prepared.pre,
             post: &post,
             original: &prepared.original,
@@ -228,11 +254,19 @@ impl Scorer {
             outcome: &outcome,
             expect: &scenario.expect,
             schema,
-        });
+        };
+        let checks = checks::run(&evidence);
+        let builtin_passed = checks.iter().all(|c| c.passed);
+        let terraform = self
+            .oracle
+            .as_mut()
+            .map(|o| o.judge(&scenario.id, &outcome.diff, scratch.path(), &evidence));
         let (lines_added, lines_removed) = diff_size(&outcome.diff);
         let at_source = outcome.plan.steps.iter().filter(|s| s.at_source).count();
         let sample = Sample {
-            passed: checks.iter().all(|c| c.passed),
+            passed: terraform.as_ref().map_or(builtin_passed, |t| t.passed),
+            builtin_passed,
+            terraform,
             checks,
             lines_added,
             lines_removed,
@@ -355,8 +389,18 @@ fn load(dir: &Path, state: &State) -> Result<Project, String> {
 /// (`role = aws_iam_role.new.id`) evaluate to its values rather than unknown.
 fn load_imported(dir: &Path, pre: &State, post: &State) -> Result<Project, String> {
     let project = load(dir, pre)?;
+    let state = with_imports(&project, pre, post);
+    if state.instances.len() == pre.instances.len() {
+        return Ok(project);
+    }
+    load(dir, &state)
+}
+
+/// `state` with each resource the drift created (in `post`) that an `import` block of the
+/// project names, at the block's address, as the state holds it once imported.
+pub fn with_imports(project: &Project, state: &State, post: &State) -> State {
     let imports = hcl_scan::project_imports(project.files());
-    let mut state = pre.clone();
+    let mut state = state.clone();
     for import in &imports {
         let known = |address: &str| state.instances.iter().any(|i| i.address == address);
         let created = post
@@ -372,10 +416,7 @@ fn load_imported(dir: &Path, pre: &State, post: &State) -> Result<Project, Strin
             state.instances.push(imported(created, &import.to));
         }
     }
-    if state.instances.len() == pre.instances.len() {
-        return Ok(project);
-    }
-    load(dir, &state)
+    state
 }
 
 /// A created cloud resource as the state holds it once imported at a root-module `address`.
@@ -419,6 +460,8 @@ fn failed_run(error: &str, start: Instant) -> Sample {
         overrides: 0,
         tokens: 0,
         wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+        builtin_passed: false,
+        terraform: None,
     }
 }
 

@@ -44,6 +44,9 @@ pub struct ScenarioResult {
     pub tokens: u64,
     /// Wall time of all samples, in milliseconds.
     pub wall_ms: f64,
+    /// When Terraform judged: whether the built-in checks passed every sample too.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub builtin_passed: Option<bool>,
 }
 
 impl ScenarioResult {
@@ -66,7 +69,7 @@ impl ScenarioResult {
             passed: c == n,
             reasons: samples
                 .iter()
-                .find(|s| !s.passed)
+                .find(|s| !s.passed || !s.builtin_passed)
                 .map(Sample::reasons)
                 .unwrap_or_default(),
             lines_added: mean(&|s| s.lines_added),
@@ -75,6 +78,10 @@ impl ScenarioResult {
             overrides: mean(&|s| s.overrides),
             tokens: samples.iter().map(|s| s.tokens).sum(),
             wall_ms: samples.iter().map(|s| s.wall_ms).sum(),
+            builtin_passed: samples
+                .iter()
+                .any(|s| s.terraform.is_some())
+                .then(|| samples.iter().all(|s| s.builtin_passed)),
         })
     }
 
@@ -97,6 +104,7 @@ impl ScenarioResult {
             overrides: 0.0,
             tokens: 0,
             wall_ms: 0.0,
+            builtin_passed: None,
         }
     }
 }
@@ -169,8 +177,51 @@ pub struct Results {
     pub mean_scenario_ms: f64,
     /// Scenarios the harness could not run.
     pub errors: usize,
+    /// Who judged: `built-in` or `terraform`.
+    #[serde(default = "builtin_oracle")]
+    pub oracle: String,
+    /// When Terraform judged: how its verdicts and the built-in checks' agree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agreement: Option<Agreement>,
     /// Each scenario.
     pub scenarios: Vec<ScenarioResult>,
+}
+
+fn builtin_oracle() -> String {
+    "built-in".into()
+}
+
+/// The agreement matrix of Terraform's verdicts and the built-in checks', per scenario.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Agreement {
+    /// Both passed.
+    pub both_pass: usize,
+    /// Both failed.
+    pub both_fail: usize,
+    /// Terraform passed, the built-in checks failed.
+    pub terraform_only: usize,
+    /// The built-in checks passed, Terraform failed.
+    pub builtin_only: usize,
+    /// The share of scenarios where they agree.
+    pub rate: f64,
+}
+
+impl Agreement {
+    /// The matrix over the scenarios both judged.
+    fn of(scenarios: &[ScenarioResult]) -> Option<Agreement> {
+        let mut a = Agreement::default();
+        for r in scenarios {
+            match (r.passed, r.builtin_passed?) {
+                (true, true) => a.both_pass += 1,
+                (false, false) => a.both_fail += 1,
+                (true, false) => a.terraform_only += 1,
+                (false, true) => a.builtin_only += 1,
+            }
+        }
+        let total = a.both_pass + a.both_fail + a.terraform_only + a.builtin_only;
+        a.rate = (a.both_pass + a.both_fail) as f64 / total.max(1) as f64;
+        Some(a)
+    }
 }
 
 impl Results {
@@ -217,6 +268,16 @@ impl Results {
                 .iter()
                 .filter(|r| r.reasons.first().is_some_and(|s| s.starts_with("error: ")))
                 .count(),
+            oracle: if scenarios.iter().any(|r| r.builtin_passed.is_some()) {
+                "terraform".into()
+            } else {
+                builtin_oracle()
+            },
+            agreement: scenarios
+                .iter()
+                .any(|r| r.builtin_passed.is_some())
+                .then(|| Agreement::of(&scenarios))
+                .flatten(),
             scenarios,
         }
     }
@@ -248,7 +309,54 @@ impl Results {
                 g.scenarios, g.pass_at_1, self.k, g.pass_at_k
             );
         }
+        if let Some(a) = &self.agreement {
+            let _ = writeln!(
+                out,
+                "judged by terraform plan; agreement with the built-in checks {:.3} \
+                 (both pass {}, both fail {}, only terraform passes {}, only built-in passes {})",
+                a.rate, a.both_pass, a.both_fail, a.terraform_only, a.builtin_only
+            );
+        }
         out
+    }
+
+    /// The scenarios where Terraform and the built-in checks disagree.
+    pub fn disagreements(&self) -> impl Iterator<Item = &ScenarioResult> {
+        self.scenarios
+            .iter()
+            .filter(|r| r.builtin_passed.is_some_and(|b| b != r.passed))
+    }
+
+    /// The agreement section of the Markdown report (nothing when Terraform did not judge).
+    fn agreement_section(&self, out: &mut String) {
+        let Some(a) = &self.agreement else {
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "## Terraform and the built-in checks\n\nEach scenario's patched project was planned by \
+             `terraform plan -refresh=false` against the post-drift state; pass means no change on \
+             any resource outside the expected flags. Agreement with the built-in checks: {:.3}.\n\n\
+             | | built-in passes | built-in fails |\n|---|---:|---:|\n\
+             | **terraform passes** | {} | {} |\n| **terraform fails** | {} | {} |\n",
+            a.rate, a.both_pass, a.terraform_only, a.builtin_only, a.both_fail
+        );
+        let mut any = false;
+        for r in self.disagreements() {
+            any = true;
+            let who = if r.passed {
+                "terraform passes, built-in fails"
+            } else {
+                "built-in passes, terraform fails"
+            };
+            let _ = writeln!(out, "- **{}** ({who}): {}", r.id, escape(&r.description));
+            for reason in &r.reasons {
+                let _ = writeln!(out, "  - {}", escape(reason));
+            }
+        }
+        if any {
+            out.push('\n');
+        }
     }
 
     /// The Markdown report: tables per category and project, the patch figures, and the
@@ -257,9 +365,10 @@ impl Results {
         let mut out = String::from("# retrace evaluation\n\n");
         let _ = writeln!(
             out,
-            "Planner: {}; n = {} samples per scenario; k = {}; {} scenarios in {:.1} s \
-             (mean {:.1} ms per scenario); {} language-model tokens.\n",
+            "Planner: {}; judged by the {} checks; n = {} samples per scenario; k = {}; {} scenarios \
+             in {:.1} s (mean {:.1} ms per scenario); {} language-model tokens.\n",
             self.planner,
+            self.oracle,
             self.n,
             self.k,
             self.overall.scenarios,
@@ -269,6 +378,7 @@ impl Results {
         );
         self.table(&mut out, "Category", &self.by_category);
         self.table(&mut out, "Project", &self.by_project);
+        self.agreement_section(&mut out);
         let p = &self.patch;
         let _ = writeln!(
             out,
@@ -412,6 +522,8 @@ mod tests {
             overrides: 0,
             tokens: 0,
             wall_ms: 1.0,
+            builtin_passed: passed,
+            terraform: None,
         }
     }
 
@@ -444,5 +556,66 @@ mod tests {
         );
         let svg = results.chart();
         assert!(svg.starts_with("<svg") && svg.contains("runbook") && svg.ends_with("</svg>\n"));
+        assert!(
+            results.agreement.is_none(),
+            "no terraform verdicts, no matrix"
+        );
+    }
+
+    fn judged(terraform: bool, builtin: bool) -> Sample {
+        Sample {
+            passed: terraform,
+            builtin_passed: builtin,
+            terraform: Some(super::super::terraform::TerraformVerdict {
+                passed: terraform,
+                changes: if terraform {
+                    vec![]
+                } else {
+                    vec!["aws_lb.web idle_timeout: code 60, cloud 120".into()]
+                },
+                error: None,
+            }),
+            ..sample(terraform)
+        }
+    }
+
+    #[test]
+    fn terraform_verdicts_give_the_agreement_matrix_and_list_disagreements() {
+        let result = |id: &str, t: bool, b: bool| {
+            ScenarioResult::new(&scenario(id, "p", Category::Console), &[judged(t, b)], 1).unwrap()
+        };
+        let results = Results::new(
+            1,
+            1,
+            vec![
+                result("a", true, true),
+                result("b", true, false),
+                result("c", false, true),
+                result("d", false, false),
+            ],
+            1.0,
+        );
+        let a = results.agreement.as_ref().expect("a matrix");
+        assert_eq!(
+            (a.both_pass, a.terraform_only, a.builtin_only, a.both_fail),
+            (1, 1, 1, 1)
+        );
+        assert!((a.rate - 0.5).abs() < 1e-12);
+        assert_eq!(results.oracle, "terraform");
+        let ids: Vec<&str> = results.disagreements().map(|r| r.id.as_str()).collect();
+        assert_eq!(ids, ["b", "c"]);
+        let report = results.markdown();
+        assert!(
+            report.contains("| **terraform passes** | 1 | 1 |"),
+            "{report}"
+        );
+        assert!(
+            report.contains("- **c** (built-in passes, terraform fails)"),
+            "{report}"
+        );
+        assert!(
+            report.contains("terraform plan: aws_lb.web idle_timeout: code 60, cloud 120"),
+            "{report}"
+        );
     }
 }

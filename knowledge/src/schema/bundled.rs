@@ -25,6 +25,8 @@ struct Bundle {
 
 #[derive(Deserialize)]
 struct CompactBlock {
+    /// The provider's schema version (resources only).
+    version: Option<u64>,
     nesting_mode: Option<String>,
     #[serde(default)]
     min_items: u64,
@@ -67,14 +69,9 @@ pub(super) fn parse(text: &str, source_name: &str) -> Result<ProviderSchema, Sch
         .resources
         .into_iter()
         .map(|(name, raw)| {
+            let version = raw.version;
             let block = block(raw, &root.child(&name))?;
-            Ok((
-                name,
-                ResourceSchema {
-                    version: None,
-                    block,
-                },
-            ))
+            Ok((name, ResourceSchema { version, block }))
         })
         .collect::<Result<_, SchemaError>>()?;
     Ok(ProviderSchema {
@@ -196,6 +193,7 @@ mod tests {
     fn reads_attributes_blocks_and_nested_attributes() {
         let schema = load(json!({
             "aws_thing": {
+                "version": 2,
                 "attributes": {
                     "arn": ["c", "string"],
                     "rule": ["oc", {"nesting_mode": "set", "attributes": {"port": ["r", "number"]}}]
@@ -208,6 +206,10 @@ mod tests {
         }))
         .expect("accepted");
         assert_eq!(schema.provider_version(), Some("6.0.0"));
+        assert_eq!(
+            schema.resource("aws_thing").and_then(|r| r.version),
+            Some(2)
+        );
         assert!(schema.is_computed_only("aws_thing", "arn"));
         assert!(schema.is_set_block("aws_thing", "rule"));
         assert_eq!(

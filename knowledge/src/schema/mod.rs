@@ -12,6 +12,7 @@ mod bundled;
 mod cty;
 mod error;
 mod model;
+mod stored;
 mod terraform;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ pub use error::SchemaError;
 pub use model::{
     Attribute, Block, Member, NestedAttributes, NestedBlock, NestingMode, Presence, ResourceSchema,
 };
+pub use stored::stored_form;
 
 /// The bundled data file, embedded at build time.
 const BUNDLED_JSON: &str = include_str!("../../data/aws-provider-schema.json");

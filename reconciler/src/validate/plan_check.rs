@@ -5,6 +5,7 @@ use crate::intents::same_value;
 use crate::terraform::config::{LoadOptions, Project, ResourceInstance};
 use crate::terraform::functions::Value as Config;
 use crate::terraform::state::{Instance, Mode};
+use knowledge::stored_form;
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -97,6 +98,9 @@ fn compare_instance(
                 found
                     .into_iter()
                     .filter(|(path, _, _)| !excused(check, address, path))
+                    .filter(|(path, config, observed)| {
+                        !same_value(&stored_form(&o.resource_type, path, config), observed)
+                    })
                     .map(|(attribute, config, observed)| Difference {
                         address: address.to_owned(),
                         attribute,

@@ -14,7 +14,8 @@
 //! credentials, the configuration reads AWS data sources (an offline plan cannot answer them).
 
 use super::{Check, Difference, ValidateError, Validation, Validator, scratch_copy};
-use crate::terraform::state::tfstate_json;
+use crate::terraform::state::{complete, tfstate_json};
+use knowledge::ProviderSchema;
 use serde_json::{Map, Value};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -240,7 +241,13 @@ fn prepare(
         root: check.root.to_owned(),
         source,
     };
-    let mut state = tfstate_json(check.observed);
+    // Created resources carry only what the calls said; the provider stores every attribute
+    // and sensitivity mark of the type, and a plan sees any difference as a change.
+    let mut observed = check.observed.clone();
+    if let Ok(schema) = ProviderSchema::bundled() {
+        complete(&mut observed, schema);
+    }
+    let mut state = tfstate_json(&observed);
     // A state written by a newer Terraform than the one here is refused; the content is the
     // same for any 1.x.
     state["terraform_version"] = Value::String("1.5.0".into());
@@ -459,7 +466,20 @@ fn summarize(plan: &Value, check: &Check) -> (Vec<Difference>, Vec<Difference>) 
         if whole_excused {
             continue;
         }
-        let diffs: Vec<Difference> = changed_attributes(&change["change"])
+        let mut changed = changed_attributes(&change["change"]);
+        if changed.is_empty() {
+            // An update whose values are all equal changes sensitivity marks or private data:
+            // still a planned change.
+            changed.push((
+                String::new(),
+                Value::String(format!(
+                    "{} with no visible value change",
+                    actions_text(actions)
+                )),
+                Value::Null,
+            ));
+        }
+        let diffs: Vec<Difference> = changed
             .into_iter()
             .filter(|(attribute, _, _)| {
                 let top = attribute.split('.').next().unwrap_or_default();
@@ -482,6 +502,17 @@ fn summarize(plan: &Value, check: &Check) -> (Vec<Difference>, Vec<Difference>) 
         }
     }
     (differences, collateral)
+}
+
+/// The planned actions as words: `update`, `delete, create`.
+fn actions_text(actions: &Value) -> String {
+    let words: Vec<&str> = actions
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    words.join(", ")
 }
 
 /// The top-level attributes a planned change alters: (name, planned, current). A create or a
@@ -592,7 +623,11 @@ mod tests {
             {"address": "aws_db_instance.main", "change": {"actions": ["update"],
                 "before": {"password": "old"}, "after": {"password": "new"},
                 "after_unknown": {}, "before_sensitive": {"password": true},
-                "after_sensitive": {"password": true}}}
+                "after_sensitive": {"password": true}}},
+            {"address": "aws_ssm_parameter.config", "change": {"actions": ["update"],
+                "before": {"value": "v"}, "after": {"value": "v"},
+                "after_unknown": {}, "before_sensitive": {},
+                "after_sensitive": {"value": true}}}
         ]});
         let state = empty_state();
         let touched = vec![
@@ -634,6 +669,13 @@ mod tests {
                     attribute: "password".into(),
                     config: json!("(sensitive)"),
                     observed: json!("(sensitive)"),
+                },
+                // Only the sensitivity mark changes: still a planned update.
+                Difference {
+                    address: "aws_ssm_parameter.config".into(),
+                    attribute: String::new(),
+                    config: json!("update with no visible value change"),
+                    observed: Value::Null,
                 },
             ]
         );

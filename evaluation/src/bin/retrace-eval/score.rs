@@ -45,6 +45,16 @@ pub enum Format {
     Json,
 }
 
+/// Who judges a patch in `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Oracle {
+    /// retrace-eval's own checks against the scenario's ground truth.
+    Builtin,
+    /// `terraform plan -refresh=false` of the patched project against the post-drift state,
+    /// with the real AWS provider; the built-in checks still run, for the agreement matrix.
+    Terraform,
+}
+
 /// Options of `retrace-eval run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -65,6 +75,13 @@ pub struct RunArgs {
     /// Only this scenario.
     #[arg(long)]
     scenario: Option<String>,
+    /// A fixed stratified sample: within each project and category, every N-th scenario in id
+    /// order (the first, the N+1-th, ...).
+    #[arg(long, value_name = "N")]
+    every: Option<usize>,
+    /// Who judges each patch.
+    #[arg(long, value_enum, default_value_t = Oracle::Builtin)]
+    oracle: Oracle,
     /// Where results.json, results.md and chart.svg go.
     #[arg(long, value_name = "DIR", default_value = "target/eval")]
     out: PathBuf,
@@ -112,6 +129,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
         .filter(|s| category.is_none_or(|c| c == s.scenario.category))
         .filter(|s| args.scenario.as_ref().is_none_or(|id| *id == s.scenario.id))
         .collect();
+    let scenarios = match args.every {
+        Some(0) => bail!("--every takes a number of 1 or more"),
+        Some(n) => every_nth(scenarios, n),
+        None => scenarios,
+    };
     if scenarios.is_empty() {
         bail!(
             "no scenarios under {} match",
@@ -122,7 +144,14 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let scored = score_all(&scenarios, &args.place.projects, args.n, args.k, jobs)?;
+    let scored = score_all(
+        &scenarios,
+        &args.place.projects,
+        args.n,
+        args.k,
+        jobs,
+        args.oracle,
+    )?;
     let results = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64());
     write_outputs(&args.out, &results)?;
     match args.format {
@@ -150,6 +179,20 @@ pub fn run(args: RunArgs) -> Result<u8> {
     Ok(code)
 }
 
+/// Every `n`-th scenario of each project and category, in id order.
+fn every_nth(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
+    scenarios.sort_by(|a, b| a.scenario.id.cmp(&b.scenario.id));
+    let mut seen: std::collections::HashMap<(String, Category), usize> = Default::default();
+    scenarios.retain(|s| {
+        let at = seen
+            .entry((s.scenario.project.clone(), s.scenario.category))
+            .or_default();
+        *at += 1;
+        (*at - 1) % n == 0
+    });
+    scenarios
+}
+
 /// Scores every scenario on `jobs` threads, each with its own scorer.
 fn score_all(
     scenarios: &[Stored],
@@ -157,7 +200,12 @@ fn score_all(
     n: usize,
     k: usize,
     jobs: usize,
+    oracle: Oracle,
 ) -> Result<Vec<ScenarioResult>> {
+    if oracle == Oracle::Terraform {
+        // Fails before any work when terraform or the provider is missing.
+        Scorer::new(projects)?.with_terraform()?;
+    }
     let bar = ProgressBar::new(scenarios.len() as u64);
     bar.set_style(
         ProgressStyle::with_template("{bar:40} {pos}/{len} scenarios {elapsed} {msg}")
@@ -170,6 +218,9 @@ fn score_all(
         for _ in 0..jobs.max(1) {
             workers.push(scope.spawn(|| -> Result<()> {
                 let mut scorer = Scorer::new(projects)?;
+                if oracle == Oracle::Terraform {
+                    scorer = scorer.with_terraform()?;
+                }
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(stored) = scenarios.get(i) else {

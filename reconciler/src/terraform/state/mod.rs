@@ -2,6 +2,7 @@
 //! prints for any backend) or from `terraform show -json`, and indexed by cloud identity in
 //! [`StateIndex`].
 
+mod complete;
 mod index;
 mod show;
 mod tfstate;
@@ -16,6 +17,7 @@ use std::process::{Command, ExitStatus, Stdio};
 use serde::Deserialize;
 use serde_json::Value;
 
+pub use complete::complete;
 pub use index::{KEY_SEPARATOR, NATURAL_KEYS, StateIndex};
 pub use write::tfstate_json;
 
@@ -55,6 +57,9 @@ pub struct Output {
     /// Whether the output is declared sensitive.
     #[serde(default)]
     pub sensitive: bool,
+    /// The value's type as the state file writes it (`"string"`, `["list", "string"]`).
+    #[serde(default, rename = "type")]
+    pub value_type: Option<Value>,
 }
 
 /// Whether a resource is managed or read by a data source.

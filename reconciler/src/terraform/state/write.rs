@@ -57,10 +57,32 @@ pub fn tfstate_json(state: &State) -> Value {
         "terraform_version": state.terraform_version.clone().unwrap_or_else(|| "1.9.8".to_owned()),
         "serial": state.serial.unwrap_or(1),
         "lineage": state.lineage.clone().unwrap_or_default(),
-        "outputs": state.outputs.iter().map(|(k, o)| (k.clone(), json!({"value": o.value, "sensitive": o.sensitive}))).collect::<serde_json::Map<_, _>>(),
+        "outputs": state.outputs.iter().map(|(k, o)| {
+            let value_type = o.value_type.clone().unwrap_or_else(|| type_of(&o.value));
+            (k.clone(), json!({"value": o.value, "type": value_type, "sensitive": o.sensitive}))
+        }).collect::<serde_json::Map<_, _>>(),
         "resources": resources,
         "check_results": null,
     })
+}
+
+/// The type of a value as a state file writes it, inferred from the value (JSON does not tell
+/// a list from a tuple or a map from an object; the structural types hold any value).
+fn type_of(value: &Value) -> Value {
+    match value {
+        Value::String(_) => json!("string"),
+        Value::Number(_) => json!("number"),
+        Value::Bool(_) => json!("bool"),
+        Value::Array(items) => json!(["tuple", items.iter().map(type_of).collect::<Vec<_>>()]),
+        Value::Object(fields) => json!([
+            "object",
+            fields
+                .iter()
+                .map(|(k, v)| (k.clone(), type_of(v)))
+                .collect::<serde_json::Map<_, _>>()
+        ]),
+        Value::Null => json!("string"),
+    }
 }
 
 /// A sensitive attribute path as a state file writes it: `get_attr` steps for names (a map key
@@ -74,4 +96,26 @@ fn sensitive_path(path: &[PathStep]) -> Value {
         })
         .collect();
     Value::Array(steps)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outputs_keep_their_type_or_get_one_from_the_value() {
+        let text = json!({"version": 4, "outputs": {
+            "ids": {"value": ["a"], "type": ["list", "string"]},
+            "name": {"value": "web"},
+            "tags": {"value": {"a": 1, "b": [true]}}
+        }, "resources": []});
+        let state = State::parse(text.to_string().as_bytes(), "test.tfstate").expect("a state");
+        let written = tfstate_json(&state);
+        assert_eq!(written["outputs"]["ids"]["type"], json!(["list", "string"]));
+        assert_eq!(written["outputs"]["name"]["type"], json!("string"));
+        assert_eq!(
+            written["outputs"]["tags"]["type"],
+            json!(["object", {"a": "number", "b": ["tuple", ["bool"]]}])
+        );
+    }
 }
