@@ -188,7 +188,7 @@ fn every_nth(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
             .entry((s.scenario.project.clone(), s.scenario.category))
             .or_default();
         *at += 1;
-        (*at - 1) % n == 0
+        (*at - 1).is_multiple_of(n)
     });
     scenarios
 }
