@@ -207,11 +207,15 @@ pub struct Agreement {
 }
 
 impl Agreement {
-    /// The matrix over the scenarios both judged.
+    /// The matrix over the scenarios both judged; `None` when Terraform judged none (a
+    /// scenario the harness could not run has no built-in verdict and is left out).
     fn of(scenarios: &[ScenarioResult]) -> Option<Agreement> {
         let mut a = Agreement::default();
         for r in scenarios {
-            match (r.passed, r.builtin_passed?) {
+            let Some(builtin) = r.builtin_passed else {
+                continue;
+            };
+            match (r.passed, builtin) {
                 (true, true) => a.both_pass += 1,
                 (false, false) => a.both_fail += 1,
                 (true, false) => a.terraform_only += 1,
@@ -219,7 +223,10 @@ impl Agreement {
             }
         }
         let total = a.both_pass + a.both_fail + a.terraform_only + a.builtin_only;
-        a.rate = (a.both_pass + a.both_fail) as f64 / total.max(1) as f64;
+        if total == 0 {
+            return None;
+        }
+        a.rate = (a.both_pass + a.both_fail) as f64 / total as f64;
         Some(a)
     }
 }
@@ -253,6 +260,7 @@ impl Results {
             patch.overrides += r.overrides;
         }
         let total_ms: f64 = scenarios.iter().map(|r| r.wall_ms).sum();
+        let agreement = Agreement::of(&scenarios);
         Results {
             n,
             k,
@@ -268,16 +276,12 @@ impl Results {
                 .iter()
                 .filter(|r| r.reasons.first().is_some_and(|s| s.starts_with("error: ")))
                 .count(),
-            oracle: if scenarios.iter().any(|r| r.builtin_passed.is_some()) {
+            oracle: if agreement.is_some() {
                 "terraform".into()
             } else {
                 builtin_oracle()
             },
-            agreement: scenarios
-                .iter()
-                .any(|r| r.builtin_passed.is_some())
-                .then(|| Agreement::of(&scenarios))
-                .flatten(),
+            agreement,
             scenarios,
         }
     }
