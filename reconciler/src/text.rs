@@ -4,6 +4,7 @@
 //! line really says. Text output escapes them; HCL strings written into the code escape them
 //! too (see `terraform::quoted`); JSON output is left exact.
 
+use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
@@ -24,6 +25,25 @@ pub fn is_unsafe(c: char) -> bool {
                 | '\u{2066}'..='\u{2069}'
                 | '\u{FEFF}'
         )
+}
+
+/// The longest value a text line shows in full; longer ones are cut with `…` (JSON output
+/// always carries them whole).
+pub const VALUE_WIDTH: usize = 60;
+
+/// A value as a line of text shows it: strings quoted, other values as compact JSON, cut at
+/// [`VALUE_WIDTH`] characters.
+pub fn value(v: &Value) -> String {
+    elide(&v.to_string(), VALUE_WIDTH)
+}
+
+/// `text` cut to at most `width` characters, ending in `…` when cut.
+pub fn elide(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_owned();
+    }
+    let kept: String = text.chars().take(width.saturating_sub(1)).collect();
+    format!("{kept}…")
 }
 
 /// The text with every unsafe character written as `\u{…}`; unchanged (borrowed) when it

@@ -57,6 +57,18 @@ fn demo_absorbs_what_it_should_and_flags_the_open_ssh_rule() {
 }
 
 #[test]
+fn the_demo_text_report_reads_in_plain_words() {
+    // Reviewed by eye against fixtures/demo/README.md: six intents, bob's SSH rule on its own
+    // and held, alice's console edit of the same group absorbed.
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_dir = dir.path().join("demo");
+    let out_arg = out_dir.to_str().expect("utf-8");
+    let (code, out) = retrace(&["demo", "--no-record", "--no-terraform", "--out", out_arg]);
+    assert_eq!(code, 3, "{out}");
+    insta::assert_snapshot!(out.replace(out_arg, "[demo]"));
+}
+
+#[test]
 fn reconcile_json_reports_decisions_and_writes_atomically_with_write() {
     let scratch = tempfile::tempdir().expect("temp dir");
     let project = scratch.path().join("project");

@@ -1,14 +1,21 @@
 //! Intents: out-of-band calls grouped into what someone meant to do, with the net effect per
 //! resource.
 //!
-//! Calls become a graph ([`petgraph`]): an edge joins two calls on the same resource, a call
-//! that uses an id another call's response allocated (causality), and consecutive calls of one
-//! sign-in session within a time window. Each connected part is an intent; its effects are
-//! netted per resource ([`delta`]), so retries, reverts and create-then-delete leave nothing,
-//! and a revoke plus an authorize of a rule reads as a replacement.
+//! The grouping rule: calls become a graph ([`petgraph`]) whose edges join
+//! - a call that uses an id another call's response allocated (causality), whoever made them;
+//! - consecutive calls of one sign-in session (principal and access key) at most the session
+//!   window apart (ten minutes by default), whether or not they touch the same resource.
+//!
+//! Each connected part is an intent. Calls on one resource by different people or sessions,
+//! or far apart in time, are therefore separate intents unless causality joins them, and
+//! each keeps its own decision. A resource's calls are netted over all of them ([`delta`]),
+//! so retries, reverts and create-then-delete leave nothing and a revoke plus an authorize of
+//! a rule reads as a replacement; when several intents touched it, each part of the net
+//! change belongs to the intent whose call wrote it last ([`share`]).
 
 mod delta;
 mod effect;
+mod share;
 
 pub use delta::{
     AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle, lookup, removes, same_block, same_value,
@@ -19,15 +26,13 @@ use chrono::{DateTime, Duration, Utc};
 use petgraph::graph::UnGraph;
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
-use serde_json::Value;
-use std::collections::{BTreeMap, HashMap};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// Why two calls were joined into one intent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Link {
-    /// Both touched the same resource.
-    SameResource,
     /// One used an id the other's response allocated.
     Causality,
     /// The same sign-in session, close in time.
@@ -110,10 +115,18 @@ pub fn build<'s>(
     }
     let mut ordered: Vec<Vec<usize>> = groups.into_values().collect();
     ordered.sort_by_key(|members| members[0]);
+    let mut group_of = vec![0; effects.len()];
+    for (group, members) in ordered.iter().enumerate() {
+        for &i in members {
+            group_of[i] = group;
+        }
+    }
+    let nets = net_per_group(effects, &group_of, ordered.len(), &state);
     ordered
-        .into_iter()
+        .iter()
+        .zip(nets)
         .enumerate()
-        .map(|(n, members)| intent(n + 1, effects, &members, &graph, &state))
+        .map(|(n, (members, net))| intent(n + 1, effects, members, net, &graph))
         .collect()
 }
 
@@ -121,13 +134,9 @@ pub fn build<'s>(
 fn components(effects: &[Effect], options: GroupOptions) -> (UnGraph<usize, Link>, Vec<usize>) {
     let mut graph = UnGraph::<usize, Link>::new_undirected();
     let nodes: Vec<_> = (0..effects.len()).map(|i| graph.add_node(i)).collect();
-    let mut last_on: HashMap<&ResourceKey, usize> = HashMap::new();
     let mut allocated_by: HashMap<&str, usize> = HashMap::new();
     let mut last_in_session: HashMap<&str, usize> = HashMap::new();
     for (i, e) in effects.iter().enumerate() {
-        if let Some(&j) = last_on.get(&e.resource) {
-            graph.add_edge(nodes[j], nodes[i], Link::SameResource);
-        }
         let used = e.mentions.iter().chain([&e.resource.identity]);
         for id in used {
             if let Some(&j) = allocated_by.get(id.as_str())
@@ -141,7 +150,6 @@ fn components(effects: &[Effect], options: GroupOptions) -> (UnGraph<usize, Link
         {
             graph.add_edge(nodes[j], nodes[i], Link::SameSession);
         }
-        last_on.insert(&e.resource, i);
         last_in_session.insert(&e.evidence.session, i);
         for id in &e.allocates {
             allocated_by.insert(id, i);
@@ -155,13 +163,72 @@ fn components(effects: &[Effect], options: GroupOptions) -> (UnGraph<usize, Link
     (graph, parts)
 }
 
-fn intent<'s>(
+/// One intent's share of the net changes.
+#[derive(Default)]
+struct Net {
+    /// Its deltas, in the order it first touched each resource.
+    deltas: Vec<Delta>,
+    /// The numbers of the other intents that touched the same resources.
+    shared_with: BTreeSet<usize>,
+}
+
+/// Per intent, its net changes: each resource is netted over all its calls and shared out
+/// when several intents touched it.
+fn net_per_group<'s>(
+    effects: &[Effect],
+    group_of: &[usize],
+    groups: usize,
+    state: &impl Fn(&str) -> Option<&'s Value>,
+) -> Vec<Net> {
+    let mut calls_on: Vec<(&ResourceKey, Vec<usize>)> = Vec::new();
+    let mut position: HashMap<&ResourceKey, usize> = HashMap::new();
+    for (i, e) in effects.iter().enumerate() {
+        let at = *position.entry(&e.resource).or_insert_with(|| {
+            calls_on.push((&e.resource, Vec::new()));
+            calls_on.len() - 1
+        });
+        calls_on[at].1.push(i);
+    }
+    let mut placed: Vec<Vec<(usize, Delta)>> = vec![Vec::new(); groups];
+    let mut nets: Vec<Net> = (0..groups).map(|_| Net::default()).collect();
+    for (_, calls) in calls_on {
+        let touched: Vec<(usize, &Effect)> =
+            calls.iter().map(|&i| (group_of[i], &effects[i])).collect();
+        let together: BTreeSet<usize> = touched.iter().map(|(g, _)| *g).collect();
+        for &group in &together {
+            let others = together.iter().filter(|&&g| g != group);
+            nets[group].shared_with.extend(others);
+        }
+        let on: Vec<&Effect> = touched.iter().map(|(_, e)| *e).collect();
+        let attributes = on.iter().find_map(|e| e.address.as_deref()).and_then(state);
+        let Some(net) = delta::net(&on, attributes).filter(|d| !d.is_empty()) else {
+            continue;
+        };
+        let first_in = |group: usize| calls.iter().copied().find(|&i| group_of[i] == group);
+        if together.len() == 1 {
+            placed[touched[0].0].push((calls[0], net));
+            continue;
+        }
+        for (group, part) in share::share(&net, &touched) {
+            placed[group].push((first_in(group).unwrap_or(calls[0]), part));
+        }
+    }
+    for (net, mut deltas) in nets.iter_mut().zip(placed) {
+        deltas.sort_by_key(|(first, _)| *first);
+        net.deltas = deltas.into_iter().map(|(_, d)| d).collect();
+    }
+    nets
+}
+
+fn intent(
     number: usize,
     effects: &[Effect],
     members: &[usize],
+    net: Net,
     graph: &UnGraph<usize, Link>,
-    state: &impl Fn(&str) -> Option<&'s Value>,
 ) -> Intent {
+    let deltas = net.deltas;
+    let shared_with: Vec<String> = net.shared_with.iter().map(|g| format!("I{}", g + 1)).collect();
     let mine: Vec<&Effect> = members.iter().map(|&i| &effects[i]).collect();
     let mut evidence: Vec<Evidence> = Vec::new();
     for e in &mine {
@@ -169,7 +236,6 @@ fn intent<'s>(
             evidence.push(e.evidence.clone());
         }
     }
-    let deltas = deltas(&mine, state);
     let links = graph
         .raw_edges()
         .iter()
@@ -185,7 +251,7 @@ fn intent<'s>(
     let kind = kind_of(&deltas, &mine);
     let actor = distinct(evidence.iter().map(|e| e.actor.clone())).join(", ");
     let clients = distinct(evidence.iter().map(|e| e.client.clone()));
-    let story = story(&actor, &clients, kind, &deltas, &mine);
+    let story = story(&actor, &clients, kind, &deltas, &mine, &shared_with);
     Intent {
         id: format!("I{number}"),
         kind,
@@ -198,29 +264,6 @@ fn intent<'s>(
         links,
         story,
     }
-}
-
-/// Nets the effects per resource, keeping the order resources were first touched.
-fn deltas<'s>(mine: &[&Effect], state: &impl Fn(&str) -> Option<&'s Value>) -> Vec<Delta> {
-    let mut order: Vec<&ResourceKey> = Vec::new();
-    for e in mine {
-        if !order.contains(&&e.resource) {
-            order.push(&e.resource);
-        }
-    }
-    order
-        .into_iter()
-        .filter_map(|key| {
-            let on: Vec<&Effect> = mine
-                .iter()
-                .copied()
-                .filter(|e| &e.resource == key)
-                .collect();
-            let attributes = on.iter().find_map(|e| e.address.as_deref()).and_then(state);
-            delta::net(&on, attributes)
-        })
-        .filter(|d| !d.is_empty())
-        .collect()
 }
 
 fn kind_of(deltas: &[Delta], mine: &[&Effect]) -> IntentKind {
@@ -264,10 +307,17 @@ fn story(
     kind: IntentKind,
     deltas: &[Delta],
     mine: &[&Effect],
+    shared_with: &[String],
 ) -> String {
     let via = clients.join(" and ");
     if kind == IntentKind::NoNetChange {
         let apis = distinct(mine.iter().map(|e| e.evidence.api.clone())).join(", ");
+        if !shared_with.is_empty() {
+            return format!(
+                "{actor} ({via}) called {apis}; with the calls of {} on the same resources, nothing of it remains",
+                shared_with.join(", ")
+            );
+        }
         return format!("{actor} ({via}) called {apis}, but the changes cancelled out");
     }
     let parts: Vec<String> = deltas.iter().map(describe).collect();
@@ -291,7 +341,7 @@ pub fn describe(d: &Delta) -> String {
             let mut what: Vec<String> = d
                 .attributes
                 .iter()
-                .map(|(k, a)| format!("set {k} = {}", a.after))
+                .map(|(k, a)| format!("set {k} = {}", crate::text::value(&a.after)))
                 .collect();
             what.extend(d.blocks.iter().map(|b| {
                 let op = if b.op == BlockOp::Added {
@@ -299,7 +349,7 @@ pub fn describe(d: &Delta) -> String {
                 } else {
                     "removed"
                 };
-                format!("{op} {} {}", b.block, Value::Object(b.fields.clone()))
+                format!("{op} {}", block_words(&b.block, &b.fields))
             }));
             if !d.tags_set.is_empty() || !d.tags_removed.is_empty() {
                 let mut tags: Vec<String> =
@@ -310,6 +360,56 @@ pub fn describe(d: &Delta) -> String {
             format!("{} on {target}", what.join(", "))
         }
     }
+}
+
+/// A nested block in words: a security group rule as `ingress rule tcp 443 from
+/// 10.0.0.0/16 "HTTPS"`, any other block as `the_block (key = value, ...)`.
+pub fn block_words(block: &str, fields: &Map<String, Value>) -> String {
+    if fields.contains_key("protocol") && fields.contains_key("from_port") {
+        return rule_words(block, fields);
+    }
+    let pairs: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{k} = {}", crate::text::value(v)))
+        .collect();
+    crate::text::elide(&format!("{block} ({})", pairs.join(", ")), 2 * crate::text::VALUE_WIDTH)
+}
+
+/// A security group rule: protocol, ports, the peers it allows and its description.
+fn rule_words(block: &str, fields: &Map<String, Value>) -> String {
+    let text = |key: &str| match fields.get(key) {
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+        None => String::new(),
+    };
+    let protocol = text("protocol");
+    let traffic = if matches!(protocol.as_str(), "-1" | "all") {
+        "all traffic".to_owned()
+    } else {
+        let (from, to) = (text("from_port"), text("to_port"));
+        let ports = if from == to || to.is_empty() { from } else { format!("{from}-{to}") };
+        format!("{protocol} {ports}")
+    };
+    let mut peers: Vec<String> = ["cidr_blocks", "ipv6_cidr_blocks", "prefix_list_ids", "security_groups"]
+        .iter()
+        .filter_map(|key| fields.get(*key).and_then(Value::as_array))
+        .flatten()
+        .map(|peer| peer.as_str().map_or_else(|| peer.to_string(), str::to_owned))
+        .collect();
+    if fields.get("self") == Some(&Value::Bool(true)) {
+        peers.push("the group itself".to_owned());
+    }
+    let direction = if block == "egress" { "to" } else { "from" };
+    let mut words = format!("{block} rule {traffic}");
+    if !peers.is_empty() {
+        words.push_str(&format!(" {direction} {}", peers.join(", ")));
+    }
+    if let Some(Value::String(description)) = fields.get("description")
+        && !description.is_empty()
+    {
+        words.push_str(&format!(" \"{description}\""));
+    }
+    words
 }
 
 #[cfg(test)]
@@ -353,7 +453,7 @@ mod tests {
     }
 
     #[test]
-    fn sessions_resources_and_causality_join_calls() {
+    fn sessions_and_causality_join_calls_but_a_shared_resource_does_not() {
         let mut created = effect(
             "c",
             30,
@@ -364,7 +464,7 @@ mod tests {
         created.resource.resource_type = "aws_security_group".into();
         created.address = None;
         created.allocates = vec!["sg-new".into()];
-        let mut uses = effect("u", 200, "carol", "b", set("t3.large"));
+        let mut uses = effect("u", 200, "carol", "b", set("t3.xlarge"));
         uses.mentions = vec!["sg-new".into()];
         let effects = vec![
             effect("a1", 0, "alice", "a", set("t3.large")),
@@ -379,16 +479,94 @@ mod tests {
             .iter()
             .map(|i| i.evidence.iter().map(|e| e.event_id.as_str()).collect())
             .collect();
-        // a1+a2: one session within 10 minutes; a2 and u share resource b; u uses the id c
-        // allocated; a3 is 95 minutes after a2 on another resource.
-        assert_eq!(groups, [vec!["a1", "a2", "c", "u"], vec!["a3"]]);
-        assert_eq!(intents[0].id, "I1");
-        assert_eq!(intents[0].kind, IntentKind::Create);
-        assert_eq!(intents[1].kind, IntentKind::Update);
+        // a1+a2: one session within 10 minutes; u uses the id c allocated; a3 is 95 minutes
+        // after a2; a2 and u touch the same instance b, but they are different people.
+        assert_eq!(groups, [vec!["a1", "a2"], vec!["c", "u"], vec!["a3"]]);
+        let on = |i: &Intent| -> Vec<String> {
+            i.deltas.iter().map(|d| d.resource.identity.clone()).collect()
+        };
+        // carol's later write to b supersedes alice's: b's net change is carol's.
+        assert_eq!(on(&intents[0]), ["a"]);
+        assert_eq!(on(&intents[1]), ["sg-new", "b"]);
+        assert_eq!(intents[1].deltas[1].attributes["instance_type"].after, json!("t3.xlarge"));
+        assert_eq!(intents[1].deltas[1].evidence, ["u"]);
+        assert_eq!(intents[0].kind, IntentKind::Update);
+        assert_eq!(intents[1].kind, IntentKind::Create);
+        assert_eq!(intents[2].kind, IntentKind::Update);
         assert_eq!(
-            intents[1].story,
+            intents[2].story,
             "alice (console) set instance_type = \"t3.large\" on aws_instance.c"
         );
+    }
+
+    #[test]
+    fn one_session_far_apart_in_time_is_two_intents() {
+        let effects = vec![
+            effect("a1", 0, "alice", "a", set("t3.large")),
+            effect("a2", 11, "alice", "a", set("t3.xlarge")),
+        ];
+        let state = json!({"instance_type": "t3.micro"});
+        let intents = build(&effects, |_| Some(&state), GroupOptions::default());
+        assert_eq!(intents.len(), 2);
+        // The last write holds the cloud's value; the first is superseded.
+        assert!(intents[0].deltas.is_empty());
+        assert_eq!(intents[0].kind, IntentKind::NoNetChange);
+        assert_eq!(
+            intents[0].story,
+            "alice (console) called Api; with the calls of I2 on the same resources, nothing of it remains"
+        );
+        assert_eq!(intents[1].deltas[0].attributes["instance_type"].after, json!("t3.xlarge"));
+        assert_eq!(
+            intents[1].deltas[0].attributes["instance_type"].before,
+            Some(json!("t3.micro"))
+        );
+    }
+
+    #[test]
+    fn each_person_keeps_the_parts_they_wrote_last() {
+        let tag = |k: &str| Change::Tags {
+            set: [(k.to_owned(), "x".to_owned())].into(),
+            remove: vec![],
+            replace: false,
+        };
+        let rule = |port: i64| Change::AddBlock {
+            block: "ingress".into(),
+            fields: json!({"from_port": port}).as_object().cloned().unwrap_or_default(),
+        };
+        let mut effects = vec![
+            effect("a1", 0, "alice", "sg", tag("Owner")),
+            effect("a2", 1, "alice", "sg", rule(443)),
+            effect("b1", 60, "bob", "sg", rule(22)),
+            effect("b2", 61, "bob", "sg", tag("Owner")),
+        ];
+        effects[2].risk = Risk::High;
+        let state = json!({"tags": {}});
+        let intents = build(&effects, |_| Some(&state), GroupOptions::default());
+        assert_eq!(intents.len(), 2);
+        let (alice, bob) = (&intents[0].deltas[0], &intents[1].deltas[0]);
+        assert_eq!(alice.blocks.len(), 1);
+        assert_eq!(alice.blocks[0].fields["from_port"], json!(443));
+        assert!(alice.tags_set.is_empty(), "bob set Owner last");
+        assert_eq!(alice.risk, Risk::Low);
+        assert_eq!(alice.evidence, ["a1", "a2"]);
+        assert_eq!(bob.blocks[0].fields["from_port"], json!(22));
+        assert_eq!(bob.tags_set.keys().collect::<Vec<_>>(), ["Owner"]);
+        assert_eq!(bob.risk, Risk::High);
+        assert_eq!(intents[0].actor, "alice");
+        assert_eq!(intents[1].actor, "bob");
+    }
+
+    #[test]
+    fn a_revert_by_someone_else_leaves_nothing_to_absorb() {
+        let effects = vec![
+            effect("a", 0, "alice", "a", set("t3.large")),
+            effect("b", 30, "bob", "a", set("t3.micro")),
+        ];
+        let state = json!({"instance_type": "t3.micro"});
+        let intents = build(&effects, |_| Some(&state), GroupOptions::default());
+        assert_eq!(intents.len(), 2);
+        assert!(intents.iter().all(|i| i.deltas.is_empty()));
+        assert!(intents[1].story.contains("with the calls of I1"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 pub mod events;
 pub mod reconcile;
+pub mod words;
 
 use serde::{Deserialize, Serialize};
 

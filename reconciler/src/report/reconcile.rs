@@ -2,7 +2,8 @@
 //! and why each place was edited, what could not be reconciled and why, the diff, and the
 //! validators' verdicts; as text or JSON.
 
-use crate::intents::describe;
+use super::words;
+use crate::intents::{Delta, describe};
 use crate::pipeline::InputSummary;
 use crate::reconcile::Outcome;
 use crate::resolve::{Finding, FindingKind, Reach};
@@ -57,9 +58,9 @@ pub fn text(outcome: &Outcome) -> String {
         let i = &d.intent;
         let _ = writeln!(
             out,
-            "{} {:?} by {} ({}), {} to {}, {} call(s)",
+            "{} {}, by {} ({}), {} to {}, {} call(s)",
             i.id,
-            i.kind,
+            words::kind(i.kind),
             i.actor,
             i.clients.join(", "),
             i.start.format("%Y-%m-%d %H:%M:%S"),
@@ -81,9 +82,9 @@ pub fn text(outcome: &Outcome) -> String {
             for r in rulings {
                 let _ = writeln!(
                     out,
-                    "    {:?} {:?}: {}{}",
-                    r.decision,
-                    r.part,
+                    "    {} {}: {}{}",
+                    words::decision(r.decision),
+                    words::part(&r.part, Some(delta)),
                     r.reason,
                     warning(r.warning.as_deref())
                 );
@@ -111,7 +112,11 @@ pub fn text(outcome: &Outcome) -> String {
             .plan
             .unplanned
             .iter()
-            .map(|u| format!("{} {} {:?}: {}", u.intent, u.resource, u.part, u.reason)),
+            .map(|u| {
+                let delta = delta_of(outcome, &u.intent, &u.resource);
+                let part = words::part(&u.part, delta);
+                format!("{} {} {part}: {}", u.intent, u.resource, u.reason)
+            }),
     );
     section(
         &mut out,
@@ -139,12 +144,11 @@ pub fn text(outcome: &Outcome) -> String {
             if let Some(note) = &v.note {
                 let _ = write!(line, " ({note})");
             }
-            for d in v.differences.iter().chain(&v.collateral) {
-                let _ = write!(
-                    line,
-                    "\n    {} {}: code {} / cloud {}",
-                    d.address, d.attribute, d.config, d.observed
-                );
+            for d in &v.differences {
+                let _ = write!(line, "\n    {}", words::difference(d));
+            }
+            for d in &v.collateral {
+                let _ = write!(line, "\n    not touched by any intent: {}", words::difference(d));
             }
             line
         }),
@@ -164,8 +168,16 @@ pub fn text(outcome: &Outcome) -> String {
             outcome.repair_rounds
         );
     }
-    let _ = writeln!(out, "\nStatus: {:?}", outcome.status);
+    let _ = writeln!(out, "\nStatus: {}", words::status(outcome.status));
     out
+}
+
+/// The delta of intent `intent` on `resource` (its address, or its type and identity).
+fn delta_of<'o>(outcome: &'o Outcome, intent: &str, resource: &str) -> Option<&'o Delta> {
+    let decided = outcome.intents.iter().find(|d| d.intent.id == intent)?;
+    decided.intent.deltas.iter().find(|d| {
+        d.address.as_deref() == Some(resource) || d.resource.to_string() == resource
+    })
 }
 
 /// The findings, a section per kind: security first, each with its event id, who, where,
@@ -209,7 +221,7 @@ fn finding_line(f: &Finding) -> String {
     };
     let risk = f
         .risk
-        .map(|r| format!("{} risk, ", format!("{r:?}").to_lowercase()))
+        .map(|r| format!("{} risk, ", risk_word(r)))
         .unwrap_or_default();
     format!(
         "{} {} by {} in {}/{}{on} [{risk}{reach}]: {}",
@@ -220,6 +232,15 @@ fn finding_line(f: &Finding) -> String {
         f.region,
         f.reason
     )
+}
+
+/// A risk tier in a word.
+fn risk_word(risk: crate::intents::Risk) -> &'static str {
+    match risk {
+        crate::intents::Risk::Low => "low",
+        crate::intents::Risk::Medium => "medium",
+        crate::intents::Risk::High => "high",
+    }
 }
 
 /// A caution for the reviewer as the end of a report line, or nothing.

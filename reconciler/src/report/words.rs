@@ -1,0 +1,139 @@
+//! Plain words for the text report: decisions, the part of a change each decision is about,
+//! values shortened to fit a line, validator differences and the run's status.
+
+use crate::intents::{BlockOp, Delta, IntentKind, Lifecycle, block_words};
+use crate::policy::{Decision, Part};
+use crate::reconcile::Status;
+use crate::validate::Difference;
+use crate::text::{VALUE_WIDTH, elide, value};
+use serde_json::Value;
+
+/// What an intent changed, in words: `nested blocks changed`, `attributes changed`, ...
+pub fn kind(kind: IntentKind) -> &'static str {
+    match kind {
+        IntentKind::Create => "resources created",
+        IntentKind::Delete => "resources deleted",
+        IntentKind::Associate => "links between resources changed",
+        IntentKind::NestedBlock => "nested blocks changed",
+        IntentKind::Update => "attributes changed",
+        IntentKind::Tags => "tags changed",
+        IntentKind::Unmanaged => "resources outside this project changed",
+        IntentKind::NoNetChange => "no net change",
+    }
+}
+
+/// The verb of a decision.
+pub fn decision(decision: Decision) -> &'static str {
+    match decision {
+        Decision::Absorb => "absorb",
+        Decision::Flag => "hold for a person",
+        Decision::Ignore => "ignore",
+    }
+}
+
+/// The part of a delta a decision is about, e.g. `the new ingress rule tcp 443 from
+/// 10.0.0.0/16` or `instance_type = "t3.large"`; without the delta, the part's name only.
+pub fn part(part: &Part, delta: Option<&Delta>) -> String {
+    match part {
+        Part::Resource => match delta {
+            Some(d) if d.lifecycle == Lifecycle::Created => format!(
+                "the new {} {}",
+                d.resource.resource_type, d.resource.identity
+            ),
+            Some(d) if d.lifecycle == Lifecycle::Deleted => "the deletion".to_owned(),
+            _ => "the resource".to_owned(),
+        },
+        Part::Attribute(name) => match delta.and_then(|d| d.attributes.get(name)) {
+            Some(change) => format!("{name} = {}", value(&change.after)),
+            None => name.clone(),
+        },
+        Part::Block { block, index } => match delta.and_then(|d| d.blocks.get(*index)) {
+            Some(b) if b.op == BlockOp::Added => {
+                format!("the new {}", block_words(&b.block, &b.fields))
+            }
+            Some(b) => format!("the removal of the {}", block_words(&b.block, &b.fields)),
+            None => format!("a {block} block"),
+        },
+        Part::Tags => match delta {
+            Some(d) => format!("the tags ({})", tag_words(d)),
+            None => "the tags".to_owned(),
+        },
+    }
+}
+
+/// Tags set and removed: `CostCenter=marketing, -Owner`.
+fn tag_words(d: &Delta) -> String {
+    let set = d.tags_set.iter().map(|(k, v)| format!("{k}={v}"));
+    let removed = d.tags_removed.iter().map(|k| format!("-{k}"));
+    elide(&set.chain(removed).collect::<Vec<_>>().join(", "), VALUE_WIDTH)
+}
+
+/// One validator difference on a line: `address attribute: code X, cloud Y`, or what is
+/// missing where.
+pub fn difference(d: &Difference) -> String {
+    if d.attribute.is_empty() {
+        return match (&d.config, &d.observed) {
+            (Value::String(note), Value::Null) => format!("{}: {note}", d.address),
+            (_, Value::Null) => format!("{}: in the code, not in the cloud", d.address),
+            (Value::Null, _) => format!("{}: in the cloud, not in the code", d.address),
+            _ => format!("{}: differs", d.address),
+        };
+    }
+    format!(
+        "{} {}: code {}, cloud {}",
+        d.address,
+        d.attribute,
+        value(&d.config),
+        value(&d.observed)
+    )
+}
+
+/// The status line: what the run ended with and its exit code.
+pub fn status(status: Status) -> String {
+    let what = match status {
+        Status::NoDrift => "nothing to do",
+        Status::Patched => "drift patched",
+        Status::Partial => {
+            "drift not all absorbed: what is held, not reconciled or unexplained needs a person"
+        }
+    };
+    format!("{what} (exit {})", status.exit_code())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn long_values_are_cut_on_a_character_boundary() {
+        assert_eq!(elide("short", 10), "short");
+        assert_eq!(elide("ééééééééééé", 5), "éééé…");
+        let policy = json!({"Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]});
+        let shown = value(&policy);
+        assert_eq!(shown.chars().count(), VALUE_WIDTH);
+        assert!(shown.ends_with('…'));
+    }
+
+    #[test]
+    fn differences_name_the_attribute_or_what_is_missing() {
+        let at = |attribute: &str, config: Value, observed: Value| Difference {
+            address: "aws_instance.web".into(),
+            attribute: attribute.into(),
+            config,
+            observed,
+        };
+        assert_eq!(
+            difference(&at("instance_type", json!("t3.large"), json!("t3.medium"))),
+            "aws_instance.web instance_type: code \"t3.large\", cloud \"t3.medium\""
+        );
+        assert_eq!(
+            difference(&at("", json!({"ami": "ami-1"}), Value::Null)),
+            "aws_instance.web: in the code, not in the cloud"
+        );
+        assert_eq!(
+            difference(&at("", Value::Null, json!("exists"))),
+            "aws_instance.web: in the cloud, not in the code"
+        );
+    }
+}
