@@ -19,6 +19,7 @@ pub mod reconcile;
 pub mod record;
 pub mod report;
 pub mod resolve;
+pub mod run;
 pub mod synthesize;
 pub mod terraform;
 pub mod text;

@@ -171,6 +171,36 @@ pub enum PipelineError {
     /// The temporary spool or run files could not be written or read.
     #[error("temporary storage failed: {0}")]
     Spool(#[from] std::io::Error),
+    /// No record fell inside the window: an all-clear nobody should trust.
+    #[error(
+        "no CloudTrail record inside {window} was read from {sources} ({records} record(s) read, {outside} outside the window, accounts or regions, {malformed} malformed): check the sources and the window, or pass --allow-empty"
+    )]
+    NothingRead {
+        /// The window, in words.
+        window: String,
+        /// The sources, described.
+        sources: String,
+        /// Records read.
+        records: u64,
+        /// Records outside the window, accounts or regions.
+        outside: u64,
+        /// Malformed records.
+        malformed: u64,
+    },
+}
+
+/// Refuses a run in which no record fell inside the filter's window.
+pub fn require_records(input: &InputSummary, filter: &Filter) -> Result<(), PipelineError> {
+    if input.in_window > 0 {
+        return Ok(());
+    }
+    Err(PipelineError::NothingRead {
+        window: filter.window(),
+        sources: input.sources.join("; "),
+        records: input.records,
+        outside: input.filtered_out,
+        malformed: input.skipped,
+    })
 }
 
 /// Reads every source, attributes each call and collects the result.

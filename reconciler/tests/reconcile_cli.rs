@@ -190,7 +190,7 @@ fn a_warned_change_is_written_with_its_warning_in_text_and_json() {
     assert_eq!(code, 2, "{out}");
     assert!(out.contains("raw = \"Suspended\""), "{out}");
     let ruling = format!(
-        "Absorb Attribute(\"versioning_configuration.status\"): the policy's default (warning: {SUSPENDS})"
+        "absorb versioning_configuration.status = \"Suspended\": the policy's default (warning: {SUSPENDS})"
     );
     assert!(out.contains(&ruling), "missing {ruling:?} in\n{out}");
     let edit = out

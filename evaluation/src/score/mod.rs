@@ -21,7 +21,8 @@ use reconciler::ingest::files::FileSource;
 use reconciler::ingest::{Call, Filter, Source};
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::{Policy, PolicyConfig};
-use reconciler::reconcile::{Input, Outcome, reconcile};
+use reconciler::reconcile::Outcome;
+use reconciler::run::{self, reconcile_with};
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
 use serde::{Deserialize, Serialize};
@@ -216,20 +217,21 @@ impl Scorer {
                 source,
             }
         })?;
-        let result = reconcile(Input {
-            project: scratch.path(),
+        let no_validators = Vec::new;
+        let project = run::Project {
+            dir: scratch.path(),
             var_files: Vec::new(),
             state: prepared.pre.clone(),
             observed: Some(refreshed(&prepared.pre, &post)),
-            calls,
-            rules,
-            signals: self.signals,
             accounts: Vec::new(),
             regions: Vec::new(),
+            rules,
+            signals: self.signals,
             schema,
             policy,
-            validators: Vec::new(),
-        });
+            validators: &no_validators,
+        };
+        let result = reconcile_with(calls, &project, rules);
         let outcome = match result {
             Ok(outcome) => outcome,
             Err(error) => return Ok((failed_run(&error.to_string(), start), Outcome::empty())),

@@ -20,6 +20,20 @@ pub struct Filter {
 }
 
 impl Filter {
+    /// The window in words: `the window 2026-11-20 00:00:00 UTC to now`.
+    pub fn window(&self) -> String {
+        let at = |t: Option<DateTime<Utc>>, open: &str| {
+            t.map_or(open.to_owned(), |t| {
+                t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+            })
+        };
+        format!(
+            "the window {} to {}",
+            at(self.since, "the beginning"),
+            at(self.until, "now")
+        )
+    }
+
     /// Whether the call falls inside the window, accounts and regions.
     pub fn matches(&self, call: &Call) -> bool {
         self.matches_parts(call.event_time, call.account_id(), &call.aws_region)

@@ -40,7 +40,10 @@ pub fn part(part: &Part, delta: Option<&Delta>) -> String {
                 "the new {} {}",
                 d.resource.resource_type, d.resource.identity
             ),
-            Some(d) if d.lifecycle == Lifecycle::Deleted => "the deletion".to_owned(),
+            Some(d) if d.lifecycle == Lifecycle::Deleted => match &d.address {
+                Some(address) => format!("the deletion of {address}"),
+                None => format!("the deletion of {}", d.resource),
+            },
             _ => "the resource".to_owned(),
         },
         Part::Attribute(name) => match delta.and_then(|d| d.attributes.get(name)) {

@@ -10,14 +10,12 @@ use clap::Args;
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
-use reconciler::attribute::{Attributor, Verdict};
+use reconciler::attribute::Attributor;
 use reconciler::config::Config;
-use reconciler::ingest::Call;
-use reconciler::learn::{self, Proposal};
-use reconciler::pipeline::{self, InputSummary, Request};
 use reconciler::policy::Policy;
-use reconciler::reconcile::{Input, Outcome, reconcile};
-use reconciler::record::{self, Knowledge, Recorded};
+use reconciler::reconcile::Outcome;
+use reconciler::record::{self, Knowledge};
+use reconciler::run::{self, Project, Ran, Trail};
 use reconciler::report::Format;
 use reconciler::terraform::state::State;
 use reconciler::text::escaped;
@@ -69,14 +67,6 @@ pub struct KbSettings {
     pub path: PathBuf,
     /// Failures in a row that demote a learned rule.
     pub demote_after: Option<u64>,
-}
-
-/// What a run produced: the outcome, what the record stage did, and notes on learning.
-struct RunResult {
-    outcome: Outcome,
-    input: InputSummary,
-    recorded: Option<std::result::Result<Recorded, String>>,
-    notes: Vec<String>,
 }
 
 /// Runs `retrace reconcile`.
@@ -246,14 +236,14 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
 }
 
 /// The outcome, or the record stage's error once the report is out.
-fn finish(result: RunResult) -> Result<Outcome> {
+fn finish(result: Ran) -> Result<Outcome> {
     match result.recorded {
-        Some(Err(error)) => bail!("{error}"),
+        Some(Err(error)) => Err(error.into()),
         _ => Ok(result.outcome),
     }
 }
 
-fn print(result: &RunResult, run: &RunArgs) -> Result<()> {
+fn print(result: &Ran, run: &RunArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match run.format {
         Format::Text => {
@@ -289,7 +279,7 @@ fn print(result: &RunResult, run: &RunArgs) -> Result<()> {
     Ok(())
 }
 
-fn knowledge_lines(result: &RunResult) -> Vec<String> {
+fn knowledge_lines(result: &Ran) -> Vec<String> {
     let mut lines = result.notes.clone();
     match &result.recorded {
         Some(Ok(recorded)) => lines.extend(record::report_lines(recorded)),
@@ -309,19 +299,18 @@ async fn outcome(
     var_files: Vec<PathBuf>,
     kb: Option<KbSettings>,
     terraform: bool,
-) -> Result<RunResult> {
-    let (calls, input) = gather(sources, config).await?;
-    let state = State::read(state)?;
-    let observed = observed.map(State::read).transpose()?;
+) -> Result<Ran> {
+    let readers = sources.sources(config).await?;
+    let attributor = Attributor::new(&config.attribution)?;
+    let trail = Trail {
+        sources: &readers,
+        attributor: &attributor,
+        filter: sources.filter(config)?,
+        allow_empty: sources.allow_empty,
+    };
     let mut knowledge = kb
         .map(|kb| Knowledge::open(&kb.path, kb.demote_after))
         .transpose()?;
-    let rules = match &knowledge {
-        Some(k) => k.rules().clone(),
-        None => RuleSet::bundled()?.clone(),
-    };
-    let schema = ProviderSchema::bundled()?;
-    let signals = SignalSet::bundled()?;
     let policy = Policy::new(config.policy.clone())?;
     let or_config = |given: &[String], configured: &[String]| {
         if given.is_empty() {
@@ -330,65 +319,22 @@ async fn outcome(
             given.to_vec()
         }
     };
-    let accounts = or_config(&sources.accounts, &config.project.accounts);
     let regions = or_config(&sources.regions, &config.project.regions);
-    let run = |rules: &RuleSet| {
-        reconcile(Input {
-            project,
-            var_files: var_files.clone(),
-            state: state.clone(),
-            observed: observed.clone(),
-            calls: &calls,
-            rules,
-            signals,
-            accounts: accounts.clone(),
-            regions: regions.clone(),
-            schema,
-            policy: &policy,
-            validators: validators(config, terraform, &regions),
-        })
+    let validators = || validators(config, terraform, &regions);
+    let project = Project {
+        dir: project,
+        var_files,
+        state: State::read(state)?,
+        observed: observed.map(State::read).transpose()?,
+        accounts: or_config(&sources.accounts, &config.project.accounts),
+        regions: regions.clone(),
+        rules: RuleSet::bundled()?,
+        signals: SignalSet::bundled()?,
+        schema: ProviderSchema::bundled()?,
+        policy: &policy,
+        validators: &validators,
     };
-    let mut outcome = run(&rules)?;
-    let mut notes = Vec::new();
-    let mut learned = Vec::new();
-    if let (Some(k), Some(observed)) = (&knowledge, &observed) {
-        let proposals = proposals(k, &calls, &outcome, &rules, &state, observed, schema)?;
-        if !proposals.is_empty() {
-            let with = RuleSet::from_rules(
-                rules
-                    .iter()
-                    .cloned()
-                    .chain(proposals.iter().map(|p| p.rule.clone())),
-            )?;
-            let trial = run(&with)?;
-            let verdicts = record::rule_outcomes(&trial);
-            let all_passed = trial.validations.iter().all(|v| v.passed);
-            let (kept, refused): (Vec<Proposal>, Vec<Proposal>) = proposals
-                .into_iter()
-                .partition(|p| all_passed && verdicts.get(&p.rule.id()) == Some(&true));
-            for p in &refused {
-                notes.push(format!(
-                    "a rule for {} proposed from the drift of {} did not validate: not learned",
-                    p.rule.id(),
-                    p.address
-                ));
-            }
-            if !kept.is_empty() {
-                outcome = trial;
-                learned = kept;
-            }
-        }
-    }
-    let recorded = knowledge.as_mut().map(|k| {
-        k.record(&outcome, &project.display().to_string(), &learned)
-            .map_err(|e| e.to_string())
-    });
-    Ok(RunResult {
-        outcome,
-        input,
-        recorded,
-        notes,
-    })
+    Ok(run::run(trail, project, knowledge.as_mut()).await?)
 }
 
 /// The validators run after the built-in check: the real `terraform plan`, unless turned off
@@ -401,38 +347,4 @@ fn validators(config: &Config, terraform: bool, regions: &[String]) -> Vec<Box<d
         plugin_dir: config.terraform.plugin_dir.clone(),
         region: regions.first().cloned(),
     })]
-}
-
-/// Rules proposed for calls without one, leaving out those rejected or demoted before.
-fn proposals(
-    knowledge: &Knowledge,
-    calls: &[Call],
-    outcome: &Outcome,
-    rules: &RuleSet,
-    state: &State,
-    observed: &State,
-    schema: &ProviderSchema,
-) -> Result<Vec<Proposal>> {
-    let mut out = Vec::new();
-    for p in learn::propose(calls, &outcome.findings, rules, state, observed, schema) {
-        if !knowledge.retired(&p.rule)? {
-            out.push(p);
-        }
-    }
-    Ok(out)
-}
-
-/// The out-of-band calls in time order, and what was read; an input that failed, or a run
-/// that read nothing inside the window (unless `--allow-empty`), is an error.
-async fn gather(sources: &SourceArgs, config: &Config) -> Result<(Vec<Call>, InputSummary)> {
-    let filter = sources.filter(config)?;
-    let attributor = Attributor::new(&config.attribution)?;
-    let readers = sources.sources(config).await?;
-    let request = Request::new(filter, vec![Verdict::OutOfBand]);
-    let gathered = pipeline::gather(&readers, &attributor, &request).await?;
-    if let Some(error) = gathered.findings.errors.first() {
-        bail!("{error}");
-    }
-    sources.check_read(&gathered.findings.input, &request.filter)?;
-    Ok(gathered.into_calls_and_input()?)
 }

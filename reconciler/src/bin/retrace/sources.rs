@@ -55,20 +55,6 @@ pub struct SourceArgs {
     pub allow_empty: bool,
 }
 
-/// The time window in words.
-pub fn window(filter: &Filter) -> String {
-    let at = |t: Option<chrono::DateTime<chrono::Utc>>, open: &str| {
-        t.map_or(open.to_owned(), |t| {
-            t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-        })
-    };
-    format!(
-        "the window {} to {}",
-        at(filter.since, "the beginning"),
-        at(filter.until, "now")
-    )
-}
-
 /// Loads the configuration file: the one named, else `./retrace.toml` when present.
 pub fn load_config(path: Option<&Path>) -> Result<Config> {
     let default = Path::new("retrace.toml");
@@ -140,7 +126,7 @@ impl SourceArgs {
                 "no CloudTrail log file under {} for {}: check the path and the time window, or \
                  pass --allow-empty",
                 named.join(", "),
-                window(filter)
+                filter.window()
             );
         }
         Ok(())
@@ -149,19 +135,10 @@ impl SourceArgs {
     /// Refuses a run in which no record fell inside the window (an all-clear nobody should
     /// trust), unless `--allow-empty`.
     pub fn check_read(&self, input: &InputSummary, filter: &Filter) -> Result<()> {
-        if self.allow_empty || input.in_window > 0 {
-            return Ok(());
+        if !self.allow_empty {
+            reconciler::pipeline::require_records(input, filter)?;
         }
-        bail!(
-            "no CloudTrail record inside {} was read from {} ({} record(s) read, {} outside the \
-             window, accounts or regions, {} malformed): check the sources and the window, or \
-             pass --allow-empty",
-            window(filter),
-            input.sources.join("; "),
-            input.records,
-            input.filtered_out,
-            input.skipped
-        )
+        Ok(())
     }
 
     /// The sources named on the command line, else those of the configuration; --profile and

@@ -1,0 +1,226 @@
+//! One reconciliation run, as every front end performs it: gather the out-of-band calls from
+//! the sources, reconcile them with the project, learn rules for calls no rule explains and
+//! re-check with them, then record the outcome in the knowledge base.
+//!
+//! `retrace reconcile`, `retrace demo` and the evaluation harness call [`run`]; they keep
+//! only their own argument handling and printing.
+
+use crate::attribute::{Attributor, Verdict};
+use crate::ingest::{Call, Filter, Source};
+use crate::learn::{self, Proposal};
+use crate::pipeline::{self, InputSummary, PipelineError, Request};
+use crate::policy::Policy;
+use crate::reconcile::{Input, Outcome, ReconcileError, reconcile};
+use crate::record::{self, Knowledge, RecordError, Recorded};
+use crate::terraform::state::State;
+use crate::validate::Validator;
+use knowledge::rules::{RuleError, RuleSet};
+use knowledge::schema::ProviderSchema;
+use knowledge::signals::SignalSet;
+use std::path::{Path, PathBuf};
+
+/// Where the calls come from.
+pub struct Trail<'a> {
+    /// The sources, read in order.
+    pub sources: &'a [Box<dyn Source>],
+    /// Decides which calls are out of band.
+    pub attributor: &'a Attributor,
+    /// The window, accounts and regions.
+    pub filter: Filter,
+    /// Whether a trail with no record inside the window is acceptable (else an error: an
+    /// all-clear nobody should trust).
+    pub allow_empty: bool,
+}
+
+/// The project and the knowledge a run reconciles against.
+pub struct Project<'a> {
+    /// The root module directory.
+    pub dir: &'a Path,
+    /// `-var-file` arguments.
+    pub var_files: Vec<PathBuf>,
+    /// The state before the drift.
+    pub state: State,
+    /// A refreshed snapshot of the cloud, when at hand (needed to learn rules).
+    pub observed: Option<State>,
+    /// The project's accounts (empty: derived from the state).
+    pub accounts: Vec<String>,
+    /// The project's regions (empty: derived from the state).
+    pub regions: Vec<String>,
+    /// The rules, when no knowledge base is used (else the store's).
+    pub rules: &'a RuleSet,
+    /// The security signals.
+    pub signals: &'a SignalSet,
+    /// The provider schema.
+    pub schema: &'a ProviderSchema,
+    /// The policy.
+    pub policy: &'a Policy,
+    /// Makes the validators run after the built-in check, once per reconciliation.
+    pub validators: &'a dyn Fn() -> Vec<Box<dyn Validator>>,
+}
+
+/// What a run produced.
+pub struct Ran {
+    /// The reconciliation's outcome (with learned rules, when any validated).
+    pub outcome: Outcome,
+    /// What was read.
+    pub input: InputSummary,
+    /// What the record stage did, or why it failed; `None` without a knowledge base.
+    pub recorded: Option<Result<Recorded, RecordError>>,
+    /// Notes on learning, in words.
+    pub notes: Vec<String>,
+}
+
+/// A run that could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// Gathering the calls failed as a whole.
+    #[error(transparent)]
+    Pipeline(#[from] PipelineError),
+    /// A source could not be read.
+    #[error("{0}")]
+    Source(String),
+    /// The reconciliation failed.
+    #[error(transparent)]
+    Reconcile(#[from] ReconcileError),
+    /// The knowledge base could not be read.
+    #[error(transparent)]
+    Record(#[from] RecordError),
+    /// The learned rules did not combine with the others.
+    #[error("the learned rules do not load: {0}")]
+    Rules(#[from] RuleError),
+}
+
+/// Gathers the trail's out-of-band calls, reconciles, learns and re-checks, and records into
+/// `knowledge` when given.
+pub async fn run(
+    trail: Trail<'_>,
+    project: Project<'_>,
+    knowledge: Option<&mut Knowledge>,
+) -> Result<Ran, RunError> {
+    let (calls, input) = gather(&trail).await?;
+    let settled = settle(&calls, &project, knowledge.as_deref())?;
+    let place = project.dir.display().to_string();
+    let recorded =
+        knowledge.map(|k| k.record(&settled.outcome, &place, &settled.learned));
+    Ok(Ran {
+        outcome: settled.outcome,
+        input,
+        recorded,
+        notes: settled.notes,
+    })
+}
+
+/// The out-of-band calls in time order and what was read.
+pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunError> {
+    let request = Request::new(trail.filter.clone(), vec![Verdict::OutOfBand]);
+    let gathered = pipeline::gather(trail.sources, trail.attributor, &request).await?;
+    if let Some(error) = gathered.findings.errors.first() {
+        return Err(RunError::Source(error.to_string()));
+    }
+    let (calls, input) = gathered.into_calls_and_input()?;
+    if !trail.allow_empty {
+        pipeline::require_records(&input, &trail.filter)?;
+    }
+    Ok((calls, input))
+}
+
+/// A reconciliation before recording: its outcome, notes on learning, the rules learned.
+struct Settled {
+    outcome: Outcome,
+    notes: Vec<String>,
+    learned: Vec<Proposal>,
+}
+
+/// Reconciles `calls`; with a knowledge base and an observed cloud, proposes rules for the
+/// calls no rule explains, and keeps the re-run with them when every proposal validated.
+fn settle(
+    calls: &[Call],
+    project: &Project<'_>,
+    knowledge: Option<&Knowledge>,
+) -> Result<Settled, RunError> {
+    let rules = knowledge.map_or(project.rules, Knowledge::rules);
+    let mut outcome = reconcile_with(calls, project, rules)?;
+    let mut notes = Vec::new();
+    let mut learned = Vec::new();
+    if let (Some(k), Some(observed)) = (knowledge, &project.observed) {
+        let proposals = proposals(k, calls, &outcome, rules, project, observed)?;
+        if !proposals.is_empty() {
+            let with = RuleSet::from_rules(
+                rules
+                    .iter()
+                    .cloned()
+                    .chain(proposals.iter().map(|p| p.rule.clone())),
+            )?;
+            let trial = reconcile_with(calls, project, &with)?;
+            let verdicts = record::rule_outcomes(&trial);
+            let all_passed = trial.validations.iter().all(|v| v.passed);
+            let (kept, refused): (Vec<Proposal>, Vec<Proposal>) = proposals
+                .into_iter()
+                .partition(|p| all_passed && verdicts.get(&p.rule.id()) == Some(&true));
+            notes.extend(refused.iter().map(|p| {
+                format!(
+                    "a rule for {} proposed from the drift of {} did not validate: not learned",
+                    p.rule.id(),
+                    p.address
+                )
+            }));
+            if !kept.is_empty() {
+                outcome = trial;
+                learned = kept;
+            }
+        }
+    }
+    Ok(Settled {
+        outcome,
+        notes,
+        learned,
+    })
+}
+
+/// One reconciliation of `calls` with `rules`.
+pub fn reconcile_with(
+    calls: &[Call],
+    project: &Project<'_>,
+    rules: &RuleSet,
+) -> Result<Outcome, ReconcileError> {
+    reconcile(Input {
+        project: project.dir,
+        var_files: project.var_files.clone(),
+        state: project.state.clone(),
+        observed: project.observed.clone(),
+        calls,
+        rules,
+        signals: project.signals,
+        accounts: project.accounts.clone(),
+        regions: project.regions.clone(),
+        schema: project.schema,
+        policy: project.policy,
+        validators: (project.validators)(),
+    })
+}
+
+/// Rules proposed for calls without one, leaving out those rejected or demoted before.
+fn proposals(
+    knowledge: &Knowledge,
+    calls: &[Call],
+    outcome: &Outcome,
+    rules: &RuleSet,
+    project: &Project<'_>,
+    observed: &State,
+) -> Result<Vec<Proposal>, RunError> {
+    let proposed = learn::propose(
+        calls,
+        &outcome.findings,
+        rules,
+        &project.state,
+        observed,
+        project.schema,
+    );
+    let mut out = Vec::new();
+    for p in proposed {
+        if !knowledge.retired(&p.rule)? {
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
