@@ -8,6 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::attribute::AttributionConfig;
 use crate::ingest::Filter;
+pub use crate::ingest::lake::LakeConfig;
+pub use crate::ingest::lookup::LookupConfig;
 use crate::policy::PolicyConfig;
 
 /// The whole configuration file.
@@ -117,36 +119,6 @@ pub struct SourcesConfig {
     /// A CloudTrail Lake event data store.
     #[serde(default)]
     pub lake: Option<LakeConfig>,
-}
-
-/// `[sources.lookup]`: CloudTrail's LookupEvents API (the last 90 days of management events).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LookupConfig {
-    /// Regions to query; each is queried separately.
-    pub regions: Vec<String>,
-    /// A named profile from the AWS config files; the default credential chain otherwise.
-    #[serde(default)]
-    pub profile: Option<String>,
-    /// Endpoint override (a VPC endpoint, or a test server).
-    #[serde(default)]
-    pub endpoint_url: Option<String>,
-}
-
-/// `[sources.lake]`: a CloudTrail Lake event data store queried with SQL.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct LakeConfig {
-    /// The event data store's ARN or id.
-    pub event_data_store: String,
-    /// Region of the event data store.
-    pub region: String,
-    /// A named profile; the default credential chain otherwise.
-    #[serde(default)]
-    pub profile: Option<String>,
-    /// Endpoint override (a VPC endpoint, or a test server).
-    #[serde(default)]
-    pub endpoint_url: Option<String>,
 }
 
 /// `[filter]`.

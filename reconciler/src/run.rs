@@ -100,8 +100,7 @@ pub async fn run(
     let (calls, input) = gather(&trail).await?;
     let settled = settle(&calls, &project, knowledge.as_deref())?;
     let place = project.dir.display().to_string();
-    let recorded =
-        knowledge.map(|k| k.record(&settled.outcome, &place, &settled.learned));
+    let recorded = knowledge.map(|k| k.record(&settled.outcome, &place, &settled.learned));
     Ok(Ran {
         outcome: settled.outcome,
         input,

@@ -21,7 +21,7 @@ use super::record::{Origin, Record};
 use super::source::{
     BadRecord, CallStream, Settled, Source, SourceError, SourceItem, SourceResult,
 };
-use crate::attribute::settled_verdict;
+use super::verdict::settled_verdict;
 
 /// Records sent to the consumer at a time, to keep channel overhead off the hot path.
 const BATCH: usize = 256;

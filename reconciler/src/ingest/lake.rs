@@ -16,7 +16,22 @@ use super::aws::{Pacer, Pacing, load_settings, record_item, regional_client};
 use super::filter::Pushdown;
 use super::record::Origin;
 use super::source::{CallStream, Source, SourceError, SourceItem, SourceResult};
-use crate::config::LakeConfig;
+
+/// `[sources.lake]`: a CloudTrail Lake event data store queried with SQL.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LakeConfig {
+    /// The event data store's ARN or id.
+    pub event_data_store: String,
+    /// Region of the event data store.
+    pub region: String,
+    /// A named profile; the default credential chain otherwise.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Endpoint override (a VPC endpoint, or a test server).
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+}
 
 /// The column holding the whole original record (Lake returns column names in lower case).
 const RECORD_COLUMN: &str = "eventjson";

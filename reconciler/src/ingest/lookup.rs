@@ -15,7 +15,20 @@ use super::aws::{Pacer, Pacing, load_settings, record_item, regional_client};
 use super::filter::Pushdown;
 use super::record::Origin;
 use super::source::{CallStream, Source, SourceError, SourceItem, SourceResult};
-use crate::config::LookupConfig;
+
+/// `[sources.lookup]`: CloudTrail's LookupEvents API (the last 90 days of management events).
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Deserialize, serde::Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LookupConfig {
+    /// Regions to query; each is queried separately.
+    pub regions: Vec<String>,
+    /// A named profile from the AWS config files; the default credential chain otherwise.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Endpoint override (a VPC endpoint, or a test server).
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
+}
 
 /// Largest page LookupEvents returns.
 const PAGE_SIZE: i32 = 50;

@@ -12,6 +12,7 @@ pub mod lookup;
 pub mod order;
 pub mod record;
 pub mod source;
+pub mod verdict;
 
 pub use filter::{Filter, Pushdown};
 pub use record::{Call, Origin};

@@ -17,7 +17,7 @@ use std::hash::{Hash, Hasher};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::sync::Arc;
 
-use crate::attribute::{Attribution, Verdict};
+use super::verdict::{Attribution, Verdict};
 
 use super::record::{Call, Origin};
 use super::source::Settled;

@@ -7,7 +7,7 @@ use chrono::{DateTime, Utc};
 use futures::Stream;
 use serde::Serialize;
 
-use crate::attribute::Verdict;
+use super::verdict::Verdict;
 
 use super::filter::Pushdown;
 use super::record::{Call, Origin};
@@ -24,7 +24,7 @@ pub enum SourceItem {
     Skipped(BadRecord),
 }
 
-/// A record whose verdict its first fields settle ([`crate::attribute::settled_verdict`])
+/// A record whose verdict its first fields settle ([`super::verdict::settled_verdict`])
 /// when the pushdown says the pipeline keeps no call of that verdict (`writes_only`): what
 /// the pipeline needs to count it, filter it and drop its duplicates.
 #[derive(Debug, Clone, PartialEq, Eq)]

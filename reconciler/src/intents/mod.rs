@@ -14,13 +14,11 @@
 //! change belongs to the intent whose call wrote it last ([`share`]).
 
 mod delta;
-mod effect;
 mod share;
 
-pub use delta::{
-    AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle, lookup, removes, same_block, same_value,
-};
-pub use effect::{Change, Effect, Evidence, Flag, FlagLevel, ResourceKey, Risk};
+pub use crate::resolve::effect::{Change, Effect, Evidence, Flag, FlagLevel, ResourceKey, Risk};
+pub use crate::terraform::values::{lookup, removes, same_block, same_value};
+pub use delta::{AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle};
 
 use chrono::{DateTime, Duration, Utc};
 use petgraph::graph::UnGraph;
@@ -228,7 +226,11 @@ fn intent(
     graph: &UnGraph<usize, Link>,
 ) -> Intent {
     let deltas = net.deltas;
-    let shared_with: Vec<String> = net.shared_with.iter().map(|g| format!("I{}", g + 1)).collect();
+    let shared_with: Vec<String> = net
+        .shared_with
+        .iter()
+        .map(|g| format!("I{}", g + 1))
+        .collect();
     let mine: Vec<&Effect> = members.iter().map(|&i| &effects[i]).collect();
     let mut evidence: Vec<Evidence> = Vec::new();
     for e in &mine {
@@ -372,7 +374,10 @@ pub fn block_words(block: &str, fields: &Map<String, Value>) -> String {
         .iter()
         .map(|(k, v)| format!("{k} = {}", crate::text::value(v)))
         .collect();
-    crate::text::elide(&format!("{block} ({})", pairs.join(", ")), 2 * crate::text::VALUE_WIDTH)
+    crate::text::elide(
+        &format!("{block} ({})", pairs.join(", ")),
+        2 * crate::text::VALUE_WIDTH,
+    )
 }
 
 /// A security group rule: protocol, ports, the peers it allows and its description.
@@ -387,15 +392,27 @@ fn rule_words(block: &str, fields: &Map<String, Value>) -> String {
         "all traffic".to_owned()
     } else {
         let (from, to) = (text("from_port"), text("to_port"));
-        let ports = if from == to || to.is_empty() { from } else { format!("{from}-{to}") };
+        let ports = if from == to || to.is_empty() {
+            from
+        } else {
+            format!("{from}-{to}")
+        };
         format!("{protocol} {ports}")
     };
-    let mut peers: Vec<String> = ["cidr_blocks", "ipv6_cidr_blocks", "prefix_list_ids", "security_groups"]
-        .iter()
-        .filter_map(|key| fields.get(*key).and_then(Value::as_array))
-        .flatten()
-        .map(|peer| peer.as_str().map_or_else(|| peer.to_string(), str::to_owned))
-        .collect();
+    let mut peers: Vec<String> = [
+        "cidr_blocks",
+        "ipv6_cidr_blocks",
+        "prefix_list_ids",
+        "security_groups",
+    ]
+    .iter()
+    .filter_map(|key| fields.get(*key).and_then(Value::as_array))
+    .flatten()
+    .map(|peer| {
+        peer.as_str()
+            .map_or_else(|| peer.to_string(), str::to_owned)
+    })
+    .collect();
     if fields.get("self") == Some(&Value::Bool(true)) {
         peers.push("the group itself".to_owned());
     }
@@ -483,12 +500,18 @@ mod tests {
         // after a2; a2 and u touch the same instance b, but they are different people.
         assert_eq!(groups, [vec!["a1", "a2"], vec!["c", "u"], vec!["a3"]]);
         let on = |i: &Intent| -> Vec<String> {
-            i.deltas.iter().map(|d| d.resource.identity.clone()).collect()
+            i.deltas
+                .iter()
+                .map(|d| d.resource.identity.clone())
+                .collect()
         };
         // carol's later write to b supersedes alice's: b's net change is carol's.
         assert_eq!(on(&intents[0]), ["a"]);
         assert_eq!(on(&intents[1]), ["sg-new", "b"]);
-        assert_eq!(intents[1].deltas[1].attributes["instance_type"].after, json!("t3.xlarge"));
+        assert_eq!(
+            intents[1].deltas[1].attributes["instance_type"].after,
+            json!("t3.xlarge")
+        );
         assert_eq!(intents[1].deltas[1].evidence, ["u"]);
         assert_eq!(intents[0].kind, IntentKind::Update);
         assert_eq!(intents[1].kind, IntentKind::Create);
@@ -515,7 +538,10 @@ mod tests {
             intents[0].story,
             "alice (console) called Api; with the calls of I2 on the same resources, nothing of it remains"
         );
-        assert_eq!(intents[1].deltas[0].attributes["instance_type"].after, json!("t3.xlarge"));
+        assert_eq!(
+            intents[1].deltas[0].attributes["instance_type"].after,
+            json!("t3.xlarge")
+        );
         assert_eq!(
             intents[1].deltas[0].attributes["instance_type"].before,
             Some(json!("t3.micro"))
@@ -531,7 +557,10 @@ mod tests {
         };
         let rule = |port: i64| Change::AddBlock {
             block: "ingress".into(),
-            fields: json!({"from_port": port}).as_object().cloned().unwrap_or_default(),
+            fields: json!({"from_port": port})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
         };
         let mut effects = vec![
             effect("a1", 0, "alice", "sg", tag("Owner")),

@@ -6,7 +6,7 @@
 //! that person's decision.
 
 use super::delta::{BlockDelta, BlockOp, Delta, Lifecycle};
-use super::effect::{Change, Effect};
+use crate::resolve::effect::{Change, Effect};
 use std::collections::BTreeMap;
 
 /// The parts of `delta` (the net change of the calls `on`, in time order, each with the
@@ -26,7 +26,9 @@ pub(super) fn share(delta: &Delta, on: &[(usize, &Effect)]) -> BTreeMap<usize, D
     }
     for (path, change) in &delta.attributes {
         if let Some(group) = last_writer(on, |c| sets(c, path)) {
-            part(&mut shares, group, delta).attributes.insert(path.clone(), change.clone());
+            part(&mut shares, group, delta)
+                .attributes
+                .insert(path.clone(), change.clone());
         }
     }
     for block in &delta.blocks {
@@ -36,17 +38,24 @@ pub(super) fn share(delta: &Delta, on: &[(usize, &Effect)]) -> BTreeMap<usize, D
     }
     for (key, value) in &delta.tags_set {
         if let Some(group) = last_writer(on, |c| tags_set(c, key)) {
-            part(&mut shares, group, delta).tags_set.insert(key.clone(), value.clone());
+            part(&mut shares, group, delta)
+                .tags_set
+                .insert(key.clone(), value.clone());
         }
     }
     for key in &delta.tags_removed {
         if let Some(group) = last_writer(on, |c| tags_removed(c, key)) {
-            part(&mut shares, group, delta).tags_removed.insert(key.clone());
+            part(&mut shares, group, delta)
+                .tags_removed
+                .insert(key.clone());
         }
     }
     shares.retain(|_, d| !d.is_empty());
     for (group, share) in &mut shares {
-        describe_calls(share, on.iter().filter(|(g, _)| g == group).map(|(_, e)| *e));
+        describe_calls(
+            share,
+            on.iter().filter(|(g, _)| g == group).map(|(_, e)| *e),
+        );
     }
     shares
 }
@@ -79,12 +88,14 @@ fn sets(change: &Change, path: &str) -> bool {
 
 fn writes_block(change: &Change, block: &BlockDelta) -> bool {
     match change {
-        Change::AddBlock { block: name, fields } => {
-            block.op == BlockOp::Added && *name == block.block && *fields == block.fields
-        }
-        Change::RemoveBlock { block: name, fields } => {
-            block.op == BlockOp::Removed && *name == block.block && *fields == block.fields
-        }
+        Change::AddBlock {
+            block: name,
+            fields,
+        } => block.op == BlockOp::Added && *name == block.block && *fields == block.fields,
+        Change::RemoveBlock {
+            block: name,
+            fields,
+        } => block.op == BlockOp::Removed && *name == block.block && *fields == block.fields,
         _ => false,
     }
 }

@@ -108,15 +108,11 @@ pub fn text(outcome: &Outcome) -> String {
     section(
         &mut out,
         "Not reconciled",
-        outcome
-            .plan
-            .unplanned
-            .iter()
-            .map(|u| {
-                let delta = delta_of(outcome, &u.intent, &u.resource);
-                let part = words::part(&u.part, delta);
-                format!("{} {} {part}: {}", u.intent, u.resource, u.reason)
-            }),
+        outcome.plan.unplanned.iter().map(|u| {
+            let delta = delta_of(outcome, &u.intent, &u.resource);
+            let part = words::part(&u.part, delta);
+            format!("{} {} {part}: {}", u.intent, u.resource, u.reason)
+        }),
     );
     section(
         &mut out,
@@ -148,7 +144,11 @@ pub fn text(outcome: &Outcome) -> String {
                 let _ = write!(line, "\n    {}", words::difference(d));
             }
             for d in &v.collateral {
-                let _ = write!(line, "\n    not touched by any intent: {}", words::difference(d));
+                let _ = write!(
+                    line,
+                    "\n    not touched by any intent: {}",
+                    words::difference(d)
+                );
             }
             line
         }),
@@ -175,9 +175,11 @@ pub fn text(outcome: &Outcome) -> String {
 /// The delta of intent `intent` on `resource` (its address, or its type and identity).
 fn delta_of<'o>(outcome: &'o Outcome, intent: &str, resource: &str) -> Option<&'o Delta> {
     let decided = outcome.intents.iter().find(|d| d.intent.id == intent)?;
-    decided.intent.deltas.iter().find(|d| {
-        d.address.as_deref() == Some(resource) || d.resource.to_string() == resource
-    })
+    decided
+        .intent
+        .deltas
+        .iter()
+        .find(|d| d.address.as_deref() == Some(resource) || d.resource.to_string() == resource)
 }
 
 /// The findings, a section per kind: security first, each with its event id, who, where,

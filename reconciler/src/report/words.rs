@@ -4,8 +4,8 @@
 use crate::intents::{BlockOp, Delta, IntentKind, Lifecycle, block_words};
 use crate::policy::{Decision, Part};
 use crate::reconcile::Status;
-use crate::validate::Difference;
 use crate::text::{VALUE_WIDTH, elide, value};
+use crate::validate::Difference;
 use serde_json::Value;
 
 /// What an intent changed, in words: `nested blocks changed`, `attributes changed`, ...
@@ -68,7 +68,10 @@ pub fn part(part: &Part, delta: Option<&Delta>) -> String {
 fn tag_words(d: &Delta) -> String {
     let set = d.tags_set.iter().map(|(k, v)| format!("{k}={v}"));
     let removed = d.tags_removed.iter().map(|k| format!("-{k}"));
-    elide(&set.chain(removed).collect::<Vec<_>>().join(", "), VALUE_WIDTH)
+    elide(
+        &set.chain(removed).collect::<Vec<_>>().join(", "),
+        VALUE_WIDTH,
+    )
 }
 
 /// One validator difference on a line: `address attribute: code X, cloud Y`, or what is
@@ -112,7 +115,8 @@ mod tests {
     fn long_values_are_cut_on_a_character_boundary() {
         assert_eq!(elide("short", 10), "short");
         assert_eq!(elide("ééééééééééé", 5), "éééé…");
-        let policy = json!({"Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]});
+        let policy =
+            json!({"Statement": [{"Effect": "Allow", "Action": "s3:GetObject", "Resource": "*"}]});
         let shown = value(&policy);
         assert_eq!(shown.chars().count(), VALUE_WIDTH);
         assert!(shown.ends_with('…'));

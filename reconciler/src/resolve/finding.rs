@@ -8,9 +8,9 @@ use knowledge::signals::Category;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::effect::Risk;
 use super::scope::{Origin, Scope};
 use crate::ingest::Call;
-use crate::intents::Risk;
 use crate::terraform::state::{Mode, StateIndex};
 
 /// What kind of finding.

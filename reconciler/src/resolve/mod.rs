@@ -6,13 +6,15 @@
 //! configures.
 
 use crate::ingest::Call;
-use crate::intents::{Change, Effect, Evidence, Flag, ResourceKey, Risk, lookup, same_value};
 use crate::terraform::state::{Mode, StateIndex};
+use crate::terraform::values::{lookup, same_value};
+use effect::{Change, Effect, Evidence, Flag, ResourceKey, Risk};
 use knowledge::FlagLevel;
 use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, Target};
 use knowledge::signals::{CallView, Fired, SignalSet};
 use serde_json::{Map, Value};
 
+pub mod effect;
 mod finding;
 mod scope;
 mod sg_rules;

@@ -9,8 +9,8 @@
 //! `aws_vpc_security_group_*_rule` (imported by the `securityGroupRuleId` EC2 returns) and a
 //! revoked rule the deletion of the resource that manages it.
 
+use super::effect::{Change, Effect, ResourceKey};
 use crate::ingest::Call;
-use crate::intents::{Change, Effect, ResourceKey};
 use crate::terraform::state::{Instance, Mode, StateIndex};
 use serde_json::{Map, Value};
 

@@ -1,4 +1,5 @@
-//! What one out-of-band call did to one resource: the unit the intent builder groups and nets.
+//! What one out-of-band call did to one resource: what resolve makes of each call, and the unit
+//! the intent builder groups and nets.
 
 use chrono::{DateTime, Utc};
 pub use knowledge::FlagLevel;
