@@ -1,9 +1,26 @@
 //! retrace: keeps Terraform code true to the AWS cloud it describes, by reading the changes
 //! people made outside Terraform from CloudTrail and proposing the code that absorbs them.
 //!
-//! The pipeline stages are modules: [`ingest`] reads and normalises calls, [`attribute`]
-//! decides which calls are out of band, [`pipeline`] runs the two over any set of sources,
-//! and [`report`] prints the result.
+//! Modules, in the order a run passes through them (no module imports a later one):
+//! - [`text`]: text from inputs made safe to show, and values shortened for a line;
+//! - [`terraform`]: the Terraform model: configuration with provenance, state, functions,
+//!   Terraform's value equality;
+//! - [`ingest`]: reading CloudTrail records from files and AWS APIs into [`ingest::Call`]s,
+//!   with the first checks that settle a record from its first fields;
+//! - [`attribute`]: one verdict per call: out of band, or why not;
+//! - [`pipeline`]: the sources read, filtered, attributed, deduplicated and put in time order;
+//! - [`resolve`]: rules applied to calls: effects on resources and findings;
+//! - [`intents`]: effects grouped into intents with their net change;
+//! - [`policy`]: absorb, flag or ignore, per part of a change;
+//! - [`synthesize`]: the planner and the edit tools that write the patch;
+//! - [`patch`]: the patch as a diff, applied all or nothing;
+//! - [`validate`]: the built-in plan check and the real `terraform plan`;
+//! - [`reconcile`]: resolve to validate as one call;
+//! - [`learn`]: rules proposed for calls no rule explains;
+//! - [`record`]: the knowledge base as a run sees it;
+//! - [`run`]: gather, reconcile, learn and re-check, record: the call every front end shares;
+//! - [`report`]: text and JSON for people and programs;
+//! - [`config`]: `retrace.toml`.
 
 #![forbid(unsafe_code)]
 
