@@ -8,10 +8,10 @@
 //!
 //! Each connected part is an intent. Calls on one resource by different people or sessions,
 //! or far apart in time, are therefore separate intents unless causality joins them, and
-//! each keeps its own decision. A resource's calls are netted over all of them ([`delta`]),
+//! each keeps its own decision. A resource's calls are netted over all of them (`delta.rs`),
 //! so retries, reverts and create-then-delete leave nothing and a revoke plus an authorize of
 //! a rule reads as a replacement; when several intents touched it, each part of the net
-//! change belongs to the intent whose call wrote it last ([`share`]).
+//! change belongs to the intent whose call wrote it last (`share.rs`).
 
 mod delta;
 mod share;
