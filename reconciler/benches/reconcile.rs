@@ -1,0 +1,459 @@
+//! `retrace reconcile` at account scale, printed as figures (not a timed test).
+//!
+//! Run with `cargo bench -p reconciler --bench reconcile [-- --records N] [--changes N]
+//! [--resources N] [--core N] [--keep]`.
+//!
+//! Two workloads, each at 1x, 2x and 4x, against a generated project of `--resources`
+//! resource blocks (SQS queues and security groups, one block each, over ten files) with its
+//! state:
+//! - a day: `--records` CloudTrail records (default 1,000,000) of a busy account (reads,
+//!   failures, Terraform's and AWS services' writes, out-of-band writes on things this
+//!   project does not manage, in three accounts and four regions), holding `--changes`
+//!   (default 10,000) out-of-band changes to the project's resources by five people;
+//! - one resource changed `--changes` times: a queue's visibility timeout and a group's
+//!   ingress rules toggled back and forth, with no background.
+//!
+//! The release `retrace` runs pinned to one core, with `--no-terraform --no-record`; each row
+//! shows its wall and CPU time and peak resident memory, and the growth from the previous
+//! size. The targets of issue 16 are checked at the end.
+
+// The child's peak memory comes from `wait4`'s resource usage, which only `libc` offers and
+// only through `unsafe` (see `common/measure.rs`).
+#![allow(unsafe_code)]
+
+use std::fmt::Write as _;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+// Each benchmark uses a part of the shared code.
+#[allow(dead_code)]
+mod common;
+
+use common::measure::{Pin, Usage, run_with_codes};
+use common::trail::{GeneratedLog, START_MS, write_records};
+
+/// The project's account and region (the first of the background's).
+const ACCOUNT: &str = "111122223333";
+const REGION: &str = "eu-west-1";
+/// The people making out-of-band changes.
+const PEOPLE: [&str; 5] = ["alice", "bob", "carol", "dave", "erin"];
+/// One in this many project resources is a security group; the rest are queues.
+const GROUP_EVERY: usize = 5;
+
+/// Targets: the day in under this many seconds of CPU on one core, under this peak, and
+/// growth per doubling within this factor.
+const TARGET_DAY_SECS: f64 = 10.0;
+const TARGET_PEAK_MIB: f64 = 300.0;
+const TARGET_GROWTH: f64 = 2.2;
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+fn main() -> io::Result<()> {
+    let options = Options::parse();
+    let retrace = PathBuf::from(env!("CARGO_BIN_EXE_retrace"));
+    let pin = Pin::detect(options.core);
+    println!("retrace: {}", retrace.display());
+    match pin {
+        Pin::Taskset(core) => println!("pinned to one core with `taskset -c {core}`"),
+        Pin::None => println!("taskset not found: runs are NOT pinned to one core"),
+    }
+    let dir = tempfile::tempdir()?;
+    let project = write_project(dir.path(), options.resources)?;
+    let mut checks = Vec::new();
+    for workload in [Workload::Day, Workload::OneResource] {
+        println!("\n{}", workload.title(&options));
+        println!(
+            "{:>6} {:>10} {:>9} {:>8} {:>8} {:>9} {:>8} {:>6}",
+            "scale", "records", "changes", "wall s", "cpu s", "peak MiB", "growth", "exit"
+        );
+        let mut rows: Vec<Usage> = Vec::new();
+        for scale in [1_u64, 2, 4] {
+            let trail = dir
+                .path()
+                .join(format!("{}-{scale}x.json", workload.name()));
+            let (records, changes) = workload.write(&trail, &options, scale)?;
+            let (usage, code) = measure(&retrace, pin, &project, &trail)?;
+            let growth = rows
+                .last()
+                .map(|previous| usage.cpu.as_secs_f64() / previous.cpu.as_secs_f64().max(1e-3));
+            println!(
+                "{:>5}x {records:>10} {changes:>9} {:>8.2} {:>8.2} {:>9.1} {:>8} {code:>6}",
+                scale,
+                usage.wall.as_secs_f64(),
+                usage.cpu.as_secs_f64(),
+                usage.peak_rss_bytes as f64 / MIB,
+                growth.map_or("-".to_owned(), |g| format!("{g:.2}x")),
+            );
+            rows.push(usage);
+            if !options.keep {
+                std::fs::remove_file(&trail)?;
+            }
+        }
+        checks.extend(workload.checks(&rows));
+    }
+    println!("\ntargets:");
+    for (what, ok) in &checks {
+        println!("  [{}] {what}", if *ok { "met" } else { "MISSED" });
+    }
+    if options.keep {
+        println!("project and trails kept in {}", dir.keep().display());
+    }
+    Ok(())
+}
+
+/// Command-line options.
+struct Options {
+    records: u64,
+    changes: u64,
+    resources: usize,
+    core: u32,
+    keep: bool,
+}
+
+impl Options {
+    /// The options; other arguments (cargo passes `--bench`) are ignored.
+    fn parse() -> Self {
+        let mut options = Self {
+            records: 1_000_000,
+            changes: 10_000,
+            resources: 1_000,
+            core: 0,
+            keep: false,
+        };
+        let mut args = std::env::args().skip(1);
+        let number = |value: Option<String>, flag: &str| -> u64 {
+            value
+                .and_then(|v| v.replace('_', "").parse().ok())
+                .unwrap_or_else(|| panic!("{flag} takes a number"))
+        };
+        while let Some(arg) = args.next() {
+            match arg.as_str() {
+                "--records" => options.records = number(args.next(), "--records"),
+                "--changes" => options.changes = number(args.next(), "--changes"),
+                "--resources" => options.resources = number(args.next(), "--resources") as usize,
+                "--core" => options.core = number(args.next(), "--core") as u32,
+                "--keep" => options.keep = true,
+                _ => {}
+            }
+        }
+        options
+    }
+}
+
+/// What a trail holds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Workload {
+    /// A busy day with changes spread over the project's resources.
+    Day,
+    /// Many changes to one queue and one group.
+    OneResource,
+}
+
+impl Workload {
+    fn name(self) -> &'static str {
+        match self {
+            Self::Day => "day",
+            Self::OneResource => "one-resource",
+        }
+    }
+
+    fn title(self, options: &Options) -> String {
+        match self {
+            Self::Day => format!(
+                "a day: {} records holding {} out-of-band changes over {} resources (1x)",
+                options.records, options.changes, options.resources
+            ),
+            Self::OneResource => format!(
+                "one queue and one group changed {} times in all (1x), no background",
+                options.changes
+            ),
+        }
+    }
+
+    /// Writes the trail at `scale`; returns its records and out-of-band changes.
+    fn write(self, path: &Path, options: &Options, scale: u64) -> io::Result<(u64, u64)> {
+        let changes = options.changes * scale;
+        let background = match self {
+            Self::Day => (options.records * scale).saturating_sub(changes),
+            Self::OneResource => 0,
+        };
+        let resources = match self {
+            Self::Day => options.resources,
+            // The first queue and the first group.
+            Self::OneResource => GROUP_EVERY + 1,
+        };
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        out.write_all(b"{\"Records\":[")?;
+        let mut log = GeneratedLog {
+            plain: path.to_owned(),
+            gz: path.to_owned(),
+            plain_bytes: 0,
+            gz_bytes: 0,
+            records: background,
+            duplicates: 0,
+            out_of_order: 0,
+            out_of_band: 0,
+            out_of_band_duplicates: 0,
+        };
+        write_records(&mut out, &mut log, START_MS)?;
+        let span_ms = (background.max(changes) as i64) * common::trail::STEP_MS;
+        write_changes(&mut out, background > 0, changes, resources, span_ms)?;
+        out.write_all(b"]}")?;
+        out.flush()?;
+        Ok((background + changes, changes))
+    }
+
+    /// The targets this workload's rows meet or miss.
+    fn checks(self, rows: &[Usage]) -> Vec<(String, bool)> {
+        let mut out = Vec::new();
+        if self == Self::Day
+            && let Some(first) = rows.first()
+        {
+            let secs = first.cpu.as_secs_f64();
+            out.push((
+                format!("the day at 1x in under {TARGET_DAY_SECS} s of CPU: {secs:.2} s"),
+                secs < TARGET_DAY_SECS,
+            ));
+        }
+        let peak = rows.iter().map(|u| u.peak_rss_bytes).max().unwrap_or(0) as f64 / MIB;
+        out.push((
+            format!(
+                "{}: peak under {TARGET_PEAK_MIB} MiB: {peak:.1} MiB",
+                self.name()
+            ),
+            peak < TARGET_PEAK_MIB,
+        ));
+        for pair in rows.windows(2) {
+            let growth = pair[1].cpu.as_secs_f64() / pair[0].cpu.as_secs_f64().max(1e-3);
+            out.push((
+                format!(
+                    "{}: growth per doubling within {TARGET_GROWTH}x: {growth:.2}x",
+                    self.name()
+                ),
+                growth <= TARGET_GROWTH,
+            ));
+        }
+        out
+    }
+}
+
+/// Runs `retrace reconcile` over the trail; exit codes 0, 2 and 3 are results.
+fn measure(retrace: &Path, pin: Pin, project: &Project, trail: &Path) -> io::Result<(Usage, i32)> {
+    let (dir, state, trail) = (
+        project.dir.display().to_string(),
+        project.state.display().to_string(),
+        trail.display().to_string(),
+    );
+    let args = [
+        "reconcile",
+        "--project",
+        &dir,
+        "--state",
+        &state,
+        "--logs",
+        &trail,
+        "--no-terraform",
+        "--no-record",
+        "--format",
+        "json",
+    ];
+    eprintln!("running retrace reconcile on {trail} ...");
+    run_with_codes(pin.command(retrace, &args), &[0, 2, 3])
+}
+
+/// The generated project: its root directory and state file.
+struct Project {
+    dir: PathBuf,
+    state: PathBuf,
+}
+
+/// The name of project resource `i`: queues `bench-q0001`, groups `bench-sg0005`.
+fn resource_name(i: usize) -> String {
+    if i % GROUP_EVERY == 0 {
+        format!("bench-sg{i:04}")
+    } else {
+        format!("bench-q{i:04}")
+    }
+}
+
+fn queue_url(name: &str) -> String {
+    format!("https://sqs.{REGION}.amazonaws.com/{ACCOUNT}/{name}")
+}
+
+fn group_id(i: usize) -> String {
+    format!("sg-0{i:016x}")
+}
+
+/// Writes `resources` resource blocks over ten files and a state holding them.
+fn write_project(dir: &Path, resources: usize) -> io::Result<Project> {
+    let root = dir.join("project");
+    std::fs::create_dir_all(&root)?;
+    std::fs::write(
+        root.join("main.tf"),
+        format!(
+            "provider \"aws\" {{\n  region = \"{REGION}\"\n}}\n\nlocals {{\n  common_tags = {{\n    Project = \"bench\"\n  }}\n}}\n"
+        ),
+    )?;
+    let mut files = vec![String::new(); 10];
+    let mut instances = Vec::new();
+    for i in 0..resources {
+        let name = resource_name(i);
+        let text = &mut files[i % 10];
+        if i % GROUP_EVERY == 0 {
+            let _ = write!(
+                text,
+                "resource \"aws_security_group\" \"{name}\" {{\n  name   = \"{name}\"\n  vpc_id = \"vpc-0a1b2c3d4e5f60718\"\n\n  ingress {{\n    from_port   = 443\n    to_port     = 443\n    protocol    = \"tcp\"\n    cidr_blocks = [\"10.0.0.0/16\"]\n  }}\n\n  tags = local.common_tags\n}}\n\n"
+            );
+            instances.push(group_state(i, &name));
+        } else {
+            let _ = write!(
+                text,
+                "resource \"aws_sqs_queue\" \"{name}\" {{\n  name                       = \"{name}\"\n  visibility_timeout_seconds = 30\n\n  tags = local.common_tags\n}}\n\n"
+            );
+            instances.push(queue_state(&name));
+        }
+    }
+    for (n, text) in files.iter().enumerate() {
+        std::fs::write(root.join(format!("resources_{n}.tf")), text)?;
+    }
+    let state = dir.join("terraform.tfstate");
+    let doc = serde_json::json!({
+        "version": 4,
+        "terraform_version": "1.11.4",
+        "serial": 1,
+        "lineage": "bench",
+        "outputs": {},
+        "resources": instances,
+    });
+    std::fs::write(&state, serde_json::to_vec(&doc).map_err(io::Error::other)?)?;
+    Ok(Project { dir: root, state })
+}
+
+fn queue_state(name: &str) -> serde_json::Value {
+    let url = queue_url(name);
+    serde_json::json!({
+        "mode": "managed", "type": "aws_sqs_queue", "name": name,
+        "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+        "instances": [{"schema_version": 0, "attributes": {
+            "id": url, "url": url, "name": name,
+            "arn": format!("arn:aws:sqs:{REGION}:{ACCOUNT}:{name}"),
+            "visibility_timeout_seconds": 30, "tags": {"Project": "bench"},
+            "tags_all": {"Project": "bench"}
+        }}]
+    })
+}
+
+fn group_state(i: usize, name: &str) -> serde_json::Value {
+    let id = group_id(i);
+    serde_json::json!({
+        "mode": "managed", "type": "aws_security_group", "name": name,
+        "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+        "instances": [{"schema_version": 1, "attributes": {
+            "id": id, "name": name, "vpc_id": "vpc-0a1b2c3d4e5f60718",
+            "arn": format!("arn:aws:ec2:{REGION}:{ACCOUNT}:security-group/{id}"),
+            "ingress": [{"from_port": 443, "to_port": 443, "protocol": "tcp",
+                "cidr_blocks": ["10.0.0.0/16"], "ipv6_cidr_blocks": [], "prefix_list_ids": [],
+                "security_groups": [], "self": false, "description": ""}],
+            "egress": [], "tags": {"Project": "bench"}, "tags_all": {"Project": "bench"}
+        }}]
+    })
+}
+
+/// Writes `changes` out-of-band records (after a comma when `after` holds records) spread
+/// over `span_ms`: each a person's change to one of the first `resources` resources, a new
+/// visibility timeout for a queue, a port opened or closed again on a group.
+fn write_changes(
+    out: &mut impl Write,
+    after: bool,
+    changes: u64,
+    resources: usize,
+    span_ms: i64,
+) -> io::Result<()> {
+    let step = (span_ms / changes.max(1) as i64).max(1);
+    let mut open: std::collections::HashSet<(usize, u64)> = std::collections::HashSet::new();
+    let mut record = String::with_capacity(2048);
+    for n in 0..changes {
+        if after || n > 0 {
+            out.write_all(b",")?;
+        }
+        let target = (n as usize * 7919) % resources;
+        let person = PEOPLE[(n % PEOPLE.len() as u64) as usize];
+        let time = START_MS + n as i64 * step;
+        record.clear();
+        if target % GROUP_EVERY == 0 {
+            let port = 8000 + n % 50;
+            let opened = open.insert((target, port));
+            if !opened {
+                open.remove(&(target, port));
+            }
+            group_change(
+                &mut record,
+                n,
+                person,
+                time,
+                &group_id(target),
+                port,
+                opened,
+            );
+        } else {
+            let name = resource_name(target);
+            queue_change(
+                &mut record,
+                n,
+                person,
+                time,
+                &queue_url(&name),
+                31 + n % 900,
+            );
+        }
+        out.write_all(record.as_bytes())?;
+    }
+    Ok(())
+}
+
+/// The fields every change record shares: version, an IAM user's identity, time, source.
+fn head(r: &mut String, n: u64, person: &str, time_ms: i64, source: &str, event: &str) {
+    let time = chrono::DateTime::from_timestamp_millis(time_ms).unwrap_or_default();
+    let _ = write!(
+        r,
+        r#"{{"eventVersion":"1.11","userIdentity":{{"type":"IAMUser","principalId":"AIDABENCH{person}","arn":"arn:aws:iam::{ACCOUNT}:user/{person}","accountId":"{ACCOUNT}","accessKeyId":"AKIABENCH{person}","userName":"{person}"}},"eventTime":"{}","eventSource":"{source}","eventName":"{event}","awsRegion":"{REGION}","sourceIPAddress":"198.51.100.7","userAgent":"aws-cli/2.15.30 md/command#bench","requestID":"bench-{n}","eventID":"00000000-0000-4000-8000-{n:012}","readOnly":false,"eventType":"AwsApiCall","managementEvent":true,"recipientAccountId":"{ACCOUNT}","eventCategory":"Management","#,
+        time.format("%Y-%m-%dT%H:%M:%SZ")
+    );
+}
+
+fn queue_change(r: &mut String, n: u64, person: &str, time: i64, url: &str, timeout: u64) {
+    head(
+        r,
+        n,
+        person,
+        time,
+        "sqs.amazonaws.com",
+        "SetQueueAttributes",
+    );
+    let _ = write!(
+        r,
+        r#""requestParameters":{{"queueUrl":"{url}","attributes":{{"VisibilityTimeout":"{timeout}"}}}},"responseElements":null}}"#
+    );
+}
+
+fn group_change(
+    r: &mut String,
+    n: u64,
+    person: &str,
+    time: i64,
+    group: &str,
+    port: u64,
+    open: bool,
+) {
+    let event = if open {
+        "AuthorizeSecurityGroupIngress"
+    } else {
+        "RevokeSecurityGroupIngress"
+    };
+    head(r, n, person, time, "ec2.amazonaws.com", event);
+    let _ = write!(
+        r,
+        r#""requestParameters":{{"groupId":"{group}","ipPermissions":{{"items":[{{"ipProtocol":"tcp","fromPort":{port},"toPort":{port},"ipRanges":{{"items":[{{"cidrIp":"10.1.0.0/16"}}]}}}}]}}}},"responseElements":{{"_return":true}}}}"#
+    );
+}
