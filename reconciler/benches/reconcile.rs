@@ -270,7 +270,7 @@ struct Project {
 
 /// The name of project resource `i`: queues `bench-q0001`, groups `bench-sg0005`.
 fn resource_name(i: usize) -> String {
-    if i % GROUP_EVERY == 0 {
+    if i.is_multiple_of(GROUP_EVERY) {
         format!("bench-sg{i:04}")
     } else {
         format!("bench-q{i:04}")
@@ -300,7 +300,7 @@ fn write_project(dir: &Path, resources: usize) -> io::Result<Project> {
     for i in 0..resources {
         let name = resource_name(i);
         let text = &mut files[i % 10];
-        if i % GROUP_EVERY == 0 {
+        if i.is_multiple_of(GROUP_EVERY) {
             let _ = write!(
                 text,
                 "resource \"aws_security_group\" \"{name}\" {{\n  name   = \"{name}\"\n  vpc_id = \"vpc-0a1b2c3d4e5f60718\"\n\n  ingress {{\n    from_port   = 443\n    to_port     = 443\n    protocol    = \"tcp\"\n    cidr_blocks = [\"10.0.0.0/16\"]\n  }}\n\n  tags = local.common_tags\n}}\n\n"
@@ -381,7 +381,7 @@ fn write_changes(
         let person = PEOPLE[(n % PEOPLE.len() as u64) as usize];
         let time = START_MS + n as i64 * step;
         record.clear();
-        if target % GROUP_EVERY == 0 {
+        if target.is_multiple_of(GROUP_EVERY) {
             let port = 8000 + n % 50;
             let opened = open.insert((target, port));
             if !opened {

@@ -20,7 +20,7 @@
 //! - [`record`]: the knowledge base as a run sees it;
 //! - [`run`]: gather, reconcile, learn and re-check, record: the call every front end shares;
 //! - [`report`]: text and JSON for people and programs;
-//! - [`config`]: `retrace.toml`.
+//! - [`config`]: the settings of `retrace.toml`.
 
 #![forbid(unsafe_code)]
 
