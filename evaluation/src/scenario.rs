@@ -113,6 +113,10 @@ pub struct Expect {
     /// Parts an automation owns: the code keeps its value and gains `ignore_changes`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore: Vec<Target>,
+    /// Resources created out of band that belong to no workspace: reported as created
+    /// outside any workspace, not imported.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unowned: Vec<Target>,
 }
 
 /// A scenario's `scenario.json`.

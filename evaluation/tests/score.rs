@@ -342,6 +342,7 @@ fn a_flagged_target_must_be_flagged_and_kept() {
             attribute: "receive_wait_time_seconds".into(),
         }],
         ignore: Vec::new(),
+        unowned: Vec::new(),
     };
     // The code absorbed what it should have left alone, and nothing was flagged.
     let absorbed = edited_copy(
@@ -376,6 +377,7 @@ fn an_ignored_target_needs_ignore_changes() {
             address: "aws_sqs_queue.jobs".into(),
             attribute: "receive_wait_time_seconds".into(),
         }],
+        unowned: Vec::new(),
     };
     let plain = load(&projects().join(PROJECT), &state);
     assert_eq!(
@@ -594,6 +596,7 @@ fn an_attached_admin_policy_flagged_on_its_attachment_counts_for_the_role() {
             },
         ],
         ignore: Vec::new(),
+        unowned: Vec::new(),
     };
     let stored = build(
         dir.path(),

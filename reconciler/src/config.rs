@@ -10,6 +10,7 @@ use crate::attribute::AttributionConfig;
 use crate::ingest::Filter;
 pub use crate::ingest::lake::LakeConfig;
 pub use crate::ingest::lookup::LookupConfig;
+use crate::ownership::OwnershipConfig;
 use crate::policy::PolicyConfig;
 
 /// The whole configuration file.
@@ -28,6 +29,9 @@ pub struct Config {
     /// What to do with each kind of change.
     #[serde(default)]
     pub policy: PolicyConfig,
+    /// What marks a resource created out of band as this workspace's.
+    #[serde(default)]
+    pub ownership: OwnershipConfig,
     /// The Terraform project to reconcile.
     #[serde(default)]
     pub project: ProjectConfig,

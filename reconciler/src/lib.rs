@@ -11,6 +11,7 @@
 //! - [`pipeline`]: the sources read, filtered, attributed, deduplicated and put in time order;
 //! - [`resolve`]: rules applied to calls: effects on resources and findings;
 //! - [`intents`]: effects grouped into intents with their net change;
+//! - [`ownership`]: which out-of-band creations belong to this workspace;
 //! - [`policy`]: absorb, flag or ignore, per part of a change;
 //! - [`synthesize`]: the planner and the edit tools that write the patch;
 //! - [`patch`]: the patch as a diff, applied all or nothing;
@@ -29,6 +30,7 @@ pub mod config;
 pub mod ingest;
 pub mod intents;
 pub mod learn;
+pub mod ownership;
 pub mod patch;
 pub mod pipeline;
 pub mod policy;

@@ -4,6 +4,7 @@
 
 use crate::ingest::Call;
 use crate::intents::{self, Delta, GroupOptions, Intent, Lifecycle, ResourceKey};
+use crate::ownership::{self, Ownership, OwnershipConfig};
 use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
@@ -43,6 +44,8 @@ pub struct Input<'a> {
     pub schema: &'a ProviderSchema,
     /// The policy.
     pub policy: &'a Policy,
+    /// What marks a created resource as this workspace's.
+    pub ownership: &'a OwnershipConfig,
     /// Extra validators run after the built-in one when available (e.g. `terraform plan`).
     pub validators: Vec<Box<dyn Validator>>,
 }
@@ -155,6 +158,9 @@ pub enum ReconcileError {
     /// The change set could not be built.
     #[error(transparent)]
     Patch(#[from] crate::patch::PatchError),
+    /// An `[ownership]` pattern is bad.
+    #[error(transparent)]
+    Ownership(#[from] crate::ownership::OwnershipError),
 }
 
 /// Runs the whole reconciliation.
@@ -179,6 +185,9 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     }
     let attributes = |address: &str| index.instance(address).map(|i| &i.attributes);
     let intents = intents::build(&effects, attributes, GroupOptions::default());
+    let ownership = Ownership::new(input.ownership, &index)?;
+    let (intents, unowned) = ownership::sort_creations(intents, &ownership, &index);
+    findings.extend(unowned);
     let decided: Vec<Decided> = intents
         .into_iter()
         .map(|intent| Decided {

@@ -8,6 +8,7 @@
 use crate::attribute::{Attributor, Verdict};
 use crate::ingest::{Call, Filter, Source};
 use crate::learn::{self, Proposal};
+use crate::ownership::OwnershipConfig;
 use crate::pipeline::{self, InputSummary, PipelineError, Request};
 use crate::policy::Policy;
 use crate::reconcile::{Input, Outcome, ReconcileError, reconcile};
@@ -54,6 +55,8 @@ pub struct Project<'a> {
     pub schema: &'a ProviderSchema,
     /// The policy.
     pub policy: &'a Policy,
+    /// What marks a created resource as this workspace's.
+    pub ownership: &'a OwnershipConfig,
     /// Makes the validators run after the built-in check, once per reconciliation.
     pub validators: &'a dyn Fn() -> Vec<Box<dyn Validator>>,
 }
@@ -194,6 +197,7 @@ pub fn reconcile_with(
         regions: project.regions.clone(),
         schema: project.schema,
         policy: project.policy,
+        ownership: project.ownership,
         validators: (project.validators)(),
     })
 }

@@ -14,6 +14,7 @@ const ORDER: &[&str] = &[
     "pipeline",
     "resolve",
     "intents",
+    "ownership",
     "policy",
     "synthesize",
     "patch",

@@ -526,14 +526,30 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         .iter()
         .flat_map(|c| c.owned.iter().map(|o| (c.address.clone(), (*o).to_owned())))
         .collect();
+    let all_count = all.len();
+    let unowned_types: BTreeSet<&str> = changes
+        .iter()
+        .flat_map(|c| c.unowned.iter().copied())
+        .collect();
+    let unowned: Vec<Target> = all
+        .iter()
+        .filter(|t| t.attribute.is_empty() && managed(base).all(|i| i.address != t.address))
+        .filter(|t| {
+            unowned_types
+                .iter()
+                .any(|ty| t.address.starts_with(&format!("{ty}.")))
+        })
+        .cloned()
+        .collect();
     let ignore = all
         .into_iter()
         .filter(|t| owned.contains(&(t.address.clone(), t.attribute.clone())))
         .collect();
     Expect {
-        patch: category != Category::NoiseOnly,
+        patch: category != Category::NoiseOnly && unowned.len() < all_count,
         flag,
         ignore,
+        unowned,
     }
 }
 

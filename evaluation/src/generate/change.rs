@@ -40,6 +40,9 @@ pub struct Change {
     pub runbook: Option<&'static str>,
     /// Attributes of `address` an automation owns (Auto Scaling, ECS).
     pub owned: Vec<&'static str>,
+    /// Resource types the change creates that belong to no workspace: nothing links them to
+    /// the project, and neither their tags nor their names are the project's.
+    pub unowned: Vec<&'static str>,
 }
 
 impl Change {
@@ -62,6 +65,7 @@ impl Change {
             risky: false,
             runbook: None,
             owned: Vec::new(),
+            unowned: Vec::new(),
         }
     }
 
@@ -74,6 +78,12 @@ impl Change {
     /// The same with its undo calls.
     pub fn undo(mut self, undo: Vec<Request>) -> Change {
         self.undo = undo;
+        self
+    }
+
+    /// The same, creating resources of these types that belong to no workspace.
+    pub fn unowned(mut self, types: &[&'static str]) -> Change {
+        self.unowned = types.to_vec();
         self
     }
 

@@ -245,7 +245,9 @@ fn managed_policy(instance: &Instance) -> Vec<Change> {
     out
 }
 
-/// A new role for a Lambda function with a managed policy attached (one per account).
+/// A new role for a Lambda function with a managed policy attached (one per account): a
+/// debugging role with no link to the project and neither its tags nor its naming, so it
+/// belongs to no workspace and is reported, not imported.
 pub fn creations(all: &[Instance]) -> Vec<Change> {
     let Some(anchor) = all.iter().find(|i| i.resource_type == "aws_iam_role") else {
         return Vec::new();
@@ -272,6 +274,7 @@ pub fn creations(all: &[Instance]) -> Vec<Change> {
                 ),
             ],
         )
-        .kind(Kind::Create),
+        .kind(Kind::Create)
+        .unowned(&["aws_iam_role", "aws_iam_role_policy_attachment"]),
     ]
 }

@@ -8,6 +8,7 @@ use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
 use reconciler::intents::Delta;
 use reconciler::policy::{Decision, Part};
 use reconciler::reconcile::Outcome;
+use reconciler::resolve::FindingKind;
 use reconciler::terraform::config::{Project, ResourceInstance};
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde::{Deserialize, Serialize};
@@ -82,6 +83,9 @@ pub fn run(e: &Evidence) -> Vec<CheckResult> {
     }
     if !e.expect.ignore.is_empty() {
         out.push(ctx.ignored());
+    }
+    if !e.expect.unowned.is_empty() {
+        out.push(ctx.unowned());
     }
     out
 }
@@ -283,7 +287,9 @@ impl Ctx<'_> {
         let mut reasons = Vec::new();
         let mut imported = BTreeSet::new();
         for cloud in self.drift.created() {
-            if covers(&self.e.expect.flag, &cloud.address, "") {
+            if covers(&self.e.expect.flag, &cloud.address, "")
+                || covers(&self.e.expect.unowned, &cloud.address, "")
+            {
                 continue;
             }
             let candidates: Vec<&ResourceInstance> = self
@@ -450,6 +456,38 @@ impl Ctx<'_> {
             reasons.extend(self.kept(target));
         }
         CheckResult::new("flagged", reasons)
+    }
+
+    /// Each resource created outside any workspace is reported as such and not imported: no
+    /// new code instance has an import block for it.
+    fn unowned(&self) -> CheckResult {
+        let imports = self.imports();
+        let mut reasons = Vec::new();
+        for cloud in self.drift.created() {
+            if !covers(&self.e.expect.unowned, &cloud.address, "") {
+                continue;
+            }
+            let brought_in = imports
+                .iter()
+                .any(|imp| imp.id.as_deref().is_some_and(|id| names(id, cloud)));
+            if brought_in {
+                reasons.push(format!(
+                    "{} ({}): created outside any workspace, but the patch imports it",
+                    cloud.address, cloud.resource_type
+                ));
+            }
+            let reported = self.e.outcome.findings.iter().any(|f| {
+                f.kind == FindingKind::Unowned
+                    && f.resources.iter().any(|t| names(&t.identity, cloud))
+            });
+            if !reported {
+                reasons.push(format!(
+                    "{} ({}): created outside any workspace, but not reported as such",
+                    cloud.address, cloud.resource_type
+                ));
+            }
+        }
+        CheckResult::new("unowned-reported", reasons)
     }
 
     /// Each part an automation owns keeps its value and is named in `ignore_changes`.

@@ -19,6 +19,7 @@ use knowledge::signals::SignalSet;
 use reconciler::attribute::{Attribution, Attributor, Verdict};
 use reconciler::ingest::files::FileSource;
 use reconciler::ingest::{Call, Filter, Source};
+use reconciler::ownership::OwnershipConfig;
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::{Policy, PolicyConfig};
 use reconciler::reconcile::Outcome;
@@ -218,6 +219,7 @@ impl Scorer {
             }
         })?;
         let no_validators = Vec::new;
+        let ownership = OwnershipConfig::default();
         let project = run::Project {
             dir: scratch.path(),
             var_files: Vec::new(),
@@ -229,6 +231,7 @@ impl Scorer {
             signals: self.signals,
             schema,
             policy,
+            ownership: &ownership,
             validators: &no_validators,
         };
         let result = reconcile_with(calls, &project, rules);

@@ -144,6 +144,7 @@ mod tests {
                 address: "aws_autoscaling_group.web".into(),
                 attribute: String::new(),
             }],
+            unowned: Vec::new(),
         };
         assert_eq!(
             excused(&expect),

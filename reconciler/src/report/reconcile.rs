@@ -190,6 +190,7 @@ fn findings(out: &mut String, outcome: &Outcome) {
         FindingKind::HiddenValue,
         FindingKind::Unexplained,
         FindingKind::Operational,
+        FindingKind::Unowned,
     ];
     for kind in kinds {
         let lines = outcome

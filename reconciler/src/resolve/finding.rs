@@ -25,6 +25,8 @@ pub enum FindingKind {
     HiddenValue,
     /// The call changes nothing Terraform configures (an instance started or stopped).
     Operational,
+    /// The call created a resource no workspace's ownership rules claim: not imported.
+    Unowned,
 }
 
 impl FindingKind {
@@ -35,6 +37,7 @@ impl FindingKind {
             Self::Unexplained => "Unexplained changes",
             Self::HiddenValue => "Changes CloudTrail does not show",
             Self::Operational => "Operational calls (nothing Terraform configures)",
+            Self::Unowned => "Created outside any workspace (not imported)",
         }
     }
 }
@@ -130,10 +133,12 @@ impl Finding {
         }
     }
 
-    /// Whether the finding leaves drift for a person: anything but an operational call, in
-    /// the project's accounts and regions or on its resources.
+    /// Whether the finding leaves drift for a person: anything but an operational call or a
+    /// creation outside any workspace, in the project's accounts and regions or on its
+    /// resources.
     pub fn needs_person(&self) -> bool {
-        self.kind != FindingKind::Operational && self.reach != Reach::Elsewhere
+        !matches!(self.kind, FindingKind::Operational | FindingKind::Unowned)
+            && self.reach != Reach::Elsewhere
     }
 }
 

@@ -332,6 +332,7 @@ async fn outcome(
         signals: SignalSet::bundled()?,
         schema: ProviderSchema::bundled()?,
         policy: &policy,
+        ownership: &config.ownership,
         validators: &validators,
     };
     Ok(run::run(trail, project, knowledge.as_mut()).await?)
