@@ -199,9 +199,24 @@ fn toggle_block(
         };
         b.op != op && b.block == block && undone
     });
-    match opposite {
+    if let Some(i) = opposite {
+        delta.blocks.remove(i);
+        return;
+    }
+    // Blocks are a set: the same block added or removed again is one change, the later call's
+    // fields (a new description, say) kept.
+    let again = delta.blocks.iter().position(|b| {
+        b.op == op
+            && b.block == block
+            && match op {
+                BlockOp::Added => same_block(&b.fields, fields),
+                BlockOp::Removed => b.fields == *fields,
+            }
+    });
+    match again {
         Some(i) => {
-            delta.blocks.remove(i);
+            delta.blocks[i].fields = fields.clone();
+            delta.blocks[i].flags = flags.to_vec();
         }
         None => delta.blocks.push(BlockDelta {
             op,
@@ -460,6 +475,17 @@ mod tests {
             &state,
         );
         assert!(d.is_empty());
+    }
+
+    #[test]
+    fn the_same_block_added_twice_is_one_change() {
+        let state = json!({"ingress": []});
+        let twice = vec![block(true, "0.0.0.0/0"), block(true, "0.0.0.0/0")];
+        let d = run(twice.clone(), &state);
+        assert_eq!(d.blocks.len(), 1);
+        let mut undone = twice;
+        undone.push(block(false, "0.0.0.0/0"));
+        assert!(run(undone, &state).is_empty());
     }
 
     #[test]

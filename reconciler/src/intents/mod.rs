@@ -25,7 +25,7 @@ use petgraph::graph::UnGraph;
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
 use serde_json::{Map, Value};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// Why two calls were joined into one intent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -120,11 +120,21 @@ pub fn build<'s>(
         }
     }
     let nets = net_per_group(effects, &group_of, ordered.len(), &state);
+    let mut links: Vec<Vec<(String, String, Link)>> = vec![Vec::new(); ordered.len()];
+    for edge in graph.raw_edges() {
+        let (from, to) = (edge.source().index(), edge.target().index());
+        links[group_of[from]].push((
+            effects[from].evidence.event_id.clone(),
+            effects[to].evidence.event_id.clone(),
+            edge.weight,
+        ));
+    }
     ordered
         .iter()
         .zip(nets)
+        .zip(links)
         .enumerate()
-        .map(|(n, (members, net))| intent(n + 1, effects, members, net, &graph))
+        .map(|(n, ((members, net), links))| intent(n + 1, effects, members, net, links))
         .collect()
 }
 
@@ -223,7 +233,7 @@ fn intent(
     effects: &[Effect],
     members: &[usize],
     net: Net,
-    graph: &UnGraph<usize, Link>,
+    links: Vec<(String, String, Link)>,
 ) -> Intent {
     let deltas = net.deltas;
     let shared_with: Vec<String> = net
@@ -232,23 +242,11 @@ fn intent(
         .map(|g| format!("I{}", g + 1))
         .collect();
     let mine: Vec<&Effect> = members.iter().map(|&i| &effects[i]).collect();
-    let mut evidence: Vec<Evidence> = Vec::new();
-    for e in &mine {
-        if !evidence.iter().any(|x| x.event_id == e.evidence.event_id) {
-            evidence.push(e.evidence.clone());
-        }
-    }
-    let links = graph
-        .raw_edges()
+    let mut seen: HashSet<&str> = HashSet::new();
+    let evidence: Vec<Evidence> = mine
         .iter()
-        .filter(|edge| members.contains(&edge.source().index()))
-        .map(|edge| {
-            (
-                effects[edge.source().index()].evidence.event_id.clone(),
-                effects[edge.target().index()].evidence.event_id.clone(),
-                edge.weight,
-            )
-        })
+        .filter(|e| seen.insert(&e.evidence.event_id))
+        .map(|e| e.evidence.clone())
         .collect();
     let kind = kind_of(&deltas, &mine);
     let actor = distinct(evidence.iter().map(|e| e.actor.clone())).join(", ");
