@@ -35,13 +35,16 @@ pub struct TerraformPlan {
     pub region: Option<String>,
 }
 
-/// The `terraform` (or OpenTofu's `tofu`) binary on `PATH`.
+/// The `terraform` (or OpenTofu's `tofu`) binary on `PATH`, looked for once per process.
 pub fn terraform_binary() -> Option<&'static str> {
-    ["terraform", "tofu"].into_iter().find(|bin| {
-        Command::new(bin)
-            .arg("version")
-            .output()
-            .is_ok_and(|o| o.status.success())
+    static FOUND: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
+    *FOUND.get_or_init(|| {
+        ["terraform", "tofu"].into_iter().find(|bin| {
+            Command::new(bin)
+                .arg("version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
     })
 }
 
@@ -127,15 +130,16 @@ impl Validator for TerraformPlan {
     }
 
     fn available(&self, root: &Path) -> Result<(), String> {
-        if terraform_binary().is_none() {
-            return Err("neither terraform nor tofu is on PATH".into());
-        }
+        // The file system first: no process is started when no provider is at hand.
         if self.providers(root).is_none() {
             return Err(
                 "no AWS provider found: run `terraform init` in the project, or name a plugin \
                  directory with [terraform] plugin_dir or TF_PLUGIN_DIR"
                     .into(),
             );
+        }
+        if terraform_binary().is_none() {
+            return Err("neither terraform nor tofu is on PATH".into());
         }
         if !has_credentials() && reads_aws_data_sources(root) {
             return Err(
