@@ -146,18 +146,26 @@ pub fn sort_creations(
     let mut kept = Vec::new();
     let mut findings = Vec::new();
     for mut intent in intents {
-        let had = intent.deltas.len();
+        let owned: Vec<bool> = intent
+            .deltas
+            .iter()
+            .map(|d| {
+                d.lifecycle != Lifecycle::Created || ownership.claims(d, &intent, index).is_some()
+            })
+            .collect();
+        if owned.iter().all(|o| *o) {
+            kept.push(intent);
+            continue;
+        }
         let deltas = std::mem::take(&mut intent.deltas);
-        for delta in deltas {
-            if delta.lifecycle != Lifecycle::Created
-                || ownership.claims(&delta, &intent, index).is_some()
-            {
+        for (delta, owned) in deltas.into_iter().zip(owned) {
+            if owned {
                 intent.deltas.push(delta);
             } else {
                 findings.extend(unowned(&delta, &intent));
             }
         }
-        if had == 0 || !intent.deltas.is_empty() {
+        if !intent.deltas.is_empty() {
             kept.push(intent);
         }
     }
