@@ -18,6 +18,9 @@ pub struct Request {
     pub keep: Vec<Verdict>,
     /// Keys held in memory before spilling (see [`crate::ingest::order`]).
     pub run_keys: usize,
+    /// Whether the returned calls keep their record's text (`retrace events` prints it; a
+    /// reconciliation does not need it, and it is most of a call's memory).
+    pub keep_records: bool,
 }
 
 impl Request {
@@ -27,6 +30,7 @@ impl Request {
             filter,
             keep,
             run_keys: DEFAULT_RUN_KEYS,
+            keep_records: true,
         }
     }
 
@@ -129,6 +133,8 @@ pub struct Gathered {
     pub calls: Ordered,
     /// Skipped records, filtered calls and failed inputs.
     pub findings: Findings,
+    /// Whether the calls read back keep their record's text.
+    pub keep_records: bool,
     /// Whether a source left out read-only, failed or Terraform calls server-side, so the
     /// counts of those verdicts cover only what was returned.
     pub pushed_down: bool,
@@ -145,7 +151,10 @@ impl Gathered {
     pub fn into_calls_and_input(self) -> Result<(Vec<Call>, InputSummary), PipelineError> {
         let mut ordered = self.calls;
         let mut calls = Vec::new();
-        while let Some((call, _)) = ordered.next_call()? {
+        while let Some((mut call, _)) = ordered.next_call()? {
+            if !self.keep_records {
+                call.forget_record();
+            }
             calls.push(call);
         }
         let mut input = self.findings.input;
@@ -242,6 +251,7 @@ pub async fn gather(
     }
     Ok(Gathered {
         calls: collector.finish()?,
+        keep_records: request.keep_records,
         findings,
         pushed_down: pushdown.writes_only && sources.iter().any(|s| s.filters_at_source()),
     })

@@ -114,7 +114,10 @@ pub async fn run(
 
 /// The out-of-band calls in time order and what was read.
 pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunError> {
-    let request = Request::new(trail.filter.clone(), vec![Verdict::OutOfBand]);
+    let request = Request {
+        keep_records: false,
+        ..Request::new(trail.filter.clone(), vec![Verdict::OutOfBand])
+    };
     let gathered = pipeline::gather(trail.sources, trail.attributor, &request).await?;
     if let Some(error) = gathered.findings.errors.first() {
         return Err(RunError::Source(error.to_string()));

@@ -167,7 +167,7 @@ fn every_sample_record_parses_losslessly() {
         let calls = read_all(&file);
         assert_eq!(calls.len(), raw.len(), "{}", file.display());
         for (call, raw) in calls.iter().zip(&raw) {
-            let kept: Value = serde_json::from_str(call.raw()).unwrap();
+            let kept: Value = serde_json::from_str(call.raw().unwrap()).unwrap();
             assert_eq!(&kept, raw, "{} is not kept exactly", call.origin);
             assert_typed_matches(call, raw);
         }

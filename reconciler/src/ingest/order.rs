@@ -162,12 +162,18 @@ impl Collector {
         let offset = self.spool_len;
         let index = call.origin.index.to_le_bytes();
         let byte_offset = call.origin.offset.map_or(u64::MAX, |o| o).to_le_bytes();
+        let raw = call.raw().ok_or_else(|| {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                "a call without its record cannot be spooled",
+            )
+        })?;
         let fields: [&[u8]; 5] = [
             call.origin.source.as_bytes(),
             &index,
             &byte_offset,
             attribution.reason.as_bytes(),
-            call.raw().as_bytes(),
+            raw.as_bytes(),
         ];
         for field in fields {
             let len = u32::try_from(field.len())

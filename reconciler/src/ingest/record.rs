@@ -400,8 +400,8 @@ pub struct Call {
     pub tls_details: Option<TlsDetails>,
     /// Insight details of an Insights event.
     pub insight_details: Payload,
-    /// The record exactly as read.
-    raw: Box<str>,
+    /// The record exactly as read, unless the run let it go ([`Call::forget_record`]).
+    raw: Option<Box<str>>,
 }
 
 /// A record read and checked as a [`Call`] is, its strings still borrowed from its text:
@@ -534,7 +534,7 @@ impl<'a> Record<'a> {
                 client_provided_host_header: Text::owned(t.client_provided_host_header),
             }),
             insight_details: Payload::from_raw(f.insight_details),
-            raw: self.text.into(),
+            raw: Some(self.text.into()),
         }
     }
 }
@@ -586,14 +586,21 @@ impl Call {
         }
     }
 
-    /// The record exactly as it was read.
-    pub fn raw(&self) -> &str {
-        &self.raw
+    /// The record exactly as it was read; `None` once the run let it go.
+    pub fn raw(&self) -> Option<&str> {
+        self.raw.as_deref()
     }
 
-    /// The raw record as a JSON value, for output that embeds it.
-    pub fn raw_json(&self) -> Box<RawValue> {
-        RawValue::from_string(self.raw.to_string()).unwrap_or_else(|_| unreachable_raw(&self.raw))
+    /// Lets the record's text go, keeping the parsed call: a run that only reconciles needs
+    /// no more, and the text is most of a call's memory.
+    pub fn forget_record(&mut self) {
+        self.raw = None;
+    }
+
+    /// The raw record as a JSON value, for output that embeds it; `None` once let go.
+    pub fn raw_json(&self) -> Option<Box<RawValue>> {
+        let raw = self.raw.as_deref()?;
+        Some(RawValue::from_string(raw.to_owned()).unwrap_or_else(|_| unreachable_raw(raw)))
     }
 
     /// The API operation name without the version suffix some services add
@@ -824,7 +831,7 @@ mod tests {
     fn raw_text_is_kept_byte_for_byte() {
         let text = br#"{ "eventID" : "x", "eventName":"A","eventSource":"b","eventTime":"2020-01-01T00:00:00Z", "futureField": [1, 2.50, {"k": null}] }"#;
         let call = Call::parse(text, origin()).expect("parses");
-        assert_eq!(call.raw().as_bytes(), text);
+        assert_eq!(call.raw().map(str::as_bytes), Some(&text[..]));
     }
 
     #[test]

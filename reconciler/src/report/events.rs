@@ -63,7 +63,7 @@ impl<'a> CallView<'a> {
             verdict: attribution.verdict,
             reason: &attribution.reason,
             origin: &call.origin,
-            record: with_record.then(|| call.raw_json()),
+            record: with_record.then(|| call.raw_json()).flatten(),
         }
     }
 }

@@ -259,24 +259,41 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
             stdout.write_all(escaped(&text).as_bytes())?
         }
         Format::Json => {
-            let mut doc = serde_json::to_value(&result.outcome)?;
-            if let Some(map) = doc.as_object_mut() {
-                let recorded = match &result.recorded {
-                    Some(Ok(recorded)) => serde_json::to_value(recorded)?,
-                    _ => serde_json::Value::Null,
-                };
-                let knowledge = serde_json::json!({
-                    "recorded": recorded,
-                    "notes": result.notes,
-                });
-                map.insert("knowledge".into(), knowledge);
-                map.insert("input".into(), serde_json::to_value(&result.input)?);
-            }
-            writeln!(stdout, "{}", serde_json::to_string_pretty(&doc)?)?
+            let recorded = match &result.recorded {
+                Some(Ok(recorded)) => Some(recorded),
+                _ => None,
+            };
+            let report = JsonReport {
+                outcome: &result.outcome,
+                knowledge: JsonKnowledge {
+                    recorded,
+                    notes: &result.notes,
+                },
+                input: &result.input,
+            };
+            // Written as it is serialised: no copy of the whole document in memory.
+            serde_json::to_writer_pretty(&mut stdout, &report)?;
+            writeln!(stdout)?
         }
         Format::Ndjson => bail!("reconcile prints one document: use --format text or json"),
     }
     Ok(())
+}
+
+/// The JSON report: the outcome's fields, what the knowledge base recorded, what was read.
+#[derive(serde::Serialize)]
+struct JsonReport<'a> {
+    #[serde(flatten)]
+    outcome: &'a Outcome,
+    knowledge: JsonKnowledge<'a>,
+    input: &'a reconciler::pipeline::InputSummary,
+}
+
+/// The knowledge section of the JSON report.
+#[derive(serde::Serialize)]
+struct JsonKnowledge<'a> {
+    recorded: Option<&'a reconciler::record::Recorded>,
+    notes: &'a [String],
 }
 
 fn knowledge_lines(result: &Ran) -> Vec<String> {
