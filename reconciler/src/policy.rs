@@ -306,10 +306,9 @@ impl Policy {
             return (
                 Decision::Flag,
                 format!(
-                    "risk {:?} is at or above the policy's flag_risk",
+                    "risk {} is at or above the policy's flag_risk",
                     delta.risk
-                )
-                .to_lowercase(),
+                ),
             );
         }
         if self.config.builtin_ignores

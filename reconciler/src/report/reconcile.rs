@@ -224,7 +224,7 @@ fn finding_line(f: &Finding) -> String {
     };
     let risk = f
         .risk
-        .map(|r| format!("{} risk, ", risk_word(r)))
+        .map(|r| format!("{r} risk, "))
         .unwrap_or_default();
     format!(
         "{} {} by {} in {}/{}{on} [{risk}{reach}]: {}",
@@ -235,15 +235,6 @@ fn finding_line(f: &Finding) -> String {
         f.region,
         f.reason
     )
-}
-
-/// A risk tier in a word.
-fn risk_word(risk: crate::intents::Risk) -> &'static str {
-    match risk {
-        crate::intents::Risk::Low => "low",
-        crate::intents::Risk::Medium => "medium",
-        crate::intents::Risk::High => "high",
-    }
 }
 
 /// A caution for the reviewer as the end of a report line, or nothing.

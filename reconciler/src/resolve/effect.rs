@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Utc};
 pub use knowledge::FlagLevel;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
@@ -24,17 +24,8 @@ impl fmt::Display for ResourceKey {
     }
 }
 
-/// How risky the knowledge base rates an API.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Risk {
-    /// Cosmetic or easily reverted (tags, descriptions).
-    Low,
-    /// Changes behaviour (sizes, timeouts, capacity).
-    Medium,
-    /// Changes exposure, access or data protection.
-    High,
-}
+/// How risky the knowledge base rates an API: the rule files' own tiers.
+pub use knowledge::rules::Risk;
 
 /// A risk condition the knowledge base found in a change: why, and whether it holds the change
 /// for a person or lets it be written with a warning.

@@ -8,7 +8,7 @@
 use crate::ingest::Call;
 use crate::terraform::state::{Mode, StateIndex};
 use crate::terraform::values::{lookup, same_value};
-use effect::{Change, Effect, Evidence, Flag, ResourceKey, Risk};
+use effect::{Change, Effect, Evidence, Flag, ResourceKey};
 use knowledge::FlagLevel;
 use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, Target};
 use knowledge::signals::{CallView, Fired, SignalSet};
@@ -126,7 +126,7 @@ impl<'a> Resolver<'a> {
         for signal in fired {
             let mut security = finding(FindingKind::Security, resources.clone(), signal.reason);
             security.category = Some(signal.category);
-            security.risk = Some(to_risk(signal.risk));
+            security.risk = Some(signal.risk);
             out.findings.push(security);
         }
         out
@@ -168,7 +168,7 @@ impl<'a> Resolver<'a> {
                     address: address.clone(),
                     change,
                     rule: extraction.rule_id.clone(),
-                    risk: to_risk(extraction.risk),
+                    risk: extraction.risk,
                     flags: flags.clone(),
                     summary: extraction.summary.clone(),
                     mentions: mentions.clone(),
@@ -403,15 +403,6 @@ fn tag_change(extraction: &Extraction) -> Option<Change> {
         remove: tags.removed.clone(),
         replace: tags.op == TagOp::Replace,
     })
-}
-
-/// The knowledge base's risk tier as the intents' risk.
-fn to_risk(risk: knowledge::rules::Risk) -> Risk {
-    match risk {
-        knowledge::rules::Risk::Low => Risk::Low,
-        knowledge::rules::Risk::Medium => Risk::Medium,
-        knowledge::rules::Risk::High => Risk::High,
-    }
 }
 
 /// The call as evidence.
