@@ -8,6 +8,9 @@
 //!   change: how to find its identity, which request/response values set which attributes,
 //!   the kind of change and its risk. The shipped rules live in `knowledge/rules/*.toml`
 //!   (format in `knowledge/rules/README.md`); [`Rule::extract`] applies one to a call.
+//! - [`catalog`] holds per resource type what every stage needs to know: natural keys,
+//!   attributes automation owns, whether it only links two resources, and nested blocks the
+//!   state may manage as separate resources (the `[[resource]]` tables of the rule files).
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
 //!   logging switched off, credentials created, resources shared outside the account, code
 //!   changed, remote sessions (`knowledge/signals.toml`).
@@ -16,6 +19,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod catalog;
 pub mod rules;
 pub mod schema;
 pub mod signals;

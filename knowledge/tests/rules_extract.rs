@@ -602,13 +602,15 @@ fn sample_user_data_change_sets_nothing_it_cannot_read() {
 }
 
 #[test]
-fn cloudtrail_calls_have_no_rule_because_the_schema_lacks_aws_cloudtrail() {
+fn cloudtrail_calls_have_no_rule_they_are_security_signals() {
+    // Switching audit logging off is held for a person by the security signals, never
+    // absorbed into code; cloudtrail.toml only describes the trail for the state index.
     let rules = RuleSet::bundled().expect("rules load");
     for api in ["StopLogging", "DeleteTrail", "PutEventSelectors"] {
         assert!(rules.find("cloudtrail.amazonaws.com", api).is_none());
     }
     let schema = knowledge::ProviderSchema::bundled().expect("schema");
-    assert!(schema.resource("aws_cloudtrail").is_none());
+    assert!(schema.resource("aws_cloudtrail").is_some());
 }
 
 #[test]

@@ -17,12 +17,13 @@
 //!   risky (off when absent);
 //! - `rule_flags = true` — whether the knowledge base's flags, of either level, count at all;
 //! - `hold_warnings = false` — whether `warn` flags hold the change as `hold` flags do;
-//! - `builtin_ignores = true` — whether the built-in ignores apply;
+//! - `builtin_ignores = true` — whether the catalog's automation-owned attributes are ignored;
 //! - `[[policy.rule]]` — `decision`, `reason` and any of `resource`, `attribute`, `actor`
 //!   (globs) and `risk`, checked first, in order.
 
 use crate::intents::{Delta, Flag, FlagLevel, Intent, Lifecycle, Risk};
 use globset::{Glob, GlobMatcher};
+use knowledge::catalog::Catalog;
 use serde::{Deserialize, Serialize};
 
 /// What to do with a change.
@@ -106,26 +107,6 @@ pub struct PolicyRule {
     #[serde(default)]
     pub risk: Option<Risk>,
 }
-
-/// Values that automation changes routinely: (resource type, attribute, who changes it).
-const BUILTIN_IGNORES: &[(&str, &str, &str)] = &[
-    (
-        "aws_autoscaling_group",
-        "desired_capacity",
-        "scaling policies and schedules",
-    ),
-    ("aws_ecs_service", "desired_count", "service auto scaling"),
-    (
-        "aws_appautoscaling_target",
-        "min_capacity",
-        "scheduled scaling actions",
-    ),
-    (
-        "aws_appautoscaling_target",
-        "max_capacity",
-        "scheduled scaling actions",
-    ),
-];
 
 /// Which part of a delta a decision is about.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -305,16 +286,11 @@ impl Policy {
         {
             return (
                 Decision::Flag,
-                format!(
-                    "risk {} is at or above the policy's flag_risk",
-                    delta.risk
-                ),
+                format!("risk {} is at or above the policy's flag_risk", delta.risk),
             );
         }
         if self.config.builtin_ignores
-            && let Some((_, _, owner)) = BUILTIN_IGNORES
-                .iter()
-                .find(|(t, a, _)| *t == resource_type && *a == attribute)
+            && let Some(owner) = Catalog::bundled().automation_owner(resource_type, attribute)
         {
             return (
                 Decision::Ignore,

@@ -18,6 +18,9 @@ struct RuleFile {
     id_prefixes: BTreeMap<String, String>,
     #[serde(default)]
     rule: Vec<toml::Spanned<RuleSpec>>,
+    /// The catalog's `[[resource]]` tables, read by [`crate::catalog::Catalog::add_file`].
+    #[serde(default, rename = "resource")]
+    _resources: serde::de::IgnoredAny,
 }
 
 /// Parses one rule file; `file` names it in errors.

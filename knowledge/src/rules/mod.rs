@@ -30,7 +30,7 @@ pub use path::JsonPath;
 pub use transform::{Transform, name_from_arn};
 
 /// The shipped rule files, by the name errors use.
-const BUNDLED: &[(&str, &str)] = &[
+pub(crate) const BUNDLED: &[(&str, &str)] = &[
     (
         "knowledge/rules/apigatewayv2.toml",
         include_str!("../../rules/apigatewayv2.toml"),
@@ -38,6 +38,10 @@ const BUNDLED: &[(&str, &str)] = &[
     (
         "knowledge/rules/autoscaling.toml",
         include_str!("../../rules/autoscaling.toml"),
+    ),
+    (
+        "knowledge/rules/cloudtrail.toml",
+        include_str!("../../rules/cloudtrail.toml"),
     ),
     (
         "knowledge/rules/cloudwatch.toml",

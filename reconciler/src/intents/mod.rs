@@ -21,6 +21,7 @@ pub use crate::terraform::values::{lookup, removes, same_block, same_value};
 pub use delta::{AttributeDelta, BlockDelta, BlockOp, Delta, Lifecycle};
 
 use chrono::{DateTime, Duration, Utc};
+use knowledge::catalog::Catalog;
 use petgraph::graph::UnGraph;
 use petgraph::unionfind::UnionFind;
 use serde::Serialize;
@@ -268,8 +269,9 @@ fn intent(
 
 fn kind_of(deltas: &[Delta], mine: &[&Effect]) -> IntentKind {
     let associative = |d: &Delta| {
-        mine.iter()
-            .any(|e| e.resource == d.resource && is_association(&e.resource.resource_type))
+        mine.iter().any(|e| {
+            e.resource == d.resource && Catalog::bundled().is_association(&e.resource.resource_type)
+        })
     };
     let kinds = deltas.iter().map(|d| match d.lifecycle {
         Lifecycle::Created | Lifecycle::Deleted if associative(d) => IntentKind::Associate,
@@ -282,13 +284,6 @@ fn kind_of(deltas: &[Delta], mine: &[&Effect]) -> IntentKind {
         Lifecycle::Managed => IntentKind::Tags,
     });
     kinds.min().unwrap_or(IntentKind::NoNetChange)
-}
-
-/// Resource types that only link two others (an attachment, an association, a membership).
-pub fn is_association(resource_type: &str) -> bool {
-    ["_attachment", "_association", "_membership"]
-        .iter()
-        .any(|suffix| resource_type.ends_with(suffix))
 }
 
 fn distinct(items: impl Iterator<Item = String>) -> Vec<String> {

@@ -222,10 +222,7 @@ fn finding_line(f: &Finding) -> String {
         Reach::Account => "in this project's account, not managed here",
         Reach::Elsewhere => "in another account or region, not this project's",
     };
-    let risk = f
-        .risk
-        .map(|r| format!("{r} risk, "))
-        .unwrap_or_default();
+    let risk = f.risk.map(|r| format!("{r} risk, ")).unwrap_or_default();
     format!(
         "{} {} by {} in {}/{}{on} [{risk}{reach}]: {}",
         f.api,

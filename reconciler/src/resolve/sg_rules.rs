@@ -12,10 +12,11 @@
 use super::effect::{Change, Effect, ResourceKey};
 use crate::ingest::Call;
 use crate::terraform::state::{Instance, Mode, StateIndex};
+use knowledge::catalog::{Catalog, Split};
 use serde_json::{Map, Value};
 
+/// The type whose split rules EC2's responses describe (`securityGroupRuleSet`).
 const GROUP: &str = "aws_security_group";
-const LEGACY_RULE: &str = "aws_security_group_rule";
 
 /// The effects with inline rule changes on groups whose rules are separate resources turned
 /// into creations and deletions of those resources.
@@ -52,79 +53,46 @@ fn separate_rule_change(
         }
         _ => return None,
     };
-    let direction = Direction::from_block(block)?;
-    let rules = rule_instances(state, group, direction);
+    let split = Catalog::bundled().split(GROUP, block)?;
+    let rules = rule_instances(state, group, split);
     if rules.is_empty() {
         return None;
     }
     match &effect.change {
-        Change::AddBlock { .. } => Some(created(effect, response?, direction)),
-        _ => Some(deleted(effect, fields, &rules)),
+        Change::AddBlock { .. } => Some(created(effect, response?, split)),
+        _ => Some(deleted(effect, fields, &rules, split)),
     }
 }
 
-/// Ingress or egress.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Direction {
-    Ingress,
-    Egress,
-}
-
-impl Direction {
-    fn from_block(block: &str) -> Option<Direction> {
-        match block {
-            "ingress" => Some(Direction::Ingress),
-            "egress" => Some(Direction::Egress),
-            _ => None,
-        }
-    }
-
-    fn name(self) -> &'static str {
-        match self {
-            Direction::Ingress => "ingress",
-            Direction::Egress => "egress",
-        }
-    }
-
-    /// The resource type the provider recommends for a rule of this direction.
-    fn resource_type(self) -> &'static str {
-        match self {
-            Direction::Ingress => "aws_vpc_security_group_ingress_rule",
-            Direction::Egress => "aws_vpc_security_group_egress_rule",
-        }
-    }
-}
-
-/// The managed separate rule resources of `group` in one direction.
-fn rule_instances<'s>(
-    state: &'s StateIndex,
-    group: &str,
-    direction: Direction,
-) -> Vec<&'s Instance> {
+/// The managed separate rule resources of `group` for the split block.
+fn rule_instances<'s>(state: &'s StateIndex, group: &str, split: &Split) -> Vec<&'s Instance> {
     state
         .iter()
         .filter(|i| i.mode == Mode::Managed && i.deposed.is_none())
-        .filter(|i| i.string_attribute("security_group_id") == Some(group))
+        .filter(|i| i.string_attribute(&split.parent) == Some(group))
         .filter(|i| {
-            i.resource_type == direction.resource_type()
-                || (i.resource_type == LEGACY_RULE
-                    && i.string_attribute("type") == Some(direction.name()))
+            i.resource_type == split.resource
+                || split.legacy.as_ref().is_some_and(|legacy| {
+                    i.resource_type == legacy.resource
+                        && i.string_attribute(&legacy.field) == Some(split.block.as_str())
+                })
         })
         .collect()
 }
 
 /// One rule resource per rule EC2 reports in `securityGroupRuleSet`.
-fn created(effect: &Effect, response: &Value, direction: Direction) -> Vec<Effect> {
+fn created(effect: &Effect, response: &Value, split: &Split) -> Vec<Effect> {
+    let egress = split.block == "egress";
     let items = response["securityGroupRuleSet"]["items"]
         .as_array()
         .map(Vec::as_slice)
         .unwrap_or_default();
     items
         .iter()
-        .filter(|item| item["isEgress"].as_bool() == Some(direction == Direction::Egress))
+        .filter(|item| item["isEgress"].as_bool() == Some(egress))
         .filter_map(|item| {
             let id = item["securityGroupRuleId"].as_str()?;
-            let attributes = rule_attributes(&effect.resource.identity, item);
+            let attributes = rule_attributes(&split.parent, &effect.resource.identity, item);
             let open = attributes.iter().any(|(name, value)| {
                 name.starts_with("cidr_") && value.as_str().is_some_and(|c| c.ends_with("/0"))
             });
@@ -132,7 +100,7 @@ fn created(effect: &Effect, response: &Value, direction: Direction) -> Vec<Effec
             mentions.push(effect.resource.identity.clone());
             Some(Effect {
                 resource: ResourceKey {
-                    resource_type: direction.resource_type().to_owned(),
+                    resource_type: split.resource.clone(),
                     identity: id.to_owned(),
                 },
                 address: None,
@@ -151,8 +119,8 @@ fn created(effect: &Effect, response: &Value, direction: Direction) -> Vec<Effec
 }
 
 /// The arguments of an `aws_vpc_security_group_*_rule` for one reported rule.
-fn rule_attributes(group: &str, item: &Value) -> Vec<(String, Value)> {
-    let mut out = vec![("security_group_id".to_owned(), Value::from(group))];
+fn rule_attributes(parent: &str, group: &str, item: &Value) -> Vec<(String, Value)> {
+    let mut out = vec![(parent.to_owned(), Value::from(group))];
     let protocol = item["ipProtocol"].as_str().unwrap_or("-1");
     out.push(("ip_protocol".to_owned(), Value::from(protocol)));
     if protocol != "-1" {
@@ -182,10 +150,15 @@ fn rule_attributes(group: &str, item: &Value) -> Vec<(String, Value)> {
 
 /// The deletion of every separate rule resource the revoked block matches; empty when none
 /// matches, so the inline change stands.
-fn deleted(effect: &Effect, fields: &Map<String, Value>, rules: &[&Instance]) -> Vec<Effect> {
+fn deleted(
+    effect: &Effect,
+    fields: &Map<String, Value>,
+    rules: &[&Instance],
+    split: &Split,
+) -> Vec<Effect> {
     rules
         .iter()
-        .filter(|rule| matches(fields, rule))
+        .filter(|rule| matches(fields, rule, is_legacy(rule, split)))
         .map(|rule| Effect {
             resource: ResourceKey {
                 resource_type: rule.resource_type.clone(),
@@ -198,10 +171,18 @@ fn deleted(effect: &Effect, fields: &Map<String, Value>, rules: &[&Instance]) ->
         .collect()
 }
 
+/// Whether a rule resource is of the split's older type, whose attributes are named
+/// differently.
+fn is_legacy(rule: &Instance, split: &Split) -> bool {
+    split
+        .legacy
+        .as_ref()
+        .is_some_and(|legacy| legacy.resource == rule.resource_type)
+}
+
 /// Whether a revoked permission (protocol, ports, sources) covers a rule resource.
-fn matches(fields: &Map<String, Value>, rule: &Instance) -> bool {
+fn matches(fields: &Map<String, Value>, rule: &Instance, legacy: bool) -> bool {
     let attributes = &rule.attributes;
-    let legacy = rule.resource_type == LEGACY_RULE;
     let rule_protocol = attributes[if legacy { "protocol" } else { "ip_protocol" }]
         .as_str()
         .unwrap_or_default();
@@ -222,7 +203,7 @@ fn matches(fields: &Map<String, Value>, rule: &Instance) -> bool {
     }
     sources(fields)
         .iter()
-        .any(|source| rule_sources(rule).contains(source))
+        .any(|source| rule_sources(rule, legacy).contains(source))
 }
 
 /// The sources a revoked permission names: CIDR ranges, groups and prefix lists.
@@ -240,8 +221,8 @@ fn sources(fields: &Map<String, Value>) -> Vec<String> {
 }
 
 /// The sources a rule resource allows.
-fn rule_sources(rule: &Instance) -> Vec<String> {
-    let names: &[&str] = if rule.resource_type == LEGACY_RULE {
+fn rule_sources(rule: &Instance, legacy: bool) -> Vec<String> {
+    let names: &[&str] = if legacy {
         &[
             "cidr_blocks",
             "ipv6_cidr_blocks",
@@ -309,27 +290,27 @@ mod tests {
         );
         let revoked = fields(json!({"protocol": "6", "from_port": 22, "to_port": 22,
                                     "cidr_blocks": ["198.51.100.0/24"]}));
-        assert!(matches(&revoked, &ssh));
+        assert!(matches(&revoked, &ssh, false));
         let other = fields(json!({"protocol": "tcp", "from_port": 22, "to_port": 22,
                                   "cidr_blocks": ["192.0.2.0/24"]}));
-        assert!(!matches(&other, &ssh));
+        assert!(!matches(&other, &ssh, false));
         let port = fields(
             json!({"protocol": "tcp", "from_port": 2222, "to_port": 2222,
                                  "cidr_blocks": ["198.51.100.0/24"]}),
         );
-        assert!(!matches(&port, &ssh));
+        assert!(!matches(&port, &ssh, false));
     }
 
     #[test]
     fn legacy_rules_match_by_their_own_attribute_names() {
         let legacy = rule(
-            LEGACY_RULE,
+            "aws_security_group_rule",
             json!({"id": "sgrule-1", "security_group_id": "sg-1", "type": "ingress",
                    "protocol": "-1", "from_port": 0, "to_port": 0,
                    "source_security_group_id": "sg-2"}),
         );
         let revoked = fields(json!({"protocol": "-1", "security_groups": ["sg-2"]}));
-        assert!(matches(&revoked, &legacy));
+        assert!(matches(&revoked, &legacy, true));
     }
 
     #[test]
@@ -337,7 +318,7 @@ mod tests {
         let item = json!({"securityGroupRuleId": "sgr-9", "isEgress": false, "ipProtocol": "tcp",
                           "fromPort": 443, "toPort": 443, "cidrIpv4": "10.0.0.0/16",
                           "description": "https"});
-        let attributes = rule_attributes("sg-1", &item);
+        let attributes = rule_attributes("security_group_id", "sg-1", &item);
         assert_eq!(
             attributes,
             vec![
@@ -351,6 +332,6 @@ mod tests {
         );
         let all = json!({"securityGroupRuleId": "sgr-8", "isEgress": true, "ipProtocol": "-1",
                          "fromPort": -1, "toPort": -1, "cidrIpv4": "0.0.0.0/0"});
-        assert_eq!(rule_attributes("sg-1", &all).len(), 3);
+        assert_eq!(rule_attributes("security_group_id", "sg-1", &all).len(), 3);
     }
 }

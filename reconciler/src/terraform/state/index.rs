@@ -1,52 +1,16 @@
 //! Finding the resource instance that manages a cloud object, by the object's id, ARN or
 //! natural key.
 
+use knowledge::catalog::Catalog;
 use std::collections::HashMap;
 
 use super::{Instance, State};
 
-/// Joins the values of a natural key of several attributes, in [`NATURAL_KEYS`] order.
+/// Joins the values of a natural key of several attributes, in the catalog's order.
 pub const KEY_SEPARATOR: &str = "/";
 
-/// Attributes that name a cloud object, per resource type, besides `id` and `arn`, which are
-/// indexed for every type. Each entry is one key; a key of several attributes matches their
-/// values joined by [`KEY_SEPARATOR`]: a security group is found by `vpc-0a1/web`.
-pub const NATURAL_KEYS: &[(&str, &[&[&str]])] = &[
-    ("aws_autoscaling_group", &[&["name"]]),
-    ("aws_cloudtrail", &[&["name"]]),
-    ("aws_cloudwatch_log_group", &[&["name"]]),
-    ("aws_db_instance", &[&["identifier"], &["resource_id"]]),
-    (
-        "aws_db_snapshot",
-        &[&["db_snapshot_identifier"], &["db_snapshot_arn"]],
-    ),
-    ("aws_dynamodb_table", &[&["name"]]),
-    ("aws_iam_policy", &[&["name"]]),
-    (
-        "aws_iam_group_policy_attachment",
-        &[&["group", "policy_arn"]],
-    ),
-    ("aws_iam_role", &[&["name"], &["unique_id"]]),
-    // The provider gives attachments a generated id; AWS and imports name them by both ends.
-    ("aws_iam_role_policy_attachment", &[&["role", "policy_arn"]]),
-    ("aws_iam_user", &[&["name"], &["unique_id"]]),
-    ("aws_iam_user_login_profile", &[&["user"]]),
-    ("aws_iam_user_policy_attachment", &[&["user", "policy_arn"]]),
-    ("aws_kms_alias", &[&["name"]]),
-    ("aws_kms_key", &[&["key_id"]]),
-    ("aws_lambda_function", &[&["function_name"]]),
-    ("aws_lb", &[&["name"]]),
-    ("aws_route53_zone", &[&["zone_id"]]),
-    ("aws_s3_bucket", &[&["bucket"]]),
-    ("aws_secretsmanager_secret", &[&["name"]]),
-    ("aws_security_group", &[&["vpc_id", "name"]]),
-    ("aws_sns_topic", &[&["name"]]),
-    ("aws_sqs_queue", &[&["url"], &["name"]]),
-    ("aws_ssm_parameter", &[&["name"]]),
-];
-
 /// The keys indexed for every resource type.
-const UNIVERSAL_KEYS: &[&[&str]] = &[&["id"], &["arn"]];
+const UNIVERSAL_KEYS: &[&str] = &["id", "arn"];
 
 /// State with lookups by address and by cloud identity.
 #[derive(Debug, Clone)]
@@ -111,14 +75,14 @@ impl StateIndex {
 
 /// The distinct identities an instance is found by.
 fn identities(instance: &Instance) -> Vec<String> {
-    let natural = NATURAL_KEYS
+    let natural = Catalog::bundled().natural_keys(&instance.resource_type);
+    let universal = UNIVERSAL_KEYS
         .iter()
-        .filter(|(resource_type, _)| *resource_type == instance.resource_type)
-        .flat_map(|(_, keys)| keys.iter());
-    let mut found: Vec<String> = UNIVERSAL_KEYS
-        .iter()
-        .chain(natural)
-        .filter_map(|key| key_value(instance, key))
+        .filter_map(|key| instance.string_attribute(key));
+    let mut found: Vec<String> = universal
+        .map(str::to_owned)
+        .chain(natural.iter().filter_map(|key| key_value(instance, key)))
+        .filter(|value| !value.is_empty())
         .collect();
     found.sort();
     found.dedup();
@@ -126,7 +90,7 @@ fn identities(instance: &Instance) -> Vec<String> {
 }
 
 /// The value of a key, when every attribute in it is a non-empty string.
-fn key_value(instance: &Instance, attributes: &[&str]) -> Option<String> {
+fn key_value(instance: &Instance, attributes: &[String]) -> Option<String> {
     let parts = attributes
         .iter()
         .map(|name| instance.string_attribute(name))

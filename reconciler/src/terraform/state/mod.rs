@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 pub use complete::complete;
-pub use index::{KEY_SEPARATOR, NATURAL_KEYS, StateIndex};
+pub use index::{KEY_SEPARATOR, StateIndex};
 pub use write::tfstate_json;
 
 /// A snapshot of Terraform state, whichever format it was read from.

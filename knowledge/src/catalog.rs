@@ -1,0 +1,251 @@
+//! The resource catalog: what retrace knows about each Terraform resource type, read from the
+//! `[[resource]]` tables of the rule files (format in `knowledge/rules/README.md`).
+//!
+//! Per type: the natural keys that name its cloud objects besides `id` and `arn`, the
+//! attributes an automation owns, whether it only links two other resources, and the nested
+//! blocks the state may manage as separate resources. The state index, resolve, intents,
+//! ownership and policy read it, so adding a type touches its rule file and a test.
+
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+use crate::rules::RuleError;
+
+/// One type's entry, as a `[[resource]]` table.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Entry {
+    /// The Terraform resource type, `aws_security_group`.
+    #[serde(rename = "type")]
+    pub resource_type: String,
+    /// Attributes that name a cloud object besides `id` and `arn`; a key of several
+    /// attributes matches their values joined by `/` (a group is found by `vpc-0a1/web`).
+    #[serde(default)]
+    pub natural_keys: Vec<Vec<String>>,
+    /// Attributes an automation changes routinely, with who changes them.
+    #[serde(default)]
+    pub automation_owned: Vec<Owned>,
+    /// Whether the type only links two other resources (an attachment, an association, a
+    /// membership): its creation or deletion links or unlinks them.
+    #[serde(default)]
+    pub association: bool,
+    /// Nested blocks whose items the state may manage as separate resources.
+    #[serde(default)]
+    pub split: Vec<Split>,
+}
+
+/// An attribute an automation owns.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Owned {
+    /// The attribute.
+    pub attribute: String,
+    /// Who changes it, in words: `scaling policies and schedules`.
+    pub owner: String,
+}
+
+/// A nested block whose items may be separate resources of their own.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Split {
+    /// The block, `ingress`.
+    pub block: String,
+    /// The type the provider documentation recommends for one item.
+    pub resource: String,
+    /// The attribute of an item's resource that names the parent.
+    pub parent: String,
+    /// An older type that holds items of several blocks, told apart by a field.
+    #[serde(default)]
+    pub legacy: Option<Legacy>,
+}
+
+/// An older resource type for a split block, with the field that names the block.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Legacy {
+    /// The type, `aws_security_group_rule`.
+    pub resource: String,
+    /// The attribute whose value is the block's name, `type`.
+    pub field: String,
+}
+
+/// Every type's entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Catalog {
+    entries: BTreeMap<String, Entry>,
+}
+
+/// The `[[resource]]` tables of a rule file; its other keys are the rules'.
+#[derive(Deserialize)]
+struct ResourceTables {
+    #[serde(default)]
+    resource: Vec<toml::Spanned<Entry>>,
+}
+
+impl Catalog {
+    /// The catalog of the bundled rule files.
+    pub fn load_bundled() -> Result<&'static Catalog, RuleError> {
+        static BUNDLED: std::sync::OnceLock<Result<Catalog, RuleError>> =
+            std::sync::OnceLock::new();
+        BUNDLED
+            .get_or_init(|| {
+                let mut catalog = Catalog::default();
+                for (file, text) in crate::rules::BUNDLED {
+                    catalog.add_file(file, text)?;
+                }
+                Ok(catalog)
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// The catalog of the bundled rule files, or an empty one when they do not load: every
+    /// run loads the bundled rules first and stops on that error, and a test loads them.
+    pub fn bundled() -> &'static Catalog {
+        static EMPTY: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        Catalog::load_bundled().unwrap_or_else(|_| EMPTY.get_or_init(Catalog::default))
+    }
+
+    /// Adds the `[[resource]]` tables of one rule file; `file` names it in errors. A type
+    /// given twice is an error.
+    pub fn add_file(&mut self, file: &str, text: &str) -> Result<(), RuleError> {
+        let parse_error = |line: usize, message: String| RuleError::Parse {
+            file: file.to_owned(),
+            line,
+            rule: None,
+            message,
+        };
+        let tables: ResourceTables = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| line_of(text, s.start));
+            parse_error(line, e.message().trim().to_owned())
+        })?;
+        for spanned in tables.resource {
+            let line = line_of(text, spanned.span().start);
+            let entry = spanned.into_inner();
+            check(&entry).map_err(|message| {
+                parse_error(line, format!("resource {}: {message}", entry.resource_type))
+            })?;
+            if self.entries.contains_key(&entry.resource_type) {
+                return Err(parse_error(
+                    line,
+                    format!("resource {} is described twice", entry.resource_type),
+                ));
+            }
+            self.entries.insert(entry.resource_type.clone(), entry);
+        }
+        Ok(())
+    }
+
+    /// The entry of a type.
+    pub fn entry(&self, resource_type: &str) -> Option<&Entry> {
+        self.entries.get(resource_type)
+    }
+
+    /// Every entry, by type.
+    pub fn entries(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.values()
+    }
+
+    /// The natural keys of a type (none when the catalog does not know it).
+    pub fn natural_keys(&self, resource_type: &str) -> &[Vec<String>] {
+        self.entry(resource_type)
+            .map_or(&[], |e| e.natural_keys.as_slice())
+    }
+
+    /// Who owns an attribute of a type, when an automation does.
+    pub fn automation_owner(&self, resource_type: &str, attribute: &str) -> Option<&str> {
+        let entry = self.entry(resource_type)?;
+        entry
+            .automation_owned
+            .iter()
+            .find(|o| o.attribute == attribute)
+            .map(|o| o.owner.as_str())
+    }
+
+    /// Whether a type only links two other resources.
+    pub fn is_association(&self, resource_type: &str) -> bool {
+        self.entry(resource_type).is_some_and(|e| e.association)
+    }
+
+    /// How a nested block of a type is split into separate resources, when it can be.
+    pub fn split(&self, resource_type: &str, block: &str) -> Option<&Split> {
+        let entry = self.entry(resource_type)?;
+        entry.split.iter().find(|s| s.block == block)
+    }
+}
+
+/// What the TOML types cannot check.
+fn check(entry: &Entry) -> Result<(), String> {
+    if !entry.resource_type.starts_with("aws_") {
+        return Err("the type must be an AWS provider resource type (`aws_...`)".into());
+    }
+    if entry.natural_keys.iter().any(|k| k.is_empty()) {
+        return Err("a natural key names at least one attribute".into());
+    }
+    Ok(())
+}
+
+/// The line (from 1) of a byte offset.
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEAD: &str = "service = \"ec2\"\nevent_source = \"ec2.amazonaws.com\"\n";
+
+    #[test]
+    fn entries_are_read_beside_the_rules() {
+        let text = format!(
+            "{HEAD}\n[[resource]]\ntype = \"aws_security_group\"\nnatural_keys = [[\"vpc_id\", \"name\"]]\n[[resource.split]]\nblock = \"ingress\"\nresource = \"aws_vpc_security_group_ingress_rule\"\nparent = \"security_group_id\"\nlegacy = {{ resource = \"aws_security_group_rule\", field = \"type\" }}\n\n[[resource]]\ntype = \"aws_autoscaling_group\"\nautomation_owned = [{{ attribute = \"desired_capacity\", owner = \"scaling policies\" }}]\n\n[[resource]]\ntype = \"aws_volume_attachment\"\nassociation = true\n"
+        );
+        let mut catalog = Catalog::default();
+        catalog.add_file("ec2.toml", &text).expect("loads");
+        assert_eq!(
+            catalog.natural_keys("aws_security_group"),
+            [vec!["vpc_id".to_owned(), "name".to_owned()]]
+        );
+        let split = catalog
+            .split("aws_security_group", "ingress")
+            .expect("split");
+        assert_eq!(split.resource, "aws_vpc_security_group_ingress_rule");
+        assert!(catalog.split("aws_security_group", "egress").is_none());
+        assert_eq!(
+            catalog.automation_owner("aws_autoscaling_group", "desired_capacity"),
+            Some("scaling policies")
+        );
+        assert!(catalog.is_association("aws_volume_attachment"));
+        assert!(!catalog.is_association("aws_security_group"));
+        assert!(catalog.natural_keys("aws_unknown").is_empty());
+    }
+
+    #[test]
+    fn a_bad_entry_names_its_file_and_line() {
+        let twice = format!(
+            "{HEAD}\n[[resource]]\ntype = \"aws_vpc\"\n\n[[resource]]\ntype = \"aws_vpc\"\n"
+        );
+        let err = Catalog::default()
+            .add_file("ec2.toml", &twice)
+            .expect_err("twice")
+            .to_string();
+        assert_eq!(err, "ec2.toml:7: resource aws_vpc is described twice");
+        let unknown = format!("{HEAD}\n[[resource]]\ntype = \"aws_vpc\"\nkeys = []\n");
+        let err = Catalog::default()
+            .add_file("ec2.toml", &unknown)
+            .expect_err("unknown key")
+            .to_string();
+        assert!(err.starts_with("ec2.toml:"), "{err}");
+        assert!(err.contains("keys"), "{err}");
+        let empty_key = format!("{HEAD}\n[[resource]]\ntype = \"aws_vpc\"\nnatural_keys = [[]]\n");
+        let err = Catalog::default()
+            .add_file("ec2.toml", &empty_key)
+            .expect_err("empty key")
+            .to_string();
+        assert_eq!(
+            err,
+            "ec2.toml:4: resource aws_vpc: a natural key names at least one attribute"
+        );
+    }
+}
