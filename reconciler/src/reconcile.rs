@@ -8,7 +8,7 @@ use crate::ownership::{self, Ownership, OwnershipConfig};
 use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
-use crate::synthesize::edit::{Files, run_tool};
+use crate::synthesize::edit::{Files, ToolCall};
 use crate::synthesize::plan::{Plan, Planner, Unplanned};
 use crate::terraform::config::{LoadOptions, Project, aws_regions};
 use crate::terraform::state::{State, StateIndex};
@@ -266,7 +266,7 @@ fn repair(
             plan.unplanned.push(Unplanned {
                 reason: format!(
                     "withdrawn in repair round {rounds}: {} ({}) also changed {}",
-                    step.tool,
+                    step.call.name(),
                     step.why,
                     spared.join(", ")
                 ),
@@ -319,7 +319,7 @@ fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
     let mut files: Files = original.clone();
     let mut kept = Vec::new();
     for step in std::mem::take(&mut plan.steps) {
-        match run_tool(step.tool, &step.input.to_string(), &files) {
+        match step.call.run(&files) {
             Ok(result) if result.files.is_empty() => plan.settled.push(Unplanned {
                 intent: step.intent.clone(),
                 resource: step.resource.clone(),
@@ -334,7 +334,7 @@ fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
                 intent: step.intent.clone(),
                 resource: step.resource.clone(),
                 part: step.part.clone(),
-                reason: format!("{}: {error}", step.tool),
+                reason: format!("{}: {error}", step.call.name()),
             }),
         }
     }
@@ -467,9 +467,9 @@ fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, St
         .iter()
         .filter(|d| d.lifecycle == Lifecycle::Created)
         .filter_map(|d| {
-            let step = plan.steps.iter().find(|s| {
-                s.tool == "import_resource" && s.input["id"] == d.resource.identity.as_str()
-            })?;
+            let step = plan.steps.iter().find(
+                |s| matches!(&s.call, ToolCall::ImportResource(i) if i.id == d.resource.identity),
+            )?;
             Some((d.resource.clone(), step.resource.clone()))
         })
         .collect()

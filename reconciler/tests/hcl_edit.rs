@@ -108,6 +108,12 @@ fn registry_lists_every_tool() {
 }
 
 #[test]
+fn registry_schemas_are_pinned() {
+    // Derived from the input types: a change to an input changes what a model is told.
+    insta::assert_json_snapshot!(tools());
+}
+
+#[test]
 fn set_attribute_replaces_a_value_and_realigns() {
     let input = serde_json::json!({"target": web(), "name": "instance_type", "value": "m5.xlarge"});
     insta::assert_snapshot!(edit("set_attribute", input));

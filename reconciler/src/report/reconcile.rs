@@ -98,7 +98,7 @@ pub fn text(outcome: &Outcome) -> String {
             format!(
                 "{} {} on {}: {}{}",
                 s.intent,
-                s.tool,
+                s.call.name(),
                 s.resource,
                 s.why,
                 warning(s.warning.as_deref())

@@ -2,13 +2,13 @@
 //! feeds only this value, at the use site otherwise (with a warning), or nowhere when no single
 //! edit can change this instance alone.
 
-use super::tags::split_last_key;
+use super::edit::{Container, Target};
+use super::tags::{block_target, split_last_key};
 use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
 use crate::terraform::state::{IndexKey, PathStep};
-use serde_json::json;
 
 /// The place an attribute's new value is written.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Place {
     /// The attribute itself, in the resource block (a literal there, or not set yet).
     UseSite {
@@ -58,7 +58,7 @@ pub enum Place {
         file: String,
         /// Which collection: `{"kind": "variable_default" | "tfvar" | "local", "name": ...}` or
         /// `{"kind": "for_each", "target": ...}`.
-        container: serde_json::Value,
+        container: Container,
         /// The path inside the collection: the instance key, then the steps into its value.
         path: Vec<PathStep>,
         /// Why.
@@ -93,12 +93,12 @@ pub enum Place {
 
 /// A new input of a module called with `count`/`for_each`, carrying one resource argument's
 /// value for one instance of the call (the `thread_module_input` edit tool).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct NewInput {
     /// The edit-tool target of the module call.
-    pub call: serde_json::Value,
+    pub call: Target,
     /// The edit-tool target of the resource block inside the module.
-    pub resource: serde_json::Value,
+    pub resource: Target,
     /// The module's `variables.tf`, when it has one.
     pub variables_file: Option<String>,
     /// The new variable's name: `<type>_<argument>` (with the resource name when the module has
@@ -150,7 +150,7 @@ pub fn new_input(
         format!("{dir}/variables.tf")
     };
     Ok(NewInput {
-        call: json!({"file": call.file, "block_type": "module", "labels": [call.name]}),
+        call: block_target(&call.file, "module", &[&call.name]),
         resource: resource_block(instance),
         variables_file: project
             .files()
@@ -173,7 +173,7 @@ pub struct CallArgument {
 }
 
 /// How an instance deleted outside Terraform is removed from the code.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum Removal {
     /// Its resource block goes: the block has this instance alone.
     Block,
@@ -182,7 +182,7 @@ pub enum Removal {
         /// The file holding the collection.
         file: String,
         /// Which collection, as for [`Place::CollectionEntry`].
-        container: serde_json::Value,
+        container: Container,
         /// The key (or set element) to remove.
         path: Vec<PathStep>,
         /// Why.
@@ -293,7 +293,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
     let Some(provenance) = project.provenance(&instance.address, &steps) else {
         return refuse(format!("{} is not in the configuration", instance.address));
     };
-    let entry = |file: &str, container: serde_json::Value, what: String| Removal::Entry {
+    let entry = |file: &str, container: Container, what: String| Removal::Entry {
         file: file.to_owned(),
         container,
         path: vec![PathStep::Key(key.clone())],
@@ -318,7 +318,9 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
     match provenance {
         Provenance::Literal { file, .. } if !in_several_module_instances(instance) => entry(
             &file,
-            json!({"kind": "for_each", "target": resource_block(instance)}),
+            Container::ForEach {
+                target: resource_block(instance),
+            },
             "the resource's for_each".to_owned(),
         ),
         Provenance::Variable {
@@ -352,7 +354,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
             match alone("var", &name) {
                 Ok(()) => entry(
                     file,
-                    json!({"kind": kind, "name": name}),
+                    container(kind, &name),
                     format!("var.{name} in {file}"),
                 ),
                 Err(reason) => refuse(reason),
@@ -371,7 +373,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
             match alone("local", &name) {
                 Ok(()) => entry(
                     &file,
-                    json!({"kind": "local", "name": name}),
+                    container("local", &name),
                     format!("local.{name} in {file}"),
                 ),
                 Err(reason) => refuse(reason),
@@ -623,7 +625,7 @@ fn variable(
         // A path into the variable edits that entry alone, never the whole value.
         (false, _) => Place::CollectionEntry {
             file,
-            container: json!({"kind": kind, "name": name}),
+            container: container(kind, &name),
             path: path.to_vec(),
             why: place,
         },
@@ -707,7 +709,7 @@ fn module_input(
                 }
             }
             _ => {
-                let call_block = json!({"file": file, "block_type": "module", "labels": [module]});
+                let call_block = block_target(file, "module", &[module]);
                 for_each_entry(
                     key,
                     at,
@@ -747,23 +749,29 @@ fn for_each_entry(
     file: &str,
     collection: &Collection,
     path: &[PathStep],
-    block: &serde_json::Value,
+    block: &Target,
     what: &str,
 ) -> Place {
     // Each instance reads its own entry, so the edit changes this instance alone; another
     // resource iterating the same collection changes too only where it reads the same field.
-    let entry = |file: &str, container: serde_json::Value, what: String| Place::CollectionEntry {
+    let entry = |file: &str, container: Container, what: String| Place::CollectionEntry {
         file: file.to_owned(),
         container,
         path: path.to_vec(),
         why: format!("the value is entry {key:?} of {what}; edited at that entry"),
     };
     match collection {
-        Collection::InPlace { iterator } if iterator == "each" && block["file"] == file => entry(
-            file,
-            json!({"kind": "for_each", "target": block}),
-            format!("the for_each map of {what}"),
-        ),
+        Collection::InPlace { iterator }
+            if iterator == "each" && block.file.as_deref() == Some(file) =>
+        {
+            entry(
+                file,
+                Container::ForEach {
+                    target: block.clone(),
+                },
+                format!("the for_each map of {what}"),
+            )
+        }
         Collection::InPlace { iterator } => Place::Refuse {
             reason: format!(
                 "the value comes from entry {key:?} of the collection `{iterator}` iterates in {file}; only a block's own for_each map is edited"
@@ -776,13 +784,13 @@ fn for_each_entry(
             };
             entry(
                 file,
-                json!({"kind": kind, "name": name}),
+                container(kind, name),
                 format!("var.{name}'s {place} in {file}"),
             )
         }
         Collection::Local { name, .. } => entry(
             file,
-            json!({"kind": "local", "name": name}),
+            container("local", name),
             format!("local.{name} in {file}"),
         ),
     }
@@ -815,12 +823,23 @@ fn in_several_module_instances(instance: &ResourceInstance) -> bool {
 }
 
 /// The edit tool's target of an instance's resource block.
-fn resource_block(instance: &ResourceInstance) -> serde_json::Value {
-    json!({
-        "file": instance.file,
-        "block_type": "resource",
-        "labels": [instance.resource_type, instance.name],
-    })
+fn resource_block(instance: &ResourceInstance) -> Target {
+    block_target(
+        &instance.file,
+        "resource",
+        &[&instance.resource_type, &instance.name],
+    )
+}
+
+/// The collection a variable's default (`variable_default`), a tfvars assignment (`tfvar`)
+/// or a local (`local`) holds.
+fn container(kind: &str, name: &str) -> Container {
+    let name = name.to_owned();
+    match kind {
+        "variable_default" => Container::VariableDefault { name },
+        "tfvar" => Container::Tfvar { name },
+        _ => Container::Local { name },
+    }
 }
 
 fn override_or_refuse(
@@ -919,7 +938,7 @@ mod tests {
         ]
     }
 
-    fn written(place: &Place) -> Option<(&str, &serde_json::Value)> {
+    fn written(place: &Place) -> Option<(&str, &Container)> {
         match place {
             Place::CollectionEntry {
                 file, container, ..
@@ -943,8 +962,10 @@ mod tests {
         );
         let (file, container) = written(&place).expect("an entry");
         assert_eq!(file, "main.tf");
-        assert_eq!(container["kind"], "for_each");
-        assert_eq!(container["target"]["labels"], json!(["aws_sqs_queue", "q"]));
+        let Container::ForEach { target } = container else {
+            panic!("{container:?}");
+        };
+        assert_eq!(target.labels, ["aws_sqs_queue", "q"]);
 
         let tfvars = Collection::Variable {
             module: None,
@@ -967,7 +988,9 @@ mod tests {
             written(&place),
             Some((
                 "terraform.tfvars",
-                &json!({"kind": "tfvar", "name": "queues"})
+                &Container::Tfvar {
+                    name: "queues".into()
+                }
             ))
         );
 
@@ -986,7 +1009,12 @@ mod tests {
         );
         assert_eq!(
             written(&place),
-            Some(("locals.tf", &json!({"kind": "local", "name": "queues"})))
+            Some((
+                "locals.tf",
+                &Container::Local {
+                    name: "queues".into()
+                }
+            ))
         );
     }
 
@@ -1068,17 +1096,17 @@ module "fn" {
         kind: &str,
         name: &str,
         path: &[&str],
-    ) -> (String, serde_json::Value, Vec<PathStep>) {
+    ) -> (String, Container, Vec<PathStep>) {
         (
             file.to_owned(),
-            json!({"kind": kind, "name": name}),
+            container(kind, name),
             path.iter()
                 .map(|k| PathStep::Key((*k).to_owned()))
                 .collect(),
         )
     }
 
-    fn as_entry(place: Place) -> Option<(String, serde_json::Value, Vec<PathStep>)> {
+    fn as_entry(place: Place) -> Option<(String, Container, Vec<PathStep>)> {
         match place {
             Place::CollectionEntry {
                 file,
@@ -1167,8 +1195,8 @@ module "fn" {
             };
             assert_eq!(new.input, input);
             assert_eq!(new.key, IndexKey::Str("g".to_owned()));
-            assert_eq!(new.call["labels"], json!(["fn"]));
-            assert_eq!(new.resource["file"], "modules/fn/main.tf");
+            assert_eq!(new.call.labels, ["fn"]);
+            assert_eq!(new.resource.file.as_deref(), Some("modules/fn/main.tf"));
             assert_eq!(new.variables_file, None);
         }
     }
@@ -1201,7 +1229,10 @@ module "fn" {
             panic!("{:?}", removal("aws_sns_topic.t[\"x\"]"));
         };
         assert_eq!(file, "main.tf");
-        assert_eq!(container["kind"], "for_each");
+        assert!(
+            matches!(container, Container::ForEach { .. }),
+            "{container:?}"
+        );
         assert_eq!(path, vec![PathStep::Key("x".to_owned())]);
         // The block is shared by both instances of module.fn: a new boolean input switches it
         // off for "f" alone.

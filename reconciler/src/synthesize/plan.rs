@@ -9,18 +9,24 @@
 //! `import` block, deletions a removed resource block, and ignored values an
 //! `ignore_changes` entry.
 
+use super::edit::{
+    AddBlock, EntryStep, FilterForEach, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered,
+    RemoveBlock, RemoveCollectionEntry, RemoveResource, SetAttribute, SetCollectionEntry,
+    SetModuleArgument, SetTags, SetTfvar, SetVariableDefault, Step as EditStep, SwitchOff, TagMode,
+    Target, ThreadModuleInput, ToolCall, UpdateBlock, Value as EditValue,
+};
 use super::place::{
     NewInput, Place, Removal, new_input, place_of, removal_of, shared_by_instances,
 };
 use super::settled::InCode;
-use super::tags::{TagSite, key_json, site};
+use super::tags::{TagSite, block_target, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
 use crate::terraform::state::{PathStep, StateIndex};
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 use std::cell::RefCell;
 
 /// One edit-tool call and why it was chosen.
@@ -32,10 +38,9 @@ pub struct Step {
     pub resource: String,
     /// The part of the delta it reconciles.
     pub part: Part,
-    /// The tool's name.
-    pub tool: &'static str,
-    /// The tool's JSON input.
-    pub input: Value,
+    /// The edit-tool call (`tool` and `input` in JSON).
+    #[serde(flatten)]
+    pub call: ToolCall,
     /// Why this place was edited, in words.
     pub why: String,
     /// Whether the edit is at the value's source (a variable, tfvars entry, module argument or
@@ -232,8 +237,12 @@ impl<'a> Planner<'a> {
             Place::UseSite { why } => Ok(step(
                 delta,
                 part,
-                "set_attribute",
-                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, &name, value)}),
+                set_attribute(
+                    target(instance, &blocks),
+                    &name,
+                    &self.refer(instance, &name, value),
+                    None,
+                ),
                 why,
                 true,
                 None,
@@ -241,8 +250,12 @@ impl<'a> Planner<'a> {
             Place::Override { why, warning } => Ok(step(
                 delta,
                 part,
-                "set_attribute",
-                json!({"target": target(instance, &blocks), "name": name, "value": self.refer(instance, &name, value)}),
+                set_attribute(
+                    target(instance, &blocks),
+                    &name,
+                    &self.refer(instance, &name, value),
+                    None,
+                ),
                 why,
                 false,
                 Some(warning),
@@ -250,8 +263,11 @@ impl<'a> Planner<'a> {
             Place::VariableDefault { file, name, why } => Ok(step(
                 delta,
                 part,
-                "set_variable_default",
-                json!({"file": file, "name": name, "value": value}),
+                ToolCall::SetVariableDefault(SetVariableDefault {
+                    file: Some(file),
+                    name,
+                    value: EditValue::from_json(value),
+                }),
                 why,
                 true,
                 None,
@@ -259,8 +275,11 @@ impl<'a> Planner<'a> {
             Place::Tfvar { file, name, why } => Ok(step(
                 delta,
                 part,
-                "set_tfvar",
-                json!({"file": file, "name": name, "value": value}),
+                ToolCall::SetTfvar(SetTfvar {
+                    file,
+                    name,
+                    value: EditValue::from_json(value),
+                }),
                 why,
                 true,
                 None,
@@ -273,8 +292,12 @@ impl<'a> Planner<'a> {
             } => Ok(step(
                 delta,
                 part,
-                "set_module_argument",
-                json!({"file": file, "module": module, "name": argument, "value": value}),
+                ToolCall::SetModuleArgument(SetModuleArgument {
+                    file: Some(file),
+                    module,
+                    name: argument,
+                    value: EditValue::from_json(value),
+                }),
                 why,
                 true,
                 None,
@@ -287,8 +310,12 @@ impl<'a> Planner<'a> {
             } => Ok(step(
                 delta,
                 part,
-                "set_collection_entry",
-                json!({"file": file, "in": container, "path": path_json(&path), "value": value}),
+                ToolCall::SetCollectionEntry(SetCollectionEntry {
+                    file,
+                    container,
+                    path: entry_path(&path),
+                    value: EditValue::from_json(value),
+                }),
                 why,
                 true,
                 None,
@@ -301,7 +328,7 @@ impl<'a> Planner<'a> {
             } => {
                 let (target, name, value) = match call {
                     Some(c) => (
-                        json!({"file": c.file, "block_type": "module", "labels": [c.module]}),
+                        block_target(&c.file, "module", &[&c.module]),
                         c.argument,
                         value.clone(),
                     ),
@@ -315,8 +342,7 @@ impl<'a> Planner<'a> {
                 Ok(step(
                     delta,
                     part,
-                    "set_attribute",
-                    json!({"target": target, "name": name, "value": value, "instance": key_json(&key)}),
+                    set_attribute(target, &name, &value, Some(key_json(&key))),
                     why,
                     at_source,
                     warning,
@@ -327,8 +353,7 @@ impl<'a> Planner<'a> {
                 Ok(step(
                     delta,
                     part,
-                    "thread_module_input",
-                    thread_input(&input, &name, &ty, false, value),
+                    ToolCall::ThreadModuleInput(thread_input(&input, &name, &ty, false, value)),
                     why,
                     true,
                     None,
@@ -360,8 +385,7 @@ impl<'a> Planner<'a> {
             return Ok(step(
                 delta,
                 part,
-                "set_attribute",
-                json!({"target": target(instance, blocks), "name": name, "value": value}),
+                set_attribute(target(instance, blocks), name, &value, None),
                 format!(
                     "the `{}` block was added by an earlier step",
                     blocks.join(".")
@@ -382,13 +406,16 @@ impl<'a> Planner<'a> {
                 instance.address
             ));
         }
-        let mut body =
-            json!({"block": deeper.last().unwrap_or(first), "attributes": { name: value }});
+        let mut body = new_block(
+            deeper.last().unwrap_or(first),
+            Ordered(vec![(name.to_owned(), EditValue::from_json(&value))]),
+            Vec::new(),
+        );
         if let Some((_, middle)) = deeper.split_last() {
             for block in middle.iter().rev() {
-                body = json!({"block": block, "blocks": [body]});
+                body = new_block(block, Ordered::default(), vec![body]);
             }
-            body = json!({"block": first, "blocks": [body]});
+            body = new_block(first, Ordered::default(), vec![body]);
         }
         self.added_blocks
             .borrow_mut()
@@ -396,8 +423,10 @@ impl<'a> Planner<'a> {
         Ok(step(
             delta,
             part,
-            "add_block",
-            json!({"target": target(instance, outer), "block": body}),
+            ToolCall::AddBlock(AddBlock {
+                target: target(instance, outer),
+                block: body,
+            }),
             format!("the configuration has no `{first}` block yet"),
             true,
             None,
@@ -424,23 +453,33 @@ impl<'a> Planner<'a> {
         let b = delta.blocks.get(index).ok_or("no such block change")?;
         let block = &b.block;
         let fields = Value::Object(non_empty(&b.fields));
-        let (tool, input, why) = match b.op {
+        let (call, why) = match b.op {
             BlockOp::Added => (
-                "add_block",
-                json!({"target": target(instance, &[]), "block": {"block": block, "attributes": self.refer(instance, "", &fields)}}),
-                format!("a `{block}` block was added outside Terraform"),
+                ToolCall::AddBlock(AddBlock {
+                    target: target(instance, &[]),
+                    block: new_block(
+                        block,
+                        ordered(&self.refer(instance, "", &fields)),
+                        Vec::new(),
+                    ),
+                }),
+                format!("a nested `{block}` block was added outside Terraform"),
             ),
             BlockOp::Removed => (
-                "remove_block",
-                json!({"target": target(instance, &[]), "block": block, "match": fields}),
-                format!("a `{block}` block was removed outside Terraform"),
+                ToolCall::RemoveBlock(RemoveBlock {
+                    target: target(instance, &[]),
+                    block: block.clone(),
+                    labels: Vec::new(),
+                    matches: ordered(&fields),
+                }),
+                format!("a nested `{block}` block was removed outside Terraform"),
             ),
         };
         let part = Part::Block {
             block: block.clone(),
             index,
         };
-        Ok(step(delta, part, tool, input, why, true, None))
+        Ok(step(delta, part, call, why, true, None))
     }
 
     /// A block removed and another of its type added: the old block is edited in place to hold
@@ -458,17 +497,19 @@ impl<'a> Planner<'a> {
                 block: old.block.clone(),
                 index: removed,
             },
-            "update_block",
-            json!({
-                "target": target(instance, &[]),
-                "block": old.block,
-                "match": Value::Object(non_empty(&old.fields)),
-                "attributes": self.refer(instance, "", &fields),
-                "drop_comments": true,
+            ToolCall::UpdateBlock(UpdateBlock {
+                target: target(instance, &[]),
+                block: old.block.clone(),
+                labels: Vec::new(),
+                matches: ordered(&Value::Object(non_empty(&old.fields))),
+                attributes: ordered(&self.refer(instance, "", &fields)),
+                drop_comments: true,
             }),
             format!(
-                "a `{}` block was replaced outside Terraform (changes {removed} and {added}); edited in place",
-                old.block
+                "a nested `{}` block was replaced outside Terraform (changes {} and {}); edited in place",
+                old.block,
+                removed + 1,
+                added + 1
             ),
             true,
             None,
@@ -506,29 +547,15 @@ impl<'a> Planner<'a> {
                 );
             }
         }
-        let tags: Map<String, Value> = delta
-            .tags_set
-            .iter()
-            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
-            .collect();
-        let mut input = json!({
-            "target": site.target,
-            "attribute": site.attribute,
-            "tags": tags,
-            "remove": delta.tags_removed,
+        let call = ToolCall::SetTags(SetTags {
+            target: site.target,
+            attribute: site.attribute,
+            tags: tag_map(delta),
+            mode: TagMode::Merge,
+            remove: delta.tags_removed.iter().cloned().collect(),
+            instance: site.instance,
         });
-        if let Some(key) = site.instance {
-            input["instance"] = key;
-        }
-        vec![Ok(step(
-            delta,
-            Part::Tags,
-            "set_tags",
-            input,
-            site.why,
-            true,
-            None,
-        ))]
+        vec![Ok(step(delta, Part::Tags, call, site.why, true, None))]
     }
 
     /// Tags added to one instance of a module called with `count`/`for_each` whose tags input
@@ -552,8 +579,13 @@ impl<'a> Planner<'a> {
         Ok(step(
             delta,
             Part::Tags,
-            "thread_module_input",
-            thread_input(&input, "tags", "map(string)", true, &Value::Object(tags)),
+            ToolCall::ThreadModuleInput(thread_input(
+                &input,
+                "tags",
+                "map(string)",
+                true,
+                &Value::Object(tags),
+            )),
             why,
             true,
             None,
@@ -600,8 +632,10 @@ impl<'a> Planner<'a> {
         Ok(step(
             delta,
             part.clone(),
-            "ignore_changes",
-            json!({"target": target(instance, &[]), "attributes": [attribute]}),
+            ToolCall::IgnoreChanges(IgnoreChanges {
+                target: target(instance, &[]),
+                attributes: vec![attribute.clone()],
+            }),
             format!("`{attribute}` is owned by automation; Terraform should stop chasing it"),
             true,
             None,
@@ -623,14 +657,13 @@ impl<'a> Planner<'a> {
             intent: String::new(),
             resource: format!("{resource_type}.{name}"),
             part: Part::Resource,
-            tool: "import_resource",
-            input: json!({
-                "file": self.new_resources_file,
-                "resource_type": resource_type,
-                "name": name,
-                "id": delta.resource.identity,
-                "attributes": attributes,
-                "blocks": blocks,
+            call: ToolCall::ImportResource(ImportResource {
+                file: self.new_resources_file.clone(),
+                resource_type: resource_type.clone(),
+                name: name.clone(),
+                id: delta.resource.identity.clone(),
+                attributes: ordered(&Value::Object(attributes)),
+                blocks,
             }),
             why: format!(
                 "{} {} was created outside Terraform; importing it keeps it managed",
@@ -644,7 +677,11 @@ impl<'a> Planner<'a> {
     /// The arguments of a new resource block: settable attributes the calls gave, ids of
     /// managed resources as references, attributes of nested blocks inside their blocks (one
     /// block holding every attribute the calls gave it: `versioning_configuration { status }`).
-    fn new_body(&self, schema: &ResourceSchema, delta: &Delta) -> (Map<String, Value>, Vec<Value>) {
+    fn new_body(
+        &self,
+        schema: &ResourceSchema,
+        delta: &Delta,
+    ) -> (Map<String, Value>, Vec<NewBlock>) {
         let mut attributes = Map::new();
         let mut nested = BlockTree::default();
         for (path, change) in &delta.attributes {
@@ -667,10 +704,13 @@ impl<'a> Planner<'a> {
         }
         let mut blocks = nested.into_blocks();
         for b in delta.blocks.iter().filter(|b| b.op == BlockOp::Added) {
-            blocks.push(json!({"block": b.block, "attributes": non_empty(&b.fields)}));
+            let fields = Value::Object(non_empty(&b.fields));
+            blocks.push(new_block(&b.block, ordered(&fields), Vec::new()));
         }
         if !delta.tags_set.is_empty() {
-            attributes.insert("tags".to_owned(), json!(delta.tags_set));
+            let tags = delta.tags_set.iter();
+            let tags = tags.map(|(k, v)| (k.clone(), Value::String(v.clone())));
+            attributes.insert("tags".to_owned(), Value::Object(tags.collect()));
         }
         (attributes, blocks)
     }
@@ -725,8 +765,10 @@ impl<'a> Planner<'a> {
             Removal::Block => Ok(step(
                 delta,
                 Part::Resource,
-                "remove_resource",
-                json!({"target": target(instance, &[])}),
+                ToolCall::RemoveResource(RemoveResource {
+                    target: target(instance, &[]),
+                    keep_in_state: false,
+                }),
                 format!("{} was deleted outside Terraform", instance.address),
                 true,
                 None,
@@ -739,24 +781,27 @@ impl<'a> Planner<'a> {
             } => Ok(step(
                 delta,
                 Part::Resource,
-                "remove_collection_entry",
-                json!({"file": file, "in": container, "path": path_json(&path)}),
+                ToolCall::RemoveCollectionEntry(RemoveCollectionEntry {
+                    file,
+                    container,
+                    path: entry_path(&path),
+                }),
                 format!("{} was deleted outside Terraform; {why}", instance.address),
                 true,
                 None,
             )),
             Removal::SwitchOff { input, why } => {
-                let mut json = thread_input(&input, "", "bool", false, &Value::Bool(false));
-                if let Some(map) = json.as_object_mut() {
-                    for unused in ["attribute", "type", "merge", "value"] {
-                        map.remove(unused);
-                    }
-                }
+                let call = ToolCall::SwitchOffInModuleInstance(SwitchOff {
+                    call: input.call,
+                    resource: input.resource,
+                    input: input.input,
+                    variables_file: input.variables_file,
+                    instance: key_json(&input.key),
+                });
                 Ok(step(
                     delta,
                     Part::Resource,
-                    "switch_off_in_module_instance",
-                    json,
+                    call,
                     format!("{} was deleted outside Terraform; {why}", instance.address),
                     true,
                     None,
@@ -765,8 +810,10 @@ impl<'a> Planner<'a> {
             Removal::Filter { key, why } => Ok(step(
                 delta,
                 Part::Resource,
-                "filter_for_each",
-                json!({"target": target(instance, &[]), "keys": [key]}),
+                ToolCall::FilterForEach(FilterForEach {
+                    target: target(instance, &[]),
+                    keys: vec![key],
+                }),
                 format!("{} was deleted outside Terraform; {why}", instance.address),
                 true,
                 None,
@@ -852,11 +899,12 @@ fn type_stem(attribute: &str) -> &str {
 }
 
 /// A path as the edit tools take it: keys as strings, positions as numbers.
-fn path_json(path: &[PathStep]) -> Value {
+/// A state path as the steps of a collection entry.
+fn entry_path(path: &[PathStep]) -> Vec<EntryStep> {
     path.iter()
         .map(|step| match step {
-            PathStep::Key(k) => json!(k),
-            PathStep::Index(i) => json!(i),
+            PathStep::Key(k) => EntryStep::Key(k.clone()),
+            PathStep::Index(i) => EntryStep::Index(usize::try_from(*i).unwrap_or(usize::MAX)),
         })
         .collect()
 }
@@ -914,28 +962,30 @@ fn local_address<'s>(address: &'s str, module: Option<&str>) -> Option<&'s str> 
 }
 
 /// The `thread_module_input` tool's input for `input`.
-fn thread_input(input: &NewInput, attribute: &str, ty: &str, merge: bool, value: &Value) -> Value {
-    let mut json = json!({
-        "call": input.call,
-        "resource": input.resource,
-        "attribute": attribute,
-        "input": input.input,
-        "type": ty,
-        "merge": merge,
-        "instance": key_json(&input.key),
-        "value": value,
-    });
-    if let Some(file) = &input.variables_file {
-        json["variables_file"] = json!(file);
+fn thread_input(
+    input: &NewInput,
+    attribute: &str,
+    ty: &str,
+    merge: bool,
+    value: &Value,
+) -> ThreadModuleInput {
+    ThreadModuleInput {
+        call: input.call.clone(),
+        resource: input.resource.clone(),
+        attribute: attribute.to_owned(),
+        input: input.input.clone(),
+        ty: ty.to_owned(),
+        merge,
+        variables_file: input.variables_file.clone(),
+        instance: key_json(&input.key),
+        value: EditValue::from_json(value),
     }
-    json
 }
 
 fn step(
     delta: &Delta,
     part: Part,
-    tool: &'static str,
-    input: Value,
+    call: ToolCall,
     why: String,
     at_source: bool,
     warning: Option<String>,
@@ -944,8 +994,7 @@ fn step(
         intent: String::new(),
         resource: label(delta),
         part,
-        tool,
-        input,
+        call,
         why,
         at_source,
         warning,
@@ -1017,18 +1066,65 @@ fn has_block(config: &Option<Value>, block: &str) -> bool {
 }
 
 /// The edit-tool target of an instance's block, with nested blocks by type.
-fn target(instance: &ResourceInstance, blocks: &[&str]) -> Value {
-    let steps: Vec<Value> = blocks.iter().map(|b| json!({"block": b})).collect();
-    target_with(instance, &steps)
+fn target(instance: &ResourceInstance, blocks: &[&str]) -> Target {
+    let mut target = block_target(
+        &instance.file,
+        "resource",
+        &[&instance.resource_type, &instance.name],
+    );
+    target.path = blocks
+        .iter()
+        .map(|b| EditStep {
+            block: (*b).to_owned(),
+            labels: Vec::new(),
+            matches: Ordered::default(),
+        })
+        .collect();
+    target
 }
 
-fn target_with(instance: &ResourceInstance, steps: &[Value]) -> Value {
-    json!({
-        "file": instance.file,
-        "block_type": "resource",
-        "labels": [instance.resource_type, instance.name],
-        "path": steps,
+/// A `set_attribute` call.
+fn set_attribute(
+    target: Target,
+    name: &str,
+    value: &Value,
+    instance: Option<Instance>,
+) -> ToolCall {
+    ToolCall::SetAttribute(SetAttribute {
+        target,
+        name: name.to_owned(),
+        value: EditValue::from_json(value),
+        instance,
     })
+}
+
+/// A block to write.
+fn new_block(block: &str, attributes: Ordered, blocks: Vec<NewBlock>) -> NewBlock {
+    NewBlock {
+        block: block.to_owned(),
+        labels: Vec::new(),
+        attributes,
+        blocks,
+    }
+}
+
+/// A JSON object's entries in order (anything else gives none).
+fn ordered(value: &Value) -> Ordered {
+    match EditValue::from_json(value) {
+        EditValue::Object(entries) => Ordered(entries),
+        _ => Ordered::default(),
+    }
+}
+
+/// The tags a delta sets.
+fn tag_map(delta: &Delta) -> Ordered {
+    Ordered(
+        delta
+            .tags_set
+            .iter()
+            .map(|(k, v)| (k.clone(), EditValue::String(v.clone())))
+            .collect(),
+    )
 }
 
 /// Whether the configuration writes the block (a `dynamic` block) but it gives no item.
@@ -1066,17 +1162,21 @@ impl BlockTree {
         self.blocks[index].1.insert(rest, name, value);
     }
 
-    /// The blocks as the edit tools' block objects (`{"block", "attributes", "blocks"}`).
-    fn into_blocks(self) -> Vec<Value> {
+    /// The blocks to write.
+    fn into_blocks(self) -> Vec<NewBlock> {
         self.blocks
             .into_iter()
             .map(|(block, tree)| {
-                let mut body = json!({"block": block, "attributes": tree.attributes});
-                let inner = tree.into_blocks();
-                if !inner.is_empty() {
-                    body["blocks"] = Value::Array(inner);
-                }
-                body
+                let BlockTree { attributes, blocks } = tree;
+                let inner = BlockTree {
+                    attributes: Map::new(),
+                    blocks,
+                };
+                new_block(
+                    &block,
+                    ordered(&Value::Object(attributes)),
+                    inner.into_blocks(),
+                )
             })
             .collect()
     }
@@ -1095,6 +1195,7 @@ fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
 mod tests {
     use super::*;
     use crate::intents::{BlockDelta, ResourceKey, Risk};
+    use serde_json::json;
     use std::collections::{BTreeMap, BTreeSet};
 
     fn rule(op: BlockOp, port: u16) -> BlockDelta {
@@ -1192,7 +1293,7 @@ mod tests {
             json!("Disabled"),
         );
         assert_eq!(
-            Value::Array(tree.into_blocks()),
+            serde_json::to_value(tree.into_blocks()).unwrap_or_default(),
             json!([
                 {"block": "versioning_configuration", "attributes": {"status": "Enabled", "mfa_delete": "Disabled"}},
                 {"block": "rule", "attributes": {"bucket_key_enabled": false}, "blocks": [
@@ -1290,13 +1391,11 @@ mod tests {
         let p = project("resource \"aws_dynamodb_table\" \"t\" {\n  name = \"t\"\n}\n");
         let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t"));
         assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
-        let tools: Vec<&str> = plan.steps.iter().map(|s| s.tool).collect();
+        let tools: Vec<&str> = plan.steps.iter().map(|s| s.call.name()).collect();
         assert_eq!(tools, ["add_block", "set_attribute"]);
-        assert_eq!(
-            plan.steps[1].input["target"]["path"],
-            json!([{"block": "ttl"}])
-        );
-        assert_eq!(plan.steps[1].input["name"], json!("enabled"));
+        let second = serde_json::to_value(&plan.steps[1].call).unwrap_or_default();
+        assert_eq!(second["input"]["target"]["path"], json!([{"block": "ttl"}]));
+        assert_eq!(second["input"]["name"], json!("enabled"));
     }
 
     #[test]

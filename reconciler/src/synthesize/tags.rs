@@ -7,20 +7,20 @@
 //! (`each.key`/`count.index`) so the others keep their tags; the planner drops the instance
 //! when every instance got the same change.
 
+use super::edit::{Instance, Target};
 use crate::terraform::config::{Project, Provenance, ResourceInstance};
 use crate::terraform::state::{IndexKey, PathStep};
-use serde_json::{Value, json};
 
 /// The block and attribute an instance's tags are written in.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TagSite {
     /// The edit-tool target: the resource block or the module call.
-    pub target: Value,
+    pub target: Target,
     /// `tags`, or the module call's argument.
     pub attribute: String,
     /// The `each.key` (string) or `count.index` (number) of this instance when the site stands
     /// for several.
-    pub instance: Option<Value>,
+    pub instance: Option<Instance>,
     /// Every instance whose tags this site writes, this one included.
     pub sharers: Vec<String>,
     /// Why this place.
@@ -61,11 +61,11 @@ pub fn site(project: &Project, instance: &ResourceInstance) -> Result<TagSite, S
     }
     let several = siblings.len() > 1;
     Ok(TagSite {
-        target: json!({
-            "file": instance.file,
-            "block_type": "resource",
-            "labels": [instance.resource_type, instance.name],
-        }),
+        target: block_target(
+            &instance.file,
+            "resource",
+            &[&instance.resource_type, &instance.name],
+        ),
         attribute: "tags".to_owned(),
         instance: if several {
             instance.index.as_ref().map(key_json)
@@ -102,7 +102,7 @@ fn module_site(
     let name = call.rsplit("module.").next().unwrap_or(call);
     let name = name.split('[').next().unwrap_or(name).trim_end_matches('.');
     TagSite {
-        target: json!({"file": file, "block_type": "module", "labels": [name]}),
+        target: block_target(file, "module", &[name]),
         attribute: argument.to_owned(),
         instance: key.filter(|_| sharers.len() > 1).map(|k| key_json(&k)),
         sharers,
@@ -113,10 +113,20 @@ fn module_site(
 }
 
 /// An instance key as the edit tools take it: `each.key` a string, `count.index` a number.
-pub(super) fn key_json(key: &IndexKey) -> Value {
+pub(super) fn key_json(key: &IndexKey) -> Instance {
     match key {
-        IndexKey::Int(n) => json!(n),
-        IndexKey::Str(s) => json!(s),
+        IndexKey::Int(n) => Instance::Index(n.unsigned_abs()),
+        IndexKey::Str(s) => Instance::Key(s.clone()),
+    }
+}
+
+/// A top-level block of a file as an edit-tool target.
+pub(super) fn block_target(file: &str, block_type: &str, labels: &[&str]) -> Target {
+    Target {
+        file: Some(file.to_owned()),
+        block_type: block_type.to_owned(),
+        labels: labels.iter().map(|l| (*l).to_owned()).collect(),
+        path: Vec::new(),
     }
 }
 

@@ -12,11 +12,12 @@ use super::render;
 use super::text::indent_at;
 use super::value::Value;
 use hcl::edit::expr::{Expression, FuncCall, Object};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The instance of a block with `count` (an index) or `for_each` (a key) whose value alone
 /// changes.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(untagged)]
 pub enum Instance {
     /// `count.index`.

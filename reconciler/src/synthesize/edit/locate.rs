@@ -7,38 +7,39 @@ use super::value::{Ordered, Value};
 use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Block, Body};
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 use std::ops::Range;
 
 /// A block chosen by type and labels, then by a path of nested blocks.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Target {
     /// The file to edit; when absent every `.tf` file is searched and exactly one must hold the
     /// block.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
     /// The top-level block type: `resource`, `data`, `module`, `variable`, ...
     pub block_type: String,
     /// The block's labels, such as `["aws_instance", "web"]`.
     pub labels: Vec<String>,
     /// Nested blocks to descend into, outermost first.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub path: Vec<Step>,
 }
 
 /// One nested block on a path: its type, optional labels and attribute values it must have.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
     /// The nested block type, such as `ingress`, `dynamic` or `content`.
     pub block: String,
     /// Labels the block must have (for `dynamic "ingress"`); empty matches unlabelled blocks.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub labels: Vec<String>,
     /// Attribute values the block must have; Terraform treats repeated blocks as sets, so blocks
     /// are told apart by content.
-    #[serde(default, rename = "match")]
+    #[serde(default, rename = "match", skip_serializing_if = "Ordered::is_empty")]
     pub matches: Ordered,
 }
 

@@ -23,8 +23,15 @@ mod text;
 mod tools;
 mod value;
 
+pub use instance::Instance;
 pub use locate::{Step, Target};
-pub use tools::{ToolResult, ToolSpec, run_tool, tools};
+pub use module_input::{SwitchOff, ThreadModuleInput};
+pub use tools::{
+    AddBlock, Container, EntryStep, FilterForEach, IgnoreChanges, ImportResource, NewBlock,
+    RemoveBlock, RemoveCollectionEntry, RemoveResource, SetAttribute, SetCollectionEntry,
+    SetModuleArgument, SetTags, SetTfvar, SetVariableDefault, TagMode, ToolCall, ToolResult,
+    ToolSpec, UpdateBlock, run_tool, tools,
+};
 pub use value::{Ordered, Value};
 
 use std::collections::BTreeMap;

@@ -16,10 +16,11 @@ use super::ops::{self, Doc, Workspace};
 use super::render;
 use super::value::Value;
 use hcl::edit::expr::Expression;
-use serde::Deserialize;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 /// The input of the `thread_module_input` tool.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ThreadModuleInput {
     /// The `module` block calling the module.
@@ -37,7 +38,7 @@ pub struct ThreadModuleInput {
     #[serde(default)]
     pub merge: bool,
     /// The module file to declare the variable in; the resource's file when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables_file: Option<String>,
     /// The module call's instance whose value this is.
     pub instance: Instance,
@@ -174,7 +175,7 @@ fn insert(doc: &mut Doc, loc: &Located, name: &str, reference: &str) {
 }
 
 /// The input of the `switch_off_in_module_instance` tool.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SwitchOff {
     /// The `module` block calling the module.
@@ -184,7 +185,7 @@ pub struct SwitchOff {
     /// The new boolean input's name.
     pub input: String,
     /// The module file to declare the variable in; the resource's file when absent.
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variables_file: Option<String>,
     /// The module call's instance that no longer has the resource.
     pub instance: Instance,

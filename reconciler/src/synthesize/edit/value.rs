@@ -1,6 +1,9 @@
 //! Values given to the edit tools as JSON, with object keys kept in the order they were written.
 
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::ser::{Serialize, SerializeMap, SerializeSeq, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 
 /// A JSON value whose objects keep their keys in input order, so new attributes and tags appear
@@ -55,6 +58,68 @@ impl Value {
             Value::Object(entries) => entries.is_empty(),
             _ => false,
         }
+    }
+}
+
+impl Value {
+    /// The value of a `serde_json` value (object keys in its order).
+    pub fn from_json(value: &serde_json::Value) -> Value {
+        match value {
+            serde_json::Value::Null => Value::Null,
+            serde_json::Value::Bool(b) => Value::Bool(*b),
+            serde_json::Value::Number(n) => Value::Number(n.clone()),
+            serde_json::Value::String(s) => Value::String(s.clone()),
+            serde_json::Value::Array(items) => {
+                Value::List(items.iter().map(Value::from_json).collect())
+            }
+            serde_json::Value::Object(map) => Value::Object(
+                map.iter()
+                    .map(|(k, v)| (k.clone(), Value::from_json(v)))
+                    .collect(),
+            ),
+        }
+    }
+}
+
+impl Serialize for Value {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Value::Null => serializer.serialize_unit(),
+            Value::Bool(b) => serializer.serialize_bool(*b),
+            Value::Number(n) => n.serialize(serializer),
+            Value::String(s) => serializer.serialize_str(s),
+            Value::List(items) => {
+                let mut seq = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    seq.serialize_element(item)?;
+                }
+                seq.end()
+            }
+            Value::Object(entries) => serialize_entries(entries, serializer),
+        }
+    }
+}
+
+fn serialize_entries<S: Serializer>(
+    entries: &[(String, Value)],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    let mut map = serializer.serialize_map(Some(entries.len()))?;
+    for (key, value) in entries {
+        map.serialize_entry(key, value)?;
+    }
+    map.end()
+}
+
+impl JsonSchema for Value {
+    fn schema_name() -> Cow<'static, str> {
+        "Value".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "description": "Any JSON value; a string written `${aws_vpc.main.id}` becomes that reference."
+        })
     }
 }
 
@@ -130,6 +195,32 @@ impl<'de> Visitor<'de> for ValueVisitor {
 /// An object given as JSON, keys kept in input order.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Ordered(pub Vec<(String, Value)>);
+
+impl Ordered {
+    /// Whether it holds no entry.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl Serialize for Ordered {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serialize_entries(&self.0, serializer)
+    }
+}
+
+impl JsonSchema for Ordered {
+    fn schema_name() -> Cow<'static, str> {
+        "Object".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        json_schema!({
+            "type": "object",
+            "description": "Names to JSON values, written in the order given."
+        })
+    }
+}
 
 impl<'de> Deserialize<'de> for Ordered {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {

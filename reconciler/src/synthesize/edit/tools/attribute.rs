@@ -1,0 +1,111 @@
+//! Attribute tools: `set_attribute` and `remove_attribute`.
+
+use super::*;
+
+/// The input of `set_attribute`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SetAttribute {
+    /// The block (or nested block on its `path`) to edit.
+    pub target: Target,
+    /// The attribute.
+    pub name: String,
+    /// The new value.
+    pub value: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `each.key` (a string) or `count.index` (a number) of the one instance to change.
+    pub instance: Option<Instance>,
+}
+
+pub(super) fn set_attribute(input: SetAttribute, ws: &mut Workspace) -> Result<String, EditError> {
+    let SetAttribute {
+        target,
+        name,
+        value,
+        instance,
+    } = input;
+    check_identifier("set_attribute", &name)?;
+    match instance {
+        Some(instance) => set_for_instance(ws, &target, &name, &instance, &value),
+        None => set_in_block(ws, &target, &name, &value),
+    }
+}
+
+pub(super) fn set_for_instance(
+    ws: &mut Workspace,
+    target: &Target,
+    name: &str,
+    instance: &Instance,
+    value: &Value,
+) -> Result<String, EditError> {
+    let mut doc = ws.open_for(target)?;
+    let (loc, place) = found(&doc, target)?;
+    let did = instance::set_attribute(&mut doc, &loc, &place, name, instance, value, "null")?;
+    ws.save(doc)?;
+    Ok(changed(
+        did,
+        format!(
+            "set `{name}` in {}{} for {} {} alone",
+            place.address,
+            place.path,
+            instance.iterator(),
+            render::quoted(&instance.map_key())
+        ),
+    ))
+}
+
+pub(super) fn set_in_block(
+    ws: &mut Workspace,
+    target: &Target,
+    name: &str,
+    value: &Value,
+) -> Result<String, EditError> {
+    let mut doc = ws.open_for(target)?;
+    let (loc, place) = found(&doc, target)?;
+    let did = ops::set_attribute(&mut doc, &loc, &place, name, value)?;
+    ws.save(doc)?;
+    Ok(changed(
+        did,
+        format!("set `{name}` in {}{}", place.address, place.path),
+    ))
+}
+
+/// The input of `remove_attribute`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveAttribute {
+    /// The block (or nested block on its `path`) to edit.
+    pub target: Target,
+    /// The attribute.
+    pub name: String,
+}
+
+pub(super) fn remove_attribute(
+    input: RemoveAttribute,
+    ws: &mut Workspace,
+) -> Result<String, EditError> {
+    let RemoveAttribute { target, name } = input;
+    let mut doc = ws.open_for(&target)?;
+    let (loc, place) = found(&doc, &target)?;
+    let attr = loc
+        .block
+        .body
+        .get_attribute(&name)
+        .ok_or_else(|| no_attribute(&place, &name))?;
+    let span = span_of(attr, &place)?;
+    ops::remove_structure(&mut doc, Some(&loc), &span, false);
+    ws.save(doc)?;
+    Ok(format!(
+        "removed `{name}` from {}{}",
+        place.address, place.path
+    ))
+}
+
+pub(super) fn no_attribute(place: &Place, name: &str) -> EditError {
+    EditError::NoAttribute {
+        file: place.file.clone(),
+        address: place.address.clone(),
+        path: place.path.clone(),
+        name: name.to_owned(),
+    }
+}

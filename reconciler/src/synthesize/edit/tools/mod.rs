@@ -1,0 +1,767 @@
+//! The tool registry: names, descriptions, input schemas, typed inputs and dispatch.
+
+use super::filter;
+use super::instance::{self, Instance};
+use super::locate::{
+    Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
+};
+use super::module_input;
+use super::ops::{self, Doc, Workspace};
+use super::render::{self, BlockText};
+use super::tags;
+use super::value::{Ordered, Value};
+use super::{EditError, Files};
+use hcl::edit::Span;
+use hcl::edit::expr::{Expression, FuncCall};
+use hcl::edit::structure::Block;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// A tool's name, what it does and the JSON schema of its input.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ToolSpec {
+    /// The name [`ToolCall::parse`] takes.
+    pub name: &'static str,
+    /// What the tool does, for the model choosing it.
+    pub description: &'static str,
+    /// The JSON schema of the input object.
+    pub input_schema: serde_json::Value,
+}
+
+/// What a tool changed: the new text of each changed file, and a one-line summary.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolResult {
+    /// Path → new text, only for files whose text changed.
+    pub files: BTreeMap<String, String>,
+    /// What was done, or why nothing needed doing.
+    pub summary: String,
+}
+
+/// One call of an edit tool with its typed input: what the planner makes and what a model's
+/// tool call is parsed into. As JSON, `{"tool": NAME, "input": {...}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "tool", content = "input", rename_all = "snake_case")]
+pub enum ToolCall {
+    /// Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing.
+    SetAttribute(SetAttribute),
+    /// Remove an attribute from a block (or nested block); refuses when it is absent.
+    RemoveAttribute(RemoveAttribute),
+    /// Add a nested block (e.g.
+    AddBlock(AddBlock),
+    /// Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.
+    RemoveBlock(RemoveBlock),
+    /// Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.
+    ReplaceBlock(ReplaceBlock),
+    /// Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left).
+    UpdateBlock(UpdateBlock),
+    /// Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped.
+    SetTags(SetTags),
+    /// Append a resource block and an `import { to = TYPE.NAME  id = "..." }` block to a file, for a resource created outside Terraform.
+    ImportResource(ImportResource),
+    /// Remove a resource or module block (with the comment lines right above it).
+    RemoveResource(RemoveResource),
+    /// Drop instance keys from a block's for_each without editing the collection it iterates (which other blocks may share): for_each = { for k, v in EXPR : k => v if k != "key" }, or setsubtract(toset(...), ["key"]) for a set; a filter written this way before gets the keys added.
+    FilterForEach(FilterForEach),
+    /// Give one instance of a module called with for_each/count its own value for an argument of a resource inside the module, when no module input carries that argument alone: declares variable `input` in the module (default {} with merge, else null), makes the argument read it (merge(X, var.input), or var.input == null ? X : var.input, or var.input when unset) and sets it at the call for that instance alone: input = lookup({ key = value }, each.key, {} | null).
+    ThreadModuleInput(module_input::ThreadModuleInput),
+    /// Remove a resource from one instance of a module called with for_each/count, keeping it in the others: declares a bool variable `input` (default true) in the module, adds `count = var.input ? 1 : 0` to the resource with a `moved` block from its old address to [0] (so the other instances keep their objects), and sets input = lookup({ key = false }, each.key, true) at the call.
+    SwitchOffInModuleInstance(module_input::SwitchOff),
+    /// Add attribute references (e.g.
+    IgnoreChanges(IgnoreChanges),
+    /// Set the default of `variable "NAME"`, adding it after the variable's other attributes when missing.
+    SetVariableDefault(SetVariableDefault),
+    /// Set `NAME = value` in a .tfvars file, appending it when missing.
+    SetTfvar(SetTfvar),
+    /// Set an argument of `module "NAME"` to a JSON value, adding it when missing.
+    SetModuleArgument(SetModuleArgument),
+    /// Set the value at `path` (object keys and list positions) inside a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each.
+    SetCollectionEntry(SetCollectionEntry),
+    /// Remove the entry at `path` (object keys, list positions, or a set's string element) from a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each (`toset([...])` included).
+    RemoveCollectionEntry(RemoveCollectionEntry),
+}
+
+impl ToolCall {
+    /// The tool's name.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ToolCall::SetAttribute(_) => "set_attribute",
+            ToolCall::RemoveAttribute(_) => "remove_attribute",
+            ToolCall::AddBlock(_) => "add_block",
+            ToolCall::RemoveBlock(_) => "remove_block",
+            ToolCall::ReplaceBlock(_) => "replace_block",
+            ToolCall::UpdateBlock(_) => "update_block",
+            ToolCall::SetTags(_) => "set_tags",
+            ToolCall::ImportResource(_) => "import_resource",
+            ToolCall::RemoveResource(_) => "remove_resource",
+            ToolCall::FilterForEach(_) => "filter_for_each",
+            ToolCall::ThreadModuleInput(_) => "thread_module_input",
+            ToolCall::SwitchOffInModuleInstance(_) => "switch_off_in_module_instance",
+            ToolCall::IgnoreChanges(_) => "ignore_changes",
+            ToolCall::SetVariableDefault(_) => "set_variable_default",
+            ToolCall::SetTfvar(_) => "set_tfvar",
+            ToolCall::SetModuleArgument(_) => "set_module_argument",
+            ToolCall::SetCollectionEntry(_) => "set_collection_entry",
+            ToolCall::RemoveCollectionEntry(_) => "remove_collection_entry",
+        }
+    }
+
+    /// Parses a call by tool name and JSON input (a model's tool call): the one place a tool
+    /// is named by a string.
+    pub fn parse(name: &str, input_json: &str) -> Result<ToolCall, EditError> {
+        if !tools().iter().any(|t| t.name == name) {
+            return Err(EditError::UnknownTool(name.to_owned()));
+        }
+        let input: serde_json::Value =
+            serde_json::from_str(input_json).map_err(|e| bad_input(name, e.to_string()))?;
+        serde_json::from_value(serde_json::json!({"tool": name, "input": input}))
+            .map_err(|e| bad_input(name, e.to_string()))
+    }
+
+    /// Runs the call over `files`; files are not changed, the result holds the new texts.
+    pub fn run(&self, files: &Files) -> Result<ToolResult, EditError> {
+        let mut workspace = Workspace::new(files);
+        let summary = self.clone().apply(&mut workspace)?;
+        Ok(ToolResult {
+            files: workspace.into_changed(),
+            summary,
+        })
+    }
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        match self {
+            ToolCall::SetAttribute(input) => set_attribute(input, ws),
+            ToolCall::RemoveAttribute(input) => remove_attribute(input, ws),
+            ToolCall::AddBlock(input) => add_block(input, ws),
+            ToolCall::RemoveBlock(input) => remove_block(input, ws),
+            ToolCall::ReplaceBlock(input) => replace_block(input, ws),
+            ToolCall::UpdateBlock(input) => update_block(input, ws),
+            ToolCall::SetTags(input) => set_tags(input, ws),
+            ToolCall::ImportResource(input) => import_resource(input, ws),
+            ToolCall::RemoveResource(input) => remove_resource(input, ws),
+            ToolCall::FilterForEach(input) => filter_for_each(input, ws),
+            ToolCall::ThreadModuleInput(input) => thread_module_input(input, ws),
+            ToolCall::SwitchOffInModuleInstance(input) => switch_off_in_module_instance(input, ws),
+            ToolCall::IgnoreChanges(input) => ignore_changes(input, ws),
+            ToolCall::SetVariableDefault(input) => set_variable_default(input, ws),
+            ToolCall::SetTfvar(input) => set_tfvar(input, ws),
+            ToolCall::SetModuleArgument(input) => set_module_argument(input, ws),
+            ToolCall::SetCollectionEntry(input) => set_collection_entry(input, ws),
+            ToolCall::RemoveCollectionEntry(input) => remove_collection_entry(input, ws),
+        }
+    }
+}
+
+/// Every edit tool's specification: its name, what it does, and the JSON schema derived from
+/// its input type.
+pub fn tools() -> Vec<ToolSpec> {
+    vec![
+        spec::<SetAttribute>(
+            "set_attribute",
+            "Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's value changes: the attribute becomes lookup({ key = value }, each.key, <its old expression, or null when unset>), or gets the entry in such a lookup it already is.",
+        ),
+        spec::<RemoveAttribute>(
+            "remove_attribute",
+            "Remove an attribute from a block (or nested block); refuses when it is absent.",
+        ),
+        spec::<AddBlock>(
+            "add_block",
+            "Add a nested block (e.g. an ingress rule) inside a block, after the last block of its type; refuses when an identical block exists.",
+        ),
+        spec::<RemoveBlock>(
+            "remove_block",
+            "Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.",
+        ),
+        spec::<ReplaceBlock>(
+            "replace_block",
+            "Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.",
+        ),
+        spec::<UpdateBlock>(
+            "update_block",
+            "Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left). Use it for a rule replaced by another (a revoke plus an authorize).",
+        ),
+        spec::<SetTags>(
+            "set_tags",
+            "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Tags written merge(local.x, { ... }) are merged into the last argument when it is a literal map (else a new one is appended); another expression such as local.common_tags is kept and wrapped: merge(local.common_tags, { ... }), removed keys filtered out with a for expression. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's tags change, through a trailing lookup({ key = { ... } }, each.key, {}) argument of merge(...).",
+        ),
+        spec::<ImportResource>(
+            "import_resource",
+            "Append a resource block and an `import { to = TYPE.NAME  id = \"...\" }` block to a file, for a resource created outside Terraform.",
+        ),
+        spec::<RemoveResource>(
+            "remove_resource",
+            "Remove a resource or module block (with the comment lines right above it). With keep_in_state, leave `removed { from = ADDR  lifecycle { destroy = false } }` so Terraform forgets it without destroying it.",
+        ),
+        spec::<FilterForEach>(
+            "filter_for_each",
+            "Drop instance keys from a block's for_each without editing the collection it iterates (which other blocks may share): for_each = { for k, v in EXPR : k => v if k != \"key\" }, or setsubtract(toset(...), [\"key\"]) for a set; a filter written this way before gets the keys added.",
+        ),
+        spec::<module_input::ThreadModuleInput>(
+            "thread_module_input",
+            "Give one instance of a module called with for_each/count its own value for an argument of a resource inside the module, when no module input carries that argument alone: declares variable `input` in the module (default {} with merge, else null), makes the argument read it (merge(X, var.input), or var.input == null ? X : var.input, or var.input when unset) and sets it at the call for that instance alone: input = lookup({ key = value }, each.key, {} | null).",
+        ),
+        spec::<module_input::SwitchOff>(
+            "switch_off_in_module_instance",
+            "Remove a resource from one instance of a module called with for_each/count, keeping it in the others: declares a bool variable `input` (default true) in the module, adds `count = var.input ? 1 : 0` to the resource with a `moved` block from its old address to [0] (so the other instances keep their objects), and sets input = lookup({ key = false }, each.key, true) at the call.",
+        ),
+        spec::<IgnoreChanges>(
+            "ignore_changes",
+            "Add attribute references (e.g. tags, tags[\"Owner\"]) to lifecycle.ignore_changes, creating the lifecycle block or attribute when missing and skipping ones already listed.",
+        ),
+        spec::<SetVariableDefault>(
+            "set_variable_default",
+            "Set the default of `variable \"NAME\"`, adding it after the variable's other attributes when missing.",
+        ),
+        spec::<SetTfvar>(
+            "set_tfvar",
+            "Set `NAME = value` in a .tfvars file, appending it when missing.",
+        ),
+        spec::<SetModuleArgument>(
+            "set_module_argument",
+            "Set an argument of `module \"NAME\"` to a JSON value, adding it when missing.",
+        ),
+        spec::<SetCollectionEntry>(
+            "set_collection_entry",
+            "Set the value at `path` (object keys and list positions) inside a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each. The last key is added to its object when missing; refuses when the path meets an expression.",
+        ),
+        spec::<RemoveCollectionEntry>(
+            "remove_collection_entry",
+            "Remove the entry at `path` (object keys, list positions, or a set's string element) from a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each (`toset([...])` included). Refuses when the path meets an expression or the entry is missing.",
+        ),
+    ]
+}
+
+/// A tool's specification with the schema of input type `T`.
+fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
+    ToolSpec {
+        name,
+        description,
+        input_schema: schemars::schema_for!(T).to_value(),
+    }
+}
+
+/// Runs the tool `name` on `input_json` over `files` (a model's tool call); files are not
+/// changed, the result holds the new texts.
+pub fn run_tool(name: &str, input_json: &str, files: &Files) -> Result<ToolResult, EditError> {
+    ToolCall::parse(name, input_json)?.run(files)
+}
+
+fn bad_input(tool: &str, message: impl Into<String>) -> EditError {
+    EditError::Input {
+        tool: tool.to_owned(),
+        message: message.into(),
+    }
+}
+
+fn check_identifier(tool: &str, name: &str) -> Result<(), EditError> {
+    if render::is_identifier(name) {
+        Ok(())
+    } else {
+        Err(bad_input(
+            tool,
+            format!("`{name}` is not an HCL identifier"),
+        ))
+    }
+}
+
+fn changed(did: bool, what: String) -> String {
+    if did {
+        what
+    } else {
+        format!("no change: {what} already")
+    }
+}
+
+fn found(doc: &Doc, target: &Target) -> Result<(Located, Place), EditError> {
+    Ok((doc.locate(target)?, doc.place(target)))
+}
+
+// ---------------------------------------------------------------------------------------------
+// New blocks
+
+/// A block to write, as a tool input.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewBlock {
+    /// The block type, e.g. `ingress`.
+    pub block: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Its labels.
+    pub labels: Vec<String>,
+    #[serde(default, skip_serializing_if = "Ordered::is_empty")]
+    /// Its attributes, as JSON values, in the order to write them.
+    pub attributes: Ordered,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Nested blocks of the same shape.
+    pub blocks: Vec<NewBlock>,
+}
+
+impl NewBlock {
+    fn check(&self, tool: &str) -> Result<(), EditError> {
+        check_identifier(tool, &self.block)?;
+        for (name, _) in &self.attributes.0 {
+            check_identifier(tool, name)?;
+        }
+        self.blocks.iter().try_for_each(|b| b.check(tool))
+    }
+
+    fn text(&self) -> BlockText<'_> {
+        BlockText {
+            kind: &self.block,
+            labels: &self.labels,
+            attributes: &self.attributes.0,
+            blocks: self.blocks.iter().map(NewBlock::text).collect(),
+        }
+    }
+}
+
+mod attribute;
+mod block;
+mod collection;
+mod module;
+mod resource;
+mod tagging;
+
+pub use attribute::*;
+pub use block::*;
+pub use collection::*;
+pub use module::*;
+pub use resource::*;
+pub use tagging::*;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_schema_is_derived_from_its_input_and_closed() {
+        let specs = tools();
+        let mut names: Vec<&str> = specs.iter().map(|t| t.name).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), specs.len(), "tool names are unique");
+        for spec in &specs {
+            let schema = &spec.input_schema;
+            assert_eq!(schema["type"], "object", "{}", spec.name);
+            assert_eq!(schema["additionalProperties"], false, "{}", spec.name);
+            assert!(!spec.description.is_empty(), "{}", spec.name);
+        }
+        let set = specs
+            .iter()
+            .find(|t| t.name == "set_attribute")
+            .expect("set_attribute");
+        let required = set.input_schema["required"].as_array().expect("required");
+        assert_eq!(
+            required,
+            &vec![json!("target"), json!("name"), json!("value")]
+        );
+        assert!(set.input_schema["properties"]["instance"].is_object());
+    }
+
+    #[test]
+    fn a_tool_call_round_trips_through_json_and_parses_by_name() {
+        let call = ToolCall::IgnoreChanges(IgnoreChanges {
+            target: Target {
+                file: Some("main.tf".into()),
+                block_type: "resource".into(),
+                labels: vec!["aws_autoscaling_group".into(), "web".into()],
+                path: Vec::new(),
+            },
+            attributes: vec!["desired_capacity".into()],
+        });
+        let value = serde_json::to_value(&call).expect("serialises");
+        assert_eq!(value["tool"], "ignore_changes");
+        assert_eq!(value["input"]["attributes"], json!(["desired_capacity"]));
+        let back: ToolCall = serde_json::from_value(value.clone()).expect("deserialises");
+        assert_eq!(back, call);
+        let parsed = ToolCall::parse("ignore_changes", &value["input"].to_string());
+        assert_eq!(parsed.expect("parses"), call);
+    }
+
+    #[test]
+    fn an_unknown_tool_or_field_is_refused_by_name() {
+        assert!(matches!(
+            ToolCall::parse("set_everything", "{}"),
+            Err(EditError::UnknownTool(name)) if name == "set_everything"
+        ));
+        let err = ToolCall::parse(
+            "set_tfvar",
+            r#"{"file": "a.tfvars", "name": "x", "value": 1, "extra": 2}"#,
+        )
+        .expect_err("unknown field");
+        assert!(err.to_string().contains("set_tfvar"), "{err}");
+        assert!(err.to_string().contains("extra"), "{err}");
+    }
+
+    fn run(
+        tool: &str,
+        input: serde_json::Value,
+        file: &str,
+        text: &str,
+    ) -> Result<String, EditError> {
+        let files = Files::from([(file.to_owned(), text.to_owned())]);
+        let result = run_tool(tool, &input.to_string(), &files)?;
+        Ok(result
+            .files
+            .get(file)
+            .cloned()
+            .unwrap_or_else(|| text.to_owned()))
+    }
+
+    fn bucket() -> serde_json::Value {
+        json!({"block_type": "resource", "labels": ["aws_s3_bucket", "b"]})
+    }
+
+    #[test]
+    fn merge_without_a_trailing_literal_map_gets_one() {
+        let text =
+            "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"b\"\n  tags   = merge(var.tags)\n}\n";
+        let out = run(
+            "set_tags",
+            json!({"target": bucket(), "tags": {"Owner": "ops"}}),
+            "main.tf",
+            text,
+        );
+        assert_eq!(
+            out.ok().as_deref(),
+            Some(
+                "resource \"aws_s3_bucket\" \"b\" {\n  bucket = \"b\"\n  tags = merge(var.tags, {\n    Owner = \"ops\"\n  })\n}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn merge_filters_out_a_key_another_argument_supplies() {
+        let text =
+            "resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, { Name = \"b\" })\n}\n";
+        let input = json!({"target": bucket(), "remove": ["Team"]});
+        assert_eq!(
+            run("set_tags", input, "main.tf", text).ok().as_deref(),
+            Some(
+                "resource \"aws_s3_bucket\" \"b\" {\n  tags = { for k, v in merge(local.tags, { Name = \"b\" }) : k => v if k != \"Team\" }\n}\n"
+            )
+        );
+        let input = json!({"target": bucket(), "remove": ["Name"]});
+        assert_eq!(
+            run("set_tags", input, "main.tf", text).ok().as_deref(),
+            Some("resource \"aws_s3_bucket\" \"b\" {\n  tags = merge(local.tags, {})\n}\n")
+        );
+    }
+
+    #[test]
+    fn collection_entries_in_tfvars_and_for_each() {
+        let tfvars = "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n  }\n}\n";
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "queues"}, "path": ["a", "timeout"], "value": 45});
+        assert_eq!(
+            run("set_collection_entry", input, "x.tfvars", tfvars)
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  a = { timeout = 45 }\n  b = {\n    timeout = 60\n  }\n}\n")
+        );
+        // A key the entry lacks is added to it.
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "queues"}, "path": ["b", "delay"], "value": 5});
+        assert_eq!(
+            run("set_collection_entry", input, "x.tfvars", tfvars)
+                .ok()
+                .as_deref(),
+            Some(
+                "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n    delay   = 5\n  }\n}\n"
+            )
+        );
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  for_each = {\n    a = 30\n  }\n  visibility_timeout_seconds = each.value\n}\n";
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let input = json!({"file": "main.tf", "in": {"kind": "for_each", "target": target}, "path": ["a"], "value": 90});
+        assert_eq!(
+            run("set_collection_entry", input, "main.tf", main)
+                .ok()
+                .as_deref(),
+            Some(main.replace("a = 30", "a = 90").as_str())
+        );
+        // An entry that is an expression is refused.
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "other"}, "path": ["a"], "value": 1});
+        assert!(run("set_collection_entry", input, "x.tfvars", tfvars).is_err());
+    }
+
+    #[test]
+    fn for_each_keys_are_filtered_out_and_later_keys_join_the_filter() {
+        let block = |for_each: &str| {
+            format!(
+                "resource \"aws_sqs_queue\" \"q\" {{\n  for_each = {for_each}\n  name     = each.key\n}}\n"
+            )
+        };
+        let drop = |text: &str, key: &str| {
+            let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+            run(
+                "filter_for_each",
+                json!({"target": target, "keys": [key]}),
+                "main.tf",
+                text,
+            )
+            .unwrap_or_else(|e| panic!("{e}"))
+        };
+        let once = drop(&block("var.queues"), "a");
+        assert_eq!(
+            once,
+            block("{ for k, v in var.queues : k => v if k != \"a\" }")
+        );
+        assert_eq!(
+            drop(&once, "b"),
+            block("{ for k, v in var.queues : k => v if !contains([\"a\", \"b\"], k) }")
+        );
+        assert_eq!(
+            drop(&once, "a"),
+            once,
+            "a key dropped before is not added twice"
+        );
+        // A set built with toset loses the key with setsubtract, then keeps one list.
+        let set = drop(&block("toset(var.names)"), "a");
+        assert_eq!(set, block("setsubtract(toset(var.names), [\"a\"])"));
+        assert_eq!(
+            drop(&set, "b"),
+            block("setsubtract(toset(var.names), [\"a\", \"b\"])")
+        );
+        // The block's own for expression gets the test in its condition.
+        let own = block("{ for q in var.list : q.name => q if q.enabled }");
+        assert_eq!(
+            drop(&own, "a"),
+            block("{ for q in var.list : q.name => q if q.enabled && q.name != \"a\" }")
+        );
+        let bare = block("{ for q in var.list : q.name => q }");
+        assert_eq!(
+            drop(&bare, "a"),
+            block("{ for q in var.list : q.name => q if q.name != \"a\" }")
+        );
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let without = "resource \"aws_sqs_queue\" \"q\" {\n  name = \"x\"\n}\n";
+        assert!(
+            run(
+                "filter_for_each",
+                json!({"target": target, "keys": ["a"]}),
+                "main.tf",
+                without
+            )
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_new_module_input_carries_one_instances_value() {
+        let main = "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n  tags = local.tags\n}\n";
+        let module = "variable \"tags\" {}\n\nresource \"aws_iam_role\" \"this\" {\n  name = \"x\"\n  tags = var.tags\n}\n\nresource \"aws_lambda_function\" \"this\" {\n  memory_size = 128\n}\n";
+        let files = Files::from([
+            ("main.tf".to_owned(), main.to_owned()),
+            ("modules/fn/main.tf".to_owned(), module.to_owned()),
+        ]);
+        let call = json!({"file": "main.tf", "block_type": "module", "labels": ["fn"]});
+        let thread = |files: &Files,
+                      labels: [&str; 2],
+                      attribute: &str,
+                      input: &str,
+                      ty: &str,
+                      merge: bool,
+                      key: &str,
+                      value: serde_json::Value| {
+            let resource =
+                json!({"file": "modules/fn/main.tf", "block_type": "resource", "labels": labels});
+            let input = json!({"call": call, "resource": resource, "attribute": attribute, "input": input, "type": ty, "merge": merge, "instance": key, "value": value});
+            let result = run_tool("thread_module_input", &input.to_string(), files)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let mut next = files.clone();
+            next.extend(result.files);
+            next
+        };
+        let once = thread(
+            &files,
+            ["aws_iam_role", "this"],
+            "tags",
+            "iam_role_tags",
+            "map(string)",
+            true,
+            "a",
+            json!({"Owner": "x"}),
+        );
+        let twice = thread(
+            &once,
+            ["aws_iam_role", "this"],
+            "tags",
+            "iam_role_tags",
+            "map(string)",
+            true,
+            "b",
+            json!({"Owner": "y"}),
+        );
+        let sized = thread(
+            &twice,
+            ["aws_lambda_function", "this"],
+            "memory_size",
+            "lambda_function_memory_size",
+            "number",
+            false,
+            "b",
+            json!(512),
+        );
+        // A new one-line-started argument joins the arguments before the first multi-line one.
+        assert_eq!(
+            sized["main.tf"],
+            "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n  tags = local.tags\n  lambda_function_memory_size = lookup({\n    b = 512\n  }, each.key, null)\n  iam_role_tags = lookup({\n    a = {\n      Owner = \"x\"\n    }\n    b = {\n      Owner = \"y\"\n    }\n  }, each.key, {})\n}\n"
+        );
+        let module = &sized["modules/fn/main.tf"];
+        assert!(
+            module.contains("  tags = merge(var.tags, var.iam_role_tags)\n"),
+            "{module}"
+        );
+        assert!(
+            module.contains("  memory_size = var.lambda_function_memory_size == null ? 128 : var.lambda_function_memory_size\n"),
+            "{module}"
+        );
+        // Each variable is declared once, with a neutral default.
+        assert_eq!(
+            module.matches("variable \"iam_role_tags\" {").count(),
+            1,
+            "{module}"
+        );
+        assert!(
+            module.contains("  type        = map(string)\n  default     = {}\n}"),
+            "{module}"
+        );
+        assert!(
+            module.contains("  type        = number\n  default     = null\n}"),
+            "{module}"
+        );
+        // Threading the same value again changes nothing.
+        let again = thread(
+            &sized,
+            ["aws_lambda_function", "this"],
+            "memory_size",
+            "lambda_function_memory_size",
+            "number",
+            false,
+            "b",
+            json!(512),
+        );
+        assert_eq!(again, sized);
+    }
+
+    #[test]
+    fn a_resource_is_switched_off_for_one_module_instance() {
+        let main = "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n}\n";
+        let module = "resource \"aws_iam_role_policy\" \"this\" {\n  name = \"x\"\n}\n";
+        let files = Files::from([
+            ("main.tf".to_owned(), main.to_owned()),
+            ("modules/fn/main.tf".to_owned(), module.to_owned()),
+        ]);
+        let input = json!({
+            "call": {"file": "main.tf", "block_type": "module", "labels": ["fn"]},
+            "resource": {"file": "modules/fn/main.tf", "block_type": "resource", "labels": ["aws_iam_role_policy", "this"]},
+            "input": "create_iam_role_policy",
+            "instance": "a",
+        });
+        let result = run_tool("switch_off_in_module_instance", &input.to_string(), &files)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            result.files["modules/fn/main.tf"],
+            "resource \"aws_iam_role_policy\" \"this\" {\n  count = var.create_iam_role_policy ? 1 : 0\n\n  name = \"x\"\n}\n\nvariable \"create_iam_role_policy\" {\n  description = \"Whether this instance of the module has aws_iam_role_policy.this; set per instance by the caller\"\n  type        = bool\n  default     = true\n}\n\nmoved {\n  from = aws_iam_role_policy.this\n  to   = aws_iam_role_policy.this[0]\n}\n"
+        );
+        assert_eq!(
+            result.files["main.tf"],
+            "module \"fn\" {\n  source   = \"./modules/fn\"\n  for_each = var.functions\n\n  name = each.key\n  create_iam_role_policy = lookup({\n    a = false\n  }, each.key, true)\n}\n"
+        );
+        // A second instance joins the lookup; the count and the variable stay as they are.
+        let mut next = files.clone();
+        next.extend(result.files);
+        let input = json!({
+            "call": {"file": "main.tf", "block_type": "module", "labels": ["fn"]},
+            "resource": {"file": "modules/fn/main.tf", "block_type": "resource", "labels": ["aws_iam_role_policy", "this"]},
+            "input": "create_iam_role_policy",
+            "instance": "b",
+        });
+        let again = run_tool("switch_off_in_module_instance", &input.to_string(), &next)
+            .unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(again.files.keys().collect::<Vec<_>>(), vec!["main.tf"]);
+        assert!(again.files["main.tf"].contains("    a = false\n    b = false\n"));
+    }
+
+    #[test]
+    fn collection_entries_are_removed_from_maps_and_sets() {
+        let remove = |file: &str, text: &str, container: serde_json::Value, key: &str| {
+            let input = json!({"file": file, "in": container, "path": [key]});
+            run("remove_collection_entry", input, file, text)
+        };
+        let tfvars = "queues = {\n  a = { timeout = 30 }\n  b = {\n    timeout = 60\n  }\n}\n";
+        let queues = json!({"kind": "tfvar", "name": "queues"});
+        assert_eq!(
+            remove("x.tfvars", tfvars, queues.clone(), "b")
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  a = { timeout = 30 }\n}\n")
+        );
+        assert_eq!(
+            remove("x.tfvars", tfvars, queues.clone(), "a")
+                .ok()
+                .as_deref(),
+            Some("queues = {\n  b = {\n    timeout = 60\n  }\n}\n")
+        );
+        // A missing key is refused rather than ignored.
+        assert!(remove("x.tfvars", tfvars, queues, "c").is_err());
+
+        let main = "resource \"aws_sns_topic\" \"t\" {\n  for_each = toset([\"x\", \"y\", \"z\"])\n  name     = each.key\n}\n";
+        let topics = json!({"kind": "for_each", "target": {"block_type": "resource", "labels": ["aws_sns_topic", "t"]}});
+        assert_eq!(
+            remove("main.tf", main, topics.clone(), "y").ok().as_deref(),
+            Some(main.replace("\"x\", \"y\", \"z\"", "\"x\", \"z\"").as_str())
+        );
+        assert_eq!(
+            remove("main.tf", main, topics, "z").ok().as_deref(),
+            Some(main.replace("\"x\", \"y\", \"z\"", "\"x\", \"y\"").as_str())
+        );
+
+        let list = "names = [\n  \"x\",\n  \"y\",\n]\n";
+        let names = json!({"kind": "tfvar", "name": "names"});
+        assert_eq!(
+            remove("x.tfvars", list, names, "x").ok().as_deref(),
+            Some("names = [\n  \"y\",\n]\n")
+        );
+    }
+
+    #[test]
+    fn update_block_drops_stale_attributes_and_keeps_unset_ones() {
+        let text = "resource \"aws_security_group\" \"g\" {\n  ingress {\n    from_port       = 80\n    to_port         = 80\n    protocol        = \"tcp\"\n    security_groups = [\"sg-1\"]\n    self            = false\n  }\n}\n";
+        let input = json!({
+            "target": {"block_type": "resource", "labels": ["aws_security_group", "g"]},
+            "block": "ingress",
+            "match": {"from_port": 80},
+            "attributes": {"from_port": 80, "to_port": 80, "protocol": "tcp", "cidr_blocks": ["10.0.0.0/8"]}
+        });
+        assert_eq!(
+            run("update_block", input, "main.tf", text).ok().as_deref(),
+            Some(
+                "resource \"aws_security_group\" \"g\" {\n  ingress {\n    from_port   = 80\n    to_port     = 80\n    protocol    = \"tcp\"\n    self        = false\n    cidr_blocks = [\"10.0.0.0/8\"]\n  }\n}\n"
+            )
+        );
+    }
+
+    #[test]
+    fn new_arguments_join_the_leading_run_except_in_variables() {
+        let main = "resource \"aws_sqs_queue\" \"q\" {\n  for_each = var.q\n\n  name = \"q\"\n\n  policy = jsonencode({\n    a = 1\n  })\n}\n";
+        let target = json!({"block_type": "resource", "labels": ["aws_sqs_queue", "q"]});
+        let input = json!({"target": target, "name": "delay_seconds", "value": 5});
+        assert_eq!(
+            run("set_attribute", input, "main.tf", main).ok().as_deref(),
+            Some(
+                "resource \"aws_sqs_queue\" \"q\" {\n  for_each = var.q\n\n  name          = \"q\"\n  delay_seconds = 5\n\n  policy = jsonencode({\n    a = 1\n  })\n}\n"
+            )
+        );
+        let vars = "variable \"q\" {\n  description = \"Queues.\"\n  type = map(object({\n    t = number\n  }))\n}\n";
+        let input = json!({"name": "q", "value": {}});
+        assert_eq!(
+            run("set_variable_default", input, "variables.tf", vars)
+                .ok()
+                .as_deref(),
+            Some(
+                "variable \"q\" {\n  description = \"Queues.\"\n  type = map(object({\n    t = number\n  }))\n  default = {}\n}\n"
+            )
+        );
+    }
+}

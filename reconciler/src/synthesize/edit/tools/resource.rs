@@ -1,0 +1,250 @@
+//! Whole-resource tools: `import_resource`, `remove_resource` and `ignore_changes`.
+
+use super::*;
+
+/// The input of `import_resource`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ImportResource {
+    /// The file to append the blocks to.
+    pub file: String,
+    /// The resource type, e.g. `aws_sqs_queue`.
+    pub resource_type: String,
+    /// The new resource's name.
+    pub name: String,
+    /// The import id of the cloud object.
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Ordered::is_empty")]
+    /// The resource's arguments, in the order to write them.
+    pub attributes: Ordered,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Its nested blocks.
+    pub blocks: Vec<NewBlock>,
+}
+
+pub(super) fn import_resource(
+    input: ImportResource,
+    ws: &mut Workspace,
+) -> Result<String, EditError> {
+    let ImportResource {
+        file,
+        resource_type,
+        name,
+        id,
+        attributes,
+        blocks,
+    } = input;
+    let tool = "import_resource";
+    check_identifier(tool, &resource_type)?;
+    check_identifier(tool, &name)?;
+    let labels = [resource_type.clone(), name.clone()];
+    let resource = NewBlock {
+        block: "resource".to_owned(),
+        labels: labels.to_vec(),
+        attributes,
+        blocks,
+    };
+    resource.check(tool)?;
+    let mut doc = ws.open(&file)?;
+    if !super::super::locate::top_blocks(&doc.parse()?, "resource", &labels).is_empty() {
+        let place = Place {
+            file,
+            address: header("resource", &labels),
+            path: String::new(),
+        };
+        return Err(impossible(&place, "the resource already exists".to_owned()));
+    }
+    let import = format!(
+        "import {{\n  to = {resource_type}.{name}\n  id = {}\n}}",
+        render::quoted(&id)
+    );
+    ops::append_blocks(&mut doc, &[render::block(&resource.text(), ""), import]);
+    ws.save(doc)?;
+    Ok(format!(
+        "added resource {resource_type}.{name} and its import block to {file}"
+    ))
+}
+
+/// The input of `remove_resource`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RemoveResource {
+    /// The resource or module block to remove.
+    pub target: Target,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    /// Whether Terraform forgets the object without destroying it (a `removed` block).
+    pub keep_in_state: bool,
+}
+
+pub(super) fn remove_resource(
+    input: RemoveResource,
+    ws: &mut Workspace,
+) -> Result<String, EditError> {
+    let RemoveResource {
+        target,
+        keep_in_state,
+    } = input;
+    let mut doc = ws.open_for(&target)?;
+    let (loc, place) = found(&doc, &target)?;
+    let address = match (
+        target.block_type.as_str(),
+        target.labels.as_slice(),
+        target.path.is_empty(),
+    ) {
+        ("resource", [kind, name], true) => format!("{kind}.{name}"),
+        ("module", [name], true) => format!("module.{name}"),
+        _ => {
+            return Err(impossible(
+                &place,
+                "only a top-level resource or module block can be removed".to_owned(),
+            ));
+        }
+    };
+    let span = span_of(&loc.block, &place)?;
+    if keep_in_state {
+        let removed = format!(
+            "removed {{\n  from = {address}\n\n  lifecycle {{\n    destroy = false\n  }}\n}}"
+        );
+        ops::replace_lines(&mut doc, &span, true, &removed);
+    } else {
+        ops::remove_structure(&mut doc, None, &span, true);
+    }
+    let dir = parent_dir(&doc.path).to_owned();
+    ws.save(doc)?;
+    let pointers = remove_pointers(ws, &dir, &address)?;
+    let kept = if keep_in_state {
+        " (kept in state by a removed block)"
+    } else {
+        ""
+    };
+    let dangling = match pointers {
+        0 => String::new(),
+        n => format!(" and {n} import or moved block(s) that pointed at it"),
+    };
+    Ok(format!("removed {address}{kept}{dangling}"))
+}
+
+/// The directory of a project-relative path (empty for the root).
+pub(super) fn parent_dir(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+/// Removes, from the `.tf` files of `dir`, the `import` and `moved` blocks whose `to` is
+/// `address` or one of its instances: they would dangle once the resource block is gone.
+pub(super) fn remove_pointers(
+    ws: &mut Workspace,
+    dir: &str,
+    address: &str,
+) -> Result<usize, EditError> {
+    let mut removed = 0;
+    let paths: Vec<String> = ws
+        .paths()
+        .filter(|p| p.ends_with(".tf") && parent_dir(p) == dir)
+        .map(str::to_owned)
+        .collect();
+    for path in paths {
+        let mut doc = ws.open(&path)?;
+        while let Some(span) = pointer_at(&doc, address)? {
+            ops::remove_structure(&mut doc, None, &span, true);
+            removed += 1;
+        }
+        ws.save(doc)?;
+    }
+    Ok(removed)
+}
+
+/// The span of the first `import` or `moved` block of a file whose `to` is `address` or one of
+/// its instances.
+pub(super) fn pointer_at(doc: &Doc, address: &str) -> Result<Option<Range<usize>>, EditError> {
+    let body = doc.parse()?;
+    let to_text = |block: &Block| -> Option<String> {
+        let to = block.body.get_attribute("to")?;
+        let span = to.value.span()?;
+        Some(
+            doc.text[span]
+                .chars()
+                .filter(|c| !c.is_whitespace())
+                .collect(),
+        )
+    };
+    let found = body
+        .blocks()
+        .filter(|b| b.has_ident("import") || b.has_ident("moved"))
+        .find(|b| {
+            to_text(b).is_some_and(|to| {
+                to == address || to.strip_prefix(address).is_some_and(|r| r.starts_with('['))
+            })
+        });
+    Ok(found.and_then(|b| b.span()))
+}
+
+/// The input of `ignore_changes`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct IgnoreChanges {
+    /// The resource block.
+    pub target: Target,
+    /// Attribute references to add, e.g. `tags["Owner"]`.
+    pub attributes: Vec<String>,
+}
+
+pub(super) fn ignore_changes(
+    input: IgnoreChanges,
+    ws: &mut Workspace,
+) -> Result<String, EditError> {
+    let IgnoreChanges { target, attributes } = input;
+    for reference in &attributes {
+        let parsed = hcl::edit::parser::parse_expr(reference);
+        if !matches!(
+            parsed,
+            Ok(Expression::Variable(_) | Expression::Traversal(_))
+        ) {
+            return Err(bad_input(
+                "ignore_changes",
+                format!("`{reference}` is not an attribute reference"),
+            ));
+        }
+    }
+    let mut doc = ws.open_for(&target)?;
+    let (loc, place) = found(&doc, &target)?;
+    let what = format!("ignore_changes of {}{}", place.address, place.path);
+    let lifecycle = Step {
+        block: "lifecycle".to_owned(),
+        labels: Vec::new(),
+        matches: Ordered::default(),
+    };
+    let list = format!("[{}]", attributes.join(", "));
+    if loc.block.body.get_blocks("lifecycle").next().is_none() {
+        let text = format!(
+            "lifecycle {{\n{0}  ignore_changes = {list}\n{0}}}",
+            loc.inner_indent()
+        );
+        ops::insert_block(&mut doc, &loc, "lifecycle", &text);
+        ws.save(doc)?;
+        return Ok(format!("added {what}"));
+    }
+    let inner = super::super::locate::located(
+        &doc.text,
+        pick(&loc, &doc.text, &lifecycle, &place)?,
+        &place,
+    )?;
+    let place = place.nested("lifecycle");
+    let did = match inner
+        .block
+        .body
+        .get_attribute("ignore_changes")
+        .map(|a| &a.value)
+    {
+        None => {
+            ops::insert_attribute(&mut doc, &inner, &format!("ignore_changes = {list}"));
+            true
+        }
+        Some(Expression::Variable(v)) if v.as_str() == "all" => false,
+        Some(Expression::Array(array)) => {
+            ops::append_to_list(&mut doc, array, &place, &attributes)?
+        }
+        Some(_) => return Err(not_literal(&place, "ignore_changes", "list")),
+    };
+    ws.save(doc)?;
+    Ok(changed(did, format!("extended {what}")))
+}
