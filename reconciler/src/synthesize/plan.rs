@@ -1,8 +1,8 @@
 //! The deterministic planner: turns the absorbed parts of each intent into edit-tool calls,
-//! through the same tool interface (`run_tool(name, json)`) a language-model agent uses.
+//! through the same typed tool calls ([`ToolCall`]) a language-model agent makes.
 //!
-//! Where an attribute's value comes from decides where it is edited ([`Place`]): a variable
-//! used once is edited at its default or tfvars entry, a module input at the call site, and a
+//! Where an attribute's value comes from decides where it is edited (`place::Place`, which
+//! maps each place to its call): a variable used once is edited at its default or tfvars entry, a module input at the call site, and a
 //! value shared with other resources, or computed by an expression, is overridden at the use
 //! site with a warning. Ids of resources Terraform manages are written as references
 //! (`vpc_id = aws_vpc.main.id`). Out-of-band creations become a resource block plus an
@@ -10,20 +10,20 @@
 //! `ignore_changes` entry.
 
 use super::edit::{
-    AddBlock, EntryStep, FilterForEach, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered,
-    RemoveBlock, RemoveCollectionEntry, RemoveResource, SetAttribute, SetCollectionEntry,
-    SetModuleArgument, SetTags, SetTfvar, SetVariableDefault, Step as EditStep, SwitchOff, TagMode,
-    Target, ThreadModuleInput, ToolCall, UpdateBlock, Value as EditValue,
+    AddBlock, FilterForEach, IgnoreChanges, ImportResource, NewBlock, Ordered, RemoveBlock,
+    RemoveCollectionEntry, RemoveResource, SetTags, Step as EditStep, SwitchOff, TagMode, Target,
+    ToolCall, UpdateBlock, Value as EditValue,
 };
 use super::place::{
-    NewInput, Place, Removal, new_input, place_of, removal_of, shared_by_instances,
+    Removal, Written, entry_path, new_input, place_of, removal_of, set_attribute,
+    shared_by_instances, thread_input,
 };
 use super::settled::InCode;
 use super::tags::{TagSite, block_target, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
-use crate::terraform::state::{PathStep, StateIndex};
+use crate::terraform::state::StateIndex;
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -232,135 +232,22 @@ impl<'a> Planner<'a> {
             return self.add_nested(delta, instance, &blocks, &name, value);
         }
         let place = place_of(self.project, instance, &blocks, &name);
-        let part = Part::Attribute(path.to_owned());
-        match place {
-            Place::UseSite { why } => Ok(step(
-                delta,
-                part,
-                set_attribute(
-                    target(instance, &blocks),
-                    &name,
-                    &self.refer(instance, &name, value),
-                    None,
-                ),
-                why,
-                true,
-                None,
-            )),
-            Place::Override { why, warning } => Ok(step(
-                delta,
-                part,
-                set_attribute(
-                    target(instance, &blocks),
-                    &name,
-                    &self.refer(instance, &name, value),
-                    None,
-                ),
-                why,
-                false,
-                Some(warning),
-            )),
-            Place::VariableDefault { file, name, why } => Ok(step(
-                delta,
-                part,
-                ToolCall::SetVariableDefault(SetVariableDefault {
-                    file: Some(file),
-                    name,
-                    value: EditValue::from_json(value),
-                }),
-                why,
-                true,
-                None,
-            )),
-            Place::Tfvar { file, name, why } => Ok(step(
-                delta,
-                part,
-                ToolCall::SetTfvar(SetTfvar {
-                    file,
-                    name,
-                    value: EditValue::from_json(value),
-                }),
-                why,
-                true,
-                None,
-            )),
-            Place::ModuleArgument {
-                file,
-                module,
-                argument,
-                why,
-            } => Ok(step(
-                delta,
-                part,
-                ToolCall::SetModuleArgument(SetModuleArgument {
-                    file: Some(file),
-                    module,
-                    name: argument,
-                    value: EditValue::from_json(value),
-                }),
-                why,
-                true,
-                None,
-            )),
-            Place::CollectionEntry {
-                file,
-                container,
-                path,
-                why,
-            } => Ok(step(
-                delta,
-                part,
-                ToolCall::SetCollectionEntry(SetCollectionEntry {
-                    file,
-                    container,
-                    path: entry_path(&path),
-                    value: EditValue::from_json(value),
-                }),
-                why,
-                true,
-                None,
-            )),
-            Place::PerInstance {
-                call,
-                key,
-                why,
-                warning,
-            } => {
-                let (target, name, value) = match call {
-                    Some(c) => (
-                        block_target(&c.file, "module", &[&c.module]),
-                        c.argument,
-                        value.clone(),
-                    ),
-                    None => (
-                        target(instance, &blocks),
-                        name.clone(),
-                        self.refer(instance, &name, value),
-                    ),
-                };
-                let at_source = warning.is_none();
-                Ok(step(
-                    delta,
-                    part,
-                    set_attribute(target, &name, &value, Some(key_json(&key))),
-                    why,
-                    at_source,
-                    warning,
-                ))
-            }
-            Place::NewModuleInput { input, why } => {
-                let ty = attribute.map_or_else(|| "any".to_owned(), |a| a.ty.to_string());
-                Ok(step(
-                    delta,
-                    part,
-                    ToolCall::ThreadModuleInput(thread_input(&input, &name, &ty, false, value)),
-                    why,
-                    true,
-                    None,
-                ))
-            }
-            Place::Refuse { reason } => Err(reason),
-        }
+        let ty = attribute.map_or_else(|| "any".to_owned(), |a| a.ty.to_string());
+        let edit = place.edit(Written {
+            target: target(instance, &blocks),
+            name: &name,
+            value,
+            referred: &self.refer(instance, &name, value),
+            ty: &ty,
+        })?;
+        Ok(step(
+            delta,
+            Part::Attribute(path.to_owned()),
+            edit.call,
+            edit.why,
+            edit.at_source,
+            edit.warning,
+        ))
     }
 
     /// Adds a nested block the configuration does not have yet, holding the attribute; an
@@ -898,17 +785,6 @@ fn type_stem(attribute: &str) -> &str {
         .unwrap_or(attribute)
 }
 
-/// A path as the edit tools take it: keys as strings, positions as numbers.
-/// A state path as the steps of a collection entry.
-fn entry_path(path: &[PathStep]) -> Vec<EntryStep> {
-    path.iter()
-        .map(|step| match step {
-            PathStep::Key(k) => EntryStep::Key(k.clone()),
-            PathStep::Index(i) => EntryStep::Index(usize::try_from(*i).unwrap_or(usize::MAX)),
-        })
-        .collect()
-}
-
 /// A set's new elements with those it had before first, in their old order, so an edit of a
 /// set written as a list only appends (sets have no order; the code's order is the author's).
 fn in_old_order(before: Option<&Value>, after: &Value) -> Value {
@@ -959,27 +835,6 @@ fn local_address<'s>(address: &'s str, module: Option<&str>) -> Option<&'s str> 
         None => address,
     };
     (!rest.starts_with("module.") && !rest.starts_with("data.")).then_some(rest)
-}
-
-/// The `thread_module_input` tool's input for `input`.
-fn thread_input(
-    input: &NewInput,
-    attribute: &str,
-    ty: &str,
-    merge: bool,
-    value: &Value,
-) -> ThreadModuleInput {
-    ThreadModuleInput {
-        call: input.call.clone(),
-        resource: input.resource.clone(),
-        attribute: attribute.to_owned(),
-        input: input.input.clone(),
-        ty: ty.to_owned(),
-        merge,
-        variables_file: input.variables_file.clone(),
-        instance: key_json(&input.key),
-        value: EditValue::from_json(value),
-    }
 }
 
 fn step(
@@ -1081,21 +936,6 @@ fn target(instance: &ResourceInstance, blocks: &[&str]) -> Target {
         })
         .collect();
     target
-}
-
-/// A `set_attribute` call.
-fn set_attribute(
-    target: Target,
-    name: &str,
-    value: &Value,
-    instance: Option<Instance>,
-) -> ToolCall {
-    ToolCall::SetAttribute(SetAttribute {
-        target,
-        name: name.to_owned(),
-        value: EditValue::from_json(value),
-        instance,
-    })
 }
 
 /// A block to write.
