@@ -27,6 +27,9 @@ pub enum AttrType {
     Object(BTreeMap<String, AttrType>),
     /// `tuple([...])`: a fixed sequence of types.
     Tuple(Vec<AttrType>),
+    /// An object field a value may leave out, with the default Terraform fills in:
+    /// `optional(T, default)` in a variable's type constraint (cty's optional attributes).
+    Optional(Box<AttrType>, Option<Value>),
 }
 
 impl AttrType {
@@ -68,20 +71,29 @@ fn compound(parts: &[Value]) -> Result<AttrType, String> {
         "set" => Ok(AttrType::Set(boxed()?)),
         "map" => Ok(AttrType::Map(boxed()?)),
         // A third element lists optional fields (type constraints); providers do not use it.
-        "object" => object(arg),
+        "object" => object(arg, parts.get(2)),
         "tuple" => tuple(arg),
         other => Err(format!("unknown compound type {other:?}")),
     }
 }
 
-fn object(fields: &Value) -> Result<AttrType, String> {
+fn object(fields: &Value, optional: Option<&Value>) -> Result<AttrType, String> {
     let Value::Object(fields) = fields else {
         return Err("an object type's fields are a JSON object".to_owned());
     };
+    let optional: Vec<&str> = optional
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
     fields
         .iter()
         .map(|(name, ty)| {
             let ty = AttrType::from_json(ty).map_err(|e| format!("field {name:?}: {e}"))?;
+            let ty = if optional.contains(&name.as_str()) {
+                AttrType::Optional(Box::new(ty), None)
+            } else {
+                ty
+            };
             Ok((name.clone(), ty))
         })
         .collect::<Result<_, String>>()
@@ -126,6 +138,8 @@ impl fmt::Display for AttrType {
                 }
                 f.write_str("])")
             }
+            Self::Optional(inner, None) => write!(f, "optional({inner})"),
+            Self::Optional(inner, Some(default)) => write!(f, "optional({inner}, {default})"),
         }
     }
 }
@@ -163,7 +177,7 @@ mod tests {
             "tuple([string, bool])"
         );
         let with_optional = parse(json!(["object", {"a": "string"}, ["a"]]));
-        assert_eq!(with_optional.to_string(), "object({a = string})");
+        assert_eq!(with_optional.to_string(), "object({a = optional(string)})");
     }
 
     #[test]

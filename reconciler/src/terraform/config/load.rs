@@ -10,13 +10,14 @@ use hcl::edit::structure::Body;
 use super::expand::{Key, Place, body_value, eval, keys};
 use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
 use super::refs::references;
-use super::types::{Type, convert, parse_type};
+use super::types::{convert, parse_type};
 use super::vars::{Assigned, root_assignments};
 use super::{
     ConfigError, Diagnostic, LoadOptions, Project, ResourceInstance, VariableSource, line_of,
 };
 use crate::terraform::functions::{EvalScope, Value, evaluate};
 use crate::terraform::state::{IndexKey, Mode, State, instance_address};
+use knowledge::schema::AttrType;
 
 /// One instance of a module: the root, or one per call (and per key of its `count` or
 /// `for_each`).
@@ -122,11 +123,11 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
     })
 }
 
-fn variable_type(decl: &BlockDecl) -> Type {
+fn variable_type(decl: &BlockDecl) -> AttrType {
     decl.block
         .body
         .get_attribute("type")
-        .map_or(Type::Any, |attr| {
+        .map_or(AttrType::Dynamic, |attr| {
             parse_type(&hcl::Expression::from(attr.value.clone()))
         })
 }

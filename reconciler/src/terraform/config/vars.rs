@@ -8,9 +8,10 @@ use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 
 use super::files::{parse, read_text};
-use super::types::Type;
+use super::types::is_primitive;
 use super::{ConfigError, Diagnostic, LoadOptions, VariableSource, line_of};
 use crate::terraform::functions::{EvalScope, Value, evaluate};
+use knowledge::schema::AttrType;
 
 /// A value assigned to a root variable outside its declaration.
 #[derive(Debug, Clone)]
@@ -36,7 +37,7 @@ enum Kind {
 pub(super) fn root_assignments(
     root: &Path,
     options: &LoadOptions,
-    types: &BTreeMap<String, Type>,
+    types: &BTreeMap<String, AttrType>,
     files: &mut BTreeMap<String, String>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<BTreeMap<String, Assigned>, ConfigError> {
@@ -200,14 +201,14 @@ fn json_file(name: &str, text: &str, kind: Kind) -> Result<Vec<(String, Assigned
 /// (or undeclared type) and read as an HCL expression otherwise, as Terraform does.
 fn cli_var(
     text: &str,
-    types: &BTreeMap<String, Type>,
+    types: &BTreeMap<String, AttrType>,
     root: &Path,
 ) -> Result<(String, Assigned), ConfigError> {
     let (name, raw) = text.split_once('=').ok_or_else(|| ConfigError::CliVar {
         text: text.to_string(),
     })?;
     let name = name.trim().to_string();
-    let literal = types.get(&name).is_none_or(Type::is_primitive);
+    let literal = types.get(&name).is_none_or(is_primitive);
     let value = if literal {
         Value::String(raw.to_string())
     } else {
