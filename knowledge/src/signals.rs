@@ -164,8 +164,13 @@ impl SignalSet {
             invalid(format!("line {line}: {}", e.message().trim()))
         })?;
         for signal in &parsed.signal {
-            check(signal)
-                .map_err(|m| invalid(format!("{} {:?}: {m}", signal.event_source, signal.apis)))?;
+            check(signal).map_err(|m| {
+                invalid(format!(
+                    "{} {}: {m}",
+                    signal.event_source,
+                    signal.apis.join(", ")
+                ))
+            })?;
         }
         Ok(SignalSet {
             signals: parsed.signal,

@@ -114,3 +114,26 @@ fn the_import_scan_sees_paths_and_skips_comments_and_tests() {
     let text = "use crate::intents::Delta;\n// crate::report\nfn f() { crate::text::value(&v); }\n#[cfg(test)]\nmod tests { use crate::run; }";
     assert_eq!(imports(text), ["intents", "text"]);
 }
+
+#[test]
+fn no_user_text_is_rust_debug_output() {
+    // `{:?}` and `{x:?}` print Rust's debug form; user-facing text names values in plain
+    // words. Logs (`tracing` fields) and tests may use it.
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut found = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("readable");
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (n, line) in code.lines().enumerate() {
+            let debug = line.contains(":?}") || line.contains("{:#?}");
+            let logged = ["debug!", "trace!", "info!", "warn!", "error!"]
+                .iter()
+                .any(|m| line.contains(m));
+            if debug && !logged && !line.trim_start().starts_with("//") {
+                found.push(format!("{}:{}: {}", file.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "debug formatting in user text:\n{}", found.join("\n"));
+}

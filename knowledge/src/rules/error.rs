@@ -46,7 +46,7 @@ pub enum RuleError {
         other: String,
     },
     /// The record lacks a value the rule needs to identify the resource.
-    #[error("rule {rule}: no identity at {payload} path {path:?}")]
+    #[error("rule {rule}: no identity at {payload} path \"{path}\"")]
     MissingIdentity {
         /// The rule's id.
         rule: String,

@@ -238,7 +238,7 @@ impl Reader<'_> {
     fn identity_part(&self, part: &ValueSource) -> Result<Vec<String>, RuleError> {
         let missing = || RuleError::MissingIdentity {
             rule: self.rule.id(),
-            payload: format!("{:?}", part.from).to_lowercase(),
+            payload: part.from.to_string(),
             path: part.path.as_slice().join(" | "),
         };
         let root = self.payload(part.from);

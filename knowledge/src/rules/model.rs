@@ -176,6 +176,15 @@ pub enum Payload {
     Response,
 }
 
+impl std::fmt::Display for Payload {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Payload::Request => "request",
+            Payload::Response => "response",
+        })
+    }
+}
+
 /// One path, or alternatives tried in order (the first that finds a value wins).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(untagged)]

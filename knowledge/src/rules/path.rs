@@ -35,13 +35,14 @@ impl JsonPath {
             return Ok(Self { steps });
         }
         for segment in segments(text) {
-            let (key, last) = split_segment(segment).map_err(|m| format!("path {text:?}: {m}"))?;
+            let (key, last) =
+                split_segment(segment).map_err(|m| format!("path \"{text}\": {m}"))?;
             if key.is_empty() && !(last.is_some() && steps.is_empty()) {
-                return Err(format!("path {text:?} has an empty segment"));
+                return Err(format!("path \"{text}\" has an empty segment"));
             }
             if key.contains('[') || key.contains(']') {
                 return Err(format!(
-                    "path {text:?}: `[]` or `[Field=value]` may only end a segment"
+                    "path \"{text}\": `[]` or `[Field=value]` may only end a segment"
                 ));
             }
             if !key.is_empty() {

@@ -205,7 +205,7 @@ fn enabled_bool(value: &Value) -> Result<Value, String> {
             "enabled" | "enable" | "on" | "true" => Ok(Value::Bool(true)),
             "disabled" | "disable" | "suspended" | "off" | "false" => Ok(Value::Bool(false)),
             _ => Err(format!(
-                "expected Enabled or Disabled/Suspended, found {s:?}"
+                "expected Enabled or Disabled/Suspended, found \"{s}\""
             )),
         },
         other => Err(format!("expected a status word, found {other}")),

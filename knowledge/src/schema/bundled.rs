@@ -62,7 +62,7 @@ pub(super) fn parse(text: &str, source_name: &str) -> Result<ProviderSchema, Sch
         .map_err(|e| SchemaError::json(source_name, e))?;
     let root = Place::root(source_name, "resources");
     if bundle.format != FORMAT {
-        let message = format!("format {:?} is not {FORMAT:?}", bundle.format);
+        let message = format!("format \"{}\" is not \"{FORMAT}\"", bundle.format);
         return Err(Place::root(source_name, "format").invalid(message));
     }
     let resources = bundle
@@ -123,7 +123,7 @@ fn attribute(
     place: &Place<'_>,
 ) -> Result<Attribute, SchemaError> {
     let (presence, sensitive, write_only) =
-        parse_flags(&flags).ok_or_else(|| place.invalid(format!("unknown flags {flags:?}")))?;
+        parse_flags(&flags).ok_or_else(|| place.invalid(format!("unknown flags \"{flags}\"")))?;
     let mut attribute = match ty {
         CompactType::Cty(ty) => Attribute::from_type(place.cty(&ty)?, presence),
         CompactType::Nested(nested) => {

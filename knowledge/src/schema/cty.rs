@@ -57,7 +57,7 @@ fn primitive(name: &str) -> Result<AttrType, String> {
         "number" => Ok(AttrType::Number),
         "bool" => Ok(AttrType::Bool),
         "dynamic" => Ok(AttrType::Dynamic),
-        other => Err(format!("unknown primitive type {other:?}")),
+        other => Err(format!("unknown primitive type \"{other}\"")),
     }
 }
 
@@ -73,7 +73,7 @@ fn compound(parts: &[Value]) -> Result<AttrType, String> {
         // A third element lists optional fields (type constraints); providers do not use it.
         "object" => object(arg, parts.get(2)),
         "tuple" => tuple(arg),
-        other => Err(format!("unknown compound type {other:?}")),
+        other => Err(format!("unknown compound type \"{other}\"")),
     }
 }
 
@@ -88,7 +88,7 @@ fn object(fields: &Value, optional: Option<&Value>) -> Result<AttrType, String> 
     fields
         .iter()
         .map(|(name, ty)| {
-            let ty = AttrType::from_json(ty).map_err(|e| format!("field {name:?}: {e}"))?;
+            let ty = AttrType::from_json(ty).map_err(|e| format!("field \"{name}\": {e}"))?;
             let ty = if optional.contains(&name.as_str()) {
                 AttrType::Optional(Box::new(ty), None)
             } else {

@@ -26,7 +26,7 @@ pub enum SchemaError {
         message: String,
     },
     /// The document's `format_version` has a major version other than 1.
-    #[error("{source_name}: format_version {version:?} is not supported (only 1.x is)")]
+    #[error("{source_name}: format_version \"{version}\" is not supported (only 1.x is)")]
     FormatVersion {
         /// The file (or a description of the stream) being read.
         source_name: String,

@@ -149,7 +149,7 @@ impl<'a> Place<'a> {
     fn nesting(&self, name: &str) -> Result<NestingMode, SchemaError> {
         NestingMode::parse(name).ok_or_else(|| {
             self.child("nesting_mode")
-                .invalid(format!("unknown nesting mode {name:?}"))
+                .invalid(format!("unknown nesting mode \"{name}\""))
         })
     }
 

@@ -91,7 +91,7 @@ pub(super) fn parse<R: Read>(reader: R, source_name: &str) -> Result<ProviderSch
     let (provider, entry) = aws_entry(document.provider_schemas, source_name)?;
     let place = Place::root(
         source_name,
-        &format!("provider_schemas[{provider:?}].resource_schemas"),
+        &format!("provider_schemas[\"{provider}\"].resource_schemas"),
     );
     let resources = entry
         .resource_schemas

@@ -200,7 +200,7 @@ impl Store {
                 file: self.file.clone(),
                 entry: "document".into(),
                 message: format!(
-                    "format {:?} version {} is not {FORMAT:?} version {VERSION}",
+                    "format \"{}\" version {} is not \"{FORMAT}\" version {VERSION}",
                     document.format, document.version
                 ),
             });

@@ -580,7 +580,7 @@ impl Store {
                 |(id, outcome, [signature, workspace, intents, patch, detail], created_at)| {
                     let outcome = Outcome::parse(&outcome).ok_or_else(|| {
                         self.invalid(format!(
-                            "reconciliation {id}: bad stored outcome {outcome:?}"
+                            "reconciliation {id}: bad stored outcome \"{outcome}\""
                         ))
                     })?;
                     Ok(Reconciliation {

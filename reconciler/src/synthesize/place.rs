@@ -301,7 +301,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
         file: file.to_owned(),
         container,
         path: vec![PathStep::Key(key.clone())],
-        why: format!("{key:?} is removed from {what}, which only {block} iterates"),
+        why: format!("\"{key}\" is removed from {what}, which only {block} iterates"),
     };
     let alone = |root: &str, name: &str| -> Result<(), String> {
         let blocks = project.blocks_iterating(instance.module.as_deref(), root, name);
@@ -309,7 +309,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
         match others.as_slice() {
             [] => Ok(()),
             _ => Err(format!(
-                "{}: {root}.{name} also drives {}; removing key {key:?} from it would delete their instances as well",
+                "{}: {root}.{name} also drives {}; removing key \"{key}\" from it would delete their instances as well",
                 instance.address,
                 others
                     .iter()
@@ -389,7 +389,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
         )),
         Provenance::Local { name, inner, .. } => refuse(match *inner {
             Provenance::Expression { reason, .. } => format!(
-                "{}: its for_each is local.{name}, computed by an expression ({reason}), so no literal entry {key:?} can be removed",
+                "{}: its for_each is local.{name}, computed by an expression ({reason}), so no literal entry \"{key}\" can be removed",
                 instance.address
             ),
             _ => format!(
@@ -402,15 +402,15 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
             instance.address
         )),
         Provenance::ModuleInput { call, argument, .. } => refuse(format!(
-            "{}: its for_each comes from argument {argument} of {call}; removing key {key:?} there is not done yet",
+            "{}: its for_each comes from argument {argument} of {call}; removing key \"{key}\" there is not done yet",
             instance.address
         )),
         Provenance::Expression { reason, .. } => refuse(format!(
-            "{}: its for_each is computed ({reason}), so no literal entry {key:?} can be removed",
+            "{}: its for_each is computed ({reason}), so no literal entry \"{key}\" can be removed",
             instance.address
         )),
         Provenance::Absent { .. } => refuse(format!(
-            "{}: no literal entry {key:?} found in its for_each",
+            "{}: no literal entry \"{key}\" found in its for_each",
             instance.address
         )),
     }
@@ -732,7 +732,7 @@ fn from(
             ),
             _ if in_several_module_instances(instance) => Place::Refuse {
                 reason: format!(
-                    "the value comes from entry {key:?} of a collection written in a module that has several instances ({}); editing it would change them all",
+                    "the value comes from entry \"{key}\" of a collection written in a module that has several instances ({}); editing it would change them all",
                     instance.module.as_deref().unwrap_or_default()
                 ),
             },
@@ -882,7 +882,7 @@ fn module_input(
             (_, Collection::InPlace { .. } | Collection::Local { .. }) if caller_shared => {
                 Place::Refuse {
                     reason: format!(
-                        "the value comes from entry {key:?} of the for_each of module {module}, written in a module that has several instances"
+                        "the value comes from entry \"{key}\" of the for_each of module {module}, written in a module that has several instances"
                     ),
                 }
             }
@@ -936,7 +936,7 @@ fn for_each_entry(
         file: file.to_owned(),
         container,
         path: path.to_vec(),
-        why: format!("the value is entry {key:?} of {what}; edited at that entry"),
+        why: format!("the value is entry \"{key}\" of {what}; edited at that entry"),
     };
     match collection {
         Collection::InPlace { iterator }
@@ -952,7 +952,7 @@ fn for_each_entry(
         }
         Collection::InPlace { iterator } => Place::Refuse {
             reason: format!(
-                "the value comes from entry {key:?} of the collection `{iterator}` iterates in {file}; only a block's own for_each map is edited"
+                "the value comes from entry \"{key}\" of the collection `{iterator}` iterates in {file}; only a block's own for_each map is edited"
             ),
         },
         Collection::Variable { name, source, .. } => {
@@ -990,7 +990,7 @@ fn entry_field_shared(
     let reads = project.each_field_reads(&instance.address, call, field)?;
     (reads > 1).then(|| {
         format!(
-            "each.value.{field} of entry {key:?} feeds {reads} arguments of the block iterating it; editing the entry would change them all"
+            "each.value.{field} of entry \"{key}\" feeds {reads} arguments of the block iterating it; editing the entry would change them all"
         )
     })
 }

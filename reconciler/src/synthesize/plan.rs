@@ -191,9 +191,15 @@ impl<'a> Planner<'a> {
             (Lifecycle::Deleted, _) => vec![self.delete(delta)],
             (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
             (Lifecycle::Managed, Part::Block { index, .. }) => vec![self.block(delta, *index)],
-            (lifecycle, _) => vec![Err(format!(
-                "nothing to write for a {lifecycle:?} resource"
-            ))],
+            (Lifecycle::Unmanaged, _) => vec![Err(
+                "nothing to write: the resource is not managed by this project".to_owned(),
+            )],
+            (Lifecycle::Transient, _) => vec![Err(
+                "nothing to write: the resource was created and deleted again".to_owned(),
+            )],
+            (Lifecycle::Managed, Part::Resource | Part::Tags) => vec![Err(
+                "nothing to write for this part of a managed resource".to_owned(),
+            )],
         }
     }
 

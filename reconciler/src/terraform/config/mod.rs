@@ -114,7 +114,7 @@ pub enum ConfigError {
         names: Vec<String>,
     },
     /// A `-var` argument without `=`.
-    #[error("-var {text:?}: expected NAME=VALUE")]
+    #[error("-var \"{text}\": expected NAME=VALUE")]
     CliVar {
         /// The argument.
         text: String,

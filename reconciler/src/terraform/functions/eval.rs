@@ -57,7 +57,7 @@ impl Evaluator<'_> {
             Expression::Conditional(conditional) => self.conditional(conditional),
             Expression::Operation(operation) => self.operation(operation),
             Expression::ForExpr(for_expr) => self.for_expr(for_expr),
-            other => Err(EvalError::Unsupported(format!("{other:?}"))),
+            other => Err(EvalError::Unsupported(format!("\"{other}\""))),
         }
     }
 
@@ -73,7 +73,7 @@ impl Evaluator<'_> {
                         found: key.type_name(),
                     })?,
                 },
-                other => return Err(EvalError::Unsupported(format!("object key {other:?}"))),
+                other => return Err(EvalError::Unsupported(format!("object key \"{other}\""))),
             };
             map.insert(key, self.eval(value)?);
         }
@@ -658,7 +658,7 @@ fn arithmetic(operator: BinaryOperator, a: f64, b: f64) -> Result<Value, EvalErr
         }
         Op::Div => Value::Number(a / b),
         Op::Mod => Value::Number(a % b),
-        other => return Err(EvalError::Unsupported(format!("operator {other:?}"))),
+        other => return Err(EvalError::Unsupported(format!("operator \"{other}\""))),
     };
     Ok(value)
 }

@@ -26,7 +26,7 @@ struct Prefix {
 
 impl Prefix {
     fn parse(call: &Call, text: &str) -> Result<Prefix, EvalError> {
-        let invalid = || call.error(format!("invalid CIDR address {text:?}"));
+        let invalid = || call.error(format!("invalid CIDR address \"{text}\""));
         let (address, len) = text.split_once('/').ok_or_else(invalid)?;
         let (address, bits) = match address.parse::<IpAddr>().map_err(|_| invalid())? {
             IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),

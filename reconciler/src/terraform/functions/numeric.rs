@@ -75,6 +75,6 @@ fn parseint(call: &Call) -> Result<Value, EvalError> {
         .filter(|base| (2..=36).contains(base))
         .ok_or_else(|| call.error("the base must be between 2 and 36"))?;
     let parsed = i64::from_str_radix(&text, base)
-        .map_err(|_| call.error(format!("cannot parse {text:?} as a base {base} integer")))?;
+        .map_err(|_| call.error(format!("cannot parse \"{text}\" as a base {base} integer")))?;
     Ok(Value::Number(parsed as f64))
 }
