@@ -208,7 +208,7 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
         changes.insert(path, project.files().get(path).cloned(), Some(text.clone()))?;
     }
     let diff = changes.diff(Colour::Plain);
-    let (validations, skipped) = validate(&input, &decided, &plan, &changed)?;
+    let (validations, skipped) = validate(&input, &decided, &plan, project.files(), &changed)?;
     let status = status(
         &decided,
         &plan,
@@ -253,7 +253,7 @@ fn repair(
     plan: &mut Plan,
     changed: &mut BTreeMap<String, String>,
 ) -> Result<usize, ReconcileError> {
-    let mut current = plan_check(input, decided, plan, changed)?;
+    let mut current = plan_check(input, decided, plan, original, changed)?;
     let mut rounds = 0;
     while !current.collateral.is_empty() && rounds < REPAIR_ROUNDS {
         let culprits = culprits(input, decided, original, plan, &current);
@@ -277,7 +277,7 @@ fn repair(
         }
         let files = apply_steps(original, plan);
         *changed = changed_files(original, files);
-        current = plan_check(input, decided, plan, changed)?;
+        current = plan_check(input, decided, plan, original, changed)?;
     }
     Ok(rounds)
 }
@@ -301,7 +301,7 @@ fn culprits(
             let files = apply_steps(original, &mut trial);
             let changed = changed_files(original, files);
             // A trial that no longer loads (a reference to what the step created) spares nothing.
-            let after = addresses(&plan_check(input, decided, &trial, &changed).ok()?);
+            let after = addresses(&plan_check(input, decided, &trial, original, &changed).ok()?);
             let spared: Vec<String> = before
                 .iter()
                 .filter(|a| !after.contains(a))
@@ -348,6 +348,7 @@ fn with_check<R>(
     input: &Input,
     decided: &[Decided],
     plan: &Plan,
+    original: &BTreeMap<String, String>,
     changed: &BTreeMap<String, String>,
     run: impl FnOnce(&Check) -> Result<R, ReconcileError>,
 ) -> Result<R, ReconcileError> {
@@ -383,8 +384,10 @@ fn with_check<R>(
             }
         }
     }
+    let outside = outside_the_root(original.keys(), &input.var_files);
     let check = Check {
         root: input.project,
+        outside: &outside,
         changed,
         var_files: &input.var_files,
         state: &input.state,
@@ -395,14 +398,37 @@ fn with_check<R>(
     run(&check)
 }
 
+/// What the configuration reads outside its root directory (local modules through `../`, var
+/// files), as root-relative paths: module directories whole, var files alone.
+fn outside_the_root<'a>(
+    files: impl Iterator<Item = &'a String>,
+    var_files: &[PathBuf],
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for file in files.filter(|f| f.starts_with("../")) {
+        let dir = file.rsplit_once('/').map_or("", |(d, _)| d);
+        if !out.iter().any(|o| o == dir) {
+            out.push(dir.to_owned());
+        }
+    }
+    for var_file in var_files {
+        let text = var_file.to_string_lossy().replace('\\', "/");
+        if text.starts_with("../") && !out.contains(&text) {
+            out.push(text);
+        }
+    }
+    out
+}
+
 /// The built-in plan check alone, as the repair loop runs it.
 fn plan_check(
     input: &Input,
     decided: &[Decided],
     plan: &Plan,
+    original: &BTreeMap<String, String>,
     changed: &BTreeMap<String, String>,
 ) -> Result<Validation, ReconcileError> {
-    with_check(input, decided, plan, changed, |check| {
+    with_check(input, decided, plan, original, changed, |check| {
         Ok(PlanCheck.validate(check)?)
     })
 }
@@ -415,9 +441,10 @@ fn validate(
     input: &Input,
     decided: &[Decided],
     plan: &Plan,
+    original: &BTreeMap<String, String>,
     changed: &BTreeMap<String, String>,
 ) -> Result<Verdicts, ReconcileError> {
-    with_check(input, decided, plan, changed, |check| {
+    with_check(input, decided, plan, original, changed, |check| {
         let mut validations = vec![PlanCheck.validate(check)?];
         let mut skipped = Vec::new();
         for validator in &input.validators {

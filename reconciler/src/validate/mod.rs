@@ -27,6 +27,9 @@ use std::path::{Path, PathBuf};
 pub struct Check<'a> {
     /// The project's root directory, unpatched.
     pub root: &'a Path,
+    /// What the configuration reads outside the root, root-relative (`../../modules/vpc`,
+    /// `../common.tfvars`): copied beside the root in the scratch area, layout kept.
+    pub outside: &'a [String],
     /// The patched text of every changed file, by path relative to the root.
     pub changed: &'a BTreeMap<String, String>,
     /// `-var-file` arguments.
@@ -104,23 +107,65 @@ pub trait Validator {
     fn validate(&self, check: &Check) -> Result<Validation, ValidateError>;
 }
 
+/// A scratch copy of a project: its directory, and the root inside it.
+pub struct Scratch {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl Scratch {
+    /// The copied root module directory.
+    pub fn path(&self) -> &Path {
+        &self.root
+    }
+}
+
 /// Copies the project to a scratch directory and writes the patched files into it; provider
-/// plugins are left out, `.terraform/modules` and the lock file are kept.
-pub fn scratch_copy(check: &Check) -> Result<tempfile::TempDir, ValidateError> {
+/// plugins are left out, `.terraform/modules` and the lock file are kept. What the
+/// configuration reads outside the root (`check.outside`) is copied at the same place
+/// relative to the root, so `../` paths resolve inside the scratch area and nowhere else.
+pub fn scratch_copy(check: &Check) -> Result<Scratch, ValidateError> {
     let fail = |source| ValidateError::Scratch {
         root: check.root.to_owned(),
         source,
     };
     let dir = tempfile::tempdir().map_err(fail)?;
-    copy_project(check.root, dir.path()).map_err(fail)?;
+    let depth = check.outside.iter().map(|p| parents(p)).max().unwrap_or(0);
+    let root = dir.path().join(tail(check.root, depth).map_err(fail)?);
+    copy_project(check.root, &root).map_err(fail)?;
+    for path in check.outside {
+        let (from, to) = (check.root.join(path), root.join(path));
+        if from.is_dir() {
+            copy_project(&from, &to).map_err(fail)?;
+        } else if from.is_file() {
+            if let Some(parent) = to.parent() {
+                std::fs::create_dir_all(parent).map_err(fail)?;
+            }
+            std::fs::copy(&from, &to).map_err(fail)?;
+        }
+    }
     for (path, text) in check.changed {
-        let target = dir.path().join(path);
+        let target = root.join(path);
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;
         }
         std::fs::write(&target, text).map_err(fail)?;
     }
-    Ok(dir)
+    Ok(Scratch { _dir: dir, root })
+}
+
+/// How many leading `..` a root-relative path has.
+fn parents(path: &str) -> usize {
+    path.split('/').take_while(|part| *part == "..").count()
+}
+
+/// The last `depth` components of the root's absolute path (`examples/complete` for depth 2),
+/// where it sits below the directory its `../` paths reach; empty for depth 0.
+fn tail(root: &Path, depth: usize) -> std::io::Result<PathBuf> {
+    let absolute = root.canonicalize()?;
+    let parts: Vec<_> = absolute.components().collect();
+    let keep = depth.min(parts.len().saturating_sub(1));
+    Ok(parts[parts.len() - keep..].iter().collect())
 }
 
 /// Copies a project directory tree into `to` (created when missing), leaving out `.git` and

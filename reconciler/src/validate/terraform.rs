@@ -641,6 +641,7 @@ mod tests {
         let excused = vec![("aws_security_group.web".to_owned(), "ingress".to_owned())];
         let changed = BTreeMap::new();
         let check = Check {
+            outside: &[],
             root: Path::new("/nonexistent"),
             changed: &changed,
             var_files: &[],
