@@ -135,5 +135,9 @@ fn no_user_text_is_rust_debug_output() {
             }
         }
     }
-    assert!(found.is_empty(), "debug formatting in user text:\n{}", found.join("\n"));
+    assert!(
+        found.is_empty(),
+        "debug formatting in user text:\n{}",
+        found.join("\n")
+    );
 }

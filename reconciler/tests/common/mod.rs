@@ -18,15 +18,28 @@ pub fn repo() -> PathBuf {
 /// fresh clone with nothing beside it still passes. Under `CI=true`, where they are always
 /// present, their absence fails the test.
 pub fn samples() -> Option<PathBuf> {
-    let dir = std::env::var_os("RETRACE_SAMPLES")
+    shared(
+        "RETRACE_SAMPLES",
+        "cloudtrail-samples",
+        "real CloudTrail samples",
+    )
+}
+
+/// The public Terraform projects in `../shared/terraform-corpus` (`RETRACE_CORPUS`
+/// overrides), as [`samples`] finds its directory.
+pub fn corpus() -> Option<PathBuf> {
+    shared("RETRACE_CORPUS", "terraform-corpus", "the Terraform corpus")
+}
+
+fn shared(variable: &str, name: &str, what: &str) -> Option<PathBuf> {
+    let dir = std::env::var_os(variable)
         .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/cloudtrail-samples"));
+        .unwrap_or_else(|| repo().join("../shared").join(name));
     if dir.is_dir() {
         return Some(dir);
     }
     let message = format!(
-        "real CloudTrail samples not found at {}; check out ../shared beside the repo or set \
-         RETRACE_SAMPLES",
+        "{what} not found at {}; check out ../shared beside the repo or set {variable}",
         dir.display()
     );
     assert!(
