@@ -70,6 +70,8 @@ impl TerraformOracle {
         let changed = BTreeMap::new();
         let check = Check {
             root: dir,
+            // The fixture projects read nothing outside their directory.
+            outside: &[],
             changed: &changed,
             var_files: &[],
             state: e.pre,
