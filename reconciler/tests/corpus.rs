@@ -4,6 +4,8 @@
 //! a root calling its repository through `../../`, `../../modules/...`, var files beside the
 //! repository.
 
+#![allow(clippy::unwrap_used)]
+
 mod common;
 
 use std::path::Path;
