@@ -259,12 +259,12 @@ fn print_size(result: &SizeResult) {
     println!();
     println!(
         "input: {} records ({} duplicated eventIDs, {} out of time order), {:.0} MB plain, {:.0} MB gzipped, {:.2} KB/record",
-        log.records,
-        log.duplicates,
-        log.out_of_order,
+        log.counts.records,
+        log.counts.duplicates,
+        log.counts.out_of_order,
         log.plain_bytes as f64 / MB,
         log.gz_bytes as f64 / MB,
-        log.plain_bytes as f64 / log.records as f64 / 1000.0,
+        log.plain_bytes as f64 / log.counts.records as f64 / 1000.0,
     );
     println!(
         "(retrace: best of {RETRACE_RUNS} runs, output to /dev/null; jq: one run, output to a file)"
@@ -281,21 +281,21 @@ fn print_size(result: &SizeResult) {
             row.usage.cpu.as_secs_f64(),
             row.input_bytes as f64 / MB / row.secs(),
             row.plain_bytes as f64 / MB / row.secs(),
-            log.records as f64 / row.secs(),
+            log.counts.records as f64 / row.secs(),
             row.usage.peak_rss_bytes as f64 / MB,
         );
     }
     println!(
         "selected as out of band: retrace {} (counted in an extra untimed run; expected {} distinct)",
-        result.retrace_selected, log.out_of_band
+        result.retrace_selected, log.counts.out_of_band
     );
     if let Some(jq) = result.jq_selected {
         println!(
             "                         jq      {} (expected {} = {} + {} duplicated records jq does not drop)",
             jq,
-            log.out_of_band + log.out_of_band_duplicates,
-            log.out_of_band,
-            log.out_of_band_duplicates
+            log.counts.out_of_band + log.counts.out_of_band_duplicates,
+            log.counts.out_of_band,
+            log.counts.out_of_band_duplicates
         );
     }
 }
@@ -321,7 +321,7 @@ fn print_targets(results: &[SizeResult], jq: bool) {
             "{:<58} {:>12} {:>8}",
             format!(
                 "plain JSON >= {TARGET_MB_S} MB/s on one core ({} records)",
-                result.log.records
+                result.log.counts.records
             ),
             format!("{speed:.1}"),
             verdict(speed >= TARGET_MB_S)
@@ -333,7 +333,7 @@ fn print_targets(results: &[SizeResult], jq: bool) {
             "{:<58} {:>12} {:>8}",
             format!(
                 "peak memory < {TARGET_PEAK_MB} MB ({} records)",
-                result.log.records
+                result.log.counts.records
             ),
             format!("{peak:.1} MB"),
             verdict(peak < TARGET_PEAK_MB)
@@ -345,8 +345,8 @@ fn print_targets(results: &[SizeResult], jq: bool) {
             "{:<58} {:>12} {:>8}",
             format!(
                 "peak memory flat from {} to {} records (< +{:.0}%)",
-                small.log.records,
-                large.log.records,
+                small.log.counts.records,
+                large.log.counts.records,
                 TARGET_PEAK_GROWTH * 100.0
             ),
             format!("{:+.1}%", growth * 100.0),
@@ -354,12 +354,12 @@ fn print_targets(results: &[SizeResult], jq: bool) {
         );
     }
     for result in results {
-        let expected = result.log.out_of_band;
+        let expected = result.log.counts.out_of_band;
         println!(
             "{:<58} {:>12} {:>8}",
             format!(
                 "retrace selects the expected records ({} records)",
-                result.log.records
+                result.log.counts.records
             ),
             result.retrace_selected,
             verdict(result.retrace_selected == expected)
@@ -378,7 +378,7 @@ fn print_targets(results: &[SizeResult], jq: bool) {
             format!("{ratio:.1}x"),
             verdict(ratio >= TARGET_JQ_RATIO)
         );
-        let same = jq_selected == first.retrace_selected + first.log.out_of_band_duplicates;
+        let same = jq_selected == first.retrace_selected + first.log.counts.out_of_band_duplicates;
         println!(
             "{:<58} {:>12} {:>8}",
             "jq and retrace select the same records (jq keeps dups)",

@@ -31,7 +31,7 @@ use std::path::{Path, PathBuf};
 mod common;
 
 use common::measure::{Pin, Usage, run_with_codes};
-use common::trail::{GeneratedLog, START_MS, write_records};
+use common::trail::{START_MS, write_records};
 
 /// The project's account and region (the first of the background's).
 const ACCOUNT: &str = "111122223333";
@@ -185,18 +185,7 @@ impl Workload {
         };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
         out.write_all(b"{\"Records\":[")?;
-        let mut log = GeneratedLog {
-            plain: path.to_owned(),
-            gz: path.to_owned(),
-            plain_bytes: 0,
-            gz_bytes: 0,
-            records: background,
-            duplicates: 0,
-            out_of_order: 0,
-            out_of_band: 0,
-            out_of_band_duplicates: 0,
-        };
-        write_records(&mut out, &mut log, START_MS)?;
+        write_records(&mut out, background, START_MS)?;
         let span_ms = (background.max(changes) as i64) * common::trail::STEP_MS;
         write_changes(&mut out, background > 0, changes, resources, span_ms)?;
         out.write_all(b"]}")?;

@@ -16,6 +16,7 @@
 use crate::intents::{Delta, Intent, Lifecycle};
 use crate::resolve::{Finding, FindingKind, Reach, Touched};
 use crate::terraform::state::{Mode, StateIndex};
+use crate::terraform::values::string_map;
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -239,16 +240,7 @@ fn collect_strings<'v>(value: &'v Value, out: &mut Vec<&'v str>) {
 
 /// The tags the creating call gave the resource.
 fn created_tags(delta: &Delta) -> BTreeMap<String, String> {
-    let mut tags: BTreeMap<String, String> = delta
-        .attributes
-        .get("tags")
-        .and_then(|a| a.after.as_object())
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default();
+    let mut tags = string_map(delta.attributes.get("tags").map(|a| &a.after));
     tags.extend(delta.tags_set.clone());
     tags
 }
@@ -272,17 +264,15 @@ fn common_tags(index: &StateIndex) -> BTreeMap<String, String> {
     let mut tagged = 0;
     for instance in index.iter().filter(|i| i.mode == Mode::Managed) {
         let attributes = &instance.attributes;
-        let Some(tags) = ["tags_all", "tags"]
-            .iter()
-            .find_map(|k| attributes.get(*k)?.as_object().filter(|m| !m.is_empty()))
-        else {
+        let Some(tags) = ["tags_all", "tags"].iter().find_map(|k| {
+            attributes
+                .get(*k)
+                .filter(|v| v.as_object().is_some_and(|m| !m.is_empty()))
+        }) else {
             continue;
         };
         tagged += 1;
-        let these: BTreeMap<String, String> = tags
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-            .collect();
+        let these = string_map(Some(tags));
         common = Some(match common {
             None => these,
             Some(so_far) => so_far

@@ -202,13 +202,19 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     }
     let files = apply_steps(project.files(), &mut plan);
     let mut changed = changed_files(project.files(), files);
-    let repair_rounds = repair(&input, &decided, project.files(), &mut plan, &mut changed)?;
+    let outside = outside_the_root(project.files().keys(), &input.var_files);
+    let checked = Checked {
+        input: &input,
+        decided: &decided,
+        outside: &outside,
+    };
+    let repair_rounds = repair(&checked, project.files(), &mut plan, &mut changed)?;
     let mut changes = ChangeSet::new();
     for (path, text) in &changed {
         changes.insert(path, project.files().get(path).cloned(), Some(text.clone()))?;
     }
     let diff = changes.diff(Colour::Plain);
-    let (validations, skipped) = validate(&input, &decided, &plan, project.files(), &changed)?;
+    let (validations, skipped) = validate(&checked, &plan, &changed)?;
     let status = status(
         &decided,
         &plan,
@@ -247,16 +253,15 @@ pub const REPAIR_ROUNDS: usize = 2;
 /// share, say), withdraws them as unplanned with the reason, and checks again. Returns the
 /// rounds taken.
 fn repair(
-    input: &Input,
-    decided: &[Decided],
+    checked: &Checked,
     original: &BTreeMap<String, String>,
     plan: &mut Plan,
     changed: &mut BTreeMap<String, String>,
 ) -> Result<usize, ReconcileError> {
-    let mut current = plan_check(input, decided, plan, original, changed)?;
+    let mut current = plan_check(checked, plan, changed)?;
     let mut rounds = 0;
     while !current.collateral.is_empty() && rounds < REPAIR_ROUNDS {
-        let culprits = culprits(input, decided, original, plan, &current);
+        let culprits = culprits(checked, original, plan, &current);
         if culprits.is_empty() {
             break;
         }
@@ -277,15 +282,14 @@ fn repair(
         }
         let files = apply_steps(original, plan);
         *changed = changed_files(original, files);
-        current = plan_check(input, decided, plan, original, changed)?;
+        current = plan_check(checked, plan, changed)?;
     }
     Ok(rounds)
 }
 
 /// The steps whose withdrawal spares some collateral change, each with the addresses it spares.
 fn culprits(
-    input: &Input,
-    decided: &[Decided],
+    checked: &Checked,
     original: &BTreeMap<String, String>,
     plan: &Plan,
     current: &Validation,
@@ -301,7 +305,7 @@ fn culprits(
             let files = apply_steps(original, &mut trial);
             let changed = changed_files(original, files);
             // A trial that no longer loads (a reference to what the step created) spares nothing.
-            let after = addresses(&plan_check(input, decided, &trial, original, &changed).ok()?);
+            let after = addresses(&plan_check(checked, &trial, &changed).ok()?);
             let spared: Vec<String> = before
                 .iter()
                 .filter(|a| !after.contains(a))
@@ -342,16 +346,23 @@ fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
     files
 }
 
+/// What every check of one reconciliation shares: its input, the decided intents and what the
+/// configuration reads outside its root.
+struct Checked<'a> {
+    input: &'a Input<'a>,
+    decided: &'a [Decided],
+    outside: &'a [String],
+}
+
 /// Builds what a validator checks (the observed or expected state, the touched and excused
 /// parts) and runs `run` on it.
 fn with_check<R>(
-    input: &Input,
-    decided: &[Decided],
+    checked: &Checked,
     plan: &Plan,
-    original: &BTreeMap<String, String>,
     changed: &BTreeMap<String, String>,
     run: impl FnOnce(&Check) -> Result<R, ReconcileError>,
 ) -> Result<R, ReconcileError> {
+    let (input, decided) = (checked.input, checked.decided);
     let deltas: Vec<&Delta> = decided.iter().flat_map(|d| &d.intent.deltas).collect();
     let created = created_addresses(plan, &deltas);
     let expected = expected_state(&input.state, &deltas, &created);
@@ -384,10 +395,9 @@ fn with_check<R>(
             }
         }
     }
-    let outside = outside_the_root(original.keys(), &input.var_files);
     let check = Check {
         root: input.project,
-        outside: &outside,
+        outside: checked.outside,
         changed,
         var_files: &input.var_files,
         state: &input.state,
@@ -422,29 +432,26 @@ fn outside_the_root<'a>(
 
 /// The built-in plan check alone, as the repair loop runs it.
 fn plan_check(
-    input: &Input,
-    decided: &[Decided],
+    checked: &Checked,
     plan: &Plan,
-    original: &BTreeMap<String, String>,
     changed: &BTreeMap<String, String>,
 ) -> Result<Validation, ReconcileError> {
-    with_check(input, decided, plan, original, changed, |check| {
+    with_check(checked, plan, changed, |check| {
         Ok(PlanCheck.validate(check)?)
     })
 }
 
-/// The plan check, then every other validator that can run.
 /// Each validator's verdict, and the validators that could not run with the reason.
 type Verdicts = (Vec<Validation>, Vec<(String, String)>);
 
+/// The plan check, then every other validator that can run.
 fn validate(
-    input: &Input,
-    decided: &[Decided],
+    checked: &Checked,
     plan: &Plan,
-    original: &BTreeMap<String, String>,
     changed: &BTreeMap<String, String>,
 ) -> Result<Verdicts, ReconcileError> {
-    with_check(input, decided, plan, original, changed, |check| {
+    let input = checked.input;
+    with_check(checked, plan, changed, |check| {
         let mut validations = vec![PlanCheck.validate(check)?];
         let mut skipped = Vec::new();
         for validator in &input.validators {

@@ -74,6 +74,13 @@ pub struct GeneratedLog {
     pub plain_bytes: u64,
     /// The gzipped size.
     pub gz_bytes: u64,
+    /// What the records are.
+    pub counts: Counts,
+}
+
+/// What a generated run of records holds.
+#[derive(Clone, Default)]
+pub struct Counts {
     /// Records written, duplicates included.
     pub records: u64,
     /// Records delivered twice.
@@ -274,19 +281,15 @@ pub fn generate(dir: &Path, records: u64) -> io::Result<GeneratedLog> {
     eprintln!("generating {records} records in {} ...", dir.display());
     let plain = dir.join("cloudtrail.json");
     let mut out = BufWriter::with_capacity(1 << 20, File::create(&plain)?);
+    out.write_all(b"{\"Records\":[")?;
+    let counts = write_records(&mut out, records, START_MS)?;
     let mut log = GeneratedLog {
         plain: plain.clone(),
         gz: dir.join("cloudtrail.json.gz"),
         plain_bytes: 0,
         gz_bytes: 0,
-        records,
-        duplicates: 0,
-        out_of_order: 0,
-        out_of_band: 0,
-        out_of_band_duplicates: 0,
+        counts,
     };
-    out.write_all(b"{\"Records\":[")?;
-    write_records(&mut out, &mut log, START_MS)?;
     out.write_all(b"]}")?;
     out.into_inner()
         .map_err(io::IntoInnerError::into_error)?
@@ -304,13 +307,13 @@ pub const START_MS: i64 = 1_714_000_000_000;
 /// Milliseconds between two generated records.
 pub const STEP_MS: i64 = 90;
 
-/// Writes `log.records` comma-separated records of a busy account's day from `start_ms`
-/// (no envelope), counting duplicates, late deliveries and out-of-band calls into `log`.
-pub fn write_records(
-    out: &mut impl Write,
-    log: &mut GeneratedLog,
-    start_ms: i64,
-) -> io::Result<()> {
+/// Writes `records` comma-separated records of a busy account's day from `start_ms` (no
+/// envelope); returns what they hold: duplicates, late deliveries and out-of-band calls.
+pub fn write_records(out: &mut impl Write, records: u64, start_ms: i64) -> io::Result<Counts> {
+    let mut log = Counts {
+        records,
+        ..Counts::default()
+    };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ log.records);
     let mut record = String::with_capacity(4096);
     let mut kept = (String::new(), false);
@@ -341,7 +344,7 @@ pub fn write_records(
         }
         out.write_all(record.as_bytes())?;
     }
-    Ok(())
+    Ok(log)
 }
 
 /// Compresses `from` into `to` at flate2's fast level, streaming. The file is synced, so

@@ -3,7 +3,7 @@
 //! deleted leaves nothing.
 
 use crate::resolve::effect::{Change, Effect, Flag, ResourceKey, Risk};
-use crate::terraform::values::{lookup, removes, same_block, same_value};
+use crate::terraform::values::{lookup, removes, same_block, same_value, string_map};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -268,15 +268,7 @@ fn drop_reverts(delta: &mut Delta, state: Option<&Value>) {
 
 /// The `tags` map of a state instance.
 fn state_tags(state: Option<&Value>) -> BTreeMap<String, String> {
-    state
-        .and_then(|s| s.get("tags"))
-        .and_then(Value::as_object)
-        .map(|m| {
-            m.iter()
-                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
-                .collect()
-        })
-        .unwrap_or_default()
+    string_map(state.and_then(|s| s.get("tags")))
 }
 
 #[cfg(test)]

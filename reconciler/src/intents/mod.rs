@@ -249,7 +249,7 @@ fn intent(
         .filter(|e| seen.insert(&e.evidence.event_id))
         .map(|e| e.evidence.clone())
         .collect();
-    let kind = kind_of(&deltas, &mine);
+    let kind = kind_of(&deltas);
     let actor = distinct(evidence.iter().map(|e| e.actor.clone())).join(", ");
     let clients = distinct(evidence.iter().map(|e| e.client.clone()));
     let story = story(&actor, &clients, kind, &deltas, &mine, &shared_with);
@@ -267,12 +267,8 @@ fn intent(
     }
 }
 
-fn kind_of(deltas: &[Delta], mine: &[&Effect]) -> IntentKind {
-    let associative = |d: &Delta| {
-        mine.iter().any(|e| {
-            e.resource == d.resource && Catalog::bundled().is_association(&e.resource.resource_type)
-        })
-    };
+fn kind_of(deltas: &[Delta]) -> IntentKind {
+    let associative = |d: &Delta| Catalog::bundled().is_association(&d.resource.resource_type);
     let kinds = deltas.iter().map(|d| match d.lifecycle {
         Lifecycle::Created | Lifecycle::Deleted if associative(d) => IntentKind::Associate,
         Lifecycle::Created => IntentKind::Create,

@@ -1,5 +1,5 @@
 //! Plain words for the text report: decisions, the part of a change each decision is about,
-//! values shortened to fit a line, validator differences and the run's status.
+//! validator differences (values shortened by `crate::text`) and the run's status.
 
 use crate::intents::{BlockOp, Delta, IntentKind, Lifecycle, block_words};
 use crate::policy::{Decision, Part};

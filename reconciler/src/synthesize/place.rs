@@ -60,8 +60,8 @@ pub enum Place {
     CollectionEntry {
         /// The file holding the collection.
         file: String,
-        /// Which collection: `{"kind": "variable_default" | "tfvar" | "local", "name": ...}` or
-        /// `{"kind": "for_each", "target": ...}`.
+        /// Which collection: a variable's default, a tfvars assignment, a local or a block's
+        /// `for_each`.
         container: Container,
         /// The path inside the collection: the instance key, then the steps into its value.
         path: Vec<PathStep>,
@@ -333,10 +333,10 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
             source,
             ..
         } => {
-            let (file, kind) = match &source {
-                VariableSource::Default { file, .. } => (file, "variable_default"),
+            let (file, home) = match &source {
+                VariableSource::Default { file, .. } => (file, VarHome::Default),
                 VariableSource::Tfvars { file, .. } | VariableSource::VarFile { file, .. } => {
-                    (file, "tfvar")
+                    (file, VarHome::Tfvar)
                 }
                 _ => {
                     return refuse(format!(
@@ -345,9 +345,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
                     ));
                 }
             };
-            if module.is_some()
-                && kind == "variable_default"
-                && in_several_module_instances(instance)
+            if module.is_some() && home == VarHome::Default && in_several_module_instances(instance)
             {
                 return refuse(format!(
                     "{}: var.{name}'s default is shared by every instance of {}",
@@ -356,11 +354,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
                 ));
             }
             match alone("var", &name) {
-                Ok(()) => entry(
-                    file,
-                    container(kind, &name),
-                    format!("var.{name} in {file}"),
-                ),
+                Ok(()) => entry(file, home.container(&name), format!("var.{name} in {file}")),
                 Err(reason) => refuse(reason),
             }
         }
@@ -377,7 +371,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
             match alone("local", &name) {
                 Ok(()) => entry(
                     &file,
-                    container("local", &name),
+                    Container::Local { name: name.clone() },
                     format!("local.{name} in {file}"),
                 ),
                 Err(reason) => refuse(reason),
@@ -776,11 +770,13 @@ fn variable(
         );
     }
     let why = |place: &str| format!("{read} feeds only this argument; edited at its {place}");
-    let (file, kind, place) = match source {
-        VariableSource::Default { file, .. } => (file, "variable_default", why("default")),
-        VariableSource::Tfvars { file, line, .. } | VariableSource::VarFile { file, line, .. } => {
-            (file, "tfvar", why(&format!("entry in {file} line {line}")))
-        }
+    let (file, home, place) = match source {
+        VariableSource::Default { file, .. } => (file, VarHome::Default, why("default")),
+        VariableSource::Tfvars { file, line, .. } | VariableSource::VarFile { file, line, .. } => (
+            file,
+            VarHome::Tfvar,
+            why(&format!("entry in {file} line {line}")),
+        ),
         VariableSource::Cli => {
             return override_or_refuse(
                 project,
@@ -799,15 +795,15 @@ fn variable(
         }
     };
     let (file, name) = (file.clone(), name.to_owned());
-    match (path.is_empty(), kind) {
+    match (path.is_empty(), home) {
         // A path into the variable edits that entry alone, never the whole value.
         (false, _) => Place::CollectionEntry {
             file,
-            container: container(kind, &name),
+            container: home.container(&name),
             path: path.to_vec(),
             why: place,
         },
-        (true, "variable_default") => Place::VariableDefault {
+        (true, VarHome::Default) => Place::VariableDefault {
             file,
             name,
             why: place,
@@ -956,19 +952,19 @@ fn for_each_entry(
             ),
         },
         Collection::Variable { name, source, .. } => {
-            let (kind, place) = match source {
-                VariableSource::Default { .. } => ("variable_default", "default"),
-                _ => ("tfvar", "assignment"),
+            let (home, place) = match source {
+                VariableSource::Default { .. } => (VarHome::Default, "default"),
+                _ => (VarHome::Tfvar, "assignment"),
             };
             entry(
                 file,
-                container(kind, name),
+                home.container(name),
                 format!("var.{name}'s {place} in {file}"),
             )
         }
         Collection::Local { name, .. } => entry(
             file,
-            container("local", name),
+            Container::Local { name: name.clone() },
             format!("local.{name} in {file}"),
         ),
     }
@@ -1009,14 +1005,23 @@ fn resource_block(instance: &ResourceInstance) -> Target {
     )
 }
 
-/// The collection a variable's default (`variable_default`), a tfvars assignment (`tfvar`)
-/// or a local (`local`) holds.
-fn container(kind: &str, name: &str) -> Container {
-    let name = name.to_owned();
-    match kind {
-        "variable_default" => Container::VariableDefault { name },
-        "tfvar" => Container::Tfvar { name },
-        _ => Container::Local { name },
+/// Where a variable's value is written: its default or a tfvars assignment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VarHome {
+    /// `variable "NAME" { default = ... }`.
+    Default,
+    /// `NAME = ...` in a .tfvars file.
+    Tfvar,
+}
+
+impl VarHome {
+    /// The collection variable `name` holds there.
+    fn container(self, name: &str) -> Container {
+        let name = name.to_owned();
+        match self {
+            VarHome::Default => Container::VariableDefault { name },
+            VarHome::Tfvar => Container::Tfvar { name },
+        }
     }
 }
 
@@ -1271,13 +1276,13 @@ module "fn" {
 
     fn entry(
         file: &str,
-        kind: &str,
+        home: VarHome,
         name: &str,
         path: &[&str],
     ) -> (String, Container, Vec<PathStep>) {
         (
             file.to_owned(),
-            container(kind, name),
+            home.container(name),
             path.iter()
                 .map(|k| PathStep::Key((*k).to_owned()))
                 .collect(),
@@ -1302,7 +1307,7 @@ module "fn" {
         // var.asg.max feeds web's max_size alone: its field in the tfvars object.
         assert_eq!(
             as_entry(place(&project, "aws_autoscaling_group.web", "max_size")),
-            Some(entry("terraform.tfvars", "tfvar", "asg", &["max"]))
+            Some(entry("terraform.tfvars", VarHome::Tfvar, "asg", &["max"]))
         );
         // var.asg.min feeds two arguments: overridden at the use site, never set whole.
         let min = place(&project, "aws_autoscaling_group.web", "min_size");
@@ -1323,7 +1328,7 @@ module "fn" {
             )),
             Some(entry(
                 "terraform.tfvars",
-                "tfvar",
+                VarHome::Tfvar,
                 "functions",
                 &["g", "timeout"]
             ))
@@ -1395,7 +1400,7 @@ module "fn" {
         };
         assert_eq!(
             (file, container, path),
-            entry("terraform.tfvars", "tfvar", "queues", &["b"])
+            entry("terraform.tfvars", VarHome::Tfvar, "queues", &["b"])
         );
         let Removal::Entry {
             file,

@@ -2,7 +2,7 @@
 //! and equality as Terraform sees it.
 
 use serde_json::{Map, Value};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// Looks a dotted attribute path up in state attributes; a nested block (a list of one object
 /// in state) is stepped into transparently, and a numeric step indexes a list.
@@ -20,6 +20,18 @@ pub fn lookup<'a>(attributes: &'a Value, path: &str) -> Option<&'a Value> {
         };
     }
     Some(here)
+}
+
+/// The string entries of a JSON object (a `tags` map), or none when it is not an object.
+pub fn string_map(value: Option<&Value>) -> BTreeMap<String, String> {
+    value
+        .and_then(Value::as_object)
+        .map(|m| {
+            m.iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.as_str()?.to_owned())))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Whether two values are equal the way Terraform compares them: numbers by value, strings
