@@ -357,6 +357,50 @@ fn a_cycle_between_locals_is_an_error_naming_file_and_line() {
     );
 }
 
+/// Terraform orders by output, not by module call: `module.cluster` reads the role's ARN
+/// while `module.role` reads the cluster's OIDC issuer, as the EKS module and its IRSA roles
+/// do. Neither output depends on itself, so this loads with every value known.
+#[test]
+fn modules_may_read_each_others_outputs_when_no_output_depends_on_itself() {
+    let dir = scratch(&[
+        (
+            "main.tf",
+            "module \"cluster\" {\n  source   = \"./cluster\"\n  role_arn = module.role.arn\n}\n\nmodule \"role\" {\n  source = \"./role\"\n  issuer = module.cluster.issuer\n}\n",
+        ),
+        (
+            "cluster/main.tf",
+            "variable \"role_arn\" {}\n\nresource \"aws_eks_cluster\" \"this\" {\n  name     = \"c\"\n  role_arn = var.role_arn\n}\n\noutput \"issuer\" {\n  value = \"oidc.eks/c\"\n}\n",
+        ),
+        (
+            "role/main.tf",
+            "variable \"issuer\" {}\n\nresource \"aws_iam_role\" \"this\" {\n  name               = \"irsa\"\n  assume_role_policy = var.issuer\n}\n\noutput \"arn\" {\n  value = \"arn:aws:iam::1:role/irsa\"\n}\n",
+        ),
+    ]);
+    let project = load(&dir).unwrap();
+    let cluster = project
+        .instance("module.cluster.aws_eks_cluster.this")
+        .unwrap();
+    assert_eq!(
+        cluster.attributes,
+        value(json!({"name": "c", "role_arn": "arn:aws:iam::1:role/irsa"}))
+    );
+    let role = project.instance("module.role.aws_iam_role.this").unwrap();
+    assert_eq!(
+        role.attributes,
+        value(json!({"name": "irsa", "assume_role_policy": "oidc.eks/c"}))
+    );
+    assert_eq!(
+        project.instances().count(),
+        2,
+        "one instance each, not one per pass"
+    );
+    assert_eq!(
+        project.diagnostics(),
+        &[],
+        "no diagnostic left from an early pass"
+    );
+}
+
 #[test]
 fn syntax_errors_and_bad_arguments_name_the_place() {
     let dir = scratch(&[

@@ -10,36 +10,39 @@ mod common;
 
 use std::path::Path;
 
-/// The corpus projects that load today, with their var files (relative to the root, as the
-/// corpus README gives them).
-const LOADING: &[(&str, &[&str])] = &[
-    (
-        "aws-ia-vpc-endpoints-minimal",
-        &["../../retrace-corpus.tfvars"],
-    ),
-    ("tam-ecs-fargate", &[]),
-    ("tam-s3-bucket-complete", &[]),
-    ("tam-security-group-complete", &[]),
-    ("tam-vpc-complete", &[]),
-];
+/// A corpus project as `corpus.json` lists it: name, root, state and var files (relative to
+/// the root).
+struct Listed {
+    name: String,
+    root: String,
+    state: String,
+    var_files: Vec<String>,
+}
 
-fn project(corpus: &Path, name: &str) -> (String, String) {
+/// Every project of the corpus.
+fn listed(corpus: &Path) -> Vec<Listed> {
     let listing: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(corpus.join("corpus.json")).unwrap())
             .unwrap();
-    let entry = listing["projects"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap_or_else(|| panic!("{name} is not in corpus.json"));
-    let at = |key: &str| {
+    let at = |entry: &serde_json::Value, key: &str| {
         corpus
             .join(entry[key].as_str().unwrap())
             .display()
             .to_string()
     };
-    (at("root_module"), at("state"))
+    listing["projects"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| Listed {
+            name: entry["name"].as_str().unwrap().to_string(),
+            root: at(entry, "root_module"),
+            state: at(entry, "state"),
+            var_files: (entry["var_files"].as_array().unwrap().iter())
+                .map(|f| f.as_str().unwrap().to_string())
+                .collect(),
+        })
+        .collect()
 }
 
 #[test]
@@ -50,8 +53,15 @@ fn public_projects_load_and_check_clean_with_no_drift() {
     let empty = tempfile::NamedTempFile::new().unwrap();
     std::fs::write(empty.path(), "[]").unwrap();
     let trail = empty.path().display().to_string();
-    for (name, var_files) in LOADING {
-        let (root, state) = project(&corpus, name);
+    let projects = listed(&corpus);
+    assert!(projects.len() >= 7, "the corpus lists its projects");
+    for Listed {
+        name,
+        root,
+        state,
+        var_files,
+    } in &projects
+    {
         let mut args = vec![
             "reconcile",
             "--project",
@@ -66,7 +76,7 @@ fn public_projects_load_and_check_clean_with_no_drift() {
             "--format",
             "json",
         ];
-        for file in *var_files {
+        for file in var_files {
             args.extend(["--var-file", file]);
         }
         let output = common::retrace(&args);

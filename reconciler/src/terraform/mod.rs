@@ -5,6 +5,7 @@ pub mod config;
 pub mod functions;
 pub mod source;
 pub mod state;
+pub mod syntax;
 pub mod values;
 
 /// Quotes and escapes `s` as an HCL string literal, escaping template sequences too; also

@@ -33,7 +33,7 @@ impl Doc {
 
     /// Parses the current text.
     pub fn parse(&self) -> Result<Body, EditError> {
-        hcl::edit::parser::parse_body(&self.text).map_err(|e| EditError::Parse {
+        crate::terraform::syntax::parse_body(&self.text).map_err(|e| EditError::Parse {
             file: self.path.clone(),
             message: e.to_string(),
         })
@@ -141,7 +141,7 @@ impl<'f> Workspace<'f> {
 
     /// Keeps `doc` as changed, after checking that it still parses.
     pub fn save(&mut self, doc: Doc) -> Result<(), EditError> {
-        hcl::edit::parser::parse_body(&doc.text).map_err(|e| EditError::Internal {
+        crate::terraform::syntax::parse_body(&doc.text).map_err(|e| EditError::Internal {
             file: doc.path.clone(),
             message: format!("the edited text does not parse: {e}"),
         })?;

@@ -6,6 +6,8 @@ use std::path::{Path, PathBuf};
 use hcl::edit::Span;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::Body;
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::expand::{Key, Place, body_value, eval, keys};
 use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
@@ -139,6 +141,15 @@ enum Node {
     Call(usize),
 }
 
+/// One step of a module's evaluation order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Step {
+    /// A node that nothing it refers to refers back to.
+    One(Node),
+    /// Nodes that refer to each other through module outputs, evaluated until settled.
+    Settle(Vec<Node>),
+}
+
 impl Loader<'_> {
     /// The index of the declarations of the module directory `rel`, reading it if new.
     fn decls_of(&mut self, rel: &str) -> Result<usize, ConfigError> {
@@ -201,17 +212,11 @@ impl Loader<'_> {
             outputs: BTreeMap::new(),
         });
         let mut module_values = BTreeMap::new();
-        for node in self.order(decls)? {
-            match node {
-                Node::Local(local) => self.evaluate_local(index, local),
-                Node::Call(call) => {
-                    let (name, value) = self.evaluate_call(index, call, &key)?;
-                    module_values.insert(name, value);
-                    let module = &mut self.modules[index];
-                    module.scope = module
-                        .scope
-                        .clone()
-                        .with_binding("module", Value::Object(module_values.clone()));
+        for step in self.order(decls)? {
+            match step {
+                Step::One(node) => self.evaluate_node(index, node, &key, &mut module_values)?,
+                Step::Settle(members) => {
+                    self.settle(index, &members, &key, &mut module_values)?;
                 }
             }
         }
@@ -348,8 +353,10 @@ impl Loader<'_> {
     }
 
     /// Locals and module calls of a module in an order where each comes after what it
-    /// refers to.
-    fn order(&self, decls: usize) -> Result<Vec<Node>, ConfigError> {
+    /// refers to. Module calls that refer to each other's outputs form a group evaluated
+    /// until settled: Terraform orders by output, so calls may read each other when no
+    /// output depends on itself. A circle of locals alone is an error, as in Terraform.
+    fn order(&self, decls: usize) -> Result<Vec<Step>, ConfigError> {
         let module = &self.decls[decls];
         let nodes: Vec<(Node, String)> = (module.locals.iter().enumerate())
             .map(|(i, l)| (Node::Local(i), format!("local.{}", l.name)))
@@ -381,31 +388,163 @@ impl Loader<'_> {
                         nodes.iter().position(|(_, n)| *n == name)
                     })
                     .collect();
+                targets.sort_unstable();
                 targets.dedup();
                 targets
             })
             .collect();
-        let mut order = Vec::new();
+        let mut graph = DiGraph::<(), ()>::with_capacity(nodes.len(), 0);
+        for _ in &nodes {
+            graph.add_node(());
+        }
+        for (from, targets) in edges.iter().enumerate() {
+            for &to in targets {
+                graph.add_edge(NodeIndex::new(from), NodeIndex::new(to), ());
+            }
+        }
+        // Tarjan's components come in post-order: what a node refers to comes first.
+        let mut steps = Vec::new();
+        for component in tarjan_scc(&graph) {
+            let mut members: Vec<usize> = component.iter().map(|n| n.index()).collect();
+            members.sort_unstable();
+            let looped = members.len() > 1 || edges[members[0]].contains(&members[0]);
+            if !looped {
+                steps.push(Step::One(nodes[members[0]].0));
+            } else if members.iter().any(|&i| matches!(nodes[i].0, Node::Call(_))) {
+                steps.push(Step::Settle(members.iter().map(|&i| nodes[i].0).collect()));
+            } else {
+                return Err(self.cycle(decls, &nodes, &edges, &members));
+            }
+        }
+        Ok(steps)
+    }
+
+    /// The error for a circle among `members`, naming them in the order they refer to each
+    /// other, from the first declared.
+    fn cycle(
+        &self,
+        decls: usize,
+        nodes: &[(Node, String)],
+        edges: &[Vec<usize>],
+        members: &[usize],
+    ) -> ConfigError {
+        let inside: Vec<Vec<usize>> = edges
+            .iter()
+            .map(|targets| {
+                let kept = targets.iter().filter(|t| members.contains(t));
+                kept.copied().collect()
+            })
+            .collect();
         let mut state = vec![0u8; nodes.len()];
         let mut stack = Vec::new();
-        for start in 0..nodes.len() {
-            visit(start, &edges, &mut state, &mut stack, &mut order).map_err(|cycle| {
-                let names: Vec<String> = cycle.iter().map(|&i| nodes[i].1.clone()).collect();
-                let (file, at) = match nodes[cycle[0]].0 {
-                    Node::Local(i) => (
-                        &module.locals[i].file,
-                        module.locals[i].attr.span().unwrap_or_default().start,
-                    ),
-                    Node::Call(i) => (&module.calls[i].file, module.calls[i].span().start),
-                };
-                ConfigError::Cycle {
-                    file: file.clone(),
-                    line: line_of(self.text(file), at),
-                    names,
-                }
-            })?;
+        let mut order = Vec::new();
+        let cycle = visit(members[0], &inside, &mut state, &mut stack, &mut order)
+            .err()
+            .unwrap_or_else(|| members.to_vec());
+        let names = cycle.iter().map(|&i| nodes[i].1.clone()).collect();
+        self.cycle_error(decls, nodes[cycle[0]].0, names)
+    }
+
+    /// A cycle error placed at the declaration of `first`.
+    fn cycle_error(&self, decls: usize, first: Node, names: Vec<String>) -> ConfigError {
+        let module = &self.decls[decls];
+        let (file, at) = match first {
+            Node::Local(i) => (
+                &module.locals[i].file,
+                module.locals[i].attr.span().unwrap_or_default().start,
+            ),
+            Node::Call(i) => (&module.calls[i].file, module.calls[i].span().start),
+        };
+        ConfigError::Cycle {
+            file: file.clone(),
+            line: line_of(self.text(file), at),
+            names,
         }
-        Ok(order.into_iter().map(|i| nodes[i].0).collect())
+    }
+
+    /// Evaluates one local or module call of a module instance.
+    fn evaluate_node(
+        &mut self,
+        module: usize,
+        node: Node,
+        key: &str,
+        module_values: &mut BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        match node {
+            Node::Local(local) => self.evaluate_local(module, local),
+            Node::Call(call) => {
+                let (name, value) = self.evaluate_call(module, call, key)?;
+                module_values.insert(name, value);
+                let instance = &mut self.modules[module];
+                instance.scope = instance
+                    .scope
+                    .clone()
+                    .with_binding("module", Value::Object(module_values.clone()));
+            }
+        }
+        Ok(())
+    }
+
+    /// Evaluates module calls (and locals) that read each other's outputs, pass after pass,
+    /// each pass seeing the values of the one before, until a pass changes nothing. Only the
+    /// last pass's instances and diagnostics are kept. No settling within the pass limit
+    /// means an output depends on itself: the cycle Terraform reports.
+    fn settle(
+        &mut self,
+        module: usize,
+        members: &[Node],
+        key: &str,
+        module_values: &mut BTreeMap<String, Value>,
+    ) -> Result<(), ConfigError> {
+        const PASSES: usize = 16;
+        let mut previous = None;
+        for _ in 0..PASSES {
+            let mark = (
+                self.modules.len(),
+                self.instances.len(),
+                self.diagnostics.len(),
+            );
+            for &node in members {
+                self.evaluate_node(module, node, key, module_values)?;
+            }
+            let values = self.values_of(module, members, module_values);
+            if previous.as_ref() == Some(&values) {
+                return Ok(());
+            }
+            previous = Some(values);
+            self.modules.truncate(mark.0);
+            self.instances.truncate(mark.1);
+            self.diagnostics.truncate(mark.2);
+        }
+        let decls = self.modules[module].decls;
+        let names = members.iter().map(|&n| self.node_name(decls, n)).collect();
+        Err(self.cycle_error(decls, members[0], names))
+    }
+
+    /// The values the members of a group have now, in their order.
+    fn values_of(
+        &self,
+        module: usize,
+        members: &[Node],
+        module_values: &BTreeMap<String, Value>,
+    ) -> Vec<Value> {
+        let decls = &self.decls[self.modules[module].decls];
+        members
+            .iter()
+            .map(|&node| match node {
+                Node::Local(i) => self.modules[module].locals.get(&decls.locals[i].name),
+                Node::Call(i) => module_values.get(decls.calls[i].label(0)),
+            })
+            .map(|value| value.cloned().unwrap_or(Value::Unknown))
+            .collect()
+    }
+
+    /// `local.NAME` or `module.NAME`.
+    fn node_name(&self, decls: usize, node: Node) -> String {
+        match node {
+            Node::Local(i) => format!("local.{}", self.decls[decls].locals[i].name),
+            Node::Call(i) => format!("module.{}", self.decls[decls].calls[i].label(0)),
+        }
     }
 
     fn evaluate_local(&mut self, module: usize, local: usize) {
