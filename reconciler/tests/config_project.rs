@@ -401,6 +401,51 @@ fn modules_may_read_each_others_outputs_when_no_output_depends_on_itself() {
     );
 }
 
+/// Terraform's documentation ("Disallowing Null Input Values"): with `nullable = false` and
+/// a default, a module argument of `null` takes the default; a nullable variable keeps the
+/// null.
+#[test]
+fn a_null_argument_to_a_variable_that_is_not_nullable_takes_its_default() {
+    let dir = scratch(&[
+        (
+            "main.tf",
+            "module \"queue\" {\n  source  = \"./queue\"\n  retain  = null\n  timeout = null\n}\n",
+        ),
+        (
+            "queue/main.tf",
+            "variable \"retain\" {\n  type     = number\n  default  = 345600\n  nullable = false\n}\n\nvariable \"timeout\" {\n  type    = number\n  default = 30\n}\n\nresource \"aws_sqs_queue\" \"this\" {\n  message_retention_seconds  = var.retain\n  visibility_timeout_seconds = var.timeout\n}\n",
+        ),
+    ]);
+    let project = load(&dir).unwrap();
+    let queue = project.instance("module.queue.aws_sqs_queue.this").unwrap();
+    assert_eq!(
+        queue.attributes,
+        value(json!({"message_retention_seconds": 345600, "visibility_timeout_seconds": null}))
+    );
+    assert_eq!(project.diagnostics(), &[]);
+}
+
+/// A splat over a resource or module call with `count = 0` is an empty list, and a block
+/// whose `for_each` is empty is an empty map (Terraform's documentation on splat
+/// expressions and on referring to instances).
+#[test]
+fn blocks_with_no_instances_are_empty_collections() {
+    let dir = scratch(&[
+        (
+            "main.tf",
+            "module \"replica\" {\n  count  = 0\n  source = \"./bucket\"\n}\n\nresource \"aws_s3_bucket\" \"extra\" {\n  count = 0\n}\n\nresource \"aws_sqs_queue\" \"q\" {\n  for_each = {}\n}\n\nresource \"aws_s3_bucket\" \"main\" {\n  bucket = join(\",\", concat(module.replica[*].arn, aws_s3_bucket.extra[*].arn, keys(aws_sqs_queue.q)))\n}\n",
+        ),
+        (
+            "bucket/main.tf",
+            "output \"arn\" {\n  value = \"arn:aws:s3:::replica\"\n}\n",
+        ),
+    ]);
+    let project = load(&dir).unwrap();
+    let main = project.instance("aws_s3_bucket.main").unwrap();
+    assert_eq!(main.attributes, value(json!({"bucket": ""})));
+    assert_eq!(project.diagnostics(), &[]);
+}
+
 #[test]
 fn syntax_errors_and_bad_arguments_name_the_place() {
     let dir = scratch(&[

@@ -10,8 +10,9 @@ mod common;
 
 use std::path::Path;
 
-/// A corpus project as `corpus.json` lists it: name, root, state and var files (relative to
-/// the root).
+/// A corpus project as `corpus.json` lists it: name, root, state and var files (made
+/// absolute: the listing gives them relative to the root, `--var-file` reads them from the
+/// working directory as Terraform does).
 struct Listed {
     name: String,
     root: String,
@@ -39,7 +40,10 @@ fn listed(corpus: &Path) -> Vec<Listed> {
             root: at(entry, "root_module"),
             state: at(entry, "state"),
             var_files: (entry["var_files"].as_array().unwrap().iter())
-                .map(|f| f.as_str().unwrap().to_string())
+                .map(|f| {
+                    let root = corpus.join(entry["root_module"].as_str().unwrap());
+                    root.join(f.as_str().unwrap()).display().to_string()
+                })
                 .collect(),
         })
         .collect()

@@ -172,6 +172,15 @@ fn functions_unknown_propagation() {
         Value::List(vec![Value::Unknown, "x".into()])
     );
     assert_eq!(eval("length(aws_instance.web.ids)"), Value::Unknown);
+    // flatten keeps an object with an unknown attribute; an unknown element might be a list.
+    assert_eq!(
+        eval("flatten([[{k = aws_instance.web.id}], []])"),
+        Value::List(vec![object(&[("k", Value::Unknown)])])
+    );
+    assert_eq!(
+        eval("flatten([[\"a\"], aws_instance.web.ids])"),
+        Value::Unknown
+    );
     // try returns an unknown first argument; can of an unknown is unknown.
     assert_eq!(eval("try(aws_instance.web.id, \"x\")"), Value::Unknown);
     assert_eq!(eval("can(aws_instance.web.id)"), Value::Unknown);

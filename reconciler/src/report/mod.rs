@@ -1,6 +1,7 @@
 //! Printing results for people (`text`) and programs (`json`, `ndjson`).
 
 pub mod events;
+pub mod load;
 pub mod reconcile;
 pub mod words;
 

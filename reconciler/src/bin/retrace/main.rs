@@ -2,6 +2,7 @@
 
 #![forbid(unsafe_code)]
 
+mod check;
 mod events;
 mod kb;
 mod reconcile;
@@ -44,6 +45,8 @@ enum Command {
     Reconcile(reconcile::ReconcileArgs),
     /// Run `reconcile` on the bundled example project, state and trail.
     Demo(reconcile::DemoArgs),
+    /// Load a Terraform project and list every construct retrace could not evaluate.
+    CheckConfig(check::CheckArgs),
     /// Inspect and share the knowledge base: rules, their track record, past runs.
     Kb(kb::KbArgs),
 }
@@ -108,6 +111,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
             reconcile::demo(args, kb).await
         }
         Command::Kb(args) => kb::run(args, store()?),
+        Command::CheckConfig(args) => check::run(args, &config),
     }
 }
 

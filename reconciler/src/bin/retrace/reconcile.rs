@@ -39,7 +39,7 @@ pub struct ReconcileArgs {
     /// A refreshed snapshot of the cloud (`terraform show -json` after a refresh).
     #[arg(long, value_name = "FILE")]
     observed: Option<PathBuf>,
-    /// A `-var-file` for the project; repeatable.
+    /// A `-var-file` for the project, relative to the working directory; repeatable.
     #[arg(long = "var-file", value_name = "FILE")]
     var_files: Vec<PathBuf>,
     /// Apply the patch to the project's files (atomically).
@@ -82,7 +82,7 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         .or_else(|| config.project.state.clone())
         .context("no state: give --state or set [project] state in retrace.toml")?;
     let mut var_files = config.project.var_files.clone();
-    var_files.extend(args.var_files.iter().cloned());
+    var_files.extend(from_working_directory(&args.var_files)?);
     let observed = args
         .observed
         .clone()
@@ -120,6 +120,17 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         eprintln!("wrote the patch under {}", project.display());
     }
     Ok(outcome.status.exit_code())
+}
+
+/// Command-line paths made absolute from the working directory, as Terraform reads
+/// `-var-file` (the loader would take a relative one from the project's root).
+pub fn from_working_directory(paths: &[PathBuf]) -> Result<Vec<PathBuf>> {
+    paths
+        .iter()
+        .map(|path| {
+            std::path::absolute(path).with_context(|| format!("cannot resolve {}", path.display()))
+        })
+        .collect()
 }
 
 /// Options of `retrace demo`.

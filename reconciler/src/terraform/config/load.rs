@@ -125,6 +125,14 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
     })
 }
 
+/// Whether a variable declares `nullable = false`.
+fn not_nullable(decl: &BlockDecl) -> bool {
+    decl.block
+        .body
+        .get_attribute("nullable")
+        .is_some_and(|attr| matches!(&attr.value, Expression::Bool(b) if !*b.value()))
+}
+
 fn variable_type(decl: &BlockDecl) -> AttrType {
     decl.block
         .body
@@ -220,6 +228,7 @@ impl Loader<'_> {
                 }
             }
         }
+        self.bind_empty_blocks(index);
         self.expand_resources(index);
         self.add_planned_instances(index);
         self.evaluate_outputs(index);
@@ -243,7 +252,12 @@ impl Loader<'_> {
                 None => format!("var.{name}"),
             };
             let default = decl.block.body.get_attribute("default");
-            let (value, source, expr) = match (inputs.remove(&name), default) {
+            // `nullable = false`: a null argument takes the default (Terraform's
+            // documentation, "Disallowing Null Input Values").
+            let given = inputs
+                .remove(&name)
+                .filter(|assigned| !(assigned.value == Value::Null && not_nullable(decl)));
+            let (value, source, expr) = match (given, default) {
                 (Some(assigned), _) => (assigned.value, assigned.source, assigned.expr),
                 (None, Some(default)) => {
                     let value = evaluate(
@@ -316,6 +330,22 @@ impl Loader<'_> {
         grouped
     }
 
+    /// Gives the module's scope `[]` or `{}` for each resource and data block that has no
+    /// instance (see [`none_value`]), for the resources that refer to it.
+    fn bind_empty_blocks(&mut self, module: usize) {
+        let scope = self.modules[module].scope.clone();
+        let empty: Vec<(String, Value)> = self.decls[self.modules[module].decls]
+            .resources
+            .iter()
+            .map(|decl| (block_address(decl), none_value(&decl.block.body, &scope)))
+            .filter(|(_, value)| *value != Value::Unknown)
+            .collect();
+        let instance = &mut self.modules[module];
+        for (address, value) in empty {
+            instance.scope = instance.scope.clone().with_resource(address, value);
+        }
+    }
+
     /// Gives the module's scope every instance the configuration declares, unknown where the
     /// state lacks it, so outputs see `aws_instance.web[*]` with as many elements as `count`
     /// makes. (Locals and module arguments, evaluated earlier, see the state's instances.)
@@ -343,12 +373,22 @@ impl Loader<'_> {
                 .or_default()
                 .push((public.index.clone(), value));
         }
+        // A block with no instance is `[]` under `count = 0`, `{}` under an empty `for_each`,
+        // and unknown when its instances could not be known.
+        let decls = self.modules[module].decls;
+        let scope = self.modules[module].scope.clone();
+        let mut values: BTreeMap<String, Value> = BTreeMap::new();
+        for decl in &self.decls[decls].resources {
+            let address = block_address(decl);
+            let value = match planned.remove(&address) {
+                Some(instances) => collect_instances(instances),
+                None => none_value(&decl.block.body, &scope),
+            };
+            values.insert(address, value);
+        }
         let instance = &mut self.modules[module];
-        for (address, instances) in planned {
-            instance.scope = instance
-                .scope
-                .clone()
-                .with_resource(address, collect_instances(instances));
+        for (address, value) in values {
+            instance.scope = instance.scope.clone().with_resource(address, value);
         }
     }
 
@@ -617,7 +657,11 @@ impl Loader<'_> {
             let outputs = Value::Object(self.modules[child].outputs.clone());
             instances.push((instance_key.index, outputs));
         }
-        Ok((name, collect_instances(instances)))
+        let value = match instances.is_empty() {
+            true => none_value(&decl.block.body, &scope),
+            false => collect_instances(instances),
+        };
+        Ok((name, value))
     }
 
     /// The directory of a called module: relative to the caller for a local source, else
@@ -786,8 +830,36 @@ fn visit(
     Ok(())
 }
 
+/// `TYPE.NAME` or `data.TYPE.NAME` of a resource or data block, within its module.
+fn block_address(decl: &BlockDecl) -> String {
+    let prefix = match decl.block.ident.as_str() {
+        "data" => "data.",
+        _ => "",
+    };
+    format!("{prefix}{}.{}", decl.label(0), decl.label(1))
+}
+
+/// What a resource or module block with no instance is to its references: `[]` under
+/// `count = 0`, `{}` under an empty `for_each`, unknown when its instances cannot be known.
+fn none_value(body: &Body, scope: &EvalScope) -> Value {
+    let repeated = ["count", "for_each"]
+        .iter()
+        .any(|name| body.get_attribute(name).is_some());
+    if !repeated {
+        return Value::Unknown;
+    }
+    match keys(body, scope) {
+        Ok(found) if found.is_empty() && body.get_attribute("count").is_some() => {
+            Value::List(Vec::new())
+        }
+        Ok(found) if found.is_empty() => Value::Object(BTreeMap::new()),
+        _ => Value::Unknown,
+    }
+}
+
 /// Values of the instances of one resource or module call as its references see them: the
-/// single object, a list by `count` index, or a map by `for_each` key.
+/// single object, a list by `count` index, or a map by `for_each` key (see [`none_value`]
+/// for a block with no instance).
 fn collect_instances(instances: Vec<(Option<IndexKey>, Value)>) -> Value {
     match instances.first().map(|(key, _)| key) {
         Some(None) => instances
@@ -822,7 +894,7 @@ fn collect_instances(instances: Vec<(Option<IndexKey>, Value)>) -> Value {
                 })
                 .collect(),
         ),
-        None => Value::Object(BTreeMap::new()),
+        None => Value::Unknown,
     }
 }
 

@@ -122,7 +122,7 @@ pub enum ConfigError {
 }
 
 /// Something that could not be evaluated or resolved; the load goes on without it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Diagnostic {
     /// The file.
     pub file: String,
@@ -282,6 +282,11 @@ impl Project {
     /// Every resource and data source instance, module by module in load order.
     pub fn instances(&self) -> impl Iterator<Item = &ResourceInstance> {
         self.instances.iter().map(|record| &record.public)
+    }
+
+    /// The path of every module instance, `None` for the root, in load order.
+    pub fn module_paths(&self) -> impl Iterator<Item = Option<&str>> {
+        self.modules.iter().map(|module| module.path.as_deref())
     }
 
     /// The instance with this address.

@@ -17,7 +17,7 @@ pub(super) const FUNCTIONS: &[Builtin] = &[
     Builtin::fixed("contains", 2, contains),
     Builtin::fixed("distinct", 1, distinct),
     Builtin::fixed("element", 2, element).shallow(),
-    Builtin::fixed("flatten", 1, flatten),
+    Builtin::fixed("flatten", 1, flatten).shallow(),
     Builtin::fixed("index", 2, index),
     Builtin::fixed("keys", 1, keys).shallow(),
     Builtin::fixed("length", 1, length).shallow(),
@@ -117,18 +117,25 @@ fn coalescelist(call: &Call) -> Result<Value, EvalError> {
         .ok_or_else(|| call.error("no non-empty list arguments"))
 }
 
+/// `flatten`: an unknown element might be a list, so it makes the result unknown; unknowns
+/// inside objects pass through.
 fn flatten(call: &Call) -> Result<Value, EvalError> {
-    fn flatten_into(items: &[Value], out: &mut Vec<Value>) {
+    fn flatten_into(items: &[Value], out: &mut Vec<Value>) -> bool {
         for item in items {
             match item {
-                Value::List(inner) => flatten_into(inner, out),
+                Value::List(inner) if !flatten_into(inner, out) => return false,
+                Value::List(_) => {}
+                Value::Unknown => return false,
                 other => out.push(other.clone()),
             }
         }
+        true
     }
     let mut out = Vec::new();
-    flatten_into(call.list(0)?, &mut out);
-    Ok(Value::List(out))
+    Ok(match flatten_into(call.list(0)?, &mut out) {
+        true => Value::List(out),
+        false => Value::Unknown,
+    })
 }
 
 fn distinct(call: &Call) -> Result<Value, EvalError> {
