@@ -8,9 +8,11 @@ mod config_common;
 use std::collections::BTreeMap;
 
 use config_common::{project, text};
-use reconciler::terraform::config::{ConfigError, LoadOptions, Project, VariableSource};
+use reconciler::terraform::config::{
+    ConfigError, LoadOptions, Project, Provenance, VariableSource,
+};
 use reconciler::terraform::functions::Value;
-use reconciler::terraform::state::{IndexKey, Mode};
+use reconciler::terraform::state::{IndexKey, Mode, PathStep};
 use serde_json::json;
 
 fn value(json: serde_json::Value) -> Value {
@@ -444,6 +446,104 @@ fn blocks_with_no_instances_are_empty_collections() {
     let main = project.instance("aws_s3_bucket.main").unwrap();
     assert_eq!(main.attributes, value(json!({"bucket": ""})));
     assert_eq!(project.diagnostics(), &[]);
+}
+
+/// Terraform's documentation ("Override Files"): `override.tf` replaces `ami` of the block
+/// in `example.tf` and keeps `instance_type`; the overridden argument is traced to the
+/// override file, where an edit must land.
+#[test]
+fn override_files_merge_argument_by_argument() {
+    let dir = scratch(&[
+        (
+            "example.tf",
+            "resource \"aws_instance\" \"web\" {\n  instance_type = \"t2.micro\"\n  ami           = \"ami-408c7f28\"\n\n  ebs_block_device {\n    device_name = \"/dev/sdb\"\n  }\n}\n\nlocals {\n  env = \"dev\"\n}\n",
+        ),
+        (
+            "override.tf",
+            "resource \"aws_instance\" \"web\" {\n  ami = \"foo\"\n\n  ebs_block_device {\n    device_name = \"/dev/sdc\"\n  }\n}\n",
+        ),
+        ("env_override.tf", "locals {\n  env = \"prod\"\n}\n"),
+    ]);
+    let project = load(&dir).unwrap();
+    let web = project.instance("aws_instance.web").unwrap();
+    assert_eq!(
+        web.attributes,
+        value(json!({
+            "instance_type": "t2.micro",
+            "ami": "foo",
+            "ebs_block_device": [{"device_name": "/dev/sdc"}]
+        }))
+    );
+    assert_eq!(
+        project.local(None, "env").map(|l| l.value),
+        Some(Value::String("prod".into()))
+    );
+    let ami = project.provenance("aws_instance.web", &[PathStep::Key("ami".into())]);
+    let Some(Provenance::Literal { file, span }) = ami else {
+        panic!("{ami:?}")
+    };
+    assert_eq!(file, "override.tf");
+    assert_eq!(&project.files()["override.tf"][span], "\"foo\"");
+}
+
+#[test]
+fn an_override_of_nothing_is_an_error_naming_the_place() {
+    let dir = scratch(&[
+        ("main.tf", "locals {}\n"),
+        (
+            "override.tf",
+            "\nresource \"aws_instance\" \"web\" {\n  ami = \"foo\"\n}\n",
+        ),
+    ]);
+    let error = load(&dir).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "override.tf:2: override of resource aws_instance.web, which is not declared"
+    );
+}
+
+/// OpenTofu reads `.tofu` files, and one takes the place of the `.tf` file of the same
+/// name; Terraform projects (no `.tofu` file) are read as before.
+#[test]
+fn tofu_files_take_the_place_of_their_tf_namesakes() {
+    let dir = scratch(&[
+        ("main.tf", "locals {\n  tool = \"terraform\"\n}\n"),
+        ("main.tofu", "locals {\n  tool = \"opentofu\"\n}\n"),
+        ("extra.tf", "locals {\n  shared = true\n}\n"),
+    ]);
+    let project = load(&dir).unwrap();
+    assert_eq!(
+        project.local(None, "tool").map(|l| l.value),
+        Some(Value::String("opentofu".into()))
+    );
+    assert_eq!(
+        project.local(None, "shared").map(|l| l.value),
+        Some(Value::Bool(true))
+    );
+    assert!(!project.files().contains_key("main.tf"));
+}
+
+/// JSON configuration is read beside native files, line numbers kept.
+#[test]
+fn json_configuration_files_are_read() {
+    let dir = scratch(&[(
+        "main.tf.json",
+        "{\n  \"variable\": {\"n\": {\"type\": \"number\", \"default\": 2}},\n  \"resource\": {\n    \"aws_sqs_queue\": {\n      \"q\": {\n        \"count\": \"${var.n}\",\n        \"name\": \"jobs-${count.index}\",\n        \"delay_seconds\": \"${nosuch(1)}\"\n      }\n    }\n  }\n}\n",
+    )]);
+    let project = load(&dir).unwrap();
+    let second = project.instance("aws_sqs_queue.q[1]").unwrap();
+    assert_eq!(
+        second.attributes,
+        Value::Object(BTreeMap::from([
+            ("name".to_string(), Value::String("jobs-1".into())),
+            ("delay_seconds".to_string(), Value::Unknown),
+        ]))
+    );
+    let diagnostic = &project.diagnostics()[0];
+    assert_eq!(
+        (diagnostic.file.as_str(), diagnostic.line),
+        ("main.tf.json", 8)
+    );
 }
 
 #[test]

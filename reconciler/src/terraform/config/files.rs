@@ -8,7 +8,8 @@ use hcl::edit::Span;
 use hcl::edit::structure::{Attribute, Block};
 use serde::Deserialize;
 
-use super::{ConfigError, Diagnostic, line_of};
+use super::json::{Native, is_json, to_native};
+use super::{ConfigError, line_of};
 
 /// The declarations of one module directory.
 #[derive(Debug, Clone)]
@@ -25,6 +26,8 @@ pub(super) struct ModuleDecls {
     pub calls: Vec<BlockDecl>,
     /// `output` blocks.
     pub outputs: Vec<BlockDecl>,
+    /// The JSON configuration files' translations, for their line numbers.
+    pub json: BTreeMap<String, Native>,
 }
 
 impl ModuleDecls {
@@ -39,11 +42,59 @@ impl ModuleDecls {
 pub(super) struct BlockDecl {
     /// The file, relative to the root.
     pub file: String,
-    /// The parsed block, spans into the file's text.
+    /// The parsed block, spans into the file's text (an argument or nested block type an
+    /// override file replaced: into that file's text, see `overridden`).
     pub block: Block,
+    /// Arguments and nested block types replaced by an override file, with that file.
+    pub overridden: BTreeMap<String, String>,
 }
 
 impl BlockDecl {
+    /// The file that holds the argument or nested block type `key` of the block.
+    pub fn file_of(&self, key: &str) -> &str {
+        self.overridden.get(key).unwrap_or(&self.file)
+    }
+
+    /// Merges an override block of `file` into this one (see [`apply_override`]).
+    fn merge(&mut self, file: &str, mut with: Block) {
+        let resource = matches!(self.block.ident.as_str(), "resource" | "data");
+        if resource && let Some(lifecycle) = with.body.remove_blocks("lifecycle").into_iter().next()
+        {
+            let mut original = self.block.body.remove_blocks("lifecycle");
+            match original.first_mut() {
+                Some(base) => {
+                    for attr in lifecycle.body.into_attributes() {
+                        base.body.remove_attribute(attr.key.as_str());
+                        base.body.push(attr);
+                    }
+                    self.block.body.push(original.swap_remove(0));
+                }
+                None => self.block.body.push(lifecycle),
+            }
+            self.overridden
+                .insert("lifecycle".to_string(), file.to_string());
+        }
+        let mut replaced_blocks = BTreeSet::new();
+        for structure in with.body.into_iter() {
+            match structure {
+                hcl::edit::structure::Structure::Attribute(attr) => {
+                    let key = attr.key.as_str().to_string();
+                    self.block.body.remove_attribute(&key);
+                    self.block.body.push(attr);
+                    self.overridden.insert(key, file.to_string());
+                }
+                hcl::edit::structure::Structure::Block(block) => {
+                    let ident = block.ident.as_str().to_string();
+                    if replaced_blocks.insert(ident.clone()) {
+                        self.block.body.remove_blocks(&ident);
+                    }
+                    self.block.body.push(block);
+                    self.overridden.insert(ident, file.to_string());
+                }
+            }
+        }
+    }
+
     /// The label at `index`, or empty.
     pub fn label(&self, index: usize) -> &str {
         self.block.labels.get(index).map_or("", |l| l.as_str())
@@ -110,7 +161,6 @@ pub(super) fn read_module(
     root: &Path,
     rel: &str,
     files: &mut BTreeMap<String, String>,
-    diagnostics: &mut Vec<Diagnostic>,
 ) -> Result<ModuleDecls, ConfigError> {
     let dir = root.join(rel);
     let entries = std::fs::read_dir(&dir).map_err(|source| ConfigError::Read {
@@ -134,28 +184,135 @@ pub(super) fn read_module(
         resources: Vec::new(),
         calls: Vec::new(),
         outputs: Vec::new(),
+        json: BTreeMap::new(),
     };
-    for name in names {
-        let file = file_name(rel, &name);
-        if name.ends_with(".tf.json") {
-            diagnostics.push(Diagnostic {
-                file,
-                line: 1,
-                subject: "configuration".to_string(),
-                message: "JSON configuration files are not read".to_string(),
-            });
-            continue;
-        }
-        if !name.ends_with(".tf") {
-            continue;
-        }
-        let text = read_text(&dir.join(&name))?;
-        let body = parse(&file, &text)?;
+    let names = configuration_files(&names);
+    let (overrides, normal): (Vec<&String>, Vec<&String>) =
+        names.iter().partition(|name| is_override(name));
+    for name in normal {
+        let file = file_name(rel, name);
+        let body = read_configuration(&dir.join(name), &file, files, &mut decls.json)?;
         gather(&mut decls, &file, body);
-        files.insert(file, text);
     }
     check_duplicates(&decls, files)?;
+    for name in overrides {
+        let file = file_name(rel, name);
+        let body = read_configuration(&dir.join(name), &file, files, &mut decls.json)?;
+        apply_override(&mut decls, &file, body, files)?;
+    }
     Ok(decls)
+}
+
+/// Reads and parses one configuration file, native or JSON, keeping its text in `files` (a
+/// JSON file's native translation, line for line; see [`super::json`]).
+fn read_configuration(
+    path: &Path,
+    file: &str,
+    files: &mut BTreeMap<String, String>,
+    json: &mut BTreeMap<String, Native>,
+) -> Result<hcl::edit::structure::Body, ConfigError> {
+    let mut text = read_text(path)?;
+    if is_json(file) {
+        let native = to_native(file, &text)?;
+        text = native.text.clone();
+        json.insert(file.to_string(), native);
+    }
+    let body = parse(file, &text)?;
+    files.insert(file.to_string(), text);
+    Ok(body)
+}
+
+/// The configuration files among a directory's file names, in load order: `.tf` and
+/// `.tf.json`; in an OpenTofu project (one with a `.tofu` or `.tofu.json` file) also those,
+/// each taking the place of the `.tf` file of the same stem, as OpenTofu reads them.
+fn configuration_files(names: &BTreeSet<String>) -> Vec<String> {
+    const TOFU: [(&str, &str); 2] = [(".tofu", ".tf"), (".tofu.json", ".tf.json")];
+    let tofu = names
+        .iter()
+        .any(|n| TOFU.iter().any(|(ext, _)| n.ends_with(ext)));
+    names
+        .iter()
+        .filter(|name| {
+            let terraform = name.ends_with(".tf") || name.ends_with(".tf.json");
+            let opentofu = tofu && TOFU.iter().any(|(ext, _)| name.ends_with(ext));
+            let replaced = tofu
+                && TOFU.iter().any(|(ext, tf)| {
+                    name.strip_suffix(tf)
+                        .is_some_and(|stem| names.contains(&format!("{stem}{ext}")))
+                });
+            (terraform || opentofu) && !replaced
+        })
+        .cloned()
+        .collect()
+}
+
+/// Whether a configuration file is an override file: `override.tf`, `*_override.tf` (and
+/// their `.tf.json`, `.tofu` forms).
+fn is_override(name: &str) -> bool {
+    let stem = [".tf.json", ".tofu.json", ".tf", ".tofu"]
+        .iter()
+        .find_map(|ext| name.strip_suffix(ext))
+        .unwrap_or(name);
+    stem == "override" || stem.ends_with("_override")
+}
+
+/// Merges an override file into the module's declarations by Terraform's rules ("Override
+/// Files"): each top-level block replaces, argument by argument, the one with the same
+/// type and labels; a nested block type replaces all the original's blocks of that type,
+/// but for a resource's `lifecycle`, merged argument by argument; each local replaces the
+/// one of the same name. An override with no original is an error, as in Terraform.
+fn apply_override(
+    decls: &mut ModuleDecls,
+    file: &str,
+    body: hcl::edit::structure::Body,
+    files: &BTreeMap<String, String>,
+) -> Result<(), ConfigError> {
+    let text = files.get(file).map_or("", String::as_str);
+    for block in body.into_blocks() {
+        let at = block.span().unwrap_or_default().start;
+        let missing = |what: String| ConfigError::Invalid {
+            file: file.to_string(),
+            line: line_of(text, at),
+            message: format!("override of {what}, which is not declared"),
+        };
+        let ident = block.ident.as_str().to_string();
+        if ident == "locals" {
+            for attr in block.body.into_attributes() {
+                let name = attr.key.as_str().to_string();
+                let local = LocalDecl {
+                    file: file.to_string(),
+                    name: name.clone(),
+                    attr,
+                };
+                match decls.locals.iter_mut().find(|l| l.name == name) {
+                    Some(original) => *original = local,
+                    None => return Err(missing(format!("local.{name}"))),
+                }
+            }
+            continue;
+        }
+        let list = match ident.as_str() {
+            "variable" => &mut decls.variables,
+            "resource" | "data" => &mut decls.resources,
+            "module" => &mut decls.calls,
+            "output" => &mut decls.outputs,
+            _ => continue,
+        };
+        let labels: Vec<&str> = block.labels.iter().map(|l| l.as_str()).collect();
+        let original = list.iter_mut().find(|d| {
+            d.block.ident.as_str() == ident
+                && d.block
+                    .labels
+                    .iter()
+                    .map(|l| l.as_str())
+                    .eq(labels.iter().copied())
+        });
+        let Some(original) = original else {
+            return Err(missing(format!("{ident} {}", labels.join("."))));
+        };
+        original.merge(file, block);
+    }
+    Ok(())
 }
 
 /// Sorts a file's top-level blocks into `decls`.
@@ -164,6 +321,7 @@ fn gather(decls: &mut ModuleDecls, file: &str, body: hcl::edit::structure::Body)
         let decl = BlockDecl {
             file: file.to_string(),
             block,
+            overridden: BTreeMap::new(),
         };
         match decl.block.ident.as_str() {
             "variable" => decls.variables.push(decl),

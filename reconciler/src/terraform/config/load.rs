@@ -114,6 +114,7 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
     )?;
     loader.instantiate(root, None, String::new(), None, assigned)?;
     let uses = super::refs::count_uses(&loader.modules, &loader.decls, &loader.instances);
+    loader.json_lines();
     Ok(Project {
         root: loader.root,
         files: loader.files,
@@ -164,9 +165,19 @@ impl Loader<'_> {
         if let Some(index) = self.decls.iter().position(|d| d.rel == rel) {
             return Ok(index);
         }
-        let decls = read_module(&self.root, rel, &mut self.files, &mut self.diagnostics)?;
+        let decls = read_module(&self.root, rel, &mut self.files)?;
         self.decls.push(decls);
         Ok(self.decls.len() - 1)
+    }
+
+    /// Puts each diagnostic in a JSON configuration file on the JSON's own line.
+    fn json_lines(&mut self) {
+        for diagnostic in &mut self.diagnostics {
+            let native = self.decls.iter().find_map(|d| d.json.get(&diagnostic.file));
+            if let Some(native) = native {
+                diagnostic.line = native.json_line(diagnostic.line);
+            }
+        }
     }
 
     fn text(&self, file: &str) -> &str {
@@ -266,7 +277,7 @@ impl Loader<'_> {
                     )
                     .unwrap_or(Value::Unknown);
                     let source = VariableSource::Default {
-                        file: decl.file.clone(),
+                        file: decl.file_of("default").to_string(),
                         span: default.value.span().unwrap_or_default(),
                     };
                     (value, source, Some(default.value.clone()))
@@ -693,21 +704,22 @@ impl Loader<'_> {
             "providers",
             "depends_on",
         ];
-        let place = Place {
-            file: &decl.file,
-            text: self.files.get(&decl.file).map_or("", String::as_str),
-        };
         decl.block
             .body
             .attributes()
             .filter(|attr| !NOT_INPUTS.contains(&attr.key.as_str()))
             .map(|attr| {
+                let file = decl.file_of(attr.key.as_str());
+                let place = Place {
+                    file,
+                    text: self.files.get(file).map_or("", String::as_str),
+                };
                 let subject = format!("{path}.{}", attr.key.as_str());
                 let value = eval(&attr.value, scope, place, &subject, &mut self.diagnostics);
                 let assigned = Assigned {
                     value,
                     source: VariableSource::ModuleArgument {
-                        file: decl.file.clone(),
+                        file: file.to_string(),
                         span: attr.value.span().unwrap_or_default(),
                     },
                     expr: Some(attr.value.clone()),

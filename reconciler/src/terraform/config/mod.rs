@@ -34,6 +34,7 @@
 
 mod expand;
 mod files;
+mod json;
 mod load;
 mod provenance;
 mod providers;
@@ -52,6 +53,7 @@ use hcl::edit::Span as _;
 use super::functions::Value;
 use super::state::{IndexKey, Mode, PathStep, State};
 
+pub use json::is_json;
 pub use provenance::{Collection, Provenance};
 pub use providers::aws_regions;
 pub use refactor::{Import, Move, imports, project_imports, project_moves, project_removed};

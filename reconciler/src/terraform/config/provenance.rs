@@ -202,10 +202,14 @@ pub(super) fn of_instance(project: &Project, index: usize, path: &[PathStep]) ->
     let record = &project.instances[index];
     let module = &project.modules[record.module];
     let decl = &project.decls[module.decls].resources[record.decl];
+    let first = match path.first() {
+        Some(PathStep::Key(name)) => decl.file_of(name),
+        _ => &decl.file,
+    };
     let mut ctx = Ctx {
         project,
         module: record.module,
-        file: decl.file.clone(),
+        file: first.to_string(),
         scope: record.key.bind(&module.scope),
         iterating: Vec::new(),
     };

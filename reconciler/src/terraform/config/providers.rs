@@ -12,7 +12,7 @@ pub fn aws_regions(project: &Project) -> Vec<String> {
     let bodies = project
         .files()
         .iter()
-        .filter(|(path, _)| path.ends_with(".tf") && !path.contains('/'))
+        .filter(|(path, _)| super::json::is_configuration(path) && !path.contains('/'))
         .filter_map(|(_, text)| hcl::parse(text).ok());
     for body in bodies {
         let providers = body.blocks().filter(|b| {

@@ -48,7 +48,10 @@ pub fn project_removed(files: &BTreeMap<String, String>) -> Vec<String> {
 /// Every `moved` block of a project's `.tf` files.
 pub fn project_moves(files: &BTreeMap<String, String>) -> Vec<Move> {
     let mut moves = Vec::new();
-    for (path, text) in files.iter().filter(|(path, _)| path.ends_with(".tf")) {
+    for (path, text) in files
+        .iter()
+        .filter(|(path, _)| super::json::is_configuration(path))
+    {
         let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
         let Ok(body) = hcl::parse(text) else { continue };
         for block in body.blocks().filter(|b| b.identifier() == "moved") {
@@ -88,7 +91,7 @@ pub fn imports(body: &Body) -> Vec<Import> {
 fn root_bodies(files: &BTreeMap<String, String>) -> impl Iterator<Item = Body> + '_ {
     files
         .iter()
-        .filter(|(path, _)| path.ends_with(".tf") && !path.contains('/'))
+        .filter(|(path, _)| super::json::is_configuration(path) && !path.contains('/'))
         .filter_map(|(_, text)| hcl::parse(text).ok())
 }
 

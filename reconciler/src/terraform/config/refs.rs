@@ -44,9 +44,16 @@ impl Visit for Collector {
             Expression::Traversal(traversal) => match &traversal.expr {
                 Expression::Variable(name) => {
                     let mut ops = traversal.operators.iter().map(|op| attr_name(op.value()));
+                    let mut root = Some(name.as_str().to_string());
+                    // `resource.TYPE.NAME` is the reference `TYPE.NAME`.
+                    if name.as_str() == "resource" {
+                        root = ops.next().flatten();
+                    }
                     let first = ops.next().flatten();
                     let second = first.as_ref().and(ops.next().flatten());
-                    self.0.push(((name.as_str().to_string(), first), second));
+                    if let Some(root) = root {
+                        self.0.push(((root, first), second));
+                    }
                     for operator in &traversal.operators {
                         self.visit_traversal_operator(operator);
                     }
@@ -311,5 +318,9 @@ mod tests {
             vec![named("aws_subnet", "x"), named("var", "index")]
         );
         assert_eq!(refs("count"), vec![("count".to_string(), None)]);
+        assert_eq!(
+            refs("resource.aws_subnet.x[0].id"),
+            vec![named("aws_subnet", "x")]
+        );
     }
 }

@@ -142,6 +142,11 @@ impl Evaluator<'_> {
                 )),
             },
             "data" => self.resource(reference(2), operators, 2),
+            // `resource.TYPE.NAME`: the explicit form of a managed resource reference.
+            "resource" => {
+                let address = (0..2).map(attr).collect::<Option<Vec<&str>>>();
+                self.resource(address.map(|names| names.join(".")), operators, 2)
+            }
             _ if root.contains('_') => self.resource(reference(1), operators, 1),
             _ => Err(EvalError::UnknownReference(root.to_string())),
         }
@@ -404,6 +409,11 @@ impl Evaluator<'_> {
     }
 
     fn template(&mut self, template: &Template) -> Result<Value, EvalError> {
+        // HCL: a template that is one interpolation and nothing else is that value,
+        // unconverted (`count = "${var.n}"` is a number).
+        if let [Element::Interpolation(only)] = template.elements() {
+            return self.eval(&only.expr);
+        }
         let mut out = String::new();
         let known = self.render(template, (Strip::None, Strip::None), &mut out)?;
         Ok(if known {
