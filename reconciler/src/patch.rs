@@ -104,11 +104,39 @@ impl ChangeSet {
         old: Option<String>,
         new: Option<String>,
     ) -> Result<(), PatchError> {
-        let path = path.into();
-        let inside = path
-            .components()
-            .all(|component| matches!(component, Component::Normal(_) | Component::CurDir));
-        if !inside || path.as_os_str().is_empty() {
+        self.insert_checked(path.into(), old, new, false)
+    }
+
+    /// Adds or replaces the change to `path`, which may climb out of the root through leading
+    /// `..` (a shared module beside it, `../../modules/x/main.tf`), but is otherwise as
+    /// [`ChangeSet::insert`] takes it.
+    pub fn insert_beside(
+        &mut self,
+        path: impl Into<PathBuf>,
+        old: Option<String>,
+        new: Option<String>,
+    ) -> Result<(), PatchError> {
+        self.insert_checked(path.into(), old, new, true)
+    }
+
+    fn insert_checked(
+        &mut self,
+        path: PathBuf,
+        old: Option<String>,
+        new: Option<String>,
+        beside: bool,
+    ) -> Result<(), PatchError> {
+        let mut climbing = beside;
+        let good = path.components().all(|component| match component {
+            Component::ParentDir => climbing,
+            Component::Normal(_) | Component::CurDir => {
+                climbing = false;
+                true
+            }
+            _ => false,
+        });
+        let named = path.components().any(|c| matches!(c, Component::Normal(_)));
+        if !good || !named {
             return Err(PatchError::BadPath { path });
         }
         self.files.insert(path, FileChange { old, new });
@@ -181,12 +209,13 @@ impl ChangeSet {
     }
 }
 
-/// The path as the diff names it, with `/` separators.
+/// The path as the diff names it, with `/` separators (`../` kept for a shared module).
 fn diff_path(path: &Path) -> String {
     let parts: Vec<_> = path
         .components()
         .filter_map(|component| match component {
             Component::Normal(part) => Some(part.to_string_lossy()),
+            Component::ParentDir => Some("..".into()),
             _ => None,
         })
         .collect();
@@ -505,4 +534,32 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
         fs::File::open(dir)?.sync_all()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_stay_under_the_root_unless_a_shared_module_is_allowed() {
+        let mut set = ChangeSet::new();
+        for bad in ["/etc/passwd", "../../main.tf", "a/../../b.tf", ""] {
+            assert!(set.insert(bad, None, Some("x".into())).is_err(), "{bad}");
+        }
+        assert!(
+            set.insert("modules/a/main.tf", None, Some("x".into()))
+                .is_ok()
+        );
+        for bad in ["/etc/passwd", "modules/../../x.tf", "..", "../.."] {
+            assert!(
+                set.insert_beside(bad, None, Some("x".into())).is_err(),
+                "{bad}"
+            );
+        }
+        assert!(
+            set.insert_beside("../../main.tf", Some("a".into()), Some("b".into()))
+                .is_ok()
+        );
+        assert!(set.diff(Colour::Plain).contains("--- a/../../main.tf"));
+    }
 }

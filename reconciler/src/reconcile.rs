@@ -9,7 +9,7 @@ use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
 use crate::synthesize::edit::{Files, ToolCall};
-use crate::synthesize::plan::{Plan, Planner, Unplanned};
+use crate::synthesize::plan::{Plan, Planner, Step, Unplanned};
 use crate::terraform::config::{LoadOptions, Project, aws_regions};
 use crate::terraform::state::{State, StateIndex};
 use crate::validate::{Check, PlanCheck, ValidateError, Validation, Validator, expected_state};
@@ -48,6 +48,9 @@ pub struct Input<'a> {
     pub ownership: &'a OwnershipConfig,
     /// Extra validators run after the built-in one when available (e.g. `terraform plan`).
     pub validators: Vec<Box<dyn Validator>>,
+    /// Whether an edit may land in a module outside the root, which other roots may share
+    /// (`--allow-shared-module-edits`); else such an edit is left unplanned with the reason.
+    pub shared_module_edits: bool,
 }
 
 /// How the run ended, as the exit code tells it.
@@ -200,7 +203,7 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     for d in &decided {
         planner.plan(&d.intent, &d.rulings, &mut plan);
     }
-    let files = apply_steps(project.files(), &mut plan);
+    let files = apply_steps(project.files(), &mut plan, input.shared_module_edits);
     let mut changed = changed_files(project.files(), files);
     let outside = outside_the_root(project.files().keys(), &input.var_files);
     let checked = Checked {
@@ -211,7 +214,11 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     let repair_rounds = repair(&checked, project.files(), &mut plan, &mut changed)?;
     let mut changes = ChangeSet::new();
     for (path, text) in &changed {
-        changes.insert(path, project.files().get(path).cloned(), Some(text.clone()))?;
+        let old = project.files().get(path).cloned();
+        match input.shared_module_edits {
+            true => changes.insert_beside(path, old, Some(text.clone()))?,
+            false => changes.insert(path, old, Some(text.clone()))?,
+        }
     }
     let diff = changes.diff(Colour::Plain);
     let (validations, skipped) = validate(&checked, &plan, &changed)?;
@@ -280,7 +287,7 @@ fn repair(
                 part: step.part,
             });
         }
-        let files = apply_steps(original, plan);
+        let files = apply_steps(original, plan, checked.input.shared_module_edits);
         *changed = changed_files(original, files);
         current = plan_check(checked, plan, changed)?;
     }
@@ -302,7 +309,7 @@ fn culprits(
         .filter_map(|at| {
             let mut trial = plan.clone();
             trial.steps.remove(at);
-            let files = apply_steps(original, &mut trial);
+            let files = apply_steps(original, &mut trial, checked.input.shared_module_edits);
             let changed = changed_files(original, files);
             // A trial that no longer loads (a reference to what the step created) spares nothing.
             let after = addresses(&plan_check(checked, &trial, &changed).ok()?);
@@ -319,31 +326,74 @@ fn culprits(
 /// Runs the planned steps in order over copies of the files; a refused edit moves its step to
 /// the unplanned list with the tool's reason, and one that changed nothing (the code already
 /// held it) to the settled list.
-fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan) -> Files {
+fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan, shared: bool) -> Files {
     let mut files: Files = original.clone();
     let mut kept = Vec::new();
-    for step in std::mem::take(&mut plan.steps) {
-        match step.call.run(&files) {
-            Ok(result) if result.files.is_empty() => plan.settled.push(Unplanned {
-                intent: step.intent.clone(),
-                resource: step.resource.clone(),
-                part: step.part.clone(),
-                reason: format!("already in the code: {}", result.summary),
-            }),
-            Ok(result) => {
-                files.extend(result.files);
-                kept.push(step);
+    for mut step in std::mem::take(&mut plan.steps) {
+        let unplanned = |step: &Step, reason: String| Unplanned {
+            intent: step.intent.clone(),
+            resource: step.resource.clone(),
+            part: step.part.clone(),
+            reason,
+        };
+        let result = match step.call.run(&files) {
+            Ok(result) => result,
+            Err(error) => {
+                let reason = format!("{}: {error}", step.call.name());
+                plan.unplanned.push(unplanned(&step, reason));
+                continue;
             }
-            Err(error) => plan.unplanned.push(Unplanned {
-                intent: step.intent.clone(),
-                resource: step.resource.clone(),
-                part: step.part.clone(),
-                reason: format!("{}: {error}", step.call.name()),
-            }),
+        };
+        if result.files.is_empty() {
+            let reason = format!("already in the code: {}", result.summary);
+            plan.settled.push(unplanned(&step, reason));
+            continue;
         }
+        if let Some(file) = result.files.keys().find(|p| installed_module(p)) {
+            let reason = format!(
+                "{}: the edit lands in {file}, a module `terraform init` installs from a registry or repository; a change there is lost at the next init, so it is left to a person",
+                step.call.name()
+            );
+            plan.unplanned.push(unplanned(&step, reason));
+            continue;
+        }
+        if let Some(file) = shared_file(&result.files) {
+            if !shared {
+                let reason = format!(
+                    "{}: the edit lands in {file}, a module outside this root that other roots may use; rerun with --allow-shared-module-edits to make it",
+                    step.call.name()
+                );
+                plan.unplanned.push(unplanned(&step, reason));
+                continue;
+            }
+            let caution = format!(
+                "edits {file}, a module outside this root: every root that uses it changes too"
+            );
+            step.warning = Some(match step.warning.take() {
+                Some(warning) => format!("{warning}; {caution}"),
+                None => caution,
+            });
+        }
+        files.extend(result.files);
+        kept.push(step);
     }
     plan.steps = kept;
     files
+}
+
+/// Whether a root-relative path lies in a module `terraform init` installed
+/// (`.terraform/modules/...`).
+fn installed_module(path: &str) -> bool {
+    path.starts_with(".terraform/") || path.contains("/.terraform/")
+}
+
+/// The first of an edit's files that lies outside the root (`../`), where a module other
+/// roots may share lives.
+fn shared_file(files: &Files) -> Option<&str> {
+    files
+        .keys()
+        .map(String::as_str)
+        .find(|path| path.starts_with("../"))
 }
 
 /// What every check of one reconciliation shares: its input, the decided intents and what the

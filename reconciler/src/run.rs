@@ -59,6 +59,8 @@ pub struct Project<'a> {
     pub ownership: &'a OwnershipConfig,
     /// Makes the validators run after the built-in check, once per reconciliation.
     pub validators: &'a dyn Fn() -> Vec<Box<dyn Validator>>,
+    /// Whether an edit may land in a module outside the root, which other roots may share.
+    pub shared_module_edits: bool,
 }
 
 /// What a run produced.
@@ -202,6 +204,7 @@ pub fn reconcile_with(
         policy: project.policy,
         ownership: project.ownership,
         validators: (project.validators)(),
+        shared_module_edits: project.shared_module_edits,
     })
 }
 

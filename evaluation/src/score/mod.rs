@@ -233,6 +233,7 @@ impl Scorer {
             policy,
             ownership: &ownership,
             validators: &no_validators,
+            shared_module_edits: false,
         };
         let result = reconcile_with(calls, &project, rules);
         let outcome = match result {

@@ -39,18 +39,27 @@ pub fn site(project: &Project, instance: &ResourceInstance) -> Result<TagSite, S
         })
         .collect();
     let path = [PathStep::Key("tags".to_owned())];
+    // The only instance of its block in its module instance (`count = 1` counts too).
+    let alone = siblings
+        .iter()
+        .filter(|s| s.module == instance.module)
+        .count()
+        == 1;
     if let Some(Provenance::ModuleInput {
         call,
         argument,
         file,
         ..
     }) = project.provenance(&instance.address, &path)
-        && instance.index.is_none()
+        && alone
         && project
             .variable(instance.module.as_deref(), &argument)
             .is_some_and(|v| v.uses == 1)
     {
         return Ok(module_site(instance, &siblings, &call, &argument, &file));
+    }
+    if alone && let Some(site) = merged_input_site(project, instance, &siblings) {
+        return Ok(site);
     }
     if siblings.iter().any(|s| s.module != instance.module) {
         return Err(format!(
@@ -82,6 +91,58 @@ pub fn site(project: &Project, instance: &ResourceInstance) -> Result<TagSite, S
             "tags changed outside Terraform".to_owned()
         },
     })
+}
+
+/// Tags written `merge(..., var.NAME)` in a module whose input `NAME` feeds only these tags
+/// (a per-resource tags input such as `vpc_tags`): the last argument wins in `merge`, so the
+/// module call's argument `NAME` takes the tag (added to the call when it is not set there)
+/// and the module's other resources keep theirs.
+fn merged_input_site(
+    project: &Project,
+    instance: &ResourceInstance,
+    siblings: &[&ResourceInstance],
+) -> Option<TagSite> {
+    let module = instance.module.as_deref()?;
+    let path = [PathStep::Key("tags".to_owned())];
+    let Some(Provenance::Expression { file, span, .. }) =
+        project.provenance(&instance.address, &path)
+    else {
+        return None;
+    };
+    let text = project.files().get(&file)?.get(span)?;
+    let argument = last_merged_variable(text)?;
+    let used_once = project
+        .variable(Some(module), &argument)
+        .is_some_and(|v| v.uses == 1);
+    let call = project.call_of(module)?;
+    used_once.then(|| {
+        let path = format!("module.{}", call.name);
+        module_site(instance, siblings, &path, &argument, &call.file)
+    })
+}
+
+/// `NAME` when `text` is `merge(..., var.NAME)`.
+fn last_merged_variable(text: &str) -> Option<String> {
+    use hcl::edit::expr::{Expression, TraversalOperator};
+    let Ok(Expression::FuncCall(call)) = hcl::edit::parser::parse_expr(text) else {
+        return None;
+    };
+    if call.name.name.as_str() != "merge" || !call.name.namespace.is_empty() {
+        return None;
+    }
+    let Expression::Traversal(last) = call.args.iter().last()? else {
+        return None;
+    };
+    let Expression::Variable(root) = &last.expr else {
+        return None;
+    };
+    match last.operators.as_slice() {
+        [only] if root.as_str() == "var" => match only.value() {
+            TraversalOperator::GetAttr(name) => Some(name.as_str().to_owned()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// The module call's argument feeding the tags: `var.<argument>` is used only here.

@@ -45,6 +45,10 @@ pub struct ReconcileArgs {
     /// Apply the patch to the project's files (atomically).
     #[arg(long)]
     write: bool,
+    /// Let edits land in modules outside the project's root (`../modules/...`), which other
+    /// roots may use too; without it such an edit is reported and left out.
+    #[arg(long)]
+    allow_shared_module_edits: bool,
 }
 
 /// Options shared with `retrace demo`.
@@ -108,6 +112,7 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         var_files,
         kb,
         !args.run.no_terraform,
+        args.allow_shared_module_edits,
     )
     .await?;
     print(&result, &args.run)?;
@@ -237,6 +242,7 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
         var_files,
         kb,
         !args.run.no_terraform,
+        false,
     )
     .await?;
     print(&result, &args.run)?;
@@ -327,6 +333,7 @@ async fn outcome(
     var_files: Vec<PathBuf>,
     kb: Option<KbSettings>,
     terraform: bool,
+    shared_module_edits: bool,
 ) -> Result<Ran> {
     let readers = sources.sources(config).await?;
     let attributor = Attributor::new(&config.attribution)?;
@@ -362,6 +369,7 @@ async fn outcome(
         policy: &policy,
         ownership: &config.ownership,
         validators: &validators,
+        shared_module_edits,
     };
     Ok(run::run(trail, project, knowledge.as_mut()).await?)
 }
