@@ -1,6 +1,7 @@
 //! Synthesis: turning intents into HCL edits. `edit` holds the format-preserving edit tools.
 
 pub mod edit;
+pub mod idiom;
 pub mod place;
 pub mod plan;
 pub mod settled;

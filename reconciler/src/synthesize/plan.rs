@@ -14,6 +14,7 @@ use super::edit::{
     RemoveCollectionEntry, RemoveResource, SetTags, Step as EditStep, SwitchOff, TagMode, Target,
     ToolCall, UpdateBlock, Value as EditValue,
 };
+use super::idiom::{Idiom, order};
 use super::place::{
     Removal, Written, entry_path, new_input, place_of, removal_of, set_attribute,
     shared_by_instances, thread_input,
@@ -24,6 +25,7 @@ use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{Project, ResourceInstance};
 use crate::terraform::state::StateIndex;
+use knowledge::catalog::Catalog;
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -90,6 +92,8 @@ pub struct Planner<'a> {
     added_blocks: RefCell<Vec<(String, String)>>,
     /// What the configuration already holds.
     in_code: InCode<'a>,
+    /// What the project names, for new code in its idiom.
+    idiom: Idiom,
 }
 
 type Outcome = Result<Step, String>;
@@ -115,6 +119,7 @@ impl<'a> Planner<'a> {
             created: RefCell::new(Vec::new()),
             added_blocks: RefCell::new(Vec::new()),
             in_code: InCode::new(project),
+            idiom: Idiom::new(project, state),
         }
     }
 
@@ -546,16 +551,27 @@ impl<'a> Planner<'a> {
             delta.resource.identity.clone(),
             format!("{resource_type}.{name}"),
         ));
+        let identity: Vec<String> = Catalog::bundled()
+            .natural_keys(resource_type)
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
         Ok(Step {
             intent: String::new(),
             resource: format!("{resource_type}.{name}"),
             part: Part::Resource,
             call: ToolCall::ImportResource(ImportResource {
-                file: self.new_resources_file.clone(),
+                file: self.idiom.file_for(resource_type, &self.new_resources_file),
                 resource_type: resource_type.clone(),
                 name: name.clone(),
                 id: delta.resource.identity.clone(),
-                attributes: ordered(&Value::Object(attributes)),
+                attributes: Ordered(
+                    order(attributes, &identity)
+                        .into_iter()
+                        .map(|(k, v)| (k, EditValue::from_json(&v)))
+                        .collect(),
+                ),
                 blocks,
             }),
             why: format!(
@@ -600,10 +616,20 @@ impl<'a> Planner<'a> {
             let fields = Value::Object(non_empty(&b.fields));
             blocks.push(new_block(&b.block, ordered(&fields), Vec::new()));
         }
-        if !delta.tags_set.is_empty() {
-            let tags = delta.tags_set.iter();
-            let tags = tags.map(|(k, v)| (k.clone(), Value::String(v.clone())));
-            attributes.insert("tags".to_owned(), Value::Object(tags.collect()));
+        for value in attributes.values_mut() {
+            if let Some(written) = value.as_str().and_then(|s| self.idiom.string(s)) {
+                *value = Value::String(written);
+            }
+        }
+        let mut tags = match attributes.remove("tags") {
+            Some(Value::Object(given)) => given,
+            _ => Map::new(),
+        };
+        for (k, v) in &delta.tags_set {
+            tags.insert(k.clone(), Value::String(v.clone()));
+        }
+        if let Some(tags) = self.idiom.tags(&tags) {
+            attributes.insert("tags".to_owned(), tags);
         }
         (attributes, blocks)
     }
@@ -623,6 +649,13 @@ impl<'a> Planner<'a> {
                 let id = &delta.resource.identity;
                 id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
             });
+        // A name on the project's prefix is named by the rest, as its siblings are.
+        let base = match self.idiom.string(&base) {
+            Some(written) => written.rsplit_once('}').map_or(base.clone(), |(_, rest)| {
+                rest.trim_matches(['-', '_', '/', '.']).to_owned()
+            }),
+            None => base,
+        };
         let mut name: String = base
             .chars()
             .map(|c| {

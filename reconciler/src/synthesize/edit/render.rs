@@ -31,7 +31,7 @@ pub fn value(value: &Value, indent: &str) -> String {
         Value::String(s) => match (reference(s), json_document(s)) {
             (Some(reference), _) => reference.to_owned(),
             (None, Some(document)) => format!("jsonencode({})", self::value(&document, indent)),
-            (None, None) => quoted(s),
+            (None, None) => idiom(s).unwrap_or_else(|| quoted(s)),
         },
         Value::List(items) => list(items, indent),
         Value::Object(entries) => object(entries, indent),
@@ -47,6 +47,43 @@ pub use crate::terraform::quoted;
 pub fn reference(s: &str) -> Option<&str> {
     let inner = s.strip_prefix("${")?.strip_suffix('}')?;
     is_traversal(inner).then_some(inner)
+}
+
+/// The two shapes the planner writes to reuse a project's own values, rendered as written:
+/// a tag map over a shared one, `${merge(local.common_tags, { Team = "x" })}` (a reference
+/// and an object of string literals), and a name on a shared prefix,
+/// `${local.prefix}-refunds` (a `local.` or `var.` reference and a plain suffix, written
+/// as the quoted template). Nothing else is read as an expression.
+fn idiom(s: &str) -> Option<String> {
+    if let Some(inner) = s
+        .strip_prefix("${merge(")
+        .and_then(|r| r.strip_suffix(")}"))
+    {
+        let (base, object) = inner.split_once(", ")?;
+        let entries = object.strip_prefix("{ ")?.strip_suffix(" }")?;
+        let literal_entries = entries.split(", ").all(|entry| {
+            entry
+                .split_once(" = ")
+                .is_some_and(|(k, v)| (is_identifier(k) || plain_quoted(k)) && plain_quoted(v))
+        });
+        return (is_traversal(base) && literal_entries).then(|| format!("merge({inner})"));
+    }
+    let rest = s.strip_prefix("${")?;
+    let (base, suffix) = rest.split_once('}')?;
+    let rooted = base.starts_with("local.") || base.starts_with("var.");
+    let plain = !suffix.is_empty()
+        && suffix
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '/'));
+    (rooted && is_traversal(base) && plain).then(|| format!("\"${{{base}}}{suffix}\""))
+}
+
+/// A quoted string with nothing to escape or interpolate.
+fn plain_quoted(text: &str) -> bool {
+    text.len() >= 2
+        && text.starts_with('"')
+        && text.ends_with('"')
+        && !text[1..text.len() - 1].contains(['"', '\\', '$', '%', ',', '{', '}', '\n'])
 }
 
 fn is_traversal(text: &str) -> bool {
@@ -223,6 +260,32 @@ mod tests {
         ];
         for (input, want) in cases {
             assert_eq!(value(&Value::String(input.into()), ""), want, "{input}");
+        }
+    }
+
+    #[test]
+    fn the_planners_idioms_are_written_as_expressions() {
+        for (input, want) in [
+            (
+                "${merge(local.common_tags, { Team = \"payments\" })}",
+                "merge(local.common_tags, { Team = \"payments\" })",
+            ),
+            ("${local.prefix}-refunds", "\"${local.prefix}-refunds\""),
+            ("${var.env}/app", "\"${var.env}/app\""),
+        ] {
+            assert_eq!(value(&Value::String(input.into()), ""), want, "{input}");
+        }
+        for literal in [
+            "${merge(local.a, { K = upper(\"x\") })}",
+            "${merge(file(\"x\"), { K = \"v\" })}",
+            "${aws_s3_bucket.b.id}-x",
+            "${local.prefix} x",
+            "${aws:username}-x",
+        ] {
+            assert!(
+                value(&Value::String(literal.into()), "").starts_with("\"$${"),
+                "{literal}"
+            );
         }
     }
 
