@@ -2,15 +2,188 @@
 //! the examples on the function's page of Terraform's documentation (the function name is the
 //! first word of each case); cases marked `ours` are extra checks of edge cases.
 
-use reconciler::terraform::functions::{EvalScope, Value, evaluate_str};
+use reconciler::terraform::functions::{
+    EVALUATOR_FUNCTIONS, EvalScope, FunctionTable, Value, evaluate_str,
+};
+
+/// Every built-in function of Terraform 1.11, as its documentation's function index lists
+/// them (numeric, string, collection, encoding, filesystem, date and time, hash and crypto, IP
+/// network, type conversion), including those added from 1.5 on: `plantimestamp` (1.5),
+/// `strcontains` (1.5), `issensitive` (1.8), `templatestring` (1.9), `ephemeralasnull` (1.10).
+/// `terraform metadata functions -json` of 1.11 lists the same names, plus `core::` aliases.
+const TERRAFORM_FUNCTIONS: &[&str] = &[
+    // Numeric
+    "abs",
+    "ceil",
+    "floor",
+    "log",
+    "max",
+    "min",
+    "parseint",
+    "pow",
+    "signum",
+    // String
+    "chomp",
+    "endswith",
+    "format",
+    "formatlist",
+    "indent",
+    "join",
+    "lower",
+    "regex",
+    "regexall",
+    "replace",
+    "split",
+    "startswith",
+    "strcontains",
+    "strrev",
+    "substr",
+    "templatestring",
+    "title",
+    "trim",
+    "trimprefix",
+    "trimspace",
+    "trimsuffix",
+    "upper",
+    // Collection
+    "alltrue",
+    "anytrue",
+    "chunklist",
+    "coalesce",
+    "coalescelist",
+    "compact",
+    "concat",
+    "contains",
+    "distinct",
+    "element",
+    "flatten",
+    "index",
+    "keys",
+    "length",
+    "lookup",
+    "matchkeys",
+    "merge",
+    "one",
+    "range",
+    "reverse",
+    "setintersection",
+    "setproduct",
+    "setsubtract",
+    "setunion",
+    "slice",
+    "sort",
+    "sum",
+    "transpose",
+    "values",
+    "zipmap",
+    // Encoding
+    "base64decode",
+    "base64encode",
+    "base64gzip",
+    "csvdecode",
+    "jsondecode",
+    "jsonencode",
+    "textdecodebase64",
+    "textencodebase64",
+    "urlencode",
+    "yamldecode",
+    "yamlencode",
+    // Filesystem
+    "abspath",
+    "basename",
+    "dirname",
+    "file",
+    "filebase64",
+    "fileexists",
+    "fileset",
+    "pathexpand",
+    "templatefile",
+    // Date and time
+    "formatdate",
+    "plantimestamp",
+    "timeadd",
+    "timecmp",
+    "timestamp",
+    // Hash and crypto
+    "base64sha256",
+    "base64sha512",
+    "bcrypt",
+    "filebase64sha256",
+    "filebase64sha512",
+    "filemd5",
+    "filesha1",
+    "filesha256",
+    "filesha512",
+    "md5",
+    "rsadecrypt",
+    "sha1",
+    "sha256",
+    "sha512",
+    "uuid",
+    "uuidv5",
+    // IP network
+    "cidrhost",
+    "cidrnetmask",
+    "cidrsubnet",
+    "cidrsubnets",
+    // Type conversion
+    "can",
+    "ephemeralasnull",
+    "issensitive",
+    "nonsensitive",
+    "sensitive",
+    "tobool",
+    "tolist",
+    "tomap",
+    "tonumber",
+    "toset",
+    "tostring",
+    "try",
+    "type",
+];
+
+/// Documented functions this evaluator does not implement, with the reason.
+const NOT_IMPLEMENTED: &[(&str, &str)] = &[(
+    "type",
+    "works only in `terraform console`, to show a value's type; not usable in configuration",
+)];
+
+#[test]
+fn functions_every_terraform_builtin_is_implemented() {
+    let table = FunctionTable::builtin();
+    let names: Vec<&str> = table.names().collect();
+    let exceptions: Vec<&str> = NOT_IMPLEMENTED.iter().map(|(name, _)| *name).collect();
+    let missing: Vec<&&str> = TERRAFORM_FUNCTIONS
+        .iter()
+        .filter(|name| !names.contains(name) && !EVALUATOR_FUNCTIONS.contains(name))
+        .filter(|name| !exceptions.contains(name))
+        .collect();
+    assert!(missing.is_empty(), "not implemented: {missing:?}");
+    let extra: Vec<&&str> = names
+        .iter()
+        .chain(EVALUATOR_FUNCTIONS)
+        .filter(|name| !TERRAFORM_FUNCTIONS.contains(name))
+        .collect();
+    assert!(extra.is_empty(), "not Terraform built-ins: {extra:?}");
+    for name in exceptions {
+        assert!(
+            !names.contains(&name),
+            "{name} is implemented; drop its exception"
+        );
+    }
+}
 
 /// Evaluates `expr` and `expected` (a literal) and compares them.
 fn check(cases: &[(&str, &str)]) {
-    let scope = EvalScope::new(".");
+    check_in(&EvalScope::new("."), cases);
+}
+
+/// [`check`] in the given scope.
+fn check_in(scope: &EvalScope, cases: &[(&str, &str)]) {
     let mut failures = Vec::new();
     for (expr, expected) in cases {
-        let want = evaluate_str(expected, &scope).expect("expected value parses");
-        match evaluate_str(expr, &scope) {
+        let want = evaluate_str(expected, scope).expect("expected value parses");
+        match evaluate_str(expr, scope) {
             Ok(got) if same(&got, &want) => {}
             Ok(got) => failures.push(format!("{expr}: got {got}, want {want}")),
             Err(error) => failures.push(format!("{expr}: error {error}, want {want}")),
@@ -45,6 +218,14 @@ fn fails(exprs: &[&str]) {
     let scope = EvalScope::new(".");
     for expr in exprs {
         assert!(evaluate_str(expr, &scope).is_err(), "{expr} should fail");
+    }
+}
+
+/// Asserts that each expression evaluates to unknown (known only after apply).
+fn unknown(scope: &EvalScope, exprs: &[&str]) {
+    for expr in exprs {
+        let value = evaluate_str(expr, scope).unwrap_or_else(|error| panic!("{expr}: {error}"));
+        assert_eq!(value, Value::Unknown, "{expr}");
     }
 }
 
@@ -260,6 +441,14 @@ fn functions_collection() {
             "merge({a = \"b\"}, {a = [1, 2], c = \"z\"}, {d = 3})",
             "{a = [1, 2], c = \"z\", d = 3}",
         ),
+        (
+            "matchkeys([\"i-123\", \"i-abc\", \"i-def\"], [\"us-west\", \"us-east\", \"us-east\"], [\"us-east\"])",
+            "[\"i-abc\", \"i-def\"]",
+        ),
+        (
+            "matchkeys([\"a\", \"b\", \"c\"], [1, 2, 3], [\"2\", 3])",
+            "[\"b\", \"c\"]",
+        ), // ours
         ("one([])", "null"),
         ("one([\"hello\"])", "\"hello\""),
         ("range(3)", "[0, 1, 2]"),
@@ -306,6 +495,7 @@ fn functions_collection() {
         "lookup({a = 1}, \"b\")",
         "slice([1], 0, 2)",
         "zipmap([\"a\"], [])",
+        "matchkeys([\"a\", \"b\"], [1], [1])",
     ]);
 }
 
@@ -418,4 +608,323 @@ fn functions_paths() {
         ("dirname(\"baz.txt\")", "\".\""),     // ours
         ("basename(\"foo/bar/\")", "\"bar\""), // ours
     ]);
+}
+
+#[test]
+fn functions_encoding_text_csv_yaml() {
+    check(&[
+        (
+            "csvdecode(\"a,b,c\\n1,2,3\\n4,5,6\")",
+            "[{a = \"1\", b = \"2\", c = \"3\"}, {a = \"4\", b = \"5\", c = \"6\"}]",
+        ),
+        (
+            "csvdecode(\"a,b\\r\\n1,\\\"x\\r\\n\\\"\\\"y\\\"\\\"\\\"\\n\\n3,4\")",
+            "[{a = \"1\", b = \"x\\n\\\"y\\\"\"}, {a = \"3\", b = \"4\"}]",
+        ), // ours: quoted fields, CRLF, empty lines
+        ("csvdecode(\"a,b\")", "[]"), // ours
+        (
+            "textencodebase64(\"Hello World\", \"UTF-16LE\")",
+            "\"SABlAGwAbABvACAAVwBvAHIAbABkAA==\"",
+        ),
+        (
+            "textdecodebase64(\"SABlAGwAbABvACAAVwBvAHIAbABkAA==\", \"UTF-16LE\")",
+            "\"Hello World\"",
+        ),
+        (
+            "textencodebase64(\"Hello World\", \"UTF-8\")",
+            "\"SGVsbG8gV29ybGQ=\"",
+        ),
+        ("textencodebase64(\"Hé\", \"UTF-16\")", "\"/v8ASADp\""), // ours
+        ("textencodebase64(\"Hé\", \"ISO-8859-1\")", "\"SOk=\""), // ours
+        ("textencodebase64(\"Hé\", \"windows-1252\")", "\"SOk=\""), // ours
+        ("textdecodebase64(\"//5IAOkA\", \"UTF-16\")", "\"Hé\""), // ours
+        ("yamldecode(\"hello: world\")", "{hello = \"world\"}"),
+        ("yamldecode(\"true\")", "true"),
+        (
+            "yamldecode(\"{a: &foo [1, 2, 3], b: *foo}\")",
+            "{a = [1, 2, 3], b = [1, 2, 3]}",
+        ),
+        (
+            "yamldecode(\"a: 'true'\\nb: yes\\nc: 0x1F\\nd: 1_000\\ne: 2001-12-14\\nf: ~\\ng: 1.5e3\")",
+            "{a = \"true\", b = true, c = 31, d = \"1_000\", e = \"2001-12-14T00:00:00Z\", f = null, g = 1500}",
+        ), // ours
+        ("yamldecode(\"<<: {a: 1}\\nb: 2\")", "{a = 1, b = 2}"), // ours: merge key
+        (
+            "yamlencode({\"a\":\"b\", \"c\":\"d\"})",
+            "\"\\\"a\\\": \\\"b\\\"\\n\\\"c\\\": \\\"d\\\"\\n\"",
+        ),
+        (
+            "yamlencode({\"foo\":[1, 2, 3], \"bar\": \"baz\"})",
+            "\"\\\"bar\\\": \\\"baz\\\"\\n\\\"foo\\\":\\n- 1\\n- 2\\n- 3\\n\"",
+        ),
+        (
+            "yamlencode({\"foo\":[1, {\"a\":\"b\",\"c\":\"d\"}, 3], \"bar\": \"baz\"})",
+            "\"\\\"bar\\\": \\\"baz\\\"\\n\\\"foo\\\":\\n- 1\\n- \\\"a\\\": \\\"b\\\"\\n  \\\"c\\\": \\\"d\\\"\\n- 3\\n\"",
+        ),
+        ("yamlencode(1.5)", "\"1.5\\n...\\n\""), // ours
+        ("yamlencode([])", "\"[]\\n\""),         // ours
+        (
+            "yamlencode({a = \"x\\ny\", b = \"t\\tab\\nx\"})",
+            "\"\\\"a\\\": |-\\n  x\\n  y\\n\\\"b\\\": \\\"t\\\\tab\\\\nx\\\"\\n\"",
+        ), // ours: literal block unless a tab forbids it
+        (
+            "base64gzip(\"hello world\")",
+            "\"H4sIAAAAAAAA/8pIzcnJVyjPL8pJAQAAAP//AQAA//+FEUoNCwAAAA==\"",
+        ), // ours: what terraform console gives
+    ]);
+    fails(&[
+        "yamldecode(\"{a: &foo [1, *foo, 3]}\")",
+        "yamldecode(\"{a: !not-supported foo}\")",
+        "yamldecode(\"---\\na\\n---\\nb\")",
+        "csvdecode(\"\")",
+        "csvdecode(\"a,b\\n1,2,3\")",
+        "csvdecode(\"a,b\\n1\\\"2,3\")",
+        "csvdecode(\"a,a\\n1,2\")",
+        "textencodebase64(\"€\", \"ISO-8859-1\")",
+        "textencodebase64(\"x\", \"bogus\")",
+    ]);
+}
+
+#[test]
+fn functions_date_and_time() {
+    check(&[
+        (
+            "formatdate(\"DD MMM YYYY hh:mm ZZZ\", \"2018-01-02T23:12:01Z\")",
+            "\"02 Jan 2018 23:12 UTC\"",
+        ),
+        (
+            "formatdate(\"EEEE, DD-MMM-YY hh:mm:ss ZZZ\", \"2018-01-02T23:12:01Z\")",
+            "\"Tuesday, 02-Jan-18 23:12:01 UTC\"",
+        ),
+        (
+            "formatdate(\"EEE, DD MMM YYYY hh:mm:ss ZZZ\", \"2018-01-02T23:12:01-08:00\")",
+            "\"Tue, 02 Jan 2018 23:12:01 -0800\"",
+        ),
+        (
+            "formatdate(\"MMM DD, YYYY\", \"2018-01-02T23:12:01Z\")",
+            "\"Jan 02, 2018\"",
+        ),
+        (
+            "formatdate(\"HH:mmaa\", \"2018-01-02T23:12:01Z\")",
+            "\"11:12pm\"",
+        ),
+        (
+            "formatdate(\"h'h'mm\", \"2018-01-02T23:12:01-08:00\")",
+            "\"23h12\"",
+        ),
+        (
+            "formatdate(\"H 'o''clock'\", \"2018-01-02T23:12:01-08:00\")",
+            "\"11 o'clock\"",
+        ),
+        (
+            "formatdate(\"YYYY-MM-DD'T'hh:mm:ssZ\", \"2018-01-02T03:04:05+05:30\")",
+            "\"2018-01-02T03:04:05+05:30\"",
+        ), // ours
+        (
+            "timeadd(\"2017-11-22T00:00:00Z\", \"10m\")",
+            "\"2017-11-22T00:10:00Z\"",
+        ),
+        (
+            "timeadd(\"2024-08-16T12:45:05Z\", \"-10m\")",
+            "\"2024-08-16T12:35:05Z\"",
+        ),
+        (
+            "timeadd(\"2017-11-22T00:00:00+01:00\", \"1h30m0.5s\")",
+            "\"2017-11-22T01:30:00+01:00\"",
+        ), // ours
+        (
+            "timecmp(\"2017-11-22T00:00:00Z\", \"2017-11-22T00:00:00Z\")",
+            "0",
+        ),
+        (
+            "timecmp(\"2017-11-22T00:00:00Z\", \"2017-11-22T01:00:00Z\")",
+            "-1",
+        ),
+        (
+            "timecmp(\"2017-11-22T01:00:00Z\", \"2017-11-22T00:00:00Z\")",
+            "1",
+        ),
+        (
+            "timecmp(\"2017-11-22T01:00:00Z\", \"2017-11-22T00:00:00-01:00\")",
+            "0",
+        ),
+    ]);
+    fails(&[
+        "formatdate(\"Y\", \"2018-01-02T03:04:05Z\")",
+        "formatdate(\"'abc\", \"2018-01-02T03:04:05Z\")",
+        "timeadd(\"2017-11-22t00:00:00Z\", \"1s\")",
+        "timeadd(\"2017-11-22T00:00:00Z\", \"1\")",
+        "timecmp(\"2017-11-22\", \"2017-11-22T00:00:00Z\")",
+    ]);
+    unknown(&EvalScope::new("."), &["plantimestamp()", "timestamp()"]);
+}
+
+#[test]
+fn functions_crypto() {
+    check(&[
+        (
+            "uuidv5(\"dns\", \"www.terraform.io\")",
+            "\"a5008fae-b28c-5ba5-96cd-82b4c53552d6\"",
+        ),
+        (
+            "uuidv5(\"url\", \"https://www.terraform.io/\")",
+            "\"9db6f67c-dd95-5ea0-aa5b-e70e5c5f7cf5\"",
+        ),
+        (
+            "uuidv5(\"oid\", \"1.3.6.1.4\")",
+            "\"af9d40a5-7a36-5c07-b23a-851cd99fbfa5\"",
+        ),
+        (
+            "uuidv5(\"x500\", \"CN=Example,C=GB\")",
+            "\"84e09961-4aa4-57f8-95b7-03edb1073253\"",
+        ),
+        (
+            "uuidv5(\"6ba7b810-9dad-11d1-80b4-00c04fd430c8\", \"www.terraform.io\")",
+            "\"a5008fae-b28c-5ba5-96cd-82b4c53552d6\"",
+        ),
+        (
+            "uuidv5(\"743ac3c0-3bf7-4a5b-9e6c-59360447c757\", \"LIBS:diskfont.library\")",
+            "\"ede1a974-df7e-5f17-84b9-76208818b2c8\"",
+        ),
+        (
+            "uuidv5(\"{6ba7b810-9dad-11d1-80b4-00c04fd430c8}\", \"a\")",
+            "\"4f3f2898-69e3-5a0d-820a-c4e87987dbce\"",
+        ), // ours
+    ]);
+    fails(&[
+        "uuidv5(\"bogus\", \"a\")",
+        "bcrypt(\"a\", 32)",
+        "rsadecrypt(\"!!\", \"x\")",
+    ]);
+    unknown(
+        &EvalScope::new("."),
+        &["bcrypt(\"hello world\")", "bcrypt(\"a\", 4)"],
+    );
+}
+
+/// A 1024-bit RSA key (PKCS #1 PEM) made for these tests, and "Hello, world!" encrypted to it
+/// with PKCS #1 v1.5 padding.
+const TEST_RSA_KEY: &str = include_str!("fixtures/rsa_test_key.pem");
+/// See [`TEST_RSA_KEY`].
+const TEST_RSA_CIPHERTEXT: &str = "maXAXxk1VTkS/algwvMfHJ9/RWq9sDsgABauL9g/anZIeWSH/S8xvqJzeV7JndkHuNOos2bCg0y+rT+lUhEi74Evgvlt9BL8v0NHtaDvWDe70fSbcK6VtjeK5heWNqyjs3O5obr07e7Ky5XUPq0TIybHOmLyCbGWoW/jFDfOOq0=";
+
+#[test]
+fn functions_filesystem_and_file_hashes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let write = |name: &str, text: &str| {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    };
+    write("files/hello.txt", "hello world");
+    write("files/world.txt", "world");
+    write("files/subdirectory/anotherfile.txt", "x");
+    write("privatekey.pem", TEST_RSA_KEY);
+    let ciphertext = base64_decode(TEST_RSA_CIPHERTEXT);
+    std::fs::write(dir.path().join("ciphertext"), ciphertext).expect("write");
+    let scope = EvalScope::new(dir.path());
+    check_in(
+        &scope,
+        &[
+            (
+                "fileset(path.module, \"files/*.txt\")",
+                "[\"files/hello.txt\", \"files/world.txt\"]",
+            ),
+            (
+                "fileset(path.module, \"files/{hello,world}.txt\")",
+                "[\"files/hello.txt\", \"files/world.txt\"]",
+            ),
+            (
+                "fileset(\"${path.module}/files\", \"*\")",
+                "[\"hello.txt\", \"world.txt\"]",
+            ),
+            (
+                "fileset(\"${path.module}/files\", \"**\")",
+                "[\"hello.txt\", \"subdirectory/anotherfile.txt\", \"world.txt\"]",
+            ),
+            ("fileset(\"files\", \"[^h]*\")", "[\"world.txt\"]"), // ours: relative path
+            ("fileset(\"nowhere\", \"*\")", "[]"),                // ours
+            (
+                "rsadecrypt(filebase64(\"${path.module}/ciphertext\"), file(\"privatekey.pem\"))",
+                "\"Hello, world!\"",
+            ),
+            // The file hashes equal the string hashes' documented values for "hello world".
+            (
+                "filemd5(\"files/hello.txt\")",
+                "\"5eb63bbbe01eeed093cb22bb8f5acdc3\"",
+            ),
+            (
+                "filesha1(\"files/hello.txt\")",
+                "\"2aae6c35c94fcfb415dbe95f408b9ce91ee846ed\"",
+            ),
+            (
+                "filesha256(\"files/hello.txt\")",
+                "\"b94d27b9934d3e08a52e52d7da7dabfac484efe37a5380ee9088f7ace2efcde9\"",
+            ),
+            (
+                "filesha512(\"files/hello.txt\")",
+                "\"309ecc489c12d6eb4cc40f50c902f2b4d0ed77ee511a7c7a9bcd3ca86d4cd86f989dd35bc5ff499670da34255b45b0cfd830e81f605dcf7dc5542e93ae9cd76f\"",
+            ),
+            (
+                "filebase64sha256(\"files/hello.txt\")",
+                "\"uU0nuZNNPgilLlLX2n2r+sSE7+N6U4DukIj3rOLvzek=\"",
+            ),
+            (
+                "filebase64sha512(\"files/hello.txt\")",
+                "\"MJ7MSJwS1utMxA9QyQLytNDtd+5RGnx6m808qG1M2G+YndNbxf9JlnDaNCVbRbDP2DDoH2Bdz33FVC6TrpzXbw==\"",
+            ),
+            ("pathexpand(\"/etc/resolv.conf\")", "\"/etc/resolv.conf\""),
+        ],
+    );
+    let home = std::env::home_dir().expect("home directory");
+    let expanded = evaluate_str("pathexpand(\"~/.ssh/id_rsa\")", &scope).expect("pathexpand");
+    assert_eq!(
+        expanded,
+        Value::String(format!("{}/.ssh/id_rsa", home.display()))
+    );
+    assert!(evaluate_str("pathexpand(\"~steve/x\")", &scope).is_err());
+    assert!(evaluate_str("filemd5(\"missing.txt\")", &scope).is_err());
+}
+
+fn base64_decode(text: &str) -> Vec<u8> {
+    let scope = EvalScope::new(".");
+    // No base64 crate in the tests: decode through textdecodebase64's ISO-8859-1 bytes.
+    let expr = format!("textdecodebase64(\"{text}\", \"ISO-8859-1\")");
+    match evaluate_str(&expr, &scope) {
+        Ok(Value::String(latin1)) => latin1.chars().map(|ch| ch as u8).collect(),
+        other => panic!("cannot decode base64: {other:?}"),
+    }
+}
+
+#[test]
+fn functions_sensitivity_ephemerality_and_templatestring() {
+    let scope = EvalScope::new(".")
+        .with_local("template", "Hello, ${name}!")
+        .with_variable("secret", "s3cr3t");
+    check_in(
+        &scope,
+        &[
+            ("issensitive(sensitive(\"secret\"))", "true"),
+            ("issensitive(\"hello\")", "false"),
+            ("issensitive(1)", "false"),
+            ("issensitive(nonsensitive(sensitive(1)))", "false"), // ours
+            ("ephemeralasnull(\"Hello World\")", "\"Hello World\""),
+            ("ephemeralasnull([4, {a = 1}])", "[4, {a = 1}]"), // ours
+            (
+                "templatestring(local.template, {name = \"Ander\"})",
+                "\"Hello, Ander!\"",
+            ),
+            ("core::upper(\"a\")", "\"A\""), // ours: the core:: namespace
+        ],
+    );
+    // Whether a variable is sensitive is not known here.
+    unknown(&scope, &["issensitive(var.secret)"]);
+    for expr in [
+        "templatestring(\"Hello, $${name}\", {name = \"x\"})",
+        "templatestring(lower(local.template), {name = \"x\"})",
+        "templatestring(local.template, {})",
+        "other::upper(\"a\")",
+    ] {
+        assert!(evaluate_str(expr, &scope).is_err(), "{expr} should fail");
+    }
 }

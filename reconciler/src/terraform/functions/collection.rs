@@ -22,6 +22,7 @@ pub(super) const FUNCTIONS: &[Builtin] = &[
     Builtin::fixed("keys", 1, keys).shallow(),
     Builtin::fixed("length", 1, length).shallow(),
     Builtin::between("lookup", 2, Some(3), lookup).shallow(),
+    Builtin::fixed("matchkeys", 3, matchkeys),
     Builtin::between("merge", 0, None, merge).shallow(),
     Builtin::fixed("one", 1, one).shallow(),
     Builtin::between("range", 1, Some(3), range),
@@ -70,6 +71,31 @@ fn lookup(call: &Call) -> Result<Value, EvalError> {
         (None, None) => Err(call.error(format!(
             "the map has no key \"{key}\" and no default was given"
         ))),
+    }
+}
+
+/// The elements of the first list whose counterparts in the second list (by index) are in
+/// the search set, in order.
+fn matchkeys(call: &Call) -> Result<Value, EvalError> {
+    let (values, keys, search) = (call.list(0)?, call.list(1)?, call.list(2)?);
+    if values.len() != keys.len() {
+        return Err(call.error("length of keys and values should be equal"));
+    }
+    let wanted = |key: &Value| search.iter().any(|item| loosely_equal(key, item));
+    let matched = values.iter().zip(keys).filter(|(_, key)| wanted(key));
+    Ok(Value::List(
+        matched.map(|(value, _)| value.clone()).collect(),
+    ))
+}
+
+/// Equality after Terraform's unification of a string with a number or bool: both as strings.
+fn loosely_equal(left: &Value, right: &Value) -> bool {
+    match (left, right) {
+        (Value::String(_), Value::Number(_) | Value::Bool(_))
+        | (Value::Number(_) | Value::Bool(_), Value::String(_)) => {
+            left.to_text() == right.to_text()
+        }
+        _ => left == right,
     }
 }
 

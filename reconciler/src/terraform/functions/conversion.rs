@@ -1,5 +1,6 @@
-//! Type conversion functions (`tostring`, `tolist`, `toset`, ...) and the functions whose
-//! values are known only after apply (`timestamp`, `uuid`).
+//! Type conversion functions (`tostring`, `tolist`, `toset`, ...), the sensitivity and
+//! ephemerality functions, and the functions whose values differ on every run (`timestamp`,
+//! `plantimestamp`, `uuid`).
 
 use std::collections::BTreeMap;
 
@@ -8,7 +9,9 @@ use super::{Builtin, Call, EvalError, Value};
 
 /// The conversion and apply-time functions.
 pub(super) const FUNCTIONS: &[Builtin] = &[
+    Builtin::fixed("ephemeralasnull", 1, identity).shallow(),
     Builtin::fixed("nonsensitive", 1, identity).shallow(),
+    Builtin::fixed("plantimestamp", 0, known_after_apply),
     Builtin::fixed("sensitive", 1, identity).shallow(),
     Builtin::fixed("timestamp", 0, known_after_apply),
     Builtin::fixed("tobool", 1, tobool),
@@ -24,6 +27,9 @@ fn known_after_apply(_call: &Call) -> Result<Value, EvalError> {
     Ok(Value::Unknown)
 }
 
+/// `sensitive` and `nonsensitive` only mark values, and this evaluator has no marks; neither
+/// has it ephemeral values (ephemeral resources are not in any scope), so `ephemeralasnull`
+/// returns its argument.
 fn identity(call: &Call) -> Result<Value, EvalError> {
     call.arg(0).cloned()
 }

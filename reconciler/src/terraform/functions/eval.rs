@@ -225,12 +225,20 @@ impl Evaluator<'_> {
 
     fn call(&mut self, call: &FuncCall) -> Result<Value, EvalError> {
         let name = call.name.name.as_str();
-        if !call.name.namespace.is_empty() {
+        // `core::NAME` is the namespaced spelling of a built-in function (Terraform 1.8+).
+        let builtin_namespace = match call.name.namespace.as_slice() {
+            [] => true,
+            [only] => only.as_str() == "core",
+            _ => false,
+        };
+        if !builtin_namespace {
             return Err(EvalError::UnknownFunction(call.name.to_string()));
         }
         match name {
             "try" => return self.try_each(&call.args),
             "can" => return self.can(&call.args),
+            "issensitive" => return self.issensitive(&call.args),
+            "templatestring" => direct_reference(call.args.first())?,
             _ => {}
         }
         let builtin = *self
@@ -307,6 +315,21 @@ impl Evaluator<'_> {
             Ok(_) => Value::Bool(true),
             Err(_) => Value::Bool(false),
         })
+    }
+
+    /// `issensitive`: this evaluator does not track sensitive marks, so the answer comes from
+    /// the argument's form: true for a `sensitive(...)` call, false for a `nonsensitive(...)`
+    /// call, a literal or a list or object constructor (whose elements' marks do not mark it),
+    /// and unknown for anything else (a variable may be declared sensitive).
+    fn issensitive(&mut self, args: &[Expression]) -> Result<Value, EvalError> {
+        let [arg] = args else {
+            return Err(EvalError::Function {
+                function: "issensitive".to_string(),
+                message: "exactly one argument is required".to_string(),
+            });
+        };
+        self.eval(arg)?;
+        Ok(sensitivity(arg).map_or(Value::Unknown, Value::Bool))
     }
 
     fn conditional(&mut self, conditional: &Conditional) -> Result<Value, EvalError> {
@@ -671,4 +694,42 @@ fn arithmetic(operator: BinaryOperator, a: f64, b: f64) -> Result<Value, EvalErr
         other => return Err(EvalError::Unsupported(format!("operator \"{other}\""))),
     };
     Ok(value)
+}
+
+/// Whether `expr`'s value is marked sensitive, when its form alone tells.
+fn sensitivity(expr: &Expression) -> Option<bool> {
+    match expr {
+        Expression::FuncCall(call) => match call.name.name.as_str() {
+            "sensitive" => Some(true),
+            "nonsensitive" => Some(false),
+            _ => None,
+        },
+        Expression::Parenthesis(inner) => sensitivity(inner),
+        Expression::Null
+        | Expression::Bool(_)
+        | Expression::Number(_)
+        | Expression::String(_)
+        | Expression::Array(_)
+        | Expression::Object(_) => Some(false),
+        _ => None,
+    }
+}
+
+/// `templatestring` takes its template only from a direct reference (`local.t`,
+/// `data.x.y.body`), never a literal or other expression, as Terraform requires.
+fn direct_reference(template: Option<&Expression>) -> Result<(), EvalError> {
+    match template {
+        Some(Expression::Variable(_)) | None => Ok(()),
+        Some(Expression::Traversal(traversal))
+            if matches!(traversal.expr, Expression::Variable(_)) =>
+        {
+            Ok(())
+        }
+        Some(_) => Err(EvalError::Function {
+            function: "templatestring".to_string(),
+            message: "invalid template expression: must be a direct reference to a single \
+                      string from elsewhere, containing valid Terraform template syntax"
+                .to_string(),
+        }),
+    }
 }

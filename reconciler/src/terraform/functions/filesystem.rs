@@ -1,13 +1,18 @@
-//! Filesystem functions: `file`, `fileexists`, `templatefile`, `filebase64`, and the path
-//! functions `basename`, `dirname`, `abspath`.
+//! Filesystem functions: `file`, `fileexists`, `fileset`, `templatefile`, `filebase64`, the
+//! file hashes (`filesha256`, ...), and the path functions `basename`, `dirname`, `abspath`,
+//! `pathexpand`.
 //!
 //! Relative paths are resolved against the scope's module directory (`path.module`), which
 //! for the root module is where Terraform resolves them too.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use sha2::Digest;
 
+use super::args::into_set;
+use super::encoding::hex;
 use super::eval::render_template;
 use super::{Builtin, Call, EvalError, Value};
 
@@ -18,7 +23,15 @@ pub(super) const FUNCTIONS: &[Builtin] = &[
     Builtin::fixed("dirname", 1, dirname),
     Builtin::fixed("file", 1, file),
     Builtin::fixed("filebase64", 1, filebase64),
+    Builtin::fixed("filebase64sha256", 1, filebase64sha256),
+    Builtin::fixed("filebase64sha512", 1, filebase64sha512),
     Builtin::fixed("fileexists", 1, fileexists),
+    Builtin::fixed("filemd5", 1, filemd5),
+    Builtin::fixed("fileset", 2, fileset),
+    Builtin::fixed("filesha1", 1, filesha1),
+    Builtin::fixed("filesha256", 1, filesha256),
+    Builtin::fixed("filesha512", 1, filesha512),
+    Builtin::fixed("pathexpand", 1, pathexpand),
     Builtin::fixed("templatefile", 2, templatefile),
 ];
 
@@ -51,8 +64,93 @@ fn file(call: &Call) -> Result<Value, EvalError> {
 }
 
 fn filebase64(call: &Call) -> Result<Value, EvalError> {
-    read_bytes(call)
-        .map(|(_, bytes)| Value::String(base64::engine::general_purpose::STANDARD.encode(bytes)))
+    read_bytes(call).map(|(_, bytes)| Value::String(STANDARD.encode(bytes)))
+}
+
+/// The digest of the file's raw bytes.
+fn file_digest<D: Digest>(call: &Call) -> Result<Vec<u8>, EvalError> {
+    read_bytes(call).map(|(_, bytes)| D::digest(bytes).to_vec())
+}
+
+fn filemd5(call: &Call) -> Result<Value, EvalError> {
+    file_digest::<md5::Md5>(call).map(|digest| hex(&digest))
+}
+
+fn filesha1(call: &Call) -> Result<Value, EvalError> {
+    file_digest::<sha1::Sha1>(call).map(|digest| hex(&digest))
+}
+
+fn filesha256(call: &Call) -> Result<Value, EvalError> {
+    file_digest::<sha2::Sha256>(call).map(|digest| hex(&digest))
+}
+
+fn filesha512(call: &Call) -> Result<Value, EvalError> {
+    file_digest::<sha2::Sha512>(call).map(|digest| hex(&digest))
+}
+
+fn filebase64sha256(call: &Call) -> Result<Value, EvalError> {
+    file_digest::<sha2::Sha256>(call).map(|digest| Value::String(STANDARD.encode(digest)))
+}
+
+fn filebase64sha512(call: &Call) -> Result<Value, EvalError> {
+    file_digest::<sha2::Sha512>(call).map(|digest| Value::String(STANDARD.encode(digest)))
+}
+
+/// The regular files under the directory (argument 1) whose slash-separated paths relative to
+/// it match the pattern: `*` and `?` stay within one path element, `**` crosses elements, and
+/// `{a,b}` and `[...]`/`[^...]` work as in Terraform's doublestar globs.
+fn fileset(call: &Call) -> Result<Value, EvalError> {
+    let base = resolve(call)?;
+    let pattern = clean(&call.string(1)?);
+    let matcher = globset::GlobBuilder::new(&pattern)
+        .literal_separator(true)
+        .backslash_escape(true)
+        .build()
+        .map_err(|error| call.error(format!("failed to glob pattern ({pattern}): {error}")))?
+        .compile_matcher();
+    let mut files = Vec::new();
+    walk_files(&base, "", &mut files).map_err(|source| EvalError::File {
+        path: base.clone(),
+        source,
+    })?;
+    let matches = files
+        .into_iter()
+        .filter(|file| matcher.is_match(file.as_str()));
+    Ok(into_set(matches.map(Value::String).collect()))
+}
+
+/// Appends the slash-separated paths, below `prefix`, of the regular files under `dir`
+/// (symbolic links followed to files, not into directories). A missing `dir` has none.
+fn walk_files(dir: &Path, prefix: &str, out: &mut Vec<String>) -> std::io::Result<()> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    for entry in entries {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let relative = format!("{prefix}{name}");
+        if entry.file_type()?.is_dir() {
+            walk_files(&entry.path(), &format!("{relative}/"), out)?;
+        } else if std::fs::metadata(entry.path()).is_ok_and(|meta| meta.is_file()) {
+            out.push(relative);
+        }
+    }
+    Ok(())
+}
+
+/// Replaces a leading `~` path element with the home directory; other paths are unchanged.
+fn pathexpand(call: &Call) -> Result<Value, EvalError> {
+    let path = call.string(0)?;
+    let Some(rest) = path.strip_prefix('~') else {
+        return Ok(Value::String(path));
+    };
+    if !(rest.is_empty() || rest.starts_with('/') || rest.starts_with('\\')) {
+        return Err(call.error("cannot expand user-specific home dir"));
+    }
+    let home = std::env::home_dir().ok_or_else(|| call.error("cannot find the home directory"))?;
+    Ok(Value::String(clean(&format!("{}{rest}", home.display()))))
 }
 
 /// Whether a regular file exists; a directory at the path is an error, as in Terraform.

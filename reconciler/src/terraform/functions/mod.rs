@@ -9,7 +9,8 @@
 //! - **Unknown values.** [`Value::Unknown`] marks a value known only after apply. A reference to
 //!   a resource (`aws_instance.web.id`, `data.aws_ami.x.id`) that the scope lacks, or to an
 //!   attribute or instance that the resource's state lacks, is unknown rather than an error, and
-//!   so are `timestamp()` and `uuid()`. Unknowns spread: an operator, conditional, template or
+//!   so are the functions whose value differs on every run (`timestamp()`, `plantimestamp()`,
+//!   `uuid()`, `bcrypt()`). Unknowns spread: an operator, conditional, template or
 //!   traversal over an unknown is unknown, and a function given an argument containing an
 //!   unknown returns unknown, except the structural functions (`length`, `concat`, `merge`,
 //!   `element`, ...) that only look at the shape of their arguments: they return unknown only
@@ -21,10 +22,16 @@
 //!   evaluated once one succeeds. An argument that evaluates to unknown makes `try` return it
 //!   and `can` return unknown, since whether it fails is not known yet. Unlike Terraform, every
 //!   error is caught, including references to undeclared names.
+//! - **`issensitive` and `templatestring`** need the argument's expression, not only its value:
+//!   this evaluator has no sensitive marks, so `issensitive` answers from the argument's form
+//!   (see [`EVALUATOR_FUNCTIONS`]), and `templatestring` takes its template only from a direct
+//!   reference, as Terraform requires. `core::NAME` calls the built-in `NAME`.
 
 mod args;
 mod collection;
 mod conversion;
+mod crypto;
+mod datetime;
 mod encoding;
 mod eval;
 mod filesystem;
@@ -32,6 +39,7 @@ mod network;
 mod numeric;
 mod string;
 mod value;
+mod yaml;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -40,6 +48,10 @@ use std::sync::Arc;
 pub use args::Call;
 pub use eval::evaluate;
 pub use value::Value;
+
+/// The built-in functions the evaluator handles itself rather than through the
+/// [`FunctionTable`], because they look at their arguments' expressions.
+pub const EVALUATOR_FUNCTIONS: &[&str] = &["can", "issensitive", "try"];
 
 /// An error while evaluating an expression.
 #[derive(Debug, thiserror::Error)]
@@ -172,11 +184,14 @@ impl FunctionTable {
         let families = [
             collection::FUNCTIONS,
             conversion::FUNCTIONS,
+            crypto::FUNCTIONS,
+            datetime::FUNCTIONS,
             encoding::FUNCTIONS,
             filesystem::FUNCTIONS,
             network::FUNCTIONS,
             numeric::FUNCTIONS,
             string::FUNCTIONS,
+            yaml::FUNCTIONS,
         ];
         let functions = families
             .iter()
@@ -196,7 +211,8 @@ impl FunctionTable {
         self.functions.get(name)
     }
 
-    /// The names of all functions, sorted (`try` and `can` are part of the evaluator).
+    /// The names of all functions, sorted (those in [`EVALUATOR_FUNCTIONS`] are part of the
+    /// evaluator).
     pub fn names(&self) -> impl Iterator<Item = &'static str> + '_ {
         self.functions.keys().copied()
     }

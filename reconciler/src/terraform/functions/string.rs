@@ -6,6 +6,7 @@ use regex::Regex;
 
 use super::collection::strings_of;
 use super::encoding::json_text;
+use super::eval::render_template;
 use super::value::format_number;
 use super::{Builtin, Call, EvalError, Value};
 
@@ -26,6 +27,7 @@ pub(super) const FUNCTIONS: &[Builtin] = &[
     Builtin::fixed("strcontains", 2, strcontains),
     Builtin::fixed("strrev", 1, strrev),
     Builtin::fixed("substr", 3, substr),
+    Builtin::fixed("templatestring", 2, templatestring),
     Builtin::fixed("title", 1, title),
     Builtin::fixed("trim", 2, trim),
     Builtin::fixed("trimprefix", 2, trimprefix),
@@ -33,6 +35,18 @@ pub(super) const FUNCTIONS: &[Builtin] = &[
     Builtin::fixed("trimsuffix", 2, trimsuffix),
     Builtin::fixed("upper", 1, upper),
 ];
+
+/// Renders argument 0 as a template whose only names are the keys of argument 1. The
+/// evaluator has already checked that argument 0 is a direct reference, as Terraform requires.
+fn templatestring(call: &Call) -> Result<Value, EvalError> {
+    let text = call.string(0)?;
+    let template: hcl::Template = text.parse().map_err(|error: hcl::Error| EvalError::Parse {
+        what: "templatestring template".to_string(),
+        message: error.to_string(),
+    })?;
+    let scope = call.scope.template_scope(call.object(1)?.clone());
+    render_template(&template, &scope)
+}
 
 fn lower(call: &Call) -> Result<Value, EvalError> {
     Ok(Value::String(call.string(0)?.to_lowercase()))
