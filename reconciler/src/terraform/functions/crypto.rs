@@ -47,7 +47,7 @@ fn rsadecrypt(call: &Call) -> Result<Value, EvalError> {
     let (ciphertext, pem) = (call.string(0)?, call.string(1)?);
     let bytes = STANDARD.decode(&ciphertext).map_err(|_| {
         call.error(format!(
-            "failed to decode input {ciphertext:?}: cipher text must be base64-encoded"
+            "failed to decode input \"{ciphertext}\": cipher text must be base64-encoded"
         ))
     })?;
     let key = rsa::PrivateKey::from_pkcs1_pem(&pem)

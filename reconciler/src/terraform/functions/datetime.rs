@@ -63,7 +63,7 @@ fn parse_rfc3339(text: &str) -> Result<DateTime<FixedOffset>, String> {
         && bytes.get(7) == Some(&b'-')
         && digits(8..10);
     if !shape {
-        return Err(format!("cannot parse {text:?} as a date"));
+        return Err(format!("cannot parse \"{text}\" as a date"));
     }
     if bytes.get(10) != Some(&b'T') {
         return Err("missing required time introducer 'T'".to_string());
@@ -91,7 +91,9 @@ fn parse_rfc3339(text: &str) -> Result<DateTime<FixedOffset>, String> {
             && digits(zone_at + 1..zone_at + 3)
             && digits(zone_at + 4..zone_at + 6));
     if !time || (fraction && zone_at == 20) || !zone_ok {
-        return Err(format!("cannot parse {text:?} as a time with a UTC offset"));
+        return Err(format!(
+            "cannot parse \"{text}\" as a time with a UTC offset"
+        ));
     }
     DateTime::parse_from_rfc3339(text).map_err(|error| error.to_string())
 }
@@ -136,13 +138,13 @@ fn timeadd(call: &Call) -> Result<Value, EvalError> {
     let sum = i64::try_from(nanos)
         .ok()
         .and_then(|nanos| time.checked_add_signed(TimeDelta::nanoseconds(nanos)))
-        .ok_or_else(|| call.error(format!("time: invalid duration {text:?}")))?;
+        .ok_or_else(|| call.error(format!("time: invalid duration \"{text}\"")))?;
     Ok(Value::String(format_rfc3339(&sum)))
 }
 
 /// A duration in nanoseconds, read as Go's `time.ParseDuration` reads it.
 fn parse_duration(text: &str) -> Result<i128, String> {
-    let invalid = || format!("invalid duration {text:?}");
+    let invalid = || format!("invalid duration \"{text}\"");
     let (negative, mut rest) = match text.as_bytes().first() {
         Some(b'-') => (true, &text[1..]),
         Some(b'+') => (false, &text[1..]),
@@ -174,8 +176,8 @@ fn parse_duration(text: &str) -> Result<i128, String> {
             "s" => 1e9,
             "m" => 60e9,
             "h" => 3600e9,
-            "" => return Err(format!("missing unit in duration {text:?}")),
-            other => return Err(format!("unknown unit {other:?} in duration {text:?}")),
+            "" => return Err(format!("missing unit in duration \"{text}\"")),
+            other => return Err(format!("unknown unit \"{other}\" in duration \"{text}\"")),
         };
         total += number.parse::<f64>().map_err(|_| invalid())? * scale;
         rest = tail;
@@ -268,7 +270,7 @@ fn date_verb(
 ) -> Result<String, EvalError> {
     let invalid = |rule: &str| {
         let verb: String = std::iter::repeat_n(letter, len).collect();
-        call.error(format!("invalid date format verb {verb:?}{rule}"))
+        call.error(format!("invalid date format verb \"{verb}\"{rule}"))
     };
     let number = |value: u32, rule: &str| match len {
         1 => Ok(value.to_string()),

@@ -117,7 +117,7 @@ impl<'a> Decoder<'a> {
             }
             Event::DocumentStart => Err("only a single document is allowed".to_string()),
             Event::StreamEnd => Err("expecting value but found end of stream".to_string()),
-            other => Err(format!("unexpected parser event {other:?}")),
+            _ => Err("the YAML document has a structure Terraform does not read".to_string()),
         }
     }
 
@@ -213,7 +213,7 @@ fn resolve_scalar(tag: Option<&str>, text: &str, style: TScalarStyle) -> Result<
             Some(_),
             Some(kind @ ("str" | "bool" | "int" | "float" | "null" | "timestamp" | "binary")),
         ) => kind,
-        (Some(tag), _) => return Err(format!("unsupported tag {:?}", short_tag(tag))),
+        (Some(tag), _) => return Err(format!("unsupported tag \"{}\"", short_tag(tag))),
     };
     let quoted = matches!(
         style,
@@ -233,7 +233,7 @@ fn resolve_scalar(tag: Option<&str>, text: &str, style: TScalarStyle) -> Result<
             return Err("floating point NaN is not supported".to_string());
         }
         if text.starts_with('.') && is_float_literal(text) {
-            return decimal(text).ok_or_else(|| format!("cannot parse {text:?}"));
+            return decimal(text).ok_or_else(|| format!("cannot parse \"{text}\""));
         }
         if text.starts_with(|c: char| c.is_ascii_digit() || c == '+' || c == '-') {
             if matches!(kind, "" | "timestamp")
@@ -248,13 +248,13 @@ fn resolve_scalar(tag: Option<&str>, text: &str, style: TScalarStyle) -> Result<
             }
         }
     }
-    let invalid = || format!("cannot parse {text:?} as !!{kind}");
+    let invalid = || format!("cannot parse \"{text}\" as !!{kind}");
     match kind {
         "str" => Ok(Value::String(text.to_string())),
         "binary" => match STANDARD.decode(text) {
             Ok(_) => Ok(Value::String(text.to_string())),
             Err(_) => Err(format!(
-                "cannot parse {text:?} as !!binary: not valid base64"
+                "cannot parse \"{text}\" as !!binary: not valid base64"
             )),
         },
         "bool" => match special_scalar(text) {
