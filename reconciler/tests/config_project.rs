@@ -546,6 +546,42 @@ fn json_configuration_files_are_read() {
     );
 }
 
+/// Terraform's documentation ("References to Named Values", filesystem and workspace
+/// info): `path.module` is the module's directory relative to the working directory,
+/// `path.root` is `.`, files are read from the working directory, and
+/// `terraform.workspace` is the workspace `terraform workspace select` chose.
+#[test]
+fn paths_and_the_workspace_are_what_terraform_gives() {
+    let dir = scratch(&[
+        (
+            "main.tf",
+            "module \"fn\" {\n  source = \"./modules/fn\"\n}\n\nresource \"aws_s3_bucket\" \"b\" {\n  bucket = \"logs-${terraform.workspace}\"\n}\n",
+        ),
+        (
+            "modules/fn/main.tf",
+            "resource \"aws_lambda_function\" \"this\" {\n  filename = \"${path.module}/lambda.zip\"\n  handler  = trimspace(file(\"${path.module}/handler.txt\"))\n  role     = path.root\n}\n",
+        ),
+        ("modules/fn/handler.txt", "index.handler\n"),
+        (".terraform/environment", "staging"),
+    ]);
+    let project = load(&dir).unwrap();
+    assert_eq!(
+        project
+            .instance("module.fn.aws_lambda_function.this")
+            .unwrap()
+            .attributes,
+        value(json!({
+            "filename": "modules/fn/lambda.zip",
+            "handler": "index.handler",
+            "role": "."
+        }))
+    );
+    assert_eq!(
+        project.instance("aws_s3_bucket.b").unwrap().attributes,
+        value(json!({"bucket": "logs-staging"}))
+    );
+}
+
 #[test]
 fn syntax_errors_and_bad_arguments_name_the_place() {
     let dir = scratch(&[

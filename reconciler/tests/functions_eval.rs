@@ -15,7 +15,8 @@ fn object(entries: &[(&str, Value)]) -> Value {
 }
 
 fn scope() -> EvalScope {
-    EvalScope::new("/modules/net")
+    EvalScope::new("/work/infra")
+        .in_module("modules/net")
         .with_variable("name", "web")
         .with_variable("tags", object(&[("env", "prod".into())]))
         .with_variable("ports", Value::from(vec![80.0, 443.0]))
@@ -46,7 +47,10 @@ fn functions_references() {
     );
     assert_eq!(eval("aws_vpc.main.id"), Value::from("vpc-123"));
     assert_eq!(eval("data.aws_ami.ubuntu.id"), Value::from("ami-1"));
-    assert_eq!(eval("path.module"), Value::from("/modules/net"));
+    // Terraform's values: relative to the working directory, `path.cwd` absolute.
+    assert_eq!(eval("path.module"), Value::from("modules/net"));
+    assert_eq!(eval("path.root"), Value::from("."));
+    assert_eq!(eval("path.cwd"), Value::from("/work/infra"));
     assert_eq!(
         eval("\"${var.name}-${length(var.ports)}\""),
         Value::from("web-2")

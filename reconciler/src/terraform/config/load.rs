@@ -78,6 +78,8 @@ pub(super) struct InstanceRecord {
 
 struct Loader<'a> {
     root: PathBuf,
+    /// `terraform.workspace`.
+    workspace: String,
     state: Option<&'a State>,
     installed: BTreeMap<String, String>,
     files: BTreeMap<String, String>,
@@ -91,6 +93,7 @@ struct Loader<'a> {
 pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigError> {
     let mut loader = Loader {
         root: dir.to_path_buf(),
+        workspace: workspace(dir),
         state: options.state,
         installed: installed_modules(dir)?,
         files: BTreeMap::new(),
@@ -124,6 +127,18 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
         diagnostics: loader.diagnostics,
         uses,
     })
+}
+
+/// The selected workspace, as Terraform finds it: `TF_WORKSPACE`, else the name
+/// `terraform workspace select` wrote to `.terraform/environment`, else `default`.
+fn workspace(root: &Path) -> String {
+    let selected = std::env::var("TF_WORKSPACE")
+        .ok()
+        .or_else(|| std::fs::read_to_string(root.join(".terraform/environment")).ok());
+    selected
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "default".to_string())
 }
 
 /// Whether a variable declares `nullable = false`.
@@ -203,14 +218,14 @@ impl Loader<'_> {
         call: Option<CallSite>,
         inputs: BTreeMap<String, Assigned>,
     ) -> Result<usize, ConfigError> {
-        let module_dir = self.root.join(&self.decls[decls].rel);
         let variables = self.variables(decls, &path, inputs);
-        let mut scope = EvalScope::new(module_dir)
+        let mut scope = EvalScope::new(&self.root)
+            .in_module(&self.decls[decls].rel)
             .with_binding(
                 "terraform",
                 Value::Object(BTreeMap::from([(
                     "workspace".to_string(),
-                    Value::String("default".to_string()),
+                    Value::String(self.workspace.clone()),
                 )])),
             )
             .with_binding("module", Value::Object(BTreeMap::new()));

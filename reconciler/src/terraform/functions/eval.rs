@@ -132,10 +132,19 @@ impl Evaluator<'_> {
                     .ok_or_else(|| EvalError::UnknownReference(format!("{root}.{name}")))?;
                 self.apply(value, &operators[1..], false)
             }
+            // Terraform's values: `path.module` relative to the working directory, `path.root`
+            // the root module's (`.`), `path.cwd` the working directory itself.
             "path" => match attr(0) {
-                Some("module" | "root" | "cwd") => {
-                    let dir = Value::String(self.scope.module_dir.display().to_string());
-                    self.apply(dir, &operators[1..], false)
+                Some(which @ ("module" | "root" | "cwd")) => {
+                    let text = match which {
+                        "module" => self.scope.module.clone(),
+                        "root" => ".".to_owned(),
+                        _ => std::path::absolute(&self.scope.root)
+                            .unwrap_or_else(|_| self.scope.root.clone())
+                            .display()
+                            .to_string(),
+                    };
+                    self.apply(Value::String(text), &operators[1..], false)
                 }
                 _ => Err(EvalError::UnknownReference(
                     reference(1).unwrap_or_else(|| root.to_string()),

@@ -36,7 +36,7 @@ pub(super) const FUNCTIONS: &[Builtin] = &[
 ];
 
 fn resolve(call: &Call) -> Result<PathBuf, EvalError> {
-    Ok(call.scope.module_dir().join(call.string(0)?))
+    Ok(call.scope.root().join(call.string(0)?))
 }
 
 fn read_bytes(call: &Call) -> Result<(PathBuf, Vec<u8>), EvalError> {

@@ -229,22 +229,35 @@ pub struct EvalScope {
     locals: Arc<BTreeMap<String, Value>>,
     resources: Arc<BTreeMap<String, Value>>,
     bindings: Arc<BTreeMap<String, Value>>,
-    module_dir: PathBuf,
+    root: PathBuf,
+    module: String,
     functions: Arc<FunctionTable>,
 }
 
 impl EvalScope {
-    /// An empty scope for the module in `module_dir` (the value of `path.module`), with the
-    /// built-in functions.
-    pub fn new(module_dir: impl Into<PathBuf>) -> Self {
+    /// An empty scope for the root module in `root`, the directory Terraform runs in, with
+    /// the built-in functions.
+    pub fn new(root: impl Into<PathBuf>) -> Self {
         EvalScope {
             variables: Arc::default(),
             locals: Arc::default(),
             resources: Arc::default(),
             bindings: Arc::default(),
-            module_dir: module_dir.into(),
+            root: root.into(),
+            module: ".".to_owned(),
             functions: Arc::new(FunctionTable::builtin()),
         }
+    }
+
+    /// The scope of the module at `rel` from the root (`modules/app`, `../..`,
+    /// `.terraform/modules/vpc`; empty for the root): the value of `path.module`, as
+    /// Terraform gives it, relative to the working directory.
+    pub fn in_module(mut self, rel: &str) -> Self {
+        self.module = match rel {
+            "" => ".".to_owned(),
+            rel => rel.to_owned(),
+        };
+        self
     }
 
     /// Sets `var.<name>`.
@@ -278,9 +291,15 @@ impl EvalScope {
         self
     }
 
-    /// The module directory, `path.module`.
-    pub fn module_dir(&self) -> &Path {
-        &self.module_dir
+    /// The directory Terraform runs in, which relative paths of the filesystem functions
+    /// are read from.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// `path.module`: the module's directory relative to the root (`.` for the root).
+    pub fn module_path(&self) -> &str {
+        &self.module
     }
 
     /// A scope with the same module directory and functions but only the given bindings, as
@@ -291,7 +310,8 @@ impl EvalScope {
             locals: Arc::default(),
             resources: Arc::default(),
             bindings: Arc::new(bindings),
-            module_dir: self.module_dir.clone(),
+            root: self.root.clone(),
+            module: self.module.clone(),
             functions: self.functions.clone(),
         }
     }
