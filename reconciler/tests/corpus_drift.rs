@@ -465,6 +465,32 @@ fn tam_ecs_fargate_settles_a_scale_out_the_module_ignores() {
     assert_eq!(result.report["diff"], "");
 }
 
+/// The cluster module writes its log group's tags `merge(var.tags,
+/// var.cloudwatch_log_group_tags)`: a tag added to the log group goes to that input of the
+/// example's module call.
+#[test]
+fn tam_ecs_fargate_absorbs_a_log_group_tag_through_its_own_input() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let deployed = deploy(&corpus, "tam-ecs-fargate");
+    let group = deployed.attributes("module.ecs_cluster.aws_cloudwatch_log_group.this[0]");
+    let name = group["name"].as_str().unwrap();
+    let record = console_call(
+        "logs.amazonaws.com",
+        "TagResource",
+        "eu-west-1",
+        json!({
+            "resourceArn": format!("arn:aws:logs:eu-west-1:123456789012:log-group:{name}"),
+            "tags": {"CostCenter": "cc-1234"}
+        }),
+    );
+    let result = reconcile(&deployed, vec![record], &[]);
+    patched(&deployed, &result, 4);
+    let diff = result.report["diff"].as_str().unwrap();
+    assert!(diff.contains("+  cloudwatch_log_group_tags = {"), "{diff}");
+}
+
 /// Versioning of the Cloud Posse bucket is written in the repository's root module
 /// (`status = local.versioning_enabled ? "Enabled" : "Suspended"`), outside the example's
 /// root: reported and left out by default, made (with a caution) under
@@ -551,4 +577,14 @@ fn aws_ia_vpc_endpoints_reports_a_change_that_lands_in_json() {
         reason.contains("main_generated.tf.json: the change lands in a JSON configuration file"),
         "{reason}"
     );
+
+    // Its security group is written in the module's native main.tf: with shared-module edits
+    // allowed, a tag on it is written there.
+    let deployed = deploy(&corpus, "aws-ia-vpc-endpoints-minimal");
+    let group = deployed.attributes("module.my_endpoints.aws_security_group.endpoints[0]");
+    let record = create_tags(group["id"].as_str().unwrap(), "CostCenter", "cc-1234");
+    let result = reconcile(&deployed, vec![record], &["--allow-shared-module-edits"]);
+    patched(&deployed, &result, 4);
+    let diff = result.report["diff"].as_str().unwrap();
+    assert!(diff.starts_with("diff --git a/../../main.tf"), "{diff}");
 }

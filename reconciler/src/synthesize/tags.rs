@@ -121,7 +121,9 @@ fn merged_input_site(
     })
 }
 
-/// `NAME` when `text` is `merge(..., var.NAME)`.
+/// `NAME` when `text` is `merge(..., var.NAME)`, or has only object literals after
+/// `var.NAME` (`merge(var.tags, var.log_tags, { Name = local.name })`): later literal keys
+/// still win, other tags set through the input stay.
 fn last_merged_variable(text: &str) -> Option<String> {
     use hcl::edit::expr::{Expression, TraversalOperator};
     let Ok(Expression::FuncCall(call)) = hcl::edit::parser::parse_expr(text) else {
@@ -130,7 +132,12 @@ fn last_merged_variable(text: &str) -> Option<String> {
     if call.name.name.as_str() != "merge" || !call.name.namespace.is_empty() {
         return None;
     }
-    let Expression::Traversal(last) = call.args.iter().last()? else {
+    let last = call
+        .args
+        .iter()
+        .filter(|arg| !matches!(arg, Expression::Object(_)))
+        .last()?;
+    let Expression::Traversal(last) = last else {
         return None;
     };
     let Expression::Variable(root) = &last.expr else {
