@@ -245,7 +245,12 @@ pub(super) fn nested<'b>(
                     file: place.file.to_string(),
                     line: line_of(place.text, block.span().unwrap_or_default().start),
                     subject,
-                    message: format!("for_each is {other}, not a collection; block left out"),
+                    message: match other {
+                        Value::Unknown => {
+                            "for_each is not known until apply; the blocks are left out".to_string()
+                        }
+                        other => format!("for_each is {other}, not a collection; block left out"),
+                    },
                 });
                 Vec::new()
             }
