@@ -203,18 +203,18 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     for d in &decided {
         planner.plan(&d.intent, &d.rulings, &mut plan);
     }
-    let files = apply_steps(project.files(), &mut plan, input.shared_module_edits);
-    let mut changed = changed_files(project.files(), files);
+    let files = apply_steps(&project, &mut plan, input.shared_module_edits);
+    let mut changed = changed_files(&project, files);
     let outside = outside_the_root(project.files().keys(), &input.var_files);
     let checked = Checked {
         input: &input,
         decided: &decided,
         outside: &outside,
     };
-    let repair_rounds = repair(&checked, project.files(), &mut plan, &mut changed)?;
+    let repair_rounds = repair(&checked, &project, &mut plan, &mut changed)?;
     let mut changes = ChangeSet::new();
     for (path, text) in &changed {
-        let old = project.files().get(path).cloned();
+        let old = project.source(path).map(str::to_owned);
         match input.shared_module_edits {
             true => changes.insert_beside(path, old, Some(text.clone()))?,
             false => changes.insert(path, old, Some(text.clone()))?,
@@ -245,10 +245,17 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
 }
 
 /// The files whose text the steps changed.
-fn changed_files(original: &BTreeMap<String, String>, files: Files) -> BTreeMap<String, String> {
+/// A JSON configuration file's entry is its JSON text, the change written into it (each
+/// step was checked to be writable there, see [`apply_steps`]).
+fn changed_files(project: &Project, files: Files) -> BTreeMap<String, String> {
     files
         .into_iter()
-        .filter(|(path, text)| original.get(path) != Some(text))
+        .filter(|(path, text)| project.files().get(path) != Some(text))
+        .filter_map(|(path, text)| match project.json_edit(&path, &text) {
+            None => Some((path, text)),
+            Some(Ok(json)) => Some((path, json)),
+            Some(Err(_)) => None,
+        })
         .collect()
 }
 
@@ -261,14 +268,14 @@ pub const REPAIR_ROUNDS: usize = 2;
 /// rounds taken.
 fn repair(
     checked: &Checked,
-    original: &BTreeMap<String, String>,
+    project: &Project,
     plan: &mut Plan,
     changed: &mut BTreeMap<String, String>,
 ) -> Result<usize, ReconcileError> {
     let mut current = plan_check(checked, plan, changed)?;
     let mut rounds = 0;
     while !current.collateral.is_empty() && rounds < REPAIR_ROUNDS {
-        let culprits = culprits(checked, original, plan, &current);
+        let culprits = culprits(checked, project, plan, &current);
         if culprits.is_empty() {
             break;
         }
@@ -287,8 +294,8 @@ fn repair(
                 part: step.part,
             });
         }
-        let files = apply_steps(original, plan, checked.input.shared_module_edits);
-        *changed = changed_files(original, files);
+        let files = apply_steps(project, plan, checked.input.shared_module_edits);
+        *changed = changed_files(project, files);
         current = plan_check(checked, plan, changed)?;
     }
     Ok(rounds)
@@ -297,7 +304,7 @@ fn repair(
 /// The steps whose withdrawal spares some collateral change, each with the addresses it spares.
 fn culprits(
     checked: &Checked,
-    original: &BTreeMap<String, String>,
+    project: &Project,
     plan: &Plan,
     current: &Validation,
 ) -> Vec<(usize, Vec<String>)> {
@@ -309,8 +316,8 @@ fn culprits(
         .filter_map(|at| {
             let mut trial = plan.clone();
             trial.steps.remove(at);
-            let files = apply_steps(original, &mut trial, checked.input.shared_module_edits);
-            let changed = changed_files(original, files);
+            let files = apply_steps(project, &mut trial, checked.input.shared_module_edits);
+            let changed = changed_files(project, files);
             // A trial that no longer loads (a reference to what the step created) spares nothing.
             let after = addresses(&plan_check(checked, &trial, &changed).ok()?);
             let spared: Vec<String> = before
@@ -326,8 +333,8 @@ fn culprits(
 /// Runs the planned steps in order over copies of the files; a refused edit moves its step to
 /// the unplanned list with the tool's reason, and one that changed nothing (the code already
 /// held it) to the settled list.
-fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan, shared: bool) -> Files {
-    let mut files: Files = original.clone();
+fn apply_steps(project: &Project, plan: &mut Plan, shared: bool) -> Files {
+    let mut files: Files = project.files().clone();
     let mut kept = Vec::new();
     for mut step in std::mem::take(&mut plan.steps) {
         let unplanned = |step: &Step, reason: String| Unplanned {
@@ -347,6 +354,17 @@ fn apply_steps(original: &BTreeMap<String, String>, plan: &mut Plan, shared: boo
         if result.files.is_empty() {
             let reason = format!("already in the code: {}", result.summary);
             plan.settled.push(unplanned(&step, reason));
+            continue;
+        }
+        let unwritable = result.files.iter().find_map(|(path, text)| {
+            let reason = project.json_edit(path, text)?.err()?;
+            Some(format!(
+                "{}: the change lands in {path}, JSON configuration, and {reason}",
+                step.call.name()
+            ))
+        });
+        if let Some(reason) = unwritable {
+            plan.unplanned.push(unplanned(&step, reason));
             continue;
         }
         if let Some(file) = result.files.keys().find(|p| installed_module(p)) {

@@ -303,6 +303,9 @@ fn fmt_clean(deployed: &Deployed, report: &Value) {
     let diff = report["diff"].as_str().unwrap_or("");
     for file in diff.lines().filter_map(|l| l.strip_prefix("+++ ")) {
         let file = file.trim_start_matches("b/");
+        if file.ends_with(".json") {
+            continue; // terraform fmt reads native syntax only
+        }
         let path = deployed.root.join(file);
         let output = Command::new("terraform")
             .args(["fmt", "-check", "-diff"])
@@ -556,27 +559,43 @@ fn learn_eks_cluster_absorbs_a_vpc_tag_through_the_module_input() {
     assert!(diff.contains("+  vpc_tags = {"), "{diff}");
 }
 
-/// The aws-ia module is written in JSON syntax: a tag on one of its endpoints traces to
-/// `main_generated.tf.json`, which retrace reads but does not edit, so the change is
-/// reported for a person.
+/// The aws-ia module is written in JSON syntax: a tag on one of its endpoints is written into
+/// `main_generated.tf.json` (outside the example's root, so only with shared-module edits
+/// allowed), in place, the file's JSON layout kept.
 #[test]
-fn aws_ia_vpc_endpoints_reports_a_change_that_lands_in_json() {
+fn aws_ia_vpc_endpoints_writes_a_change_into_json() {
     let Some(corpus) = common::corpus() else {
         return;
     };
     let deployed = deploy(&corpus, "aws-ia-vpc-endpoints-minimal");
     let endpoint = deployed.attributes("module.my_endpoints.aws_vpc_endpoint.sts_interface[0]");
     let record = create_tags(endpoint["id"].as_str().unwrap(), "CostCenter", "cc-1234");
-    let result = reconcile(&deployed, vec![record], &[]);
+    let result = reconcile(&deployed, vec![record.clone()], &[]);
     assert_eq!(result.code, Some(3), "{}", result.report);
     assert_eq!(result.report["diff"], "");
-    let reason = result.report["plan"]["unplanned"][0]["reason"]
-        .as_str()
-        .unwrap();
+
+    let before =
+        std::fs::read_to_string(deployed.root.join("../../main_generated.tf.json")).unwrap();
+    let result = reconcile(&deployed, vec![record], &["--allow-shared-module-edits"]);
+    patched(&deployed, &result, 4);
+    let diff = result.report["diff"].as_str().unwrap();
     assert!(
-        reason.contains("main_generated.tf.json: the change lands in a JSON configuration file"),
-        "{reason}"
+        diff.starts_with("diff --git a/../../main_generated.tf.json"),
+        "{diff}"
     );
+    let after =
+        std::fs::read_to_string(deployed.root.join("../../main_generated.tf.json")).unwrap();
+    let parsed: Value = serde_json::from_str(&after).unwrap();
+    let tags = &parsed["resource"]["aws_vpc_endpoint"]["sts_interface"]["tags"];
+    assert!(tags.as_str().unwrap().contains("CostCenter"), "{tags}");
+    // Every line but the one edited is as it was.
+    let changed = before
+        .lines()
+        .zip(after.lines())
+        .filter(|(a, b)| a != b)
+        .count();
+    assert_eq!(changed, 1, "{diff}");
+    assert_eq!(before.lines().count(), after.lines().count());
 
     // Its security group is written in the module's native main.tf: with shared-module edits
     // allowed, a tag on it is written there.

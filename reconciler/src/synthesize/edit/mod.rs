@@ -59,13 +59,6 @@ pub enum EditError {
         /// The file.
         file: String,
     },
-    /// The change lands in a JSON configuration file (`.tf.json`), which retrace reads but
-    /// does not edit.
-    #[error("{file}: the change lands in a JSON configuration file, which retrace does not edit")]
-    Json {
-        /// The file.
-        file: String,
-    },
     /// A file does not parse, so it cannot be edited safely.
     #[error("{file}: not valid HCL: {message}")]
     Parse {

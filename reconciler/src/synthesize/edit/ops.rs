@@ -6,7 +6,6 @@ use super::render;
 use super::text::{indent_at, line_end, newline_of, removal, whole_lines};
 use super::value::Value;
 use super::{EditError, Files};
-use crate::terraform::config::is_json;
 use hcl::edit::Span;
 use hcl::edit::expr::{Array, Expression, Object};
 use hcl::edit::structure::Body;
@@ -96,11 +95,6 @@ impl<'f> Workspace<'f> {
 
     /// Opens `path` with any change made earlier in this call.
     pub fn open(&self, path: &str) -> Result<Doc, EditError> {
-        if is_json(path) {
-            return Err(EditError::Json {
-                file: path.to_owned(),
-            });
-        }
         let text = self.changed.get(path).or_else(|| self.files.get(path));
         text.map(|t| Doc::new(path, t))
             .ok_or_else(|| EditError::NoFile {

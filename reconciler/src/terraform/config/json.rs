@@ -36,6 +36,8 @@ pub fn is_json(name: &str) -> bool {
 pub(super) struct Native {
     /// The native text.
     pub text: String,
+    /// The JSON text it was translated from.
+    pub source: String,
     /// For each line of the native text (from 1; index 0 unused), the JSON line it came
     /// from: the same but where a compact JSON line holds several items.
     lines: Vec<usize>,
@@ -144,6 +146,7 @@ impl<'a> Writer<'a> {
         }
         Native {
             text: self.out,
+            source: self.json.to_owned(),
             lines: self.lines,
         }
     }
@@ -293,7 +296,8 @@ impl<'a> Writer<'a> {
                 serde_json::from_str(raw).map_err(|e| self.failure(e.to_string(), value))?;
             return Ok(match mode {
                 Mode::Expression => text,
-                _ => quoted(&text, mode),
+                Mode::Template => sole_interpolation(&text).unwrap_or_else(|| quoted(&text, mode)),
+                Mode::Literal => quoted(&text, mode),
             });
         }
         Ok(raw.to_string())
@@ -397,6 +401,19 @@ fn quoted(text: &str, mode: Mode) -> String {
     }
     out.push('"');
     out
+}
+
+/// The expression of a template that is one interpolation and nothing else (`"${var.tags}"`),
+/// which has that expression's value: written bare, as native code writes it.
+fn sole_interpolation(text: &str) -> Option<String> {
+    let chars: Vec<char> = text.chars().collect();
+    if !text.starts_with("${") {
+        return None;
+    }
+    let mut copied = String::new();
+    let end = copy_expression(&chars, 2, &mut copied);
+    let inner = copied.strip_suffix('}')?;
+    (end == chars.len() && !inner.contains('\n')).then(|| inner.trim().to_owned())
 }
 
 /// Copies an interpolation's expression from just after its `{` through its closing `}`;
@@ -509,6 +526,203 @@ impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
     }
 }
 
+/// The JSON file `json` with the change that turned its translation `old` into `new`
+/// written in: each argument of a top-level block whose value changed is replaced in place
+/// and each new one added after the block's last, at its indentation; every other byte stays.
+/// A change to nested blocks, or one that adds or removes a block or an argument, is refused
+/// with the reason.
+pub(super) fn rewrite(json: &str, old: &str, new: &str) -> Result<String, String> {
+    let parse = |text: &str| crate::terraform::syntax::parse_body(text).map_err(|e| e.to_string());
+    let (old_body, new_body) = (parse(old)?, parse(new)?);
+    let root: &RawValue = serde_json::from_str(json).map_err(|e| e.to_string())?;
+    let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
+    let old_blocks: Vec<_> = old_body.blocks().collect();
+    let new_blocks: Vec<_> = new_body.blocks().collect();
+    if old_blocks.len() != new_blocks.len() {
+        return Err("the change adds or removes a block".to_owned());
+    }
+    let written = |text: &str, item: &dyn hcl::edit::Span| {
+        item.span()
+            .and_then(|span| text.get(span))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    for (before, after) in old_blocks.iter().zip(&new_blocks) {
+        let nested = |text: &str, b: &hcl::edit::structure::Block| {
+            b.body
+                .blocks()
+                .map(|n| written(text, n))
+                .collect::<Vec<_>>()
+        };
+        if before.ident.as_str() != after.ident.as_str()
+            || nested(old, before) != nested(new, after)
+        {
+            return Err("the change is inside a nested block".to_owned());
+        }
+        let labels: Vec<&str> = after.labels.iter().map(|l| l.as_str()).collect();
+        for attr in after.body.attributes() {
+            let key = attr.key.as_str();
+            let was = before.body.get_attribute(key);
+            if was.is_some_and(|w| written(old, &w.value) == written(new, &attr.value)) {
+                continue;
+            }
+            let body = find_body(root, after.ident.as_str(), &labels).ok_or_else(|| {
+                format!(
+                    "no `{}` block {} in the JSON",
+                    after.ident,
+                    labels.join(".")
+                )
+            })?;
+            let value = to_json(&attr.value, new);
+            edits.push(match property(json, body, key) {
+                Some(range) => {
+                    let indent = indent_of(json, range.start);
+                    (range, pretty(&value, &indent))
+                }
+                None => insertion(json, body, key, &value)?,
+            });
+        }
+        if before
+            .body
+            .attributes()
+            .any(|a| !after.body.has_attribute(a.key.as_str()))
+        {
+            return Err("the change removes an argument".to_owned());
+        }
+    }
+    let mut out = json.to_owned();
+    edits.sort_by_key(|(range, _)| std::cmp::Reverse(range.start));
+    for (range, text) in edits {
+        out.replace_range(range, &text);
+    }
+    Ok(out)
+}
+
+/// The body object of the block `ident` with `labels` in the JSON document.
+fn find_body<'a>(root: &'a RawValue, ident: &str, labels: &[&str]) -> Option<&'a RawValue> {
+    let mut candidates: Vec<&RawValue> = entries(root)?
+        .into_iter()
+        .filter(|(k, _)| k == ident)
+        .map(|(_, v)| v)
+        .collect();
+    for label in labels {
+        candidates = candidates
+            .into_iter()
+            .flat_map(|v| items(v).unwrap_or_else(|| vec![v]))
+            .filter_map(entries)
+            .flatten()
+            .filter(|(k, _)| k == label)
+            .map(|(_, v)| v)
+            .collect();
+    }
+    let mut bodies = candidates
+        .into_iter()
+        .flat_map(|v| items(v).unwrap_or_else(|| vec![v]));
+    let body = bodies.next()?;
+    bodies.next().is_none().then_some(body)
+}
+
+/// The byte range of property `key`'s value in the object `body`.
+fn property(json: &str, body: &RawValue, key: &str) -> Option<std::ops::Range<usize>> {
+    let (_, value) = entries(body)?.into_iter().find(|(k, _)| k == key)?;
+    let start = offset(json, value);
+    Some(start..start + value.get().len())
+}
+
+/// An insertion of `"key": value` after the object's last property, on its own line at that
+/// property's indentation.
+fn insertion(
+    json: &str,
+    body: &RawValue,
+    key: &str,
+    value: &serde_json::Value,
+) -> Result<(std::ops::Range<usize>, String), String> {
+    let properties = entries(body).ok_or("the block's body is not an object")?;
+    let Some((_, last)) = properties.last() else {
+        let start = offset(json, body);
+        let text = format!("{{ {}: {} }}", quote(key), pretty(value, ""));
+        return Ok((start..start + body.get().len(), text));
+    };
+    let end = offset(json, last) + last.get().len();
+    let indent = indent_of(json, offset(json, last));
+    let text = format!(",\n{indent}{}: {}", quote(key), pretty(value, &indent));
+    Ok((end..end, text))
+}
+
+/// The whitespace that starts the line holding byte `at`.
+fn indent_of(json: &str, at: usize) -> String {
+    let line_start = json[..at].rfind('\n').map_or(0, |n| n + 1);
+    json[line_start..]
+        .chars()
+        .take_while(|c| *c == ' ' || *c == '\t')
+        .collect()
+}
+
+/// A JSON value written as the file writes them: pretty, continuation lines at `indent`.
+fn pretty(value: &serde_json::Value, indent: &str) -> String {
+    let text = serde_json::to_string_pretty(value).unwrap_or_default();
+    text.replace('\n', &format!("\n{indent}"))
+}
+
+fn quote(key: &str) -> String {
+    serde_json::to_string(key).unwrap_or_default()
+}
+
+/// A native expression as Terraform's JSON syntax writes it: literals as JSON, anything
+/// else as a `${...}` template string.
+fn to_json(expr: &hcl::edit::expr::Expression, text: &str) -> serde_json::Value {
+    use hcl::edit::Span;
+    use hcl::edit::expr::{Expression, ObjectKey};
+    use serde_json::Value as J;
+    let source = |item: &dyn Span| {
+        item.span()
+            .and_then(|span| text.get(span))
+            .unwrap_or_default()
+            .trim()
+            .to_owned()
+    };
+    match expr {
+        Expression::Null(_) => J::Null,
+        Expression::Bool(b) => J::Bool(*b.value()),
+        Expression::Number(n) => serde_json::from_str(&n.value().to_string()).unwrap_or(J::Null),
+        Expression::String(s) => J::String(s.value().replace("${", "$${").replace("%{", "%%{")),
+        Expression::Array(items) => J::Array(items.iter().map(|i| to_json(i, text)).collect()),
+        Expression::Object(object) => J::Object(
+            object
+                .iter()
+                .map(|(k, v)| {
+                    let key = match k {
+                        ObjectKey::Ident(id) => id.as_str().to_owned(),
+                        ObjectKey::Expression(Expression::String(s)) => s.value().to_string(),
+                        ObjectKey::Expression(other) => format!("${{{}}}", source(other)),
+                    };
+                    (key, to_json(v.expr(), text))
+                })
+                .collect(),
+        ),
+        Expression::StringTemplate(_) => {
+            let written = source(expr);
+            let inner = written.trim_start_matches('"').trim_end_matches('"');
+            J::String(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
+        }
+        other => J::String(format!("${{{}}}", one_line(&source(other)))),
+    }
+}
+
+/// A multi-line native expression on one line: items a newline separated get a comma.
+fn one_line(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        if !out.is_empty() {
+            let open = out.ends_with(['{', '[', '(', ',']);
+            let close = line.starts_with(['}', ']', ')']);
+            out.push_str(if open || close { " " } else { ", " });
+        }
+        out.push_str(line);
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -554,8 +768,9 @@ mod tests {
         );
         assert!(text.contains("type = list(string)"), "{text}");
         assert!(text.contains(r#"default = ["$${x}", "a\"b"]"#), "{text}");
+        // A template that is one interpolation is that expression, written bare.
         assert!(
-            text.contains(r#"value = "${contains(var.l, "s3") ? 1 : 0}""#),
+            text.contains(r#"value = contains(var.l, "s3") ? 1 : 0"#),
             "{text}"
         );
         assert!(text.contains("depends_on = [aws_vpc.main]"), "{text}");
@@ -583,6 +798,27 @@ mod tests {
         assert!(dynamic.body.has_blocks("content"), "{text}");
         assert!(web.body.has_attribute("tags"), "{text}");
         assert!(text.contains("ignore_changes = [tags]"), "{text}");
+    }
+
+    #[test]
+    fn a_change_is_written_into_the_json_in_place() {
+        let json = "{\n  \"resource\": {\n    \"aws_sqs_queue\": {\n      \"q\": {\n        \"name\": \"jobs\",\n        \"tags\": \"${var.tags}\"\n      }\n    }\n  }\n}\n";
+        let old = native(json);
+        assert!(old.contains("tags = var.tags"), "{old}");
+        let new = old.replace("name = \"jobs\"", "name = \"jobs-2\"").replace(
+            "tags = var.tags",
+            "tags = merge(var.tags, {\n  Team = \"x\"\n  Env  = \"y\"\n})\ndelay_seconds = 5",
+        );
+        let written = rewrite(json, &old, &new).expect("writable");
+        assert_eq!(
+            written,
+            "{\n  \"resource\": {\n    \"aws_sqs_queue\": {\n      \"q\": {\n        \"name\": \"jobs-2\",\n        \"tags\": \"${merge(var.tags, { Team = \\\"x\\\", Env  = \\\"y\\\" })}\",\n        \"delay_seconds\": 5\n      }\n    }\n  }\n}\n"
+        );
+        let nested = old.replace(
+            "}\n",
+            "\n  lifecycle {\n    ignore_changes = [tags]\n  }\n}\n",
+        );
+        assert!(rewrite(json, &old, &nested).is_err());
     }
 
     #[test]

@@ -286,6 +286,23 @@ impl Project {
         self.instances.iter().map(|record| &record.public)
     }
 
+    /// The text of `path` as it is on disk: a JSON configuration file's JSON, else the text
+    /// in [`Project::files`].
+    pub fn source(&self, path: &str) -> Option<&str> {
+        match self.decls.iter().find_map(|d| d.json.get(path)) {
+            Some(native) => Some(&native.source),
+            None => self.files.get(path).map(String::as_str),
+        }
+    }
+
+    /// For a JSON configuration file, its JSON with the change that made `new` of its
+    /// translation written in, or why that change cannot be written there; `None` for any
+    /// other file.
+    pub fn json_edit(&self, path: &str, new: &str) -> Option<Result<String, String>> {
+        let native = self.decls.iter().find_map(|d| d.json.get(path))?;
+        Some(json::rewrite(&native.source, &native.text, new))
+    }
+
     /// The path of every module instance, `None` for the root, in load order.
     pub fn module_paths(&self) -> impl Iterator<Item = Option<&str>> {
         self.modules.iter().map(|module| module.path.as_deref())
