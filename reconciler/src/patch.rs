@@ -209,6 +209,19 @@ impl ChangeSet {
     }
 }
 
+/// Lines added and removed in a unified diff (file headers not counted).
+pub fn diff_size(diff: &str) -> (usize, usize) {
+    let added = diff
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .count();
+    let removed = diff
+        .lines()
+        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
+        .count();
+    (added, removed)
+}
+
 /// The path as the diff names it, with `/` separators (`../` kept for a shared module).
 fn diff_path(path: &Path) -> String {
     let parts: Vec<_> = path
@@ -539,6 +552,12 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn diff_size_counts_changed_lines_not_headers() {
+        let diff = "--- a/main.tf\n+++ b/main.tf\n@@ -1,2 +1,2 @@\n resource {\n-  x = 1\n+  x = 2\n+  y = 3\n";
+        assert_eq!(diff_size(diff), (2, 1));
+    }
 
     #[test]
     fn paths_stay_under_the_root_unless_a_shared_module_is_allowed() {

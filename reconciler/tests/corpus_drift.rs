@@ -14,6 +14,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use reconciler::patch::diff_size;
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{IndexKey, Mode, State};
 use serde_json::{Value, json};
@@ -279,20 +280,6 @@ fn reconcile(deployed: &Deployed, records: Vec<Value>, extra: &[&str]) -> Reconc
     }
 }
 
-/// The lines the unified diff adds and removes.
-fn changed_lines(report: &Value) -> (usize, usize) {
-    let diff = report["diff"].as_str().unwrap_or("");
-    let added = diff
-        .lines()
-        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-        .count();
-    let removed = diff
-        .lines()
-        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
-        .count();
-    (added, removed)
-}
-
 /// `terraform fmt -check` on every directory the patch wrote, when terraform is installed.
 fn fmt_clean(deployed: &Deployed, report: &Value) {
     let Ok(version) = Command::new("terraform").arg("version").output() else {
@@ -333,7 +320,7 @@ fn patched(deployed: &Deployed, result: &Reconciled, most: usize) {
     let check = &result.report["validations"][0];
     assert_eq!(check["validator"], "plan-check");
     assert_eq!(check["passed"], true, "{check}");
-    let (added, removed) = changed_lines(&result.report);
+    let (added, removed) = diff_size(result.report["diff"].as_str().unwrap_or(""));
     assert!(
         added + removed <= most && added > 0,
         "a minimal patch: +{added} -{removed}\n{}",

@@ -267,7 +267,7 @@ impl Scorer {
             .oracle
             .as_mut()
             .map(|o| o.judge(&scenario.id, &outcome.diff, scratch.path(), &evidence));
-        let (lines_added, lines_removed) = diff_size(&outcome.diff);
+        let (lines_added, lines_removed) = reconciler::patch::diff_size(&outcome.diff);
         let at_source = outcome.plan.steps.iter().filter(|s| s.at_source).count();
         let sample = Sample {
             passed: terraform.as_ref().map_or(builtin_passed, |t| t.passed),
@@ -438,19 +438,6 @@ fn imported(
     instance
 }
 
-/// Lines added and removed in a unified diff.
-pub fn diff_size(diff: &str) -> (usize, usize) {
-    let added = diff
-        .lines()
-        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
-        .count();
-    let removed = diff
-        .lines()
-        .filter(|l| l.starts_with('-') && !l.starts_with("---"))
-        .count();
-    (added, removed)
-}
-
 /// A sample whose reconciliation stopped with an error.
 fn failed_run(error: &str, start: Instant) -> Sample {
     Sample {
@@ -468,16 +455,5 @@ fn failed_run(error: &str, start: Instant) -> Sample {
         wall_ms: start.elapsed().as_secs_f64() * 1000.0,
         builtin_passed: false,
         terraform: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn diff_size_counts_changed_lines_not_headers() {
-        let diff = "--- a/main.tf\n+++ b/main.tf\n@@ -1,2 +1,2 @@\n resource {\n-  x = 1\n+  x = 2\n+  y = 3\n";
-        assert_eq!(diff_size(diff), (2, 1));
     }
 }

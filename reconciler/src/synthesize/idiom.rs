@@ -86,7 +86,7 @@ impl Idiom {
             .filter(|(k, _)| !map.contains_key(*k))
             .map(|(k, v)| {
                 let v = v.as_str().filter(|v| plain(v))?;
-                Some(format!("{} = \"{v}\"", key(k).filter(|k| plain(k))?))
+                Some(format!("{} = \"{v}\"", Some(k).filter(|k| identifier(k))?))
             })
             .collect();
         let Some(rest) = rest else {
@@ -151,16 +151,13 @@ pub fn order(attributes: Map<String, Value>, identity: &[String]) -> Vec<(String
     entries
 }
 
-/// An object key as HCL writes it: bare when an identifier, else quoted.
-fn key(name: &str) -> Option<String> {
-    let identifier = name.starts_with(|c: char| c.is_alphabetic() || c == '_')
+/// Whether a tag key can be written bare in an object (the renderer reads `merge(...)` only
+/// with such keys).
+fn identifier(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_alphabetic() || c == '_')
         && name
             .chars()
-            .all(|c| c.is_alphanumeric() || c == '_' || c == '-');
-    match identifier {
-        true => Some(name.to_owned()),
-        false => Some(format!("\"{name}\"")),
-    }
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '-')
 }
 
 /// Text that needs no escape inside a quoted string, nor confuses the renderer's reading

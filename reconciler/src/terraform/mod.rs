@@ -16,22 +16,29 @@ pub fn quoted(s: &str) -> String {
     let mut chars = s.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
             '$' | '%' if chars.peek() == Some(&'{') => {
                 out.push(c);
                 out.push(c);
             }
-            // Controls and invisible or direction-changing characters are never written raw.
-            c if crate::text::is_unsafe(c) || c.is_control() => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
-            }
-            c => out.push(c),
+            c => push_escaped(&mut out, c),
         }
     }
     out.push('"');
     out
+}
+
+/// Appends `c` as a quoted HCL string holds it: quotes, backslashes and line ends escaped;
+/// controls and invisible or direction-changing characters as `\u{…}`, never raw.
+pub fn push_escaped(out: &mut String, c: char) {
+    match c {
+        '"' => out.push_str("\\\""),
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if crate::text::is_unsafe(c) || c.is_control() => {
+            out.push_str(&format!("\\u{:04x}", u32::from(c)));
+        }
+        c => out.push(c),
+    }
 }

@@ -346,10 +346,13 @@ fn mode(ident: &str, kind: Kind, key: &str) -> Mode {
     }
 }
 
-/// A string as a quoted native string. In a template, `${...}` and `%{...}` stay as written,
-/// their expressions (nested strings included) copied as they are; literal text is escaped,
-/// and in literal mode `${` and `%{` too.
+/// A string as a quoted native string: literal text as [`crate::terraform::quoted`] writes
+/// it; in a template, `${...}` and `%{...}` stay as written, their expressions (nested strings
+/// included) copied as they are.
 fn quoted(text: &str, mode: Mode) -> String {
+    if mode == Mode::Literal {
+        return crate::terraform::quoted(text);
+    }
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + 2);
     out.push('"');
@@ -358,45 +361,13 @@ fn quoted(text: &str, mode: Mode) -> String {
         let c = chars[at];
         let opens = matches!(c, '$' | '%') && chars.get(at + 1) == Some(&'{');
         let escaped = opens && at > 0 && chars[at - 1] == c;
-        match c {
-            _ if opens && mode == Mode::Literal => {
-                out.push(c);
-                out.push(c);
-                at += 1;
-            }
-            _ if opens && !escaped => {
-                out.push(c);
-                out.push('{');
-                at = copy_expression(&chars, at + 2, &mut out);
-            }
-            '"' => {
-                out.push_str("\\\"");
-                at += 1;
-            }
-            '\\' => {
-                out.push_str("\\\\");
-                at += 1;
-            }
-            '\n' => {
-                out.push_str("\\n");
-                at += 1;
-            }
-            '\r' => {
-                out.push_str("\\r");
-                at += 1;
-            }
-            '\t' => {
-                out.push_str("\\t");
-                at += 1;
-            }
-            c if c.is_control() => {
-                out.push_str(&format!("\\u{:04x}", u32::from(c)));
-                at += 1;
-            }
-            c => {
-                out.push(c);
-                at += 1;
-            }
+        if opens && !escaped {
+            out.push(c);
+            out.push('{');
+            at = copy_expression(&chars, at + 2, &mut out);
+        } else {
+            crate::terraform::push_escaped(&mut out, c);
+            at += 1;
         }
     }
     out.push('"');
