@@ -11,7 +11,12 @@
 //!   project does not manage, in three accounts and four regions), holding `--changes`
 //!   (default 10,000) out-of-band changes to the project's resources by five people;
 //! - one resource changed `--changes` times: a queue's visibility timeout and a group's
-//!   ingress rules toggled back and forth, with no background.
+//!   ingress rules toggled back and forth, with no background;
+//! - `--creations` (default 1,000) queues created out of band with the project's name prefix
+//!   and common tags, so each is this workspace's and is imported: the edits pile up in one
+//!   file.
+//!
+//! `--only day|one-resource|creations` runs one workload.
 //!
 //! The release `retrace` runs pinned to one core, with `--no-terraform --no-record`; each row
 //! shows its wall and CPU time and peak resident memory, and the growth from the previous
@@ -61,7 +66,10 @@ fn main() -> io::Result<()> {
     let dir = tempfile::tempdir()?;
     let project = write_project(dir.path(), options.resources)?;
     let mut checks = Vec::new();
-    for workload in [Workload::Day, Workload::OneResource] {
+    for workload in Workload::ALL {
+        if options.only.is_some_and(|only| only != workload.name()) {
+            continue;
+        }
         println!("\n{}", workload.title(&options));
         println!(
             "{:>6} {:>10} {:>9} {:>8} {:>8} {:>9} {:>8} {:>6}",
@@ -107,8 +115,10 @@ struct Options {
     records: u64,
     changes: u64,
     resources: usize,
+    creations: u64,
     core: u32,
     keep: bool,
+    only: Option<&'static str>,
 }
 
 impl Options {
@@ -118,8 +128,10 @@ impl Options {
             records: 1_000_000,
             changes: 10_000,
             resources: 1_000,
+            creations: 1_000,
             core: 0,
             keep: false,
+            only: None,
         };
         let mut args = std::env::args().skip(1);
         let number = |value: Option<String>, flag: &str| -> u64 {
@@ -133,7 +145,19 @@ impl Options {
                 "--changes" => options.changes = number(args.next(), "--changes"),
                 "--resources" => options.resources = number(args.next(), "--resources") as usize,
                 "--core" => options.core = number(args.next(), "--core") as u32,
+                "--creations" => options.creations = number(args.next(), "--creations"),
                 "--keep" => options.keep = true,
+                "--only" => {
+                    let name = args.next().unwrap_or_default();
+                    let workload = Workload::ALL.into_iter().find(|w| w.name() == name);
+                    options.only = Some(
+                        workload
+                            .unwrap_or_else(|| {
+                                panic!("--only takes day, one-resource or creations")
+                            })
+                            .name(),
+                    );
+                }
                 _ => {}
             }
         }
@@ -148,13 +172,18 @@ enum Workload {
     Day,
     /// Many changes to one queue and one group.
     OneResource,
+    /// Many owned queues created out of band, each imported.
+    Creations,
 }
 
 impl Workload {
+    const ALL: [Workload; 3] = [Self::Day, Self::OneResource, Self::Creations];
+
     fn name(self) -> &'static str {
         match self {
             Self::Day => "day",
             Self::OneResource => "one-resource",
+            Self::Creations => "creations",
         }
     }
 
@@ -168,20 +197,24 @@ impl Workload {
                 "one queue and one group changed {} times in all (1x), no background",
                 options.changes
             ),
+            Self::Creations => format!(
+                "{} queues created out of band in this workspace (1x), no background",
+                options.creations
+            ),
         }
     }
 
     /// Writes the trail at `scale`; returns its records and out-of-band changes.
     fn write(self, path: &Path, options: &Options, scale: u64) -> io::Result<(u64, u64)> {
         let changes = options.changes * scale;
-        let background = match self {
-            Self::Day => (options.records * scale).saturating_sub(changes),
-            Self::OneResource => 0,
-        };
-        let resources = match self {
-            Self::Day => options.resources,
+        let (background, resources) = match self {
+            Self::Day => (
+                (options.records * scale).saturating_sub(changes),
+                options.resources,
+            ),
             // The first queue and the first group.
-            Self::OneResource => GROUP_EVERY + 1,
+            Self::OneResource => (0, GROUP_EVERY + 1),
+            Self::Creations => return write_creations(path, options.creations * scale),
         };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
         out.write_all(b"{\"Records\":[")?;
@@ -401,6 +434,40 @@ fn write_changes(
         out.write_all(record.as_bytes())?;
     }
     Ok(())
+}
+
+/// Writes a trail of `count` queues created out of band, named with the project's prefix and
+/// carrying its common tags; returns its records and changes.
+fn write_creations(path: &Path, count: u64) -> io::Result<(u64, u64)> {
+    let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+    out.write_all(b"{\"Records\":[")?;
+    let mut record = String::with_capacity(2048);
+    for n in 0..count {
+        if n > 0 {
+            out.write_all(b",")?;
+        }
+        let name = format!("bench-new{n:05}");
+        let person = PEOPLE[(n % PEOPLE.len() as u64) as usize];
+        record.clear();
+        let time = START_MS + n as i64 * 60_000;
+        head(
+            &mut record,
+            n,
+            person,
+            time,
+            "sqs.amazonaws.com",
+            "CreateQueue",
+        );
+        let _ = write!(
+            record,
+            r#""requestParameters":{{"queueName":"{name}","tags":{{"Project":"bench"}}}},"responseElements":{{"queueUrl":"{}"}}}}"#,
+            queue_url(&name)
+        );
+        out.write_all(record.as_bytes())?;
+    }
+    out.write_all(b"]}")?;
+    out.flush()?;
+    Ok((count, count))
 }
 
 /// The fields every change record shares: version, an IAM user's identity, time, source.

@@ -109,7 +109,7 @@ pub struct PolicyRule {
 }
 
 /// Which part of a delta a decision is about.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
 #[serde(tag = "part", content = "name", rename_all = "kebab-case")]
 pub enum Part {
     /// The resource as a whole (a creation or deletion).

@@ -6,9 +6,9 @@ use crate::ingest::Call;
 use crate::intents::{self, Delta, GroupOptions, Intent, Lifecycle, ResourceKey};
 use crate::ownership::{self, Ownership, OwnershipConfig};
 use crate::patch::{ChangeSet, Colour};
-use crate::policy::{Decision, Policy, Ruling};
+use crate::policy::{Decision, Part, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
-use crate::synthesize::edit::{Files, ToolCall};
+use crate::synthesize::edit::{Files, ToolCall, Workspace};
 use crate::synthesize::plan::{Plan, Planner, Step, Unplanned};
 use crate::terraform::config::{LoadOptions, Project, aws_regions};
 use crate::terraform::state::{State, StateIndex};
@@ -17,7 +17,7 @@ use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
 use serde::Serialize;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 /// Everything a reconciliation reads.
@@ -334,7 +334,7 @@ fn culprits(
 /// the unplanned list with the tool's reason, and one that changed nothing (the code already
 /// held it) to the settled list.
 fn apply_steps(project: &Project, plan: &mut Plan, shared: bool) -> Files {
-    let mut files: Files = project.files().clone();
+    let mut workspace = Workspace::new(project.files().clone());
     let mut kept = Vec::new();
     for mut step in std::mem::take(&mut plan.steps) {
         let unplanned = |step: &Step, reason: String| Unplanned {
@@ -343,75 +343,95 @@ fn apply_steps(project: &Project, plan: &mut Plan, shared: bool) -> Files {
             part: step.part.clone(),
             reason,
         };
-        let result = match step.call.run(&files) {
-            Ok(result) => result,
+        let summary = match step.call.run_in(&mut workspace) {
+            Ok(summary) => summary,
             Err(error) => {
                 let reason = format!("{}: {error}", step.call.name());
                 plan.unplanned.push(unplanned(&step, reason));
                 continue;
             }
         };
-        if result.files.is_empty() {
-            let reason = format!("already in the code: {}", result.summary);
+        let changed: Vec<String> = workspace
+            .step_changes()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        if changed.is_empty() {
+            let reason = format!("already in the code: {summary}");
             plan.settled.push(unplanned(&step, reason));
             continue;
         }
-        let unwritable = result.files.iter().find_map(|(path, text)| {
-            let reason = project.json_edit(path, text)?.err()?;
-            Some(format!(
-                "{}: the change lands in {path}, JSON configuration, and {reason}",
-                step.call.name()
-            ))
-        });
-        if let Some(reason) = unwritable {
-            plan.unplanned.push(unplanned(&step, reason));
-            continue;
-        }
-        if let Some(file) = result.files.keys().find(|p| installed_module(p)) {
-            let reason = format!(
-                "{}: the edit lands in {file}, a module `terraform init` installs from a registry or repository; a change there is lost at the next init, so it is left to a person",
-                step.call.name()
-            );
-            plan.unplanned.push(unplanned(&step, reason));
-            continue;
-        }
-        if let Some(file) = shared_file(&result.files) {
-            if !shared {
-                let reason = format!(
-                    "{}: the edit lands in {file}, a module outside this root that other roots may use; rerun with --allow-shared-module-edits to make it",
-                    step.call.name()
-                );
+        match refusal(project, &workspace, &changed, &step, shared) {
+            Refusal::None => {}
+            Refusal::Caution(caution) => {
+                step.warning = Some(match step.warning.take() {
+                    Some(warning) => format!("{warning}; {caution}"),
+                    None => caution,
+                });
+            }
+            Refusal::Refused(reason) => {
+                workspace.rollback();
                 plan.unplanned.push(unplanned(&step, reason));
                 continue;
             }
-            let caution = format!(
-                "edits {file}, a module outside this root: every root that uses it changes too"
-            );
-            step.warning = Some(match step.warning.take() {
-                Some(warning) => format!("{warning}; {caution}"),
-                None => caution,
-            });
         }
-        files.extend(result.files);
         kept.push(step);
     }
     plan.steps = kept;
-    files
+    workspace.into_files()
+}
+
+/// Whether a step that changed `changed` may stand.
+enum Refusal {
+    /// It may.
+    None,
+    /// It may, with this caution on the step.
+    Caution(String),
+    /// It may not, for this reason.
+    Refused(String),
+}
+
+/// Whether the step that changed the files `changed` of `workspace` may stand: a change a JSON
+/// file cannot take, one inside a module `terraform init` installs, or one in a module outside
+/// the root (unless `shared` allows it, with a caution) is refused.
+fn refusal(
+    project: &Project,
+    workspace: &Workspace,
+    changed: &[String],
+    step: &Step,
+    shared: bool,
+) -> Refusal {
+    let tool = step.call.name();
+    let unwritable = changed.iter().find_map(|path| {
+        let text = workspace.text(path).ok()?;
+        let reason = project.json_edit(path, text)?.err()?;
+        Some(format!(
+            "{tool}: the change lands in {path}, JSON configuration, and {reason}"
+        ))
+    });
+    if let Some(reason) = unwritable {
+        return Refusal::Refused(reason);
+    }
+    if let Some(file) = changed.iter().find(|p| installed_module(p)) {
+        return Refusal::Refused(format!(
+            "{tool}: the edit lands in {file}, a module `terraform init` installs from a registry or repository; a change there is lost at the next init, so it is left to a person"
+        ));
+    }
+    match changed.iter().find(|path| path.starts_with("../")) {
+        None => Refusal::None,
+        Some(file) if !shared => Refusal::Refused(format!(
+            "{tool}: the edit lands in {file}, a module outside this root that other roots may use; rerun with --allow-shared-module-edits to make it"
+        )),
+        Some(file) => Refusal::Caution(format!(
+            "edits {file}, a module outside this root: every root that uses it changes too"
+        )),
+    }
 }
 
 /// Whether a root-relative path lies in a module `terraform init` installed
 /// (`.terraform/modules/...`).
 fn installed_module(path: &str) -> bool {
     path.starts_with(".terraform/") || path.contains("/.terraform/")
-}
-
-/// The first of an edit's files that lies outside the root (`../`), where a module other
-/// roots may share lives.
-fn shared_file(files: &Files) -> Option<&str> {
-    files
-        .keys()
-        .map(String::as_str)
-        .find(|path| path.starts_with("../"))
 }
 
 /// What every check of one reconciliation shares: its input, the decided intents and what the
@@ -438,7 +458,13 @@ fn with_check<R>(
         Some(observed) => with_created(observed, &expected, &created),
         None => expected,
     };
+    let unplanned: HashSet<(&str, &Part)> = plan
+        .unplanned
+        .iter()
+        .map(|u| (u.resource.as_str(), &u.part))
+        .collect();
     let mut touched: Vec<String> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
     let mut excused: Vec<(String, String)> = Vec::new();
     for d in decided {
         for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
@@ -449,14 +475,11 @@ fn with_check<R>(
             else {
                 continue;
             };
-            if !touched.contains(&address) {
+            if seen.insert(address.clone()) {
                 touched.push(address.clone());
             }
             for ruling in rulings {
-                let unplanned = plan
-                    .unplanned
-                    .iter()
-                    .any(|u| u.resource == address && u.part == ruling.part);
+                let unplanned = unplanned.contains(&(address.as_str(), &ruling.part));
                 if ruling.decision != Decision::Absorb || unplanned {
                     excused.push((address.clone(), ruling.part.attribute().to_owned()));
                 }

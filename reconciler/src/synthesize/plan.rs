@@ -30,6 +30,7 @@ use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
+use std::collections::{HashMap, HashSet};
 
 /// One edit-tool call and why it was chosen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -85,8 +86,8 @@ pub struct Planner<'a> {
     schema: &'a ProviderSchema,
     /// The file new resource blocks go to (relative to the project root).
     pub new_resources_file: String,
-    /// Resources this plan creates: (cloud id, address), so other edits can refer to them.
-    created: RefCell<Vec<(String, String)>>,
+    /// Resources this plan creates, so other edits can refer to them.
+    created: RefCell<Created>,
     /// Nested blocks this plan adds: (instance address, dotted block path), so the block's
     /// other attributes are set inside it.
     added_blocks: RefCell<Vec<(String, String)>>,
@@ -97,6 +98,21 @@ pub struct Planner<'a> {
 }
 
 type Outcome = Result<Step, String>;
+
+/// The resources a plan creates: the address of each cloud id (the first one given), and
+/// every address taken.
+#[derive(Debug, Default)]
+struct Created {
+    by_id: HashMap<String, String>,
+    addresses: HashSet<String>,
+}
+
+impl Created {
+    fn add(&mut self, id: String, address: String) {
+        self.addresses.insert(address.clone());
+        self.by_id.entry(id).or_insert(address);
+    }
+}
 
 impl<'a> Planner<'a> {
     /// A planner over a loaded project, its state and the provider schema.
@@ -116,7 +132,7 @@ impl<'a> Planner<'a> {
             state,
             schema,
             new_resources_file,
-            created: RefCell::new(Vec::new()),
+            created: RefCell::new(Created::default()),
             added_blocks: RefCell::new(Vec::new()),
             in_code: InCode::new(project),
             idiom: Idiom::new(project, state),
@@ -141,7 +157,7 @@ impl<'a> Planner<'a> {
                 {
                     if let Some(address) = settled.imported_as {
                         let id = delta.resource.identity.clone();
-                        self.created.borrow_mut().push((id, address));
+                        self.created.borrow_mut().add(id, address);
                     }
                     plan.settled.push(Unplanned {
                         intent: intent.id.clone(),
@@ -547,10 +563,10 @@ impl<'a> Planner<'a> {
             .ok_or_else(|| format!("no provider schema for {resource_type}"))?;
         let (attributes, blocks) = self.new_body(schema, delta);
         let name = self.new_name(delta);
-        self.created.borrow_mut().push((
+        self.created.borrow_mut().add(
             delta.resource.identity.clone(),
             format!("{resource_type}.{name}"),
-        ));
+        );
         let identity: Vec<String> = Catalog::bundled()
             .natural_keys(resource_type)
             .iter()
@@ -674,7 +690,7 @@ impl<'a> Planner<'a> {
         let taken = |n: &str| {
             self.project.instances().any(|i| {
                 i.module.is_none() && i.resource_type == delta.resource.resource_type && i.name == n
-            }) || self.created.borrow().iter().any(|(_, a)| *a == address(n))
+            }) || self.created.borrow().addresses.contains(&address(n))
         };
         let mut candidate = name.clone();
         let mut n = 2;
@@ -785,13 +801,14 @@ impl<'a> Planner<'a> {
             return None;
         }
         if module.is_none()
-            && let Some((_, address)) = self.created.borrow().iter().find(|(id, _)| id == text)
+            && let Some(address) = self.created.borrow().by_id.get(text)
         {
             return Some(format!("${{{address}.id}}"));
         }
         let hits: Vec<(String, &str)> = self
             .state
-            .iter()
+            .lookup(None, text)
+            .into_iter()
             .filter_map(|i| {
                 let local = local_address(&i.address, module)?;
                 ["id", "arn"]

@@ -7,7 +7,7 @@ use crate::terraform::functions::Value as Config;
 use crate::terraform::state::{Instance, Mode};
 use knowledge::stored_form;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 /// Evaluates the patched configuration and compares it with the observed state: see the
@@ -210,7 +210,8 @@ fn moved_to<'p>(after: &'p Project, old: &ResourceInstance) -> Option<&'p Resour
 }
 
 fn collateral(check: &Check, before: &Project, after: &Project) -> Vec<Difference> {
-    let touched = |a: &str| check.touched.iter().any(|t| t == a);
+    let touched: HashSet<&str> = check.touched.iter().map(String::as_str).collect();
+    let touched = |a: &str| touched.contains(a);
     let mut out = Vec::new();
     for old in before.instances().filter(|i| !touched(&i.address)) {
         let new = moved_to(after, old);

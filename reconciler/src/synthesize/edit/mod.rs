@@ -17,11 +17,13 @@ mod instance;
 mod locate;
 mod module_input;
 mod ops;
+mod outline;
 mod render;
 mod tags;
 mod text;
 mod tools;
 mod value;
+mod workspace;
 
 pub use instance::Instance;
 pub use locate::{Step, Target};
@@ -33,6 +35,7 @@ pub use tools::{
     ToolSpec, UpdateBlock, run_tool, tools,
 };
 pub use value::{Ordered, Value};
+pub use workspace::Workspace;
 
 use std::collections::BTreeMap;
 

@@ -12,9 +12,10 @@
 use super::EditError;
 use super::instance::{self, Instance, is_call};
 use super::locate::{Located, Target, span_of, top_blocks};
-use super::ops::{self, Doc, Workspace};
+use super::ops::{self, Doc};
 use super::render;
 use super::value::Value;
+use super::workspace::Workspace;
 use hcl::edit::expr::Expression;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};

@@ -1,33 +1,36 @@
 //! The edits themselves, as splices of file text.
 
+use super::EditError;
 use super::align::realign;
-use super::locate::{Located, Place, Target, literal, locate, same_value, span_of, top_blocks};
+use super::locate::{Located, Place, Target, literal, locate, same_value, span_of};
 use super::render;
 use super::text::{indent_at, line_end, newline_of, removal, whole_lines};
 use super::value::Value;
-use super::{EditError, Files};
 use hcl::edit::Span;
 use hcl::edit::expr::{Array, Expression, Object};
 use hcl::edit::structure::Body;
-use std::collections::BTreeMap;
 use std::ops::Range;
 
-/// One file being edited.
+/// One file being edited, or one top-level block of it.
 #[derive(Debug, Clone)]
 pub struct Doc {
     /// The file's path.
     pub path: String,
-    /// Its current text.
+    /// Its current text, or the block's when `window` is set.
     pub text: String,
-    newline: &'static str,
+    pub(super) newline: &'static str,
+    /// The range of the file's text that `text` replaces, for a part opened alone.
+    pub(super) window: Option<Range<usize>>,
 }
 
 impl Doc {
-    fn new(path: &str, text: &str) -> Doc {
+    /// The whole of `text`, the file `path`.
+    pub(super) fn new(path: &str, text: &str) -> Doc {
         Doc {
             path: path.to_owned(),
             text: text.to_owned(),
             newline: newline_of(text),
+            window: None,
         }
     }
 
@@ -66,6 +69,16 @@ impl Doc {
         self.text = realign(&self.text, first..end);
     }
 
+    /// The part `window` of `file`, the text of `path`, opened alone.
+    pub(super) fn part(path: &str, file: &str, window: Range<usize>) -> Doc {
+        Doc {
+            path: path.to_owned(),
+            text: file[window.clone()].to_owned(),
+            newline: newline_of(file),
+            window: Some(window),
+        }
+    }
+
     /// Finds `target` in this file.
     pub fn locate(&self, target: &Target) -> Result<Located, EditError> {
         locate(&self.text, &self.parse()?, target, &self.place(target))
@@ -74,86 +87,6 @@ impl Doc {
     /// The place of `target` in this file, for errors.
     pub fn place(&self, target: &Target) -> Place {
         Place::of(&self.path, target)
-    }
-}
-
-/// The files of one tool call and the texts it changed.
-#[derive(Debug)]
-pub struct Workspace<'f> {
-    files: &'f Files,
-    changed: BTreeMap<String, String>,
-}
-
-impl<'f> Workspace<'f> {
-    /// A workspace over `files` with nothing changed yet.
-    pub fn new(files: &'f Files) -> Workspace<'f> {
-        Workspace {
-            files,
-            changed: BTreeMap::new(),
-        }
-    }
-
-    /// Opens `path` with any change made earlier in this call.
-    pub fn open(&self, path: &str) -> Result<Doc, EditError> {
-        let text = self.changed.get(path).or_else(|| self.files.get(path));
-        text.map(|t| Doc::new(path, t))
-            .ok_or_else(|| EditError::NoFile {
-                file: path.to_owned(),
-            })
-    }
-
-    /// Opens the file holding `target`: the one it names, or the only `.tf` file with the block.
-    pub fn open_for(&self, target: &Target) -> Result<Doc, EditError> {
-        if let Some(file) = &target.file {
-            return self.open(file);
-        }
-        let mut holders = Vec::new();
-        for path in self.files.keys().filter(|p| p.ends_with(".tf")) {
-            let doc = self.open(path)?;
-            if !top_blocks(&doc.parse()?, &target.block_type, &target.labels).is_empty() {
-                holders.push(doc);
-            }
-        }
-        match holders.len() {
-            1 => Ok(holders.remove(0)),
-            0 => Err(EditError::NotFound {
-                file: "*.tf".to_owned(),
-                address: target.address(),
-                path: String::new(),
-            }),
-            count => Err(EditError::Ambiguous {
-                file: holders
-                    .iter()
-                    .map(|d| d.path.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                address: target.address(),
-                path: String::new(),
-                count,
-            }),
-        }
-    }
-
-    /// The paths of the files, in order.
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.files.keys().map(String::as_str)
-    }
-
-    /// Keeps `doc` as changed, after checking that it still parses.
-    pub fn save(&mut self, doc: Doc) -> Result<(), EditError> {
-        crate::terraform::syntax::parse_body(&doc.text).map_err(|e| EditError::Internal {
-            file: doc.path.clone(),
-            message: format!("the edited text does not parse: {e}"),
-        })?;
-        if self.files.get(&doc.path) != Some(&doc.text) || self.changed.contains_key(&doc.path) {
-            self.changed.insert(doc.path, doc.text);
-        }
-        Ok(())
-    }
-
-    /// The changed files, path → new text.
-    pub fn into_changed(self) -> BTreeMap<String, String> {
-        self.changed
     }
 }
 
@@ -308,13 +241,17 @@ pub fn replace_lines(doc: &mut Doc, span: &Range<usize>, comments: bool, with: &
 /// Appends top-level `blocks` at the end of the file, each after a blank line.
 pub fn append_blocks(doc: &mut Doc, blocks: &[String]) {
     let body = blocks.join("\n\n");
+    // A blank line sets the new blocks apart, so they are aligned on their own.
+    let body = realign(&body, 0..body.len());
     let kept = doc.text.trim_end_matches([' ', '\t', '\r', '\n']).len();
-    let text = if kept == 0 {
+    let empty = kept == 0 && doc.window.as_ref().is_none_or(|w| w.start == 0);
+    let text = if empty {
         format!("{body}\n")
     } else {
         format!("\n\n{body}\n")
     };
-    doc.splice(kept..doc.text.len(), &text);
+    let text = text.replace('\n', doc.newline);
+    doc.text.replace_range(kept.., &text);
 }
 
 /// Sets a top-level attribute (a `.tfvars` value), appending it when missing.

@@ -1,6 +1,6 @@
 //! Loading: module instances evaluated from the root down.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use hcl::edit::Span;
@@ -118,12 +118,19 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
     loader.instantiate(root, None, String::new(), None, assigned)?;
     let uses = super::refs::count_uses(&loader.modules, &loader.decls, &loader.instances);
     loader.json_lines();
+    let mut by_address = HashMap::new();
+    for (at, record) in loader.instances.iter().enumerate() {
+        by_address
+            .entry(record.public.address.clone())
+            .or_insert(at);
+    }
     Ok(Project {
         root: loader.root,
         files: loader.files,
         modules: loader.modules,
         decls: loader.decls,
         instances: loader.instances,
+        by_address,
         diagnostics: loader.diagnostics,
         uses,
     })
@@ -367,9 +374,7 @@ impl Loader<'_> {
             .filter(|(_, value)| *value != Value::Unknown)
             .collect();
         let instance = &mut self.modules[module];
-        for (address, value) in empty {
-            instance.scope = instance.scope.clone().with_resource(address, value);
-        }
+        instance.scope = instance.scope.clone().with_resources(empty);
     }
 
     /// Gives the module's scope every instance the configuration declares, unknown where the
@@ -413,9 +418,7 @@ impl Loader<'_> {
             values.insert(address, value);
         }
         let instance = &mut self.modules[module];
-        for (address, value) in values {
-            instance.scope = instance.scope.clone().with_resource(address, value);
-        }
+        instance.scope = instance.scope.clone().with_resources(values);
     }
 
     /// Locals and module calls of a module in an order where each comes after what it

@@ -43,7 +43,7 @@ mod refs;
 mod types;
 mod vars;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::io;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -266,6 +266,8 @@ pub struct Project {
     modules: Vec<load::ModuleInstance>,
     decls: Vec<files::ModuleDecls>,
     instances: Vec<load::InstanceRecord>,
+    /// Each instance's position in `instances`, by address.
+    by_address: HashMap<String, usize>,
     diagnostics: Vec<Diagnostic>,
     uses: BTreeMap<refs::Named, usize>,
 }
@@ -310,8 +312,9 @@ impl Project {
 
     /// The instance with this address.
     pub fn instance(&self, address: &str) -> Option<&ResourceInstance> {
-        self.instances()
-            .find(|instance| instance.address == address)
+        self.by_address
+            .get(address)
+            .map(|&at| &self.instances[at].public)
     }
 
     /// The variables of every module instance. `uses` counts pairs of a resource instance

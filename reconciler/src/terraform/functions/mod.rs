@@ -279,6 +279,13 @@ impl EvalScope {
         self
     }
 
+    /// Sets the states of several resources at once (see [`EvalScope::with_resource`]): the
+    /// resource table is copied at most once, however many there are.
+    pub fn with_resources(mut self, resources: impl IntoIterator<Item = (String, Value)>) -> Self {
+        Arc::make_mut(&mut self.resources).extend(resources);
+        self
+    }
+
     /// Binds a top-level name such as `each` or `count`.
     pub fn with_binding(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
         Arc::make_mut(&mut self.bindings).insert(name.into(), value.into());

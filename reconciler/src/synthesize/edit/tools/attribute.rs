@@ -38,7 +38,7 @@ pub(super) fn set_for_instance(
     instance: &Instance,
     value: &Value,
 ) -> Result<String, EditError> {
-    let mut doc = ws.open_for(target)?;
+    let mut doc = ws.open_block(target)?;
     let (loc, place) = found(&doc, target)?;
     let did = instance::set_attribute(&mut doc, &loc, &place, name, instance, value, "null")?;
     ws.save(doc)?;
@@ -60,7 +60,7 @@ pub(super) fn set_in_block(
     name: &str,
     value: &Value,
 ) -> Result<String, EditError> {
-    let mut doc = ws.open_for(target)?;
+    let mut doc = ws.open_block(target)?;
     let (loc, place) = found(&doc, target)?;
     let did = ops::set_attribute(&mut doc, &loc, &place, name, value)?;
     ws.save(doc)?;
@@ -85,7 +85,7 @@ pub(super) fn remove_attribute(
     ws: &mut Workspace,
 ) -> Result<String, EditError> {
     let RemoveAttribute { target, name } = input;
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let attr = loc
         .block

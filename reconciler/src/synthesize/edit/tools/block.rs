@@ -15,7 +15,7 @@ pub struct AddBlock {
 pub(super) fn add_block(input: AddBlock, ws: &mut Workspace) -> Result<String, EditError> {
     let AddBlock { target, block } = input;
     block.check("add_block")?;
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let duplicate = loc.block.body.blocks().any(|b| {
         b.has_ident(&block.block)
@@ -89,7 +89,7 @@ pub(super) fn remove_block(input: RemoveBlock, ws: &mut Workspace) -> Result<Str
         labels,
         matches,
     };
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let span = span_of(pick(&loc, &doc.text, &step, &place)?, &place)?;
     ops::remove_structure(&mut doc, Some(&loc), &span, true);
@@ -134,7 +134,7 @@ pub(super) fn replace_block(input: ReplaceBlock, ws: &mut Workspace) -> Result<S
         matches,
     };
     with.check("replace_block")?;
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let span = span_of(pick(&loc, &doc.text, &step, &place)?, &place)?;
     let text = render::block(&with.text(), &loc.inner_indent());
@@ -186,7 +186,7 @@ pub(super) fn update_block(input: UpdateBlock, ws: &mut Workspace) -> Result<Str
         labels,
         matches,
     };
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (parent, place) = found(&doc, &target)?;
     let chosen = pick(&parent, &doc.text, &step, &place)?;
     let span = span_of(chosen, &place)?;

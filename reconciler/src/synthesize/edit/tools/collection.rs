@@ -318,7 +318,7 @@ pub(super) fn filter_for_each(
     if keys.is_empty() {
         return Err(bad_input("filter_for_each", "`keys` is empty"));
     }
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let Some(attr) = loc.block.body.get_attribute("for_each") else {
         return Err(no_attribute(&place, "for_each"));

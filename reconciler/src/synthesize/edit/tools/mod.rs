@@ -6,10 +6,11 @@ use super::locate::{
     Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
 };
 use super::module_input;
-use super::ops::{self, Doc, Workspace};
+use super::ops::{self, Doc};
 use super::render::{self, BlockText};
 use super::tags;
 use super::value::{Ordered, Value};
+use super::workspace::Workspace;
 use super::{EditError, Files};
 use hcl::edit::Span;
 use hcl::edit::expr::{Expression, FuncCall};
@@ -121,12 +122,32 @@ impl ToolCall {
 
     /// Runs the call over `files`; files are not changed, the result holds the new texts.
     pub fn run(&self, files: &Files) -> Result<ToolResult, EditError> {
-        let mut workspace = Workspace::new(files);
-        let summary = self.clone().apply(&mut workspace)?;
+        let mut workspace = Workspace::new(files.clone());
+        let summary = self.run_in(&mut workspace)?;
+        let changed: Vec<String> = workspace
+            .step_changes()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
+        let mut files = workspace.into_files();
         Ok(ToolResult {
-            files: workspace.into_changed(),
+            files: changed
+                .into_iter()
+                .filter_map(|path| files.remove_entry(&path))
+                .collect(),
             summary,
         })
+    }
+
+    /// Runs the call as one step of `workspace`, which keeps its changes until the next step
+    /// begins or [`Workspace::rollback`] undoes them; a call that fails changes nothing.
+    pub fn run_in(&self, workspace: &mut Workspace) -> Result<String, EditError> {
+        workspace.begin();
+        let summary = self.clone().apply(workspace);
+        if summary.is_err() {
+            workspace.rollback();
+        }
+        summary
     }
 
     fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {

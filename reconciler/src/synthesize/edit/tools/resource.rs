@@ -45,8 +45,7 @@ pub(super) fn import_resource(
         blocks,
     };
     resource.check(tool)?;
-    let mut doc = ws.open(&file)?;
-    if !super::super::locate::top_blocks(&doc.parse()?, "resource", &labels).is_empty() {
+    if ws.has_block(&file, "resource", &labels)? {
         let place = Place {
             file,
             address: header("resource", &labels),
@@ -58,6 +57,7 @@ pub(super) fn import_resource(
         "import {{\n  to = {resource_type}.{name}\n  id = {}\n}}",
         render::quoted(&id)
     );
+    let mut doc = ws.open_end(&file)?;
     ops::append_blocks(&mut doc, &[render::block(&resource.text(), ""), import]);
     ws.save(doc)?;
     Ok(format!(
@@ -205,7 +205,7 @@ pub(super) fn ignore_changes(
             ));
         }
     }
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let what = format!("ignore_changes of {}{}", place.address, place.path);
     let lifecycle = Step {

@@ -49,7 +49,7 @@ pub(super) fn set_tags(input: SetTags, ws: &mut Workspace) -> Result<String, Edi
         mut remove,
         instance,
     } = input;
-    let mut doc = ws.open_for(&target)?;
+    let mut doc = ws.open_block(&target)?;
     let (loc, place) = found(&doc, &target)?;
     let what = format!(
         "{} `{attribute}` of {}{}",
