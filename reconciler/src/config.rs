@@ -41,6 +41,178 @@ pub struct Config {
     /// The Terraform validator.
     #[serde(default)]
     pub terraform: TerraformConfig,
+    /// How `retrace nightly` commits, pushes and opens pull requests.
+    #[serde(default)]
+    pub nightly: NightlyConfig,
+    /// The workspaces `retrace nightly` serves (`[[workspace]]` tables).
+    #[serde(default, rename = "workspace")]
+    pub workspaces: Vec<WorkspaceConfig>,
+}
+
+/// `[nightly]`: how `retrace nightly` commits, pushes and opens pull requests.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct NightlyConfig {
+    /// The branch pull requests go into, unless a workspace names its own (default `main`).
+    #[serde(default = "main_branch")]
+    pub base: String,
+    /// The prefix of retrace's branches: one branch per workspace, `PREFIX<workspace>`.
+    #[serde(default = "branch_prefix")]
+    pub branch_prefix: String,
+    /// The commits' author name.
+    #[serde(default = "author_name")]
+    pub author_name: String,
+    /// The commits' author e-mail.
+    #[serde(default = "author_email")]
+    pub author_email: String,
+    /// Labels put on every pull request.
+    #[serde(default = "labels")]
+    pub labels: Vec<String>,
+    /// How far before a workspace's watermark a run starts reading again, for CloudTrail's
+    /// delivery delay (a duration such as `15m`; default `15m`).
+    #[serde(default = "overlap")]
+    pub overlap: String,
+    /// How far back the first run of a workspace reads (default `24h`).
+    #[serde(default = "first_window")]
+    pub first_window: String,
+    /// Where repositories given by URL are cloned (relative to the config file; default
+    /// `.retrace/checkouts`).
+    #[serde(default)]
+    pub checkouts: Option<PathBuf>,
+    /// The forge pull requests are opened on; none: commits are pushed only.
+    #[serde(default)]
+    pub forge: Option<ForgeConfig>,
+}
+
+impl Default for NightlyConfig {
+    fn default() -> Self {
+        Self {
+            base: main_branch(),
+            branch_prefix: branch_prefix(),
+            author_name: author_name(),
+            author_email: author_email(),
+            labels: labels(),
+            overlap: overlap(),
+            first_window: first_window(),
+            checkouts: None,
+            forge: None,
+        }
+    }
+}
+
+fn main_branch() -> String {
+    "main".into()
+}
+fn branch_prefix() -> String {
+    "retrace/".into()
+}
+fn author_name() -> String {
+    "retrace".into()
+}
+fn author_email() -> String {
+    "retrace@localhost".into()
+}
+fn labels() -> Vec<String> {
+    vec!["drift".into()]
+}
+fn overlap() -> String {
+    "15m".into()
+}
+fn first_window() -> String {
+    "24h".into()
+}
+
+/// `[nightly.forge]`: where pull (or merge) requests are opened.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ForgeConfig {
+    /// `github` or `gitlab`.
+    pub kind: ForgeKind,
+    /// The API's base URL (default `https://api.github.com` or `https://gitlab.com/api/v4`;
+    /// GitHub Enterprise: `https://HOST/api/v3`).
+    #[serde(default)]
+    pub api_url: Option<String>,
+    /// The environment variable holding the token (default `GITHUB_TOKEN` or `GITLAB_TOKEN`).
+    #[serde(default)]
+    pub token_env: Option<String>,
+}
+
+/// A kind of forge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ForgeKind {
+    /// GitHub or GitHub Enterprise: pull requests.
+    Github,
+    /// GitLab: merge requests.
+    Gitlab,
+}
+
+/// `[[workspace]]`: one Terraform root `retrace nightly` keeps true to the cloud.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct WorkspaceConfig {
+    /// A short name: the branch, the watermark and the reports use it.
+    pub name: String,
+    /// The repository: a local clone's directory (relative to the config file) or a remote
+    /// URL, cloned under `[nightly] checkouts`.
+    pub repository: String,
+    /// The root module's directory inside the repository (default: its top).
+    #[serde(default)]
+    pub project: Option<PathBuf>,
+    /// The repository on the forge (`owner/name`, or a GitLab project path); by default read
+    /// from the `origin` remote's URL.
+    #[serde(default)]
+    pub forge_repository: Option<String>,
+    /// The branch pull requests go into (default `[nightly] base`).
+    #[serde(default)]
+    pub base: Option<String>,
+    /// How the state is read.
+    pub state: StateSource,
+    /// `-var-file` arguments, relative to the project directory.
+    #[serde(default)]
+    pub var_files: Vec<PathBuf>,
+    /// The workspace's AWS accounts (default: those its state's ARNs show).
+    #[serde(default)]
+    pub accounts: Vec<String>,
+    /// The workspace's regions (default: those its state shows).
+    #[serde(default)]
+    pub regions: Vec<String>,
+    /// The workspace's policy (default: the file's `[policy]`).
+    #[serde(default)]
+    pub policy: Option<PolicyConfig>,
+    /// The workspace's ownership rules (default: the file's `[ownership]`).
+    #[serde(default)]
+    pub ownership: Option<OwnershipConfig>,
+}
+
+/// Where a workspace's state comes from.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+pub enum StateSource {
+    /// A state file, relative to the project directory: `state = { file = "terraform.tfstate" }`.
+    File(PathBuf),
+    /// `terraform state pull` in the project directory: `state = "pull"`.
+    Pull,
+    /// An S3 backend's object: `state = { s3 = { bucket = "...", key = "...", region = "..." } }`.
+    S3(S3State),
+}
+
+/// A state object in S3, read with the AWS SDK.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct S3State {
+    /// The bucket.
+    pub bucket: String,
+    /// The object key (with the workspace prefix, `env:/NAME/...`, for a non-default one).
+    pub key: String,
+    /// The bucket's region.
+    pub region: String,
+    /// A named profile; the default credential chain otherwise.
+    #[serde(default)]
+    pub profile: Option<String>,
+    /// Endpoint override (a VPC endpoint, or a test server).
+    #[serde(default)]
+    pub endpoint_url: Option<String>,
 }
 
 /// `[terraform]`: how the real `terraform` judges a patch.
@@ -205,10 +377,19 @@ impl Config {
             .chain(project.state.iter_mut())
             .chain(project.observed.iter_mut())
             .chain(config.knowledge.store.iter_mut())
-            .chain(config.terraform.plugin_dir.iter_mut());
+            .chain(config.terraform.plugin_dir.iter_mut())
+            .chain(config.nightly.checkouts.iter_mut());
         for file in paths {
             if file.is_relative() {
                 *file = base.join(&*file);
+            }
+        }
+        for workspace in &mut config.workspaces {
+            let local = !workspace.repository.contains("://")
+                && !workspace.repository.contains('@')
+                && Path::new(&workspace.repository).is_relative();
+            if local {
+                workspace.repository = base.join(&workspace.repository).display().to_string();
             }
         }
         Ok(config)

@@ -21,7 +21,9 @@
 //! - [`record`]: the knowledge base as a run sees it;
 //! - [`run`]: gather, reconcile, learn and re-check, record: the call every front end shares;
 //! - [`report`]: text and JSON for people and programs;
-//! - [`config`]: the settings of `retrace.toml`.
+//! - [`config`]: the settings of `retrace.toml`;
+//! - [`nightly`]: every workspace reconciled from one read of the events, with a pull request
+//!   each and the reviewers' verdicts learned.
 
 #![forbid(unsafe_code)]
 
@@ -30,6 +32,7 @@ pub mod config;
 pub mod ingest;
 pub mod intents;
 pub mod learn;
+pub mod nightly;
 pub mod ownership;
 pub mod patch;
 pub mod pipeline;

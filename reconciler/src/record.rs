@@ -122,6 +122,16 @@ impl Knowledge {
         &self.rules
     }
 
+    /// The store, to read what it keeps besides rules.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The store, to keep what nightly runs need (watermarks, requests and their reviews).
+    pub fn store_mut(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
     /// The store, for commands that work on it directly.
     pub fn into_store(self) -> Store {
         self.store

@@ -103,9 +103,24 @@ pub async fn run(
     knowledge: Option<&mut Knowledge>,
 ) -> Result<Ran, RunError> {
     let (calls, input) = gather(&trail).await?;
-    let settled = settle(&calls, &project, knowledge.as_deref())?;
     let place = project.dir.display().to_string();
-    let recorded = knowledge.map(|k| k.record(&settled.outcome, &place, &settled.learned));
+    reconcile_calls(&calls, input, &project, knowledge, Some(&place))
+}
+
+/// Reconciles calls gathered earlier (see [`gather`]) with the rules of `knowledge` when
+/// given, learns and re-checks, and records the run under the name `record` when given.
+pub fn reconcile_calls(
+    calls: &[Call],
+    input: InputSummary,
+    project: &Project<'_>,
+    knowledge: Option<&mut Knowledge>,
+    record: Option<&str>,
+) -> Result<Ran, RunError> {
+    let settled = settle(calls, project, knowledge.as_deref())?;
+    let recorded = match (knowledge, record) {
+        (Some(k), Some(workspace)) => Some(k.record(&settled.outcome, workspace, &settled.learned)),
+        _ => None,
+    };
     Ok(Ran {
         outcome: settled.outcome,
         input,

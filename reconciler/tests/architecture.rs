@@ -25,6 +25,7 @@ const ORDER: &[&str] = &[
     "run",
     "report",
     "config",
+    "nightly",
 ];
 
 fn src() -> PathBuf {

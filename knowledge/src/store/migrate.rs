@@ -36,6 +36,36 @@ const MIGRATIONS: &[&str] = &[
         created_at TEXT NOT NULL
     );
     CREATE INDEX reconciliations_signature ON reconciliations (signature);",
+    // 2: nightly runs: each workspace's watermark, the pull requests opened, and what
+    // reviewers did with each rule's changes.
+    "CREATE TABLE watermarks (
+        workspace TEXT PRIMARY KEY,
+        event_time TEXT NOT NULL,
+        event_ids TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE reviews (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        forge TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        head TEXT NOT NULL,
+        lines TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('open', 'merged', 'closed')),
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (forge, repository, number)
+    );
+    CREATE TABLE rule_reviews (
+        rule TEXT PRIMARY KEY,
+        merged INTEGER NOT NULL DEFAULT 0,
+        rejected INTEGER NOT NULL DEFAULT 0,
+        corrected INTEGER NOT NULL DEFAULT 0,
+        updated_at TEXT NOT NULL
+    );",
 ];
 
 /// The schema version this build writes.

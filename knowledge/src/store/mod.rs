@@ -8,6 +8,7 @@
 mod error;
 mod exchange;
 mod migrate;
+mod review;
 mod run;
 
 use std::collections::BTreeMap;
@@ -21,6 +22,7 @@ use crate::rules::{Rule, RuleSet, validate};
 
 pub use error::StoreError;
 pub use exchange::ImportReport;
+pub use review::{Review, ReviewLine, ReviewState, RuleReview, Settlement, Watermark};
 pub use run::{RecordedRun, RunRecord};
 
 /// Where a stored rule came from.

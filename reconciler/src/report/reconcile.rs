@@ -203,7 +203,7 @@ fn findings(out: &mut String, outcome: &Outcome) {
 }
 
 /// One finding on a line: API, event id, actor, place, resources, reach and reason.
-fn finding_line(f: &Finding) -> String {
+pub fn finding_line(f: &Finding) -> String {
     let resources: Vec<String> = f
         .resources
         .iter()

@@ -8,7 +8,7 @@ use anyhow::{Context, Result};
 use clap::{Args, Subcommand, ValueEnum};
 use serde_json::{Value, json};
 
-use knowledge::store::{Provenance, RuleFilter, RuleRecord, Stats, Store};
+use knowledge::store::{Provenance, RuleFilter, RuleRecord, RuleReview, Stats, Store};
 use reconciler::config::Config;
 use reconciler::record::{Knowledge, default_store_path};
 
@@ -119,7 +119,7 @@ pub fn run(args: KbArgs, kb: KbSettings) -> Result<u8> {
                 show_text(&record)
             }
         }
-        KbCommand::Stats => stats(&store.stats()?, json)?,
+        KbCommand::Stats => stats(&store.stats()?, &store.rule_reviews()?, json)?,
         KbCommand::Export {
             out,
             reconciliations,
@@ -224,7 +224,7 @@ fn rule_json(r: &RuleRecord) -> Value {
     })
 }
 
-fn stats(stats: &Stats, json: bool) -> Result<String> {
+fn stats(stats: &Stats, reviews: &[RuleReview], json: bool) -> Result<String> {
     if json {
         return pretty(&json!({
             "rules_by_provenance": stats.rules_by_provenance,
@@ -232,6 +232,7 @@ fn stats(stats: &Stats, json: bool) -> Result<String> {
             "inactive_rules": stats.inactive_rules,
             "reconciliations_by_outcome": stats.reconciliations_by_outcome,
             "rule_success_rate": stats.rule_success_rate,
+            "reviews_by_rule": reviews,
         }));
     }
     let mut out = String::new();
@@ -247,6 +248,16 @@ fn stats(stats: &Stats, json: bool) -> Result<String> {
         None => out.push_str("rule success rate: no outcomes yet\n"),
     }
     counts(&mut out, "rules by service", &stats.rules_by_service);
+    out.push_str("pull request reviews by rule (merged, closed unmerged, lines corrected):\n");
+    if reviews.is_empty() {
+        out.push_str("  none yet\n");
+    }
+    for r in reviews {
+        out.push_str(&format!(
+            "  {}: {} merged, {} rejected, {} corrected\n",
+            r.rule, r.merged, r.rejected, r.corrected
+        ));
+    }
     Ok(out)
 }
 

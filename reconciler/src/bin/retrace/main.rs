@@ -5,6 +5,7 @@
 mod check;
 mod events;
 mod kb;
+mod nightly;
 mod reconcile;
 mod sources;
 
@@ -49,6 +50,9 @@ enum Command {
     CheckConfig(check::CheckArgs),
     /// Inspect and share the knowledge base: rules, their track record, past runs.
     Kb(kb::KbArgs),
+    /// Reconcile every [[workspace]] of retrace.toml from one read of the events and open or
+    /// update a pull request for each.
+    Nightly(nightly::NightlyArgs),
 }
 
 /// Exit codes shared by every command.
@@ -112,6 +116,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
         }
         Command::Kb(args) => kb::run(args, store()?),
         Command::CheckConfig(args) => check::run(args, &config),
+        Command::Nightly(args) => {
+            nightly::run(args, &config, cli.config.as_deref(), store()?).await
+        }
     }
 }
 
