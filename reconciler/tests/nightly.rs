@@ -382,6 +382,49 @@ fn a_nightly_run_opens_one_request_updates_it_and_learns_from_its_merge() {
     );
 }
 
+/// When the base branch comes to hold what an open request proposes (someone made the same
+/// change by hand), the next run says so on the request, once.
+#[test]
+fn an_obsolete_request_is_commented_on_once() {
+    let world = World::new(Kind::Github, &[("shop", ACCOUNT)]);
+    let config = world.config("github", &shop(&world));
+    world.nightly(&config, &[]);
+    let reviewer = world.root().join("reviewer");
+    git(
+        world.root(),
+        &["clone", "--quiet", "remote.git", "reviewer"],
+    );
+    git(
+        &reviewer,
+        &["checkout", "--quiet", "origin/retrace/shop", "--", "shop"],
+    );
+    git(
+        &reviewer,
+        &[
+            "-c",
+            "user.name=rev",
+            "-c",
+            "user.email=rev@example.com",
+            "commit",
+            "--quiet",
+            "-m",
+            "the same fix, by hand",
+        ],
+    );
+    git(&reviewer, &["push", "--quiet", "origin", "HEAD:main"]);
+    let report = json(&world.nightly(&config, &[]));
+    assert_eq!(report["workspaces"][0]["request"]["action"], "commented");
+    let pull = &world.forge.pulls()[0];
+    assert_eq!(pull.comments.len(), 1);
+    assert!(
+        pull.comments[0].contains("no longer needed"),
+        "{}",
+        pull.comments[0]
+    );
+    world.nightly(&config, &[]);
+    assert_eq!(world.forge.pulls()[0].comments.len(), 1, "said once");
+}
+
 /// A request closed without merging counts as a rejection of its rules; a dry run opens,
 /// pushes and records nothing.
 #[test]
@@ -482,4 +525,17 @@ fn two_workspaces_in_two_accounts_each_get_only_their_own_changes() {
         .map(|w| w["calls"].as_u64().expect("calls"))
         .collect();
     assert!(calls.iter().all(|&n| n > 0), "{calls:?}");
+}
+
+/// The description a reviewer reads, for the demo's day (reviewed by eye).
+#[test]
+fn the_pull_request_tells_the_evidence() {
+    let world = World::new(Kind::Github, &[("shop", ACCOUNT)]);
+    let config = world.config("github", &shop(&world));
+    let dry = world.nightly(&config, &["--dry-run", "--since", "2026-11-20T00:00:00Z"]);
+    let report = json(&dry);
+    let body = report["workspaces"][0]["request"]["body"]
+        .as_str()
+        .expect("a description");
+    insta::assert_snapshot!(body);
 }

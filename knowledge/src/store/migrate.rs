@@ -55,6 +55,7 @@ const MIGRATIONS: &[&str] = &[
         head TEXT NOT NULL,
         lines TEXT NOT NULL,
         state TEXT NOT NULL CHECK (state IN ('open', 'merged', 'closed')),
+        obsolete_at TEXT,
         created_at TEXT NOT NULL,
         updated_at TEXT NOT NULL,
         UNIQUE (forge, repository, number)

@@ -80,6 +80,8 @@ pub struct Review {
     pub lines: Vec<ReviewLine>,
     /// Where it stands.
     pub state: ReviewState,
+    /// The head at which a run said the request proposes nothing any more, if one did.
+    pub obsolete_at: Option<String>,
 }
 
 /// What reviewers did with one rule's changes.
@@ -105,7 +107,7 @@ pub struct Settlement {
 }
 
 const REVIEW_COLUMNS: &str =
-    "id, workspace, forge, repository, number, url, branch, head, lines, state";
+    "id, workspace, forge, repository, number, url, branch, head, lines, state, obsolete_at";
 
 impl Store {
     /// The watermark of `workspace`, if a run has set one.
@@ -181,48 +183,13 @@ impl Store {
         let sql = format!(
             "SELECT {REVIEW_COLUMNS} FROM reviews WHERE workspace = ?1 AND state = 'open' ORDER BY id"
         );
-        let raw = self.query(&sql, params![workspace], "cannot read reviews", |row| {
-            Ok((
-                row.get::<_, i64>(0)?,
-                [
-                    row.get::<_, String>(1)?,
-                    row.get::<_, String>(2)?,
-                    row.get::<_, String>(3)?,
-                ],
-                row.get::<_, i64>(4)?,
-                [
-                    row.get::<_, String>(5)?,
-                    row.get::<_, String>(6)?,
-                    row.get::<_, String>(7)?,
-                    row.get::<_, String>(8)?,
-                    row.get::<_, String>(9)?,
-                ],
-            ))
-        })?;
+        let raw = self.query(&sql, params![workspace], "cannot read reviews", raw_review)?;
         raw.into_iter()
-            .map(
-                |(
-                    id,
-                    [workspace, forge, repository],
-                    number,
-                    [url, branch, head, lines, state],
-                )| {
-                    let lines = serde_json::from_str(&lines)
-                        .map_err(|e| self.invalid(format!("review {id}: {e}")))?;
-                    Ok(Review {
-                        id,
-                        workspace,
-                        forge,
-                        repository,
-                        number,
-                        url,
-                        branch,
-                        head,
-                        lines,
-                        state: ReviewState::parse(&state),
-                    })
-                },
-            )
+            .map(|(mut review, lines)| {
+                review.lines = serde_json::from_str(&lines)
+                    .map_err(|e| self.invalid(format!("review {}: {e}", review.id)))?;
+                Ok(review)
+            })
             .collect()
     }
 
@@ -277,6 +244,25 @@ impl Store {
         tx.commit().map_err(|e| fail("cannot commit", e))
     }
 
+    /// Notes that a run told the request (by forge, repository and number) it proposes
+    /// nothing any more, at its head `head`.
+    pub fn note_obsolete(
+        &mut self,
+        forge: &str,
+        repository: &str,
+        number: i64,
+        head: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "UPDATE reviews SET obsolete_at = ?4, updated_at = ?5
+                 WHERE forge = ?1 AND repository = ?2 AND number = ?3",
+                params![forge, repository, number, head, now()],
+            )
+            .map_err(|e| self.sqlite("cannot note an obsolete review", e))?;
+        Ok(())
+    }
+
     /// What reviewers did with each rule's changes, by rule id.
     pub fn rule_reviews(&self) -> Result<Vec<RuleReview>, StoreError> {
         self.query(
@@ -293,6 +279,24 @@ impl Store {
             },
         )
     }
+}
+
+/// A review row with its lines still as JSON text.
+fn raw_review(row: &rusqlite::Row<'_>) -> rusqlite::Result<(Review, String)> {
+    let review = Review {
+        id: row.get(0)?,
+        workspace: row.get(1)?,
+        forge: row.get(2)?,
+        repository: row.get(3)?,
+        number: row.get(4)?,
+        url: row.get(5)?,
+        branch: row.get(6)?,
+        head: row.get(7)?,
+        lines: Vec::new(),
+        state: ReviewState::parse(&row.get::<_, String>(9)?),
+        obsolete_at: row.get(10)?,
+    };
+    Ok((review, row.get(8)?))
 }
 
 /// Adds one to `column` of `rule`'s review counts.
@@ -336,6 +340,7 @@ mod tests {
                 },
             ],
             state: ReviewState::Open,
+            obsolete_at: None,
         }
     }
 
@@ -368,6 +373,11 @@ mod tests {
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].head, "def");
         assert_eq!(open[0].lines, review(7).lines);
+        store
+            .note_obsolete("github", "acme/infra", 7, "def")
+            .expect("notes");
+        let open = store.open_reviews("shop").expect("reads");
+        assert_eq!(open[0].obsolete_at.as_deref(), Some("def"));
     }
 
     #[test]

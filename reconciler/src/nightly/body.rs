@@ -126,7 +126,11 @@ impl Told<'_> {
                     md(&e.event_id)
                 );
             }
-            out.push_str("- **Decisions:**\n");
+            if i.deltas.is_empty() {
+                out.push_str("- **Decisions:** none needed: the changes cancelled out\n");
+            } else {
+                out.push_str("- **Decisions:**\n");
+            }
             for (delta, rulings) in i.deltas.iter().zip(&d.rulings) {
                 let _ = writeln!(out, "  - {}", md(&describe(delta)));
                 for r in rulings {
@@ -186,7 +190,7 @@ impl Told<'_> {
         let findings: Vec<String> = outcome.findings.iter().map(finding_line).collect();
         for (title, lines) in [
             ("Already in the code", settled),
-            ("Not absorbed (reported)", findings),
+            ("Reported, nothing written", findings),
         ] {
             if lines.is_empty() {
                 continue;
@@ -206,12 +210,15 @@ impl Told<'_> {
         let mut out = Vec::new();
         for d in &outcome.intents {
             for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+                let resource = delta
+                    .address
+                    .clone()
+                    .unwrap_or_else(|| delta.resource.to_string());
                 for r in rulings.iter().filter(|r| r.decision == Decision::Flag) {
                     out.push(format!(
-                        "{} ({}): {} {} is held: {}",
+                        "{} ({}): {} on {resource} is held: {}",
                         d.intent.id,
                         d.intent.actor,
-                        describe(delta),
                         words::part(&r.part, Some(delta)),
                         r.reason
                     ));

@@ -142,10 +142,21 @@ impl Git {
         self.run(&args).map(|_| ())
     }
 
-    /// Whether the tree of `a` equals the tree of `b`.
-    pub fn same_tree(&self, a: &str, b: &str) -> Result<bool, GitError> {
-        let tree = |rev: &str| self.run(&["rev-parse", &format!("{rev}^{{tree}}")]);
-        Ok(tree(a)? == tree(b)?)
+    /// Whether `base` already holds everything the checked-out branch changed since it
+    /// left `base` (or the branch changed nothing): a request from it would propose nothing.
+    pub fn proposes_nothing(&self, base: &str) -> Result<bool, GitError> {
+        let since = format!("{base}...HEAD");
+        let changed = self.run(&["diff", "--name-only", &since])?;
+        if changed.is_empty() {
+            return Ok(true);
+        }
+        let mut args = vec!["diff", "--quiet", base, "HEAD", "--"];
+        args.extend(changed.lines());
+        match self.run(&args) {
+            Ok(_) => Ok(true),
+            Err(GitError::Failed { message, .. }) if message.is_empty() => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// The text of `path` at commit `rev`, `None` when the commit has no such file.

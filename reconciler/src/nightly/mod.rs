@@ -396,7 +396,15 @@ async fn finish(
         };
         report.commit = git.commit_all(&told.commit_message(), &author)?;
     }
-    let obsolete = continues && git.same_tree("HEAD", &format!("origin/{base}"))?;
+    let head = git.head()?;
+    let noted =
+        match (knowledge.as_deref(), &open) {
+            (Some(k), Some(open)) => k.store().open_reviews(&workspace.name)?.iter().any(|r| {
+                r.number == open.number && r.obsolete_at.as_deref() == Some(head.as_str())
+            }),
+            _ => false,
+        };
+    let obsolete = continues && !noted && git.proposes_nothing(&format!("origin/{base}"))?;
     let publishing = Publishing {
         git: &git,
         forge: forge.as_ref(),
@@ -407,6 +415,13 @@ async fn finish(
     report.request = publish(setup, &publishing, &told, report).await?;
     if let (Some(k), false) = (knowledge, setup.dry_run) {
         remember(k, forge.as_ref(), report, lines, routed, input)?;
+        if let (Some(forge), Some(request)) = (&forge, &report.request)
+            && request.action == "commented"
+            && let Some(number) = request.number
+        {
+            k.store_mut()
+                .note_obsolete(forge.name(), forge.repository(), number, &head)?;
+        }
     }
     report.outcome = Some(outcome);
     Ok(())
@@ -414,14 +429,26 @@ async fn finish(
 
 /// The workspace's checkout under `setup.checkouts`, cloned on first use and fetched after.
 fn checkout(setup: &Setup<'_>, workspace: &WorkspaceConfig) -> Result<Git, NightlyError> {
-    let dir = setup.checkouts.join(&workspace.name);
+    let dir = absolute(&setup.checkouts.join(&workspace.name));
     let git = if dir.join(".git").exists() {
         Git::at(&dir)
     } else {
-        Git::clone_into(&workspace.repository, &dir)?
+        // A local repository is named by its absolute path: git clones from another directory.
+        let local = Path::new(&workspace.repository);
+        let source = if local.exists() {
+            absolute(local).display().to_string()
+        } else {
+            workspace.repository.clone()
+        };
+        Git::clone_into(&source, &dir)?
     };
     git.fetch()?;
     Ok(git)
+}
+
+/// `path` made absolute from the working directory (unchanged when that cannot be read).
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_owned())
 }
 
 /// The forge for the workspace's repository, when `[nightly.forge]` names one.
@@ -786,6 +813,7 @@ fn remember(
             head: head.clone(),
             lines: all,
             state: ReviewState::Open,
+            obsolete_at: None,
         })?;
     }
     if let Some(last) = input.last {
