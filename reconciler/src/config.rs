@@ -68,6 +68,10 @@ pub struct NightlyConfig {
     /// Labels put on every pull request.
     #[serde(default = "labels")]
     pub labels: Vec<String>,
+    /// The title of commits and pull requests; `{workspace}` and `{changes}` (the number of
+    /// intents) are filled in.
+    #[serde(default = "title")]
+    pub title: String,
     /// How far before a workspace's watermark a run starts reading again, for CloudTrail's
     /// delivery delay (a duration such as `15m`; default `15m`).
     #[serde(default = "overlap")]
@@ -92,6 +96,7 @@ impl Default for NightlyConfig {
             author_name: author_name(),
             author_email: author_email(),
             labels: labels(),
+            title: title(),
             overlap: overlap(),
             first_window: first_window(),
             checkouts: None,
@@ -114,6 +119,9 @@ fn author_email() -> String {
 }
 fn labels() -> Vec<String> {
     vec!["drift".into()]
+}
+fn title() -> String {
+    "retrace: {changes} out-of-band change(s) in {workspace}".into()
 }
 fn overlap() -> String {
     "15m".into()

@@ -19,6 +19,8 @@ pub struct Told<'a> {
     pub outcome: &'a Outcome,
     /// The window of events read, in words (`2026-11-24 02:00 to 2026-11-25 02:00 UTC`).
     pub window: &'a str,
+    /// The title template (`[nightly] title`).
+    pub title: &'a str,
 }
 
 impl Told<'_> {
@@ -28,14 +30,11 @@ impl Told<'_> {
         !self.checklist().is_empty()
     }
 
-    /// The request's title.
+    /// The request's title: the template with `{workspace}` and `{changes}` filled in.
     pub fn title(&self) -> String {
-        let intents = self.outcome.intents.len();
-        let plural = if intents == 1 { "" } else { "s" };
-        format!(
-            "retrace: {intents} out-of-band change{plural} in {}",
-            self.workspace
-        )
+        self.title
+            .replace("{workspace}", self.workspace)
+            .replace("{changes}", &self.outcome.intents.len().to_string())
     }
 
     /// The commit message: the title, then one line per intent with its event ids, and

@@ -385,6 +385,7 @@ async fn finish(
         workspace: &workspace.name,
         outcome: &outcome,
         window: &report.window,
+        title: &nightly.title,
     };
     let mut lines = Vec::new();
     if !outcome.changes.is_empty() {
