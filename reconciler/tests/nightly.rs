@@ -232,6 +232,21 @@ fn shop(world: &World) -> String {
     )
 }
 
+/// `retrace kb stats`'s review counts, one object per rule.
+fn reviews_by_rule(config: &Path) -> Vec<Value> {
+    let stats = Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .arg("--config")
+        .arg(config)
+        .args(["kb", "stats", "--format", "json"])
+        .output()
+        .expect("kb runs");
+    let stats: Value = serde_json::from_slice(&stats.stdout).expect("json");
+    stats["reviews_by_rule"]
+        .as_array()
+        .expect("reviews")
+        .clone()
+}
+
 fn json(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).expect("a JSON report")
 }
@@ -358,14 +373,7 @@ fn a_nightly_run_opens_one_request_updates_it_and_learns_from_its_merge() {
     let report = json(&fourth);
     assert_eq!(report["workspaces"][0]["reviewed"][0]["state"], "merged");
     assert_eq!(report["workspaces"][0]["reviewed"][0]["corrected"], 1);
-    let stats = Command::new(env!("CARGO_BIN_EXE_retrace"))
-        .arg("--config")
-        .arg(&config)
-        .args(["kb", "stats", "--format", "json"])
-        .output()
-        .expect("kb runs");
-    let stats: Value = serde_json::from_slice(&stats.stdout).expect("json");
-    let reviews = stats["reviews_by_rule"].as_array().expect("reviews");
+    let reviews = reviews_by_rule(&config);
     let tags = reviews
         .iter()
         .find(|r| r["rule"] == "ec2:CreateTags")
@@ -446,14 +454,7 @@ fn a_closed_request_is_a_rejection_and_a_dry_run_changes_nothing() {
     world.forge.close(1);
     let after = json(&world.nightly(&config, &[]));
     assert_eq!(after["workspaces"][0]["reviewed"][0]["state"], "closed");
-    let stats = Command::new(env!("CARGO_BIN_EXE_retrace"))
-        .arg("--config")
-        .arg(&config)
-        .args(["kb", "stats", "--format", "json"])
-        .output()
-        .expect("kb runs");
-    let stats: Value = serde_json::from_slice(&stats.stdout).expect("json");
-    let reviews = stats["reviews_by_rule"].as_array().expect("reviews");
+    let reviews = reviews_by_rule(&config);
     assert!(!reviews.is_empty());
     assert!(
         reviews

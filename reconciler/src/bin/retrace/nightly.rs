@@ -64,12 +64,8 @@ pub async fn run(
     }
     let mut knowledge = Knowledge::open(&kb.path, kb.demote_after)?;
     let now = Utc::now();
-    let since = args
-        .sources
-        .since
-        .as_deref()
-        .map(|text| parse_when(text, now))
-        .transpose()?;
+    let when = |text: &Option<String>| text.as_deref().map(|t| parse_when(t, now)).transpose();
+    let since = when(&args.sources.since)?;
     let terraform = !args.no_terraform && config.terraform.validate;
     let validators = |regions: &[String]| validators(config, terraform, regions);
     let setup = Setup {
@@ -88,12 +84,7 @@ pub async fn run(
     let earliest = planned.iter().map(|(_, since)| *since).min();
     let readers = args.sources.sources(config).await?;
     let attributor = Attributor::new(&config.attribution)?;
-    let until = args
-        .sources
-        .until
-        .as_deref()
-        .map(|text| parse_when(text, now))
-        .transpose()?;
+    let until = when(&args.sources.until)?;
     let trail = Trail {
         sources: &readers,
         attributor: &attributor,
