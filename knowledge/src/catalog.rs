@@ -196,7 +196,9 @@ impl Catalog {
             .flat_map(|e| e.split.iter().map(move |s| (e, s)))
             .filter(|(_, s)| {
                 s.resource == resource_type
-                    || s.legacy.as_ref().is_some_and(|l| l.resource == resource_type)
+                    || s.legacy
+                        .as_ref()
+                        .is_some_and(|l| l.resource == resource_type)
             })
             .map(|(e, s)| (e.resource_type.as_str(), s.block.as_str()))
             .collect()

@@ -115,7 +115,10 @@ pub fn parts_of(rule: &Rule) -> Vec<Part> {
 fn split_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(Part, String)> {
     let mut found = Vec::new();
     for (parent, block) in catalog.split_parents(resource_type) {
-        for rule in rules.iter().filter(|r| r.resource_types().contains(&parent)) {
+        for rule in rules
+            .iter()
+            .filter(|r| r.resource_types().contains(&parent))
+        {
             let on_block = rule.spec.block.as_ref().is_some_and(|b| b.name == block);
             match rule.kind() {
                 Kind::AddBlock if on_block => found.push((Part::Create, rule.id())),
@@ -151,7 +154,10 @@ pub fn coverage(
     schema: &ProviderSchema,
 ) -> TypeCoverage {
     let mut apis: Vec<(Part, Vec<String>)> = Part::ALL.iter().map(|p| (*p, Vec::new())).collect();
-    for rule in rules.iter().filter(|r| r.resource_types().contains(&resource_type)) {
+    for rule in rules
+        .iter()
+        .filter(|r| r.resource_types().contains(&resource_type))
+    {
         for part in parts_of(rule) {
             if let Some((_, ids)) = apis.iter_mut().find(|(p, _)| *p == part) {
                 ids.push(rule.id());

@@ -13,17 +13,27 @@ fn schema() -> &'static ProviderSchema {
 fn at_least_81_of_the_100_most_used_types_are_covered() {
     let rules = RuleSet::bundled().expect("rules load");
     let ranking = bundled_ranking().expect("ranking loads");
-    assert!(ranking.len() >= 100, "the ranking holds {} types", ranking.len());
+    assert!(
+        ranking.len() >= 100,
+        "the ranking holds {} types",
+        ranking.len()
+    );
     let mut covered = 0;
     for ranked in &ranking[..100] {
         let c = coverage(&ranked.resource_type, rules, Catalog::bundled(), schema());
         if c.is_covered() {
             covered += 1;
         } else {
-            eprintln!("#{} {}: no rule to {:?}", ranked.rank, ranked.resource_type, c.missing);
+            eprintln!(
+                "#{} {}: no rule to {:?}",
+                ranked.rank, ranked.resource_type, c.missing
+            );
         }
     }
-    assert!(covered >= 81, "only {covered} of the top 100 types are covered");
+    assert!(
+        covered >= 81,
+        "only {covered} of the top 100 types are covered"
+    );
 }
 
 #[test]
@@ -33,8 +43,17 @@ fn a_configuration_call_that_creates_a_missing_resource_covers_create_and_change
         .find("s3.amazonaws.com", "PutBucketVersioning")
         .expect("rule");
     assert_eq!(parts_of(rule), vec![Part::Create, Part::Change]);
-    let c = coverage("aws_s3_bucket_versioning", rules, Catalog::bundled(), schema());
-    assert_eq!(c.needed, vec![Part::Create, Part::Change], "AWS cannot remove versioning");
+    let c = coverage(
+        "aws_s3_bucket_versioning",
+        rules,
+        Catalog::bundled(),
+        schema(),
+    );
+    assert_eq!(
+        c.needed,
+        vec![Part::Create, Part::Change],
+        "AWS cannot remove versioning"
+    );
     assert!(c.is_covered());
 }
 

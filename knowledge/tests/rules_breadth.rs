@@ -40,7 +40,10 @@ fn eks_create_cluster_reads_the_vpc_config() {
         x.value("vpc_config.subnet_ids"),
         Some(&json!(["subnet-0a1", "subnet-0b2"]))
     );
-    assert_eq!(x.value("vpc_config.endpoint_public_access"), Some(&json!(true)));
+    assert_eq!(
+        x.value("vpc_config.endpoint_public_access"),
+        Some(&json!(true))
+    );
     assert_eq!(x.value("tags"), Some(&json!({"team": "platform"})));
     assert_eq!(x.value("vpc_config.public_access_cidrs"), None);
 }
@@ -51,14 +54,28 @@ fn eks_endpoint_opened_to_the_internet_is_held() {
         "name": "prod",
         "resourcesVpcConfig": {"endpointPublicAccess": true, "publicAccessCidrs": ["0.0.0.0/0"]}
     });
-    let x = extract("eks.amazonaws.com", "UpdateClusterConfig", request, Value::Null);
+    let x = extract(
+        "eks.amazonaws.com",
+        "UpdateClusterConfig",
+        request,
+        Value::Null,
+    );
     assert_eq!(x.identities(), ["prod"]);
-    assert_eq!(x.value("vpc_config.public_access_cidrs"), Some(&json!(["0.0.0.0/0"])));
+    assert_eq!(
+        x.value("vpc_config.public_access_cidrs"),
+        Some(&json!(["0.0.0.0/0"]))
+    );
     assert_eq!(x.flags.len(), 1);
     assert_eq!(x.flags[0].level, FlagLevel::Hold);
 
-    let narrow = json!({"name": "prod", "resourcesVpcConfig": {"publicAccessCidrs": ["203.0.113.0/24"]}});
-    let x = extract("eks.amazonaws.com", "UpdateClusterConfig", narrow, Value::Null);
+    let narrow =
+        json!({"name": "prod", "resourcesVpcConfig": {"publicAccessCidrs": ["203.0.113.0/24"]}});
+    let x = extract(
+        "eks.amazonaws.com",
+        "UpdateClusterConfig",
+        narrow,
+        Value::Null,
+    );
     assert!(x.flags.is_empty());
 }
 
@@ -68,7 +85,12 @@ fn eks_node_group_and_tags_use_terraform_ids() {
         "clusterName": "prod", "nodegroupName": "general",
         "scalingConfig": {"minSize": 2, "maxSize": 6, "desiredSize": 3}
     });
-    let x = extract("eks.amazonaws.com", "UpdateNodegroupConfig", request, Value::Null);
+    let x = extract(
+        "eks.amazonaws.com",
+        "UpdateNodegroupConfig",
+        request,
+        Value::Null,
+    );
     assert_eq!(x.identities(), ["prod:general"]);
     assert_eq!(x.value("scaling_config.max_size"), Some(&json!(6)));
 
@@ -77,7 +99,10 @@ fn eks_node_group_and_tags_use_terraform_ids() {
         "tags": {"cost-centre": "42"}
     });
     let x = extract("eks.amazonaws.com", "TagResource", request, Value::Null);
-    assert_eq!(x.identities(), ["arn:aws:eks:eu-west-1:111122223333:cluster/prod"]);
+    assert_eq!(
+        x.identities(),
+        ["arn:aws:eks:eu-west-1:111122223333:cluster/prod"]
+    );
     let tags = x.tags.expect("tags");
     assert_eq!(tags.op, TagOp::Merge);
 }
@@ -94,13 +119,27 @@ fn elasticache_replication_group_is_found_by_its_lower_case_id() {
         "transitEncryptionEnabled": true,
         "cacheSubnetGroupName": "cache-private"
     });
-    let x = extract("elasticache.amazonaws.com", "CreateReplicationGroup", request, Value::Null);
-    assert_eq!(x.identities(), ["sessions"], "ElastiCache stores ids in lower case");
+    let x = extract(
+        "elasticache.amazonaws.com",
+        "CreateReplicationGroup",
+        request,
+        Value::Null,
+    );
+    assert_eq!(
+        x.identities(),
+        ["sessions"],
+        "ElastiCache stores ids in lower case"
+    );
     assert_eq!(x.value("num_cache_clusters"), Some(&json!(2)));
     assert_eq!(x.value("subnet_group_name"), Some(&json!("cache-private")));
 
     let off = json!({"replicationGroupId": "sessions", "transitEncryptionEnabled": false});
-    let x = extract("elasticache.amazonaws.com", "ModifyReplicationGroup", off, Value::Null);
+    let x = extract(
+        "elasticache.amazonaws.com",
+        "ModifyReplicationGroup",
+        off,
+        Value::Null,
+    );
     assert_eq!(x.flags.len(), 1);
     assert_eq!(x.flags[0].field, "transit_encryption_enabled");
 }
@@ -134,11 +173,18 @@ fn waf_association_identity_is_terraforms_comma_joined_id() {
         "webACLArn": "arn:aws:wafv2:eu-west-1:111122223333:regional/webacl/edge/1a2b",
         "resourceArn": "arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/app/web/9f8e"
     });
-    let x = extract("wafv2.amazonaws.com", "AssociateWebACL", request, Value::Null);
+    let x = extract(
+        "wafv2.amazonaws.com",
+        "AssociateWebACL",
+        request,
+        Value::Null,
+    );
     assert_eq!(x.kind, Kind::Associate);
     assert_eq!(
         x.identities(),
-        ["arn:aws:wafv2:eu-west-1:111122223333:regional/webacl/edge/1a2b,arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/app/web/9f8e"]
+        [
+            "arn:aws:wafv2:eu-west-1:111122223333:regional/webacl/edge/1a2b,arn:aws:elasticloadbalancing:eu-west-1:111122223333:loadbalancer/app/web/9f8e"
+        ]
     );
 }
 
@@ -153,7 +199,9 @@ fn kms_grant_identity_joins_the_key_id_and_the_grant_id() {
     let x = extract("kms.amazonaws.com", "CreateGrant", request, response);
     assert_eq!(
         x.identities(),
-        ["1234abcd-12ab-34cd-56ef-1234567890ab:0c237476b39f8bc44e45212e08498fbe3151305030726c0590dd8d3e9f3d6a60"]
+        [
+            "1234abcd-12ab-34cd-56ef-1234567890ab:0c237476b39f8bc44e45212e08498fbe3151305030726c0590dd8d3e9f3d6a60"
+        ]
     );
     assert_eq!(x.value("operations"), Some(&json!(["Decrypt", "Encrypt"])));
 }
@@ -169,7 +217,12 @@ fn network_acl_entry_reads_the_query_api_shape() {
         "cidrBlock": "0.0.0.0/0",
         "portRange": {"from": 22, "to": 22}
     });
-    let x = extract("ec2.amazonaws.com", "CreateNetworkAclEntry", request, json!({"_return": true}));
+    let x = extract(
+        "ec2.amazonaws.com",
+        "CreateNetworkAclEntry",
+        request,
+        json!({"_return": true}),
+    );
     assert_eq!(x.identities(), ["acl-0f1e/110/false"]);
     assert_eq!(x.value("protocol"), Some(&json!("6")));
     assert_eq!(x.value("from_port"), Some(&json!(22)));
@@ -193,7 +246,12 @@ fn s3_inventory_is_keyed_by_bucket_and_configuration_id() {
             "Schedule": {"Frequency": "Weekly"}
         }
     });
-    let x = extract("s3.amazonaws.com", "PutBucketInventoryConfiguration", request, Value::Null);
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketInventoryConfiguration",
+        request,
+        Value::Null,
+    );
     assert_eq!(x.identities(), ["logs-archive:weekly"]);
     assert_eq!(x.missing, Some(Missing::Create));
     assert_eq!(x.value("enabled"), Some(&json!(true)));

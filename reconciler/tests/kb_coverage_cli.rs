@@ -78,7 +78,11 @@ fn entry<'a>(report: &'a Value, resource_type: &str) -> &'a Value {
 fn the_ranking_report_lists_the_top_types_by_rank() {
     let report = json(&["kb", "coverage", "--format", "json"]);
     assert_eq!(report["types"], 100);
-    assert!(report["covered"].as_u64().expect("count") >= 81, "{}", report["covered"]);
+    assert!(
+        report["covered"].as_u64().expect("count") >= 81,
+        "{}",
+        report["covered"]
+    );
     let ranks: Vec<u64> = report["coverage"]
         .as_array()
         .expect("entries")
@@ -100,12 +104,18 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
 
     let eks = entry(&report, "aws_eks_cluster");
     assert_eq!(eks["covered"], true);
-    assert_eq!(eks["apis"]["create"], serde_json::json!(["eks:CreateCluster"]));
+    assert_eq!(
+        eks["apis"]["create"],
+        serde_json::json!(["eks:CreateCluster"])
+    );
     assert_eq!(
         eks["apis"]["change"],
         serde_json::json!(["eks:UpdateClusterConfig", "eks:UpdateClusterVersion"])
     );
-    assert_eq!(eks["apis"]["delete"], serde_json::json!(["eks:DeleteCluster"]));
+    assert_eq!(
+        eks["apis"]["delete"],
+        serde_json::json!(["eks:DeleteCluster"])
+    );
     assert_eq!(
         eks["apis"]["tags"],
         serde_json::json!(["eks:TagResource", "eks:UntagResource"])
@@ -136,7 +146,12 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
         .collect();
     assert_eq!(
         order,
-        ["aws_route", "aws_vpc", "aws_eks_cluster", "aws_sfn_state_machine"],
+        [
+            "aws_route",
+            "aws_vpc",
+            "aws_eks_cluster",
+            "aws_sfn_state_machine"
+        ],
         "by rank: 9, 27, 99, 137"
     );
 }

@@ -146,9 +146,7 @@ fn text(subject: &str, rows: &[Row]) -> String {
     for row in rows {
         let c = &row.coverage;
         let rank = row.rank.map_or("-".to_owned(), |r| r.to_string());
-        let instances = row
-            .instances
-            .map_or(String::new(), |n| format!("{n:>9}  "));
+        let instances = row.instances.map_or(String::new(), |n| format!("{n:>9}  "));
         out.push_str(
             format!(
                 "{rank:>4}  {:<width$}  {instances}{:<7}  {:>6}  {:>6}  {:>6}  {:>4}  {}",
