@@ -29,6 +29,14 @@ pub struct Entry {
     /// membership): its creation or deletion links or unlinks them.
     #[serde(default)]
     pub association: bool,
+    /// Whether every argument of the type forces a new resource (the provider documentation
+    /// marks them all `ForceNew`): the type has no update API to cover.
+    #[serde(default)]
+    pub immutable: bool,
+    /// Whether AWS has no call that removes it (a bucket's versioning or ACL): destroying it in
+    /// Terraform only resets it or stops managing it, so there is no delete API to cover.
+    #[serde(default)]
+    pub no_delete: bool,
     /// Nested blocks whose items the state may manage as separate resources.
     #[serde(default)]
     pub split: Vec<Split>,
@@ -165,6 +173,35 @@ impl Catalog {
     /// Whether a type only links two other resources.
     pub fn is_association(&self, resource_type: &str) -> bool {
         self.entry(resource_type).is_some_and(|e| e.association)
+    }
+
+    /// Whether a type has nothing to update: an association, or every argument forces a new
+    /// resource.
+    pub fn has_no_update(&self, resource_type: &str) -> bool {
+        self.entry(resource_type)
+            .is_some_and(|e| e.association || e.immutable)
+    }
+
+    /// Whether AWS has no call that removes a type.
+    pub fn has_no_delete(&self, resource_type: &str) -> bool {
+        self.entry(resource_type).is_some_and(|e| e.no_delete)
+    }
+
+    /// The parent type and block whose items a type holds as separate resources
+    /// (`aws_vpc_security_group_ingress_rule` → `aws_security_group`, `ingress`), including
+    /// the blocks an older type holds.
+    pub fn split_parents(&self, resource_type: &str) -> Vec<(&str, &str)> {
+        self.entries
+            .values()
+            .flat_map(|e| e.split.iter().map(move |s| (e, s)))
+            .filter(|(_, s)| {
+                s.resource == resource_type
+                    || s.legacy
+                        .as_ref()
+                        .is_some_and(|l| l.resource == resource_type)
+            })
+            .map(|(e, s)| (e.resource_type.as_str(), s.block.as_str()))
+            .collect()
     }
 
     /// How a nested block of a type is split into separate resources, when it can be.

@@ -11,6 +11,8 @@
 //! - [`catalog`] holds per resource type what every stage needs to know: natural keys,
 //!   attributes automation owns, whether it only links two resources, and nested blocks the
 //!   state may manage as separate resources (the `[[resource]]` tables of the rule files).
+//! - [`coverage`] says how far the rules cover a resource type: which write APIs create,
+//!   change, delete and tag it, and which parts it needs are missing.
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
 //!   logging switched off, credentials created, resources shared outside the account, code
 //!   changed, remote sessions (`knowledge/signals.toml`).
@@ -20,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalog;
+pub mod coverage;
 pub mod rules;
 pub mod schema;
 pub mod signals;

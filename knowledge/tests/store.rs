@@ -131,18 +131,18 @@ fn learned_rule_is_used_then_demoted_after_two_failures_then_reviewed() {
     let mut store = Store::open_in_memory().expect("opens");
     store.sync_shipped(shipped()).expect("sync");
     let id = store
-        .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+        .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
         .expect("learned");
     assert_eq!(
         store
-            .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+            .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
             .expect("same rule"),
         id
     );
     let rules = store.active_rules().expect("rules");
     assert!(
         rules
-            .find("ec2.amazonaws.com", "ModifyVpcEndpoint")
+            .find("ec2.amazonaws.com", "ModifyTransitGateway")
             .is_some()
     );
 
@@ -157,7 +157,7 @@ fn learned_rule_is_used_then_demoted_after_two_failures_then_reviewed() {
     let rules = store.active_rules().expect("rules");
     assert!(
         rules
-            .find("ec2.amazonaws.com", "ModifyVpcEndpoint")
+            .find("ec2.amazonaws.com", "ModifyTransitGateway")
             .is_none()
     );
 
@@ -169,7 +169,7 @@ fn learned_rule_is_used_then_demoted_after_two_failures_then_reviewed() {
         store
             .active_rules()
             .expect("rules")
-            .find("ec2.amazonaws.com", "ModifyVpcEndpoint")
+            .find("ec2.amazonaws.com", "ModifyTransitGateway")
             .is_some()
     );
     let err = store.review(id).expect_err("only learned rules");
@@ -210,7 +210,7 @@ fn shipped_rules_are_not_demoted_and_win_over_learned_ones() {
 fn demotion_threshold_is_configurable() {
     let mut store = Store::open_in_memory().expect("opens").with_demote_after(3);
     let id = store
-        .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+        .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
         .expect("learned");
     store.record_outcome(id, false).expect("outcome");
     assert!(store.record_outcome(id, false).expect("outcome").active);
@@ -220,12 +220,12 @@ fn demotion_threshold_is_configurable() {
 #[test]
 fn invalid_learned_rules_and_unknown_ids_are_errors() {
     let mut store = Store::open_in_memory().expect("opens");
-    let mut bad = learned_rule("ModifyVpcEndpoint");
+    let mut bad = learned_rule("ModifyTransitGateway");
     bad.spec.kind = Kind::AddBlock;
     let err = store.propose_learned(bad, evidence()).expect_err("invalid");
     assert!(
         err.to_string()
-            .starts_with(":memory:: learned rule ec2:ModifyVpcEndpoint: a [rule.block] table"),
+            .starts_with(":memory:: learned rule ec2:ModifyTransitGateway: a [rule.block] table"),
         "{err}"
     );
     let err = store.record_outcome(42, true).expect_err("unknown");
@@ -276,7 +276,7 @@ fn stats_count_by_provenance_and_service() {
     let mut store = Store::open_in_memory().expect("opens");
     store.sync_shipped(shipped()).expect("sync");
     let id = store
-        .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+        .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
         .expect("learned");
     store.record_outcome(id, true).expect("outcome");
     store.record_outcome(id, true).expect("outcome");
@@ -299,11 +299,11 @@ fn export_then_import_round_trips_and_is_idempotent() {
     let mut source = Store::open_in_memory().expect("opens");
     source.sync_shipped(shipped()).expect("sync");
     let learned = source
-        .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+        .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
         .expect("learned");
     let reviewed = source
         .propose_learned(
-            learned_rule("ModifyVpcEndpointServiceConfiguration"),
+            learned_rule("ModifyTransitGatewayServiceConfiguration"),
             evidence(),
         )
         .expect("learned");
@@ -351,7 +351,7 @@ fn export_then_import_round_trips_and_is_idempotent() {
 fn bad_import_names_the_entry_and_writes_nothing() {
     let mut source = Store::open_in_memory().expect("opens");
     source
-        .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+        .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
         .expect("learned");
     source
         .propose_learned(learned_rule("DeleteVpcEndpoints"), evidence())

@@ -13,7 +13,8 @@ fixture projects pin (`~> 5.0`) and the machines' filesystem mirror holds. Witho
 `terraform init -plugin-dir=...` (from `--plugin-dir`, `TF_PLUGIN_DIR`, or the first directory
 under /opt holding the provider) and `terraform providers schema -json`; nothing is downloaded.
 
-Output: the covered resource types (RESOURCES), one per line, in the compact form the knowledge
+Output: the covered resource types (the ranking's first TOP types of
+knowledge/data/resource-ranking.json, plus EXTRA_RESOURCES), one per line, in the compact form the knowledge
 crate loads (`knowledge/src/schema/bundled.rs`):
 
 * a resource or block is {"version" (resources only: the provider's schema version),
@@ -48,9 +49,12 @@ PROVIDER_VERSION = "5.100.0"
 HERE = Path(__file__).resolve().parent
 CURATION = HERE / "curation.json"
 OUTPUT = HERE.parent / "data" / "aws-provider-schema.json"
+RANKING = HERE.parent / "data" / "resource-ranking.json"
+TOP = 100
 
-# The resource types to emit: the common AWS resources the reconciler meets most.
-RESOURCES = """
+# The resource types to emit besides the ranking's first TOP (resource-ranking.json): those the
+# rules name, and the main types of the services the knowledge base covers.
+EXTRA_RESOURCES = """
 aws_instance aws_security_group aws_security_group_rule aws_vpc_security_group_ingress_rule
 aws_vpc_security_group_egress_rule aws_default_security_group aws_vpc aws_subnet aws_route_table
 aws_route aws_route_table_association aws_internet_gateway aws_nat_gateway aws_eip
@@ -79,8 +83,34 @@ aws_api_gateway_stage aws_apigatewayv2_api aws_apigatewayv2_stage aws_apigateway
 aws_apigatewayv2_integration aws_acm_certificate aws_acm_certificate_validation
 aws_elasticache_cluster aws_elasticache_replication_group aws_elasticache_subnet_group
 aws_efs_file_system aws_efs_mount_target aws_appautoscaling_target aws_cloudtrail aws_db_snapshot
-aws_iam_user_login_profile
+aws_iam_user_login_profile aws_cloudfront_origin_access_identity aws_cloudfront_function
+aws_cloudfront_cache_policy aws_cloudfront_response_headers_policy aws_sfn_state_machine
+aws_sfn_activity aws_efs_access_point aws_efs_backup_policy aws_efs_file_system_policy
+aws_wafv2_web_acl aws_wafv2_ip_set aws_wafv2_rule_group aws_wafv2_web_acl_logging_configuration
+aws_cognito_user_pool aws_cognito_user_pool_client aws_cognito_user_pool_domain
+aws_cognito_identity_pool aws_kinesis_stream aws_kinesis_firehose_delivery_stream
+aws_opensearch_domain aws_opensearch_domain_policy aws_config_configuration_recorder
+aws_config_configuration_recorder_status aws_config_delivery_channel aws_config_config_rule
+aws_flow_log aws_api_gateway_resource aws_api_gateway_method aws_api_gateway_integration
+aws_api_gateway_authorizer aws_api_gateway_api_key aws_api_gateway_usage_plan
+aws_elasticache_parameter_group aws_ecs_cluster_capacity_providers aws_ecs_capacity_provider
+aws_ecr_repository_policy aws_appautoscaling_policy aws_appautoscaling_scheduled_action
+aws_cloudwatch_event_bus aws_network_acl_association aws_secretsmanager_secret_rotation
+aws_secretsmanager_secret_policy aws_eks_addon aws_eks_fargate_profile aws_eks_access_entry
+aws_eks_access_policy_association aws_eks_identity_provider_config aws_eks_pod_identity_association
+aws_sqs_queue_redrive_policy aws_s3_bucket_replication_configuration aws_db_option_group
 """.split()
+
+
+def ranked_types(top: int = TOP) -> list[str]:
+    """The first `top` types of the ranking (knowledge/data/resource-ranking.json)."""
+    ranking = json.loads(RANKING.read_text())["ranking"]
+    return [entry["type"] for entry in ranking[:top]]
+
+
+def resource_types() -> list[str]:
+    """The types to emit: the ranking's first TOP, then the extra ones, each once."""
+    return list(dict.fromkeys(ranked_types() + EXTRA_RESOURCES))
 
 
 class GenError(Exception):
@@ -214,10 +244,13 @@ def generate(schema: dict, output: Path) -> None:
     provider = schema["provider_schemas"].get(PROVIDER_SOURCE)
     if provider is None:
         raise GenError(f"the schema JSON has no {PROVIDER_SOURCE}")
-    missing = [name for name in RESOURCES if name not in provider["resource_schemas"]]
+    known = provider["resource_schemas"]
+    missing = [name for name in EXTRA_RESOURCES if name not in known]
     if missing:
         raise GenError(f"the provider has no resource type {', '.join(missing)}")
-    resources = {name: resource(provider["resource_schemas"][name]) for name in RESOURCES}
+    absent = [name for name in ranked_types() if name not in known]
+    names = [name for name in resource_types() if name in known]
+    resources = {name: resource(provider["resource_schemas"][name]) for name in names}
     curation = json.loads(CURATION.read_text())
     apply_required(resources, curation)
     document = {
@@ -233,8 +266,11 @@ def generate(schema: dict, output: Path) -> None:
             "Object-typed attributes are [flags, {nesting_mode, attributes}]; their fields are "
             "o (or c when the attribute is computed only) except the required ones curated in "
             "knowledge/tools/curation.json.",
+            "ranked_types_absent: types of the ranking's first "
+            f"{TOP} this provider version does not have (newer provider releases added them).",
         ],
         "curated": curation,
+        "ranked_types_absent": absent,
     }
     output.write_text(render(document, resources))
 

@@ -402,3 +402,25 @@ fn terraform_show_json_agrees_with_the_state_file_where_it_runs() {
         );
     }
 }
+
+#[test]
+fn a_natural_key_may_hold_numbers_and_booleans() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("terraform.tfstate");
+    std::fs::write(
+        &path,
+        r#"{"version": 4, "terraform_version": "1.11.0", "serial": 1, "lineage": "x",
+            "outputs": {}, "resources": [{"mode": "managed", "type": "aws_network_acl_rule",
+            "name": "ssh", "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+            "instances": [{"schema_version": 0, "attributes": {"id": "nacl-1234567890",
+            "network_acl_id": "acl-0f1e", "rule_number": 110, "egress": false,
+            "protocol": "6", "rule_action": "allow", "cidr_block": "10.0.0.0/8"}}]}]}"#,
+    )
+    .unwrap();
+    let index = StateIndex::new(State::read(&path).unwrap());
+    assert_eq!(
+        addresses(index.lookup(Some("aws_network_acl_rule"), "acl-0f1e/110/false")),
+        ["aws_network_acl_rule.ssh"]
+    );
+    assert!(index.lookup(None, "acl-0f1e/110/true").is_empty());
+}

@@ -36,6 +36,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/apigatewayv2.toml"),
     ),
     (
+        "knowledge/rules/appautoscaling.toml",
+        include_str!("../../rules/appautoscaling.toml"),
+    ),
+    (
         "knowledge/rules/autoscaling.toml",
         include_str!("../../rules/autoscaling.toml"),
     ),
@@ -64,6 +68,14 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/ecs.toml"),
     ),
     (
+        "knowledge/rules/eks.toml",
+        include_str!("../../rules/eks.toml"),
+    ),
+    (
+        "knowledge/rules/elasticache.toml",
+        include_str!("../../rules/elasticache.toml"),
+    ),
+    (
         "knowledge/rules/elbv2.toml",
         include_str!("../../rules/elbv2.toml"),
     ),
@@ -88,6 +100,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/rds.toml"),
     ),
     (
+        "knowledge/rules/redshift.toml",
+        include_str!("../../rules/redshift.toml"),
+    ),
+    (
         "knowledge/rules/route53.toml",
         include_str!("../../rules/route53.toml"),
     ),
@@ -110,6 +126,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     (
         "knowledge/rules/ssm.toml",
         include_str!("../../rules/ssm.toml"),
+    ),
+    (
+        "knowledge/rules/wafv2.toml",
+        include_str!("../../rules/wafv2.toml"),
     ),
 ];
 

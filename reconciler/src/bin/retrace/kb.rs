@@ -12,6 +12,7 @@ use knowledge::store::{Provenance, RuleFilter, RuleRecord, RuleReview, Stats, St
 use reconciler::config::Config;
 use reconciler::record::{Knowledge, default_store_path};
 
+use crate::coverage::CoverageArgs;
 use crate::exit;
 use crate::reconcile::KbSettings;
 
@@ -61,6 +62,9 @@ enum KbCommand {
     },
     /// Accept or reject a learned rule.
     Review(ReviewArgs),
+    /// Which resource types and write APIs the shipped rules cover: the most used types of
+    /// public Terraform code, or those a project manages.
+    Coverage(CoverageArgs),
 }
 
 #[derive(Debug, Args)]
@@ -106,10 +110,18 @@ pub fn settings(kb: Option<PathBuf>, config: &Config) -> Result<KbSettings> {
 
 /// Runs `retrace kb`.
 pub fn run(args: KbArgs, kb: KbSettings) -> Result<u8> {
+    let json = args.format == KbFormat::Json;
+    let command = match args.command {
+        KbCommand::Coverage(coverage) => {
+            let out = crate::coverage::report(&coverage, json)?;
+            std::io::stdout().lock().write_all(out.as_bytes())?;
+            return Ok(exit::OK);
+        }
+        other => other,
+    };
     let knowledge = Knowledge::open(&kb.path, kb.demote_after)?;
     let mut store = knowledge.into_store();
-    let json = args.format == KbFormat::Json;
-    let out = match args.command {
+    let out = match command {
         KbCommand::List(list) => list_rules(&store, &list, json)?,
         KbCommand::Show { id } => {
             let record = store.show(id)?;
@@ -125,6 +137,7 @@ pub fn run(args: KbArgs, kb: KbSettings) -> Result<u8> {
             reconciliations,
         } => return export(&store, out.as_deref(), reconciliations),
         KbCommand::Import { file } => import(&mut store, &file, json)?,
+        KbCommand::Coverage(_) => String::new(),
         KbCommand::Review(review) => {
             let record = if review.accept {
                 store.review(review.id)?

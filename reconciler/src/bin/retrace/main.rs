@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod check;
+mod coverage;
 mod events;
 mod kb;
 mod nightly;

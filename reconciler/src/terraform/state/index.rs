@@ -89,11 +89,22 @@ fn identities(instance: &Instance) -> Vec<String> {
     found
 }
 
-/// The value of a key, when every attribute in it is a non-empty string.
+/// The value of a key, when every attribute in it is a non-empty string, a number or a
+/// boolean (a network ACL entry's `rule_number` and `egress`), written as text.
 fn key_value(instance: &Instance, attributes: &[String]) -> Option<String> {
     let parts = attributes
         .iter()
-        .map(|name| instance.string_attribute(name))
+        .map(|name| key_part(instance.attributes.get(name)?))
         .collect::<Option<Vec<_>>>()?;
     Some(parts.join(KEY_SEPARATOR))
+}
+
+/// One attribute of a natural key as text.
+fn key_part(value: &serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::String(s) if !s.is_empty() => Some(s.clone()),
+        serde_json::Value::Number(n) => Some(n.to_string()),
+        serde_json::Value::Bool(b) => Some(b.to_string()),
+        _ => None,
+    }
 }
