@@ -18,6 +18,7 @@
 //! - [`validate`]: the built-in plan check and the real `terraform plan`;
 //! - [`reconcile`]: resolve to validate as one call;
 //! - [`learn`]: rules proposed for calls no rule explains;
+//! - [`agent`]: a language model for the calls no rule explains: its client and redaction;
 //! - [`record`]: the knowledge base as a run sees it;
 //! - [`run`]: gather, reconcile, learn and re-check, record: the call every front end shares;
 //! - [`report`]: text and JSON for people and programs;
@@ -27,6 +28,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod attribute;
 pub mod config;
 pub mod ingest;

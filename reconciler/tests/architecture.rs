@@ -21,6 +21,7 @@ const ORDER: &[&str] = &[
     "validate",
     "reconcile",
     "learn",
+    "agent",
     "record",
     "run",
     "report",
