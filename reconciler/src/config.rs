@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::attribute::AttributionConfig;
 use crate::ingest::Filter;
+pub use crate::ingest::athena::AthenaConfig;
 pub use crate::ingest::lake::LakeConfig;
 pub use crate::ingest::lookup::LookupConfig;
 use crate::ownership::OwnershipConfig;
@@ -303,6 +304,9 @@ pub struct SourcesConfig {
     /// A CloudTrail Lake event data store.
     #[serde(default)]
     pub lake: Option<LakeConfig>,
+    /// A CloudTrail table in Amazon Athena (an organisation trail in S3).
+    #[serde(default)]
+    pub athena: Option<AthenaConfig>,
 }
 
 /// `[filter]`.

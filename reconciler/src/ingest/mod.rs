@@ -1,6 +1,7 @@
 //! Stage 1, ingest: read CloudTrail records from files or AWS APIs and normalise them into
 //! [`record::Call`]s, then order them and drop duplicates.
 
+pub mod athena;
 pub mod aws;
 pub mod client;
 pub mod files;

@@ -6,9 +6,10 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use reconciler::config::{Config, LakeConfig, LookupConfig, SourcesConfig};
+use reconciler::config::{AthenaConfig, Config, LakeConfig, LookupConfig, SourcesConfig};
 use reconciler::ingest::Filter;
 use reconciler::ingest::Source;
+use reconciler::ingest::athena::AthenaSource;
 use reconciler::ingest::files::{FileSource, discover};
 use reconciler::ingest::lake::{LakeSource, arn_region};
 use reconciler::ingest::lookup::LookupSource;
@@ -31,7 +32,21 @@ pub struct SourceArgs {
     /// Region of the --lake event data store (default: the region its ARN names).
     #[arg(long, value_name = "REGION", requires = "lake")]
     pub lake_region: Option<String>,
-    /// AWS profile for --lookup and --lake (default: the standard credential chain).
+    /// Query this CloudTrail table in Amazon Athena (`DATABASE.TABLE`, the standard CloudTrail
+    /// table with partition projection; `[sources.athena]` in retrace.toml for the rest).
+    #[arg(long, value_name = "DATABASE.TABLE")]
+    pub athena_table: Option<String>,
+    /// Region of Athena and the --athena-table.
+    #[arg(long, value_name = "REGION", requires = "athena_table")]
+    pub athena_region: Option<String>,
+    /// The Athena workgroup (default: primary).
+    #[arg(long, value_name = "NAME", requires = "athena_table")]
+    pub athena_workgroup: Option<String>,
+    /// Where Athena writes query results (s3://bucket/prefix/), unless the workgroup sets it.
+    #[arg(long, value_name = "S3_URI", requires = "athena_table")]
+    pub athena_output: Option<String>,
+    /// AWS profile for --lookup, --lake and --athena-table (default: the standard credential
+    /// chain).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// Endpoint URL for the AWS APIs (a VPC endpoint or a test server).
@@ -103,10 +118,16 @@ impl SourceArgs {
                 .context("invalid CloudTrail Lake source")?;
             sources.push(Box::new(source));
         }
+        if let Some(athena) = &settings.athena {
+            let source = AthenaSource::from_config(athena)
+                .await
+                .context("invalid Athena source")?;
+            sources.push(Box::new(source));
+        }
         if sources.is_empty() {
             anyhow::bail!(
-                "no CloudTrail source: give --logs PATH, --lookup REGION or --lake EVENT_DATA_STORE, \
-                 or set [sources] in retrace.toml"
+                "no CloudTrail source: give --logs PATH, --lookup REGION, --lake EVENT_DATA_STORE \
+                 or --athena-table DATABASE.TABLE, or set [sources] in retrace.toml"
             );
         }
         Ok(sources)
@@ -144,12 +165,16 @@ impl SourceArgs {
     /// The sources named on the command line, else those of the configuration; --profile and
     /// --endpoint-url apply to the API sources either way.
     fn source_settings(&self, config: &Config) -> Result<SourcesConfig> {
-        let named = !self.logs.is_empty() || !self.lookup.is_empty() || self.lake.is_some();
+        let named = !self.logs.is_empty()
+            || !self.lookup.is_empty()
+            || self.lake.is_some()
+            || self.athena_table.is_some();
         let mut settings = if named {
             SourcesConfig {
                 files: self.logs.clone(),
                 lookup: self.lookup_config(),
                 lake: self.lake_config()?,
+                athena: self.athena_config(config)?,
             }
         } else {
             config.sources.clone()
@@ -163,6 +188,12 @@ impl SourceArgs {
                     .lake
                     .iter_mut()
                     .map(|l| (&mut l.profile, &mut l.endpoint_url)),
+            )
+            .chain(
+                settings
+                    .athena
+                    .iter_mut()
+                    .map(|a| (&mut a.profile, &mut a.endpoint_url)),
             );
         for (profile, endpoint_url) in access {
             if self.profile.is_some() {
@@ -180,6 +211,32 @@ impl SourceArgs {
             regions: self.lookup.clone(),
             ..LookupConfig::default()
         })
+    }
+
+    /// `--athena-table` and its options, over `[sources.athena]` (its partition layout kept).
+    fn athena_config(&self, config: &Config) -> Result<Option<AthenaConfig>> {
+        let Some(table) = &self.athena_table else {
+            return Ok(None);
+        };
+        let (database, table) = table
+            .split_once('.')
+            .with_context(|| format!("--athena-table {table}: give it as DATABASE.TABLE"))?;
+        let mut athena = config.sources.athena.clone().unwrap_or_default();
+        athena.database = database.to_owned();
+        athena.table = table.to_owned();
+        if let Some(region) = &self.athena_region {
+            athena.region.clone_from(region);
+        }
+        if athena.region.is_empty() {
+            bail!("--athena-table {database}.{table}: give --athena-region REGION");
+        }
+        if self.athena_workgroup.is_some() {
+            athena.workgroup.clone_from(&self.athena_workgroup);
+        }
+        if self.athena_output.is_some() {
+            athena.output_location.clone_from(&self.athena_output);
+        }
+        Ok(Some(athena))
     }
 
     fn lake_config(&self) -> Result<Option<LakeConfig>> {
