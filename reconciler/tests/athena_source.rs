@@ -58,7 +58,7 @@ fn pushdown() -> Pushdown {
 fn the_window_accounts_regions_and_verdicts_go_into_the_sql() {
     let sql = query_sql(&config(), &pushdown()).unwrap();
     let expected_where = "WHERE eventtime >= '2026-11-24T02:00:00Z' AND \"timestamp\" >= '2026/11/24' \
-        AND eventtime < '2026-11-25T02:00:00Z' AND \"timestamp\" <= '2026/11/25' \
+        AND eventtime < '2026-11-25T02:00:00Z' AND \"timestamp\" <= '2026/11/26' \
         AND recipientaccountid IN ('111122223333') AND \"account\" IN ('111122223333') \
         AND awsregion IN ('eu-west-1', 'us-east-1') AND \"region\" IN ('eu-west-1', 'us-east-1') \
         AND (readonly = 'false' OR readonly IS NULL) AND errorcode IS NULL \

@@ -220,7 +220,10 @@ pub fn query_sql(config: &AthenaConfig, pushdown: &Pushdown) -> Result<String, A
     }
     if let Some(until) = filter.until {
         conditions.push(format!("eventtime < '{}'", iso(until)));
-        conditions.push(format!("\"{date}\" <= '{}'", day(until)));
+        // A log file sits under the day it was delivered, which for an event just before
+        // midnight is the next day.
+        let delivered = until + chrono::TimeDelta::days(1);
+        conditions.push(format!("\"{date}\" <= '{}'", day(delivered)));
     }
     if !filter.accounts.is_empty() {
         let accounts = literals(&filter.accounts);
