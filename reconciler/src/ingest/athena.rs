@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 
 use super::aws::{Pacer, Pacing, load_settings, record_item};
 use super::filter::Pushdown;
-use super::lake::Polling;
+use super::lake::{Polling, literals};
 use super::record::Origin;
 use super::source::{CallStream, Source, SourceError, SourceItem, SourceResult};
 
@@ -266,15 +266,6 @@ fn iso(time: DateTime<Utc>) -> String {
 /// The date partition's value for a time.
 fn day(time: DateTime<Utc>) -> String {
     time.format("%Y/%m/%d").to_string()
-}
-
-/// SQL string literals, quotes doubled, separated by commas.
-fn literals(values: &[String]) -> String {
-    let quoted: Vec<String> = values
-        .iter()
-        .map(|v| format!("'{}'", v.replace('\'', "''")))
-        .collect();
-    quoted.join(", ")
 }
 
 /// A CloudTrail record rebuilt from one result row (column names and values).

@@ -142,7 +142,7 @@ fn round_up(time: DateTime<Utc>) -> DateTime<Utc> {
 }
 
 /// SQL string literals, quotes doubled, separated by commas.
-fn literals(values: &[String]) -> String {
+pub(super) fn literals(values: &[String]) -> String {
     let quoted: Vec<String> = values
         .iter()
         .map(|v| format!("'{}'", v.replace('\'', "''")))

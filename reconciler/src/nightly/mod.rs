@@ -534,11 +534,6 @@ fn corrected_lines(git: &Git, at: &str, review: &Review) -> Result<Vec<ReviewLin
 /// is silent).
 fn route(calls: &[Call], prepared: &Prepared, all: &[(String, StateIndex, Scope)]) -> Vec<Call> {
     let name = &prepared.workspace.name;
-    let owns = |call: &Call, index: &StateIndex, scope: &Scope| {
-        touched(call, index, scope)
-            .iter()
-            .any(|t| t.address.is_some())
-    };
     calls
         .iter()
         .filter(|call| call.event_time >= prepared.since)
@@ -547,13 +542,22 @@ fn route(calls: &[Call], prepared: &Prepared, all: &[(String, StateIndex, Scope)
                 .iter()
                 .filter(|(_, _, scope)| scope.contains(&origin(call)))
                 .collect();
-            let mine = here.iter().find(|(n, _, _)| n == name);
-            let Some((_, index, scope)) = mine else {
+            if !here.iter().any(|(n, _, _)| n == name) {
                 return false;
-            };
-            here.len() == 1
-                || owns(call, index, scope)
-                || !here.iter().any(|(_, i, s)| owns(call, i, s))
+            }
+            if here.len() == 1 {
+                return true;
+            }
+            let owners: Vec<&String> = here
+                .iter()
+                .filter(|(_, index, scope)| {
+                    touched(call, index, scope)
+                        .iter()
+                        .any(|t| t.address.is_some())
+                })
+                .map(|(n, _, _)| n)
+                .collect();
+            owners.is_empty() || owners.contains(&name)
         })
         .cloned()
         .collect()
