@@ -19,12 +19,15 @@
 //! - [`reconcile`]: resolve to validate as one call;
 //! - [`learn`]: rules proposed for calls no rule explains;
 //! - [`record`]: the knowledge base as a run sees it;
+//! - [`agent`]: a language model with tools for the calls no rule explains, bounded, private
+//!   and validated;
 //! - [`run`]: gather, reconcile, learn and re-check, record: the call every front end shares;
 //! - [`report`]: text and JSON for people and programs;
 //! - [`config`]: the settings of `retrace.toml`.
 
 #![forbid(unsafe_code)]
 
+pub mod agent;
 pub mod attribute;
 pub mod config;
 pub mod ingest;

@@ -22,6 +22,7 @@ const ORDER: &[&str] = &[
     "reconcile",
     "learn",
     "record",
+    "agent",
     "run",
     "report",
     "config",
