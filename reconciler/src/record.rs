@@ -11,7 +11,9 @@ use crate::policy::Decision;
 use crate::reconcile::{Decided, Outcome};
 use crate::resolve::Finding;
 use knowledge::rules::{Rule, RuleSet};
-use knowledge::store::{self, LearnedRule, NewReconciliation, RuleRecord, RunRecord, Store, StoreError};
+use knowledge::store::{
+    self, LearnedRule, NewReconciliation, RuleRecord, RunRecord, Store, StoreError,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -4,8 +4,8 @@
 use rusqlite::params;
 
 use super::{
-    AgentEvidence, Evidence, NewReconciliation, Provenance, Store, StoreError, begin, count_outcome, encode,
-    insert_reconciliation, learn, now, sqlite,
+    AgentEvidence, Evidence, NewReconciliation, Provenance, Store, StoreError, begin,
+    count_outcome, encode, insert_reconciliation, learn, now, sqlite,
 };
 use crate::rules::{Rule, validate};
 

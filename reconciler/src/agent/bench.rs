@@ -5,8 +5,8 @@
 
 use super::context::{self, Sources};
 use super::redact::Redactor;
-use crate::reconcile::{Outcome, ReconcileError};
 use crate::learn::service_of;
+use crate::reconcile::{Outcome, ReconcileError};
 use crate::record;
 use crate::resolve::FindingKind;
 use crate::synthesize::edit::{Files, ToolCall, tools};
@@ -108,8 +108,32 @@ pub fn definitions() -> Vec<ToolDef> {
             json!({"type": "object", "properties": {"rule": {"type": "object"}}, "required": ["rule"]}),
         ),
     ];
-    out.extend(tools().into_iter().map(|t| def(t.name, t.description, t.input_schema)));
+    let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
+    out.push(def(
+        "edit_tool_schema",
+        "Show the description and input schema of one edit tool.",
+        json!({"type": "object", "properties": {"tool": {"type": "string", "enum": names}}, "required": ["tool"]}),
+    ));
+    out.push(def(
+        "edit",
+        &format!(
+            "Run one edit tool on the scratch copy (see edit_tool_schema for its input): {}.",
+            names.join(", ")
+        ),
+        json!({"type": "object", "properties": {
+            "tool": {"type": "string", "enum": names}, "input": {"type": "object"}},
+            "required": ["tool", "input"]}),
+    ));
     out
+}
+
+/// The edit tools are offered by name, their schemas on request: every schema in every
+/// request would cost more tokens than the task's whole context.
+fn edit_tool_schema(name: &str) -> String {
+    match tools().into_iter().find(|t| t.name == name) {
+        Some(t) => format!("{}\n{}", t.description, t.input_schema),
+        None => format!("no edit tool {name}"),
+    }
 }
 
 fn def(name: &str, description: &str, schema: Value) -> ToolDef {
@@ -139,7 +163,11 @@ impl Bench<'_> {
             }
             "check_plan" => ToolOutput::text(self.check_plan()),
             "propose_rule" => self.propose(input.get("rule").unwrap_or(&Value::Null)),
-            _ => ToolOutput::text(self.edit(name, input)),
+            "edit_tool_schema" => ToolOutput::text(edit_tool_schema(text("tool"))),
+            "edit" => ToolOutput::text(
+                self.edit(text("tool"), input.get("input").unwrap_or(&Value::Null)),
+            ),
+            _ => ToolOutput::text(format!("no tool {name}")),
         }
     }
 
@@ -176,7 +204,11 @@ impl Bench<'_> {
         for hit in hits.take(MAX_MATCHES) {
             out.push_str(&hit);
         }
-        if out.is_empty() { format!("no line contains {needle}") } else { out }
+        if out.is_empty() {
+            format!("no line contains {needle}")
+        } else {
+            out
+        }
     }
 
     fn show_state(&self, address: &str) -> String {
@@ -253,7 +285,11 @@ impl Bench<'_> {
             Ok(validation) => {
                 let mut out = format!("passed: {}\n", validation.passed);
                 for d in validation.differences.iter().chain(&validation.collateral) {
-                    let _ = writeln!(out, "{} {}: code {} cloud {}", d.address, d.attribute, d.config, d.observed);
+                    let _ = writeln!(
+                        out,
+                        "{} {}: code {} cloud {}",
+                        d.address, d.attribute, d.config, d.observed
+                    );
                 }
                 self.redactor().text(&out)
             }
@@ -267,16 +303,21 @@ impl Bench<'_> {
             Ok(rule) => rule,
             Err(reason) => return ToolOutput::text(format!("not a usable rule: {reason}")),
         };
-        let with = match RuleSet::from_rules(self.sources.rules.iter().cloned().chain([rule.clone()])) {
-            Ok(set) => set,
-            Err(e) => return ToolOutput::text(format!("not a usable rule: {e}")),
-        };
-        let problems = RuleSet::from_rules([rule.clone()]).map(|s| s.check_schema(self.sources.schema));
+        let with =
+            match RuleSet::from_rules(self.sources.rules.iter().cloned().chain([rule.clone()])) {
+                Ok(set) => set,
+                Err(e) => return ToolOutput::text(format!("not a usable rule: {e}")),
+            };
+        let problems =
+            RuleSet::from_rules([rule.clone()]).map(|s| s.check_schema(self.sources.schema));
         if let Ok(problems) = &problems
             && !problems.is_empty()
         {
             let words: Vec<String> = problems.iter().map(ToString::to_string).collect();
-            return ToolOutput::text(format!("the rule does not fit the provider schema: {}", words.join("; ")));
+            return ToolOutput::text(format!(
+                "the rule does not fit the provider schema: {}",
+                words.join("; ")
+            ));
         }
         let outcome = match (self.recheck)(&with) {
             Ok(outcome) => outcome,
@@ -340,17 +381,32 @@ impl Bench<'_> {
             let _ = writeln!(out, "not planned: {}", unplanned.reason);
         }
         for v in &outcome.validations {
-            let _ = writeln!(out, "{}: {}", v.validator, if v.passed { "passed" } else { "failed" });
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                v.validator,
+                if v.passed { "passed" } else { "failed" }
+            );
             for d in v.differences.iter().chain(&v.collateral) {
-                let _ = writeln!(out, "  {} {}: code {} cloud {}", d.address, d.attribute, d.config, d.observed);
+                let _ = writeln!(
+                    out,
+                    "  {} {}: code {} cloud {}",
+                    d.address, d.attribute, d.config, d.observed
+                );
             }
         }
         let rule_ok = record::rule_outcomes(outcome).get(&rule.id()) == Some(&true);
-        let passed = unexplained.is_empty()
-            && rule_ok
-            && outcome.validations.iter().all(|v| v.passed);
-        let _ = writeln!(out, "{}", if passed { "validated: the rule is learned" } else { "not validated" });
+        let passed =
+            unexplained.is_empty() && rule_ok && outcome.validations.iter().all(|v| v.passed);
+        let _ = writeln!(
+            out,
+            "{}",
+            if passed {
+                "validated: the rule is learned"
+            } else {
+                "not validated"
+            }
+        );
         (out, passed)
     }
 }
-

@@ -161,7 +161,7 @@ pub enum ClientError {
         message: String,
     },
     /// The reply is not what the API returns.
-    #[error("the model's reply is not a {api} response: {reason}")]
+    #[error("the model's reply is not a valid {api} response: {reason}")]
     Malformed {
         /// The API's name.
         api: &'static str,
@@ -224,15 +224,28 @@ impl Client {
             let (status, message, retry_after) = match self.send(&body).await {
                 Ok(text) => return parse_reply(self.config.api, &text),
                 Err(Failure::Final(error)) => return Err(error),
-                Err(Failure::Passing { status, message, retry_after }) => {
-                    (status, message, retry_after)
-                }
+                Err(Failure::Passing {
+                    status,
+                    message,
+                    retry_after,
+                }) => (status, message, retry_after),
             };
             if attempt >= attempts {
-                return Err(ClientError::Exhausted { attempts, status, message });
+                return Err(ClientError::Exhausted {
+                    attempts,
+                    status,
+                    message,
+                });
             }
-            let wait = retry_after.unwrap_or_else(|| backoff(attempt)).min(MAX_RETRY_AFTER);
-            tracing::info!(attempt, status, wait_ms = wait.as_millis() as u64, "model endpoint busy, retrying");
+            let wait = retry_after
+                .unwrap_or_else(|| backoff(attempt))
+                .min(MAX_RETRY_AFTER);
+            tracing::info!(
+                attempt,
+                status,
+                wait_ms = wait.as_millis() as u64,
+                "model endpoint busy, retrying"
+            );
             tokio::time::sleep(wait).await;
         }
     }
@@ -307,9 +320,8 @@ enum Failure {
 
 /// The wait before attempt `attempt + 1`: 0.5 s, 1 s, 2 s, ... up to 30 s.
 fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(500u64.saturating_mul(1 << attempt.saturating_sub(1).min(6))).min(
-        Duration::from_secs(30),
-    )
+    Duration::from_millis(500u64.saturating_mul(1 << attempt.saturating_sub(1).min(6)))
+        .min(Duration::from_secs(30))
 }
 
 /// The innermost cause of a network error, which names what went wrong.
@@ -346,7 +358,12 @@ pub fn request_body(
     }
 }
 
-fn openai_body(config: &AgentConfig, system: &str, messages: &[Message], tools: &[ToolDef]) -> Value {
+fn openai_body(
+    config: &AgentConfig,
+    system: &str,
+    messages: &[Message],
+    tools: &[ToolDef],
+) -> Value {
     let mut out = vec![json!({"role": "system", "content": system})];
     for message in messages {
         out.extend(openai_messages(message));
@@ -477,7 +494,9 @@ fn openai_reply(value: &Value) -> Result<Reply, String> {
     let mut parts = Vec::new();
     if let Some(text) = message.get("content").and_then(Value::as_str) {
         if !text.is_empty() {
-            parts.push(Part::Text { text: text.to_owned() });
+            parts.push(Part::Text {
+                text: text.to_owned(),
+            });
         }
     }
     for call in message
@@ -486,7 +505,10 @@ fn openai_reply(value: &Value) -> Result<Reply, String> {
         .into_iter()
         .flatten()
     {
-        let id = call.get("id").and_then(Value::as_str).ok_or("a tool call without an id")?;
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or("a tool call without an id")?;
         let name = call
             .pointer("/function/name")
             .and_then(Value::as_str)
@@ -519,7 +541,11 @@ fn anthropic_reply(value: &Value) -> Result<Reply, String> {
     for block in content {
         match block.get("type").and_then(Value::as_str) {
             Some("text") => parts.push(Part::Text {
-                text: block.get("text").and_then(Value::as_str).unwrap_or("").to_owned(),
+                text: block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
             }),
             Some("tool_use") => parts.push(Part::ToolUse {
                 id: block
@@ -572,7 +598,13 @@ mod tests {
                 input: json!({"resource_type": "aws_sqs_queue"})
             }]
         );
-        assert_eq!(reply.usage, Usage { prompt_tokens: 120, completion_tokens: 9 });
+        assert_eq!(
+            reply.usage,
+            Usage {
+                prompt_tokens: 120,
+                completion_tokens: 9
+            }
+        );
     }
 
     #[test]
@@ -588,9 +620,16 @@ mod tests {
     #[test]
     fn a_malformed_reply_says_what_is_wrong() {
         let error = parse_reply(Api::Openai, "<html>").expect_err("not JSON");
-        assert!(error.to_string().starts_with("the model's reply is not a chat completions response: not JSON"));
+        assert!(
+            error.to_string().starts_with(
+                "the model's reply is not a valid chat completions response: not JSON"
+            )
+        );
         let error = parse_reply(Api::Openai, r#"{"choices":[]}"#).expect_err("empty");
-        assert!(error.to_string().ends_with("no choices[0].message"), "{error}");
+        assert!(
+            error.to_string().ends_with("no choices[0].message"),
+            "{error}"
+        );
         let bad_args = r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"x","arguments":"{"}}]}}]}"#;
         assert!(parse_reply(Api::Openai, bad_args).is_err());
     }
@@ -599,7 +638,10 @@ mod tests {
     fn tool_results_become_tool_messages_in_openai_form() {
         let message = Message {
             role: Role::User,
-            parts: vec![Part::ToolResult { id: "c1".into(), content: "ok".into() }],
+            parts: vec![Part::ToolResult {
+                id: "c1".into(),
+                content: "ok".into(),
+            }],
         };
         assert_eq!(
             openai_messages(&message),
@@ -617,9 +659,14 @@ mod tests {
 
     #[test]
     fn error_messages_are_taken_from_either_api_body() {
-        assert_eq!(error_message(r#"{"error":{"message":"Incorrect API key"}}"#), "Incorrect API key");
         assert_eq!(
-            error_message(r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#),
+            error_message(r#"{"error":{"message":"Incorrect API key"}}"#),
+            "Incorrect API key"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
             "Overloaded"
         );
     }

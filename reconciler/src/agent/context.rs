@@ -81,7 +81,10 @@ pub struct Sources<'a> {
 
 /// The first line of every task message, naming the API (a scripted model keys on it).
 pub fn task_line(task: &Task<'_>) -> String {
-    format!("Task: explain eventName {} of {}", task.api, task.event_source)
+    format!(
+        "Task: explain eventName {} of {}",
+        task.api, task.event_source
+    )
 }
 
 /// The task's first message in the given style, redacted.
@@ -105,7 +108,11 @@ fn focused(task: &Task<'_>, s: &Sources<'_>) -> String {
         let _ = writeln!(out, "{line}");
     }
     if task.calls.len() > CALLS_SHOWN {
-        let _ = writeln!(out, "({} more calls of this API)", task.calls.len() - CALLS_SHOWN);
+        let _ = writeln!(
+            out,
+            "({} more calls of this API)",
+            task.calls.len() - CALLS_SHOWN
+        );
     }
     for address in &task.addresses {
         let _ = write!(out, "\nNet change the observed cloud shows on {address}:\n");
@@ -116,7 +123,11 @@ fn focused(task: &Task<'_>, s: &Sources<'_>) -> String {
             let _ = write!(out, "Code ({}):\n{}\n", code.0, code.1);
         }
         if let Some(kind) = after.or(before).map(|i| i.resource_type.as_str()) {
-            let _ = write!(out, "Schema of {kind} (settable): {}\n", schema_excerpt(s.schema, kind));
+            let _ = write!(
+                out,
+                "Schema of {kind} (settable): {}\n",
+                schema_excerpt(s.schema, kind)
+            );
         }
     }
     let similar = similar_rules(s.rules, task.event_source, task.api, SIMILAR);
@@ -152,9 +163,18 @@ fn naive(task: &Task<'_>, s: &Sources<'_>) -> String {
     }
     out.push_str("\nterraform plan -refresh-only:\n");
     for after in &s.observed.instances {
-        let before = s.state.instances.iter().find(|i| i.address == after.address);
+        let before = s
+            .state
+            .instances
+            .iter()
+            .find(|i| i.address == after.address);
         if before.map(|b| &b.attributes) != Some(&after.attributes) {
-            let _ = write!(out, "  # {} has changed\n{}\n", after.address, pretty(&after.attributes));
+            let _ = write!(
+                out,
+                "  # {} has changed\n{}\n",
+                after.address,
+                pretty(&after.attributes)
+            );
         }
     }
     out
@@ -165,7 +185,11 @@ fn pretty(value: &Value) -> String {
 }
 
 /// The attributes that differ between two versions of an instance, one per line.
-pub fn net_change(before: Option<&Instance>, after: Option<&Instance>, redactor: &Redactor) -> String {
+pub fn net_change(
+    before: Option<&Instance>,
+    after: Option<&Instance>,
+    redactor: &Redactor,
+) -> String {
     match (before, after) {
         (None, None) => "  (not in the state nor the observed cloud)\n".to_owned(),
         (None, Some(_)) => "  created out of band\n".to_owned(),
@@ -219,19 +243,27 @@ pub fn rule_json(rule: &Rule) -> String {
     serde_json::to_string(rule).unwrap_or_default()
 }
 
-/// Up to `n` rules most like an API: same event source first, then by the words of the API
-/// name they share (`TagRole` is like `TagUser` and `UntagRole`).
-pub fn similar_rules<'r>(rules: &'r RuleSet, event_source: &str, api: &str, n: usize) -> Vec<&'r Rule> {
+/// Up to `n` rules most like an API, by the words of the API names they share — the verb
+/// weighing most — and the event source (`TagPolicy` is like `TagRole` and `TagUser` before
+/// `AttachRolePolicy`).
+pub fn similar_rules<'r>(
+    rules: &'r RuleSet,
+    event_source: &str,
+    api: &str,
+    n: usize,
+) -> Vec<&'r Rule> {
     let words = camel_words(api);
     let mut scored: Vec<(usize, &Rule)> = rules
         .iter()
         .filter(|r| r.spec.api != api || r.event_source != event_source)
         .map(|r| {
-            let shared = camel_words(&r.spec.api).iter().filter(|w| words.contains(w)).count();
+            let theirs = camel_words(&r.spec.api);
+            let verb = usize::from(theirs.first().is_some_and(|v| words.first() == Some(v)));
+            let shared = theirs.iter().filter(|w| words.contains(w)).count();
             let same_source = usize::from(r.event_source == event_source);
-            (shared * 2 + same_source, r)
+            (verb * 2 + shared + same_source, r)
         })
-        .filter(|(score, _)| *score >= 2)
+        .filter(|(score, _)| *score >= 3)
         .collect();
     scored.sort_by(|a, b| b.0.cmp(&a.0).then_with(|| a.1.id().cmp(&b.1.id())));
     scored.into_iter().take(n).map(|(_, r)| r).collect()
@@ -242,7 +274,7 @@ fn camel_words(name: &str) -> Vec<String> {
     let mut words = Vec::new();
     let mut current = String::new();
     for c in name.chars() {
-        if c.is_uppercase() && !current.is_empty() {
+        if (c.is_uppercase() || !c.is_alphabetic()) && !current.is_empty() {
             words.push(std::mem::take(&mut current));
         }
         if c.is_alphabetic() {
@@ -261,18 +293,27 @@ mod tests {
 
     #[test]
     fn api_names_split_into_words() {
-        assert_eq!(camel_words("PutBucketTagging"), ["put", "bucket", "tagging"]);
-        assert_eq!(camel_words("UpdateFunctionConfiguration20150331v2"), ["update", "function", "configuration", "v"]);
+        assert_eq!(
+            camel_words("PutBucketTagging"),
+            ["put", "bucket", "tagging"]
+        );
+        assert_eq!(
+            camel_words("UpdateFunctionConfiguration20150331v2"),
+            ["update", "function", "configuration", "v"]
+        );
     }
 
     #[test]
     fn similar_rules_share_words_and_source() {
         let rules = RuleSet::bundled().expect("rules");
-        let similar = similar_rules(rules, "iam.amazonaws.com", "TagRole", 3);
+        let similar = similar_rules(rules, "iam.amazonaws.com", "TagPolicy", 3);
         let ids: Vec<String> = similar.iter().map(|r| r.id()).collect();
-        // UntagRole shares both words; TagUser and TagPolicy one word and the source.
-        assert!(ids.contains(&"iam:UntagRole".to_owned()), "{ids:?}");
-        assert!(!ids.contains(&"iam:TagRole".to_owned()));
-        assert!(similar.iter().all(|r| r.event_source == "iam.amazonaws.com"));
+        // TagRole and TagUser share the verb and the source: 2 + 1 + 1; AttachRolePolicy
+        // shares a noun and the source only: 1 + 1, below the bar.
+        assert_eq!(ids[..2], ["iam:TagRole", "iam:TagUser"], "{ids:?}");
+        assert!(
+            !ids.iter().any(|id| id.starts_with("iam:Attach")),
+            "{ids:?}"
+        );
     }
 }

@@ -160,7 +160,9 @@ pub struct AgentReport {
 impl AgentReport {
     /// The validated rules with the task that found each.
     pub fn validated(&self) -> impl Iterator<Item = (&TaskReport, &Rule)> {
-        self.tasks.iter().filter_map(|t| t.rule.as_ref().map(|r| (t, r)))
+        self.tasks
+            .iter()
+            .filter_map(|t| t.rule.as_ref().map(|r| (t, r)))
     }
 }
 
@@ -227,7 +229,12 @@ impl Agent {
 
     /// Works on every API whose calls no rule explains and that touched a managed resource;
     /// stops at the run's bounds.
-    pub async fn explain(&self, outcome: &Outcome, calls: &[Call], work: &Workspace<'_>) -> AgentReport {
+    pub async fn explain(
+        &self,
+        outcome: &Outcome,
+        calls: &[Call],
+        work: &Workspace<'_>,
+    ) -> AgentReport {
         let mut report = AgentReport {
             model: self.config.model.clone(),
             ..AgentReport::default()
@@ -236,7 +243,11 @@ impl Agent {
         for task in tasks(outcome, calls, work.sources.rules) {
             let spent = report.usage.total();
             let left = Bounds {
-                tokens: self.config.run_tokens.saturating_sub(spent).min(self.config.task_tokens),
+                tokens: self
+                    .config
+                    .run_tokens
+                    .saturating_sub(spent)
+                    .min(self.config.task_tokens),
                 until: start + Duration::from_secs(self.config.run_seconds),
             };
             let done = self.attempt_all(&task, work, left).await;
@@ -246,7 +257,12 @@ impl Agent {
         report
     }
 
-    async fn attempt_all(&self, task: &Task<'_>, work: &Workspace<'_>, bounds: Bounds) -> TaskReport {
+    async fn attempt_all(
+        &self,
+        task: &Task<'_>,
+        work: &Workspace<'_>,
+        bounds: Bounds,
+    ) -> TaskReport {
         let mut report = TaskReport {
             event_source: task.event_source.to_owned(),
             api: task.api.to_owned(),
@@ -279,7 +295,13 @@ impl Agent {
     }
 
     /// One conversation, until a rule validates, the model stops, or a bound is reached.
-    async fn attempt(&self, task: &Task<'_>, work: &Workspace<'_>, bounds: Bounds, seed: Option<u64>) -> Attempt {
+    async fn attempt(
+        &self,
+        task: &Task<'_>,
+        work: &Workspace<'_>,
+        bounds: Bounds,
+        seed: Option<u64>,
+    ) -> Attempt {
         let system = context::system_prompt();
         let tools = bench::definitions();
         let first = context::first_message(self.config.context, task, &work.sources);
@@ -287,7 +309,9 @@ impl Agent {
         config.seed = seed;
         let tools_text = serde_json::to_string(&tools).unwrap_or_default();
         let mut attempt = Attempt {
-            first_prompt_tokens: estimate_tokens(&system) + estimate_tokens(&tools_text) + estimate_tokens(&first),
+            first_prompt_tokens: estimate_tokens(&system)
+                + estimate_tokens(&tools_text)
+                + estimate_tokens(&first),
             ..Attempt::default()
         };
         let mut messages = vec![Message {
@@ -295,7 +319,11 @@ impl Agent {
             parts: vec![Part::Text { text: first }],
         }];
         if let Some(dir) = &self.dry_run {
-            attempt.result = write_prompt(dir, task, &client::request_body(&config, &system, &messages, &tools));
+            attempt.result = write_prompt(
+                dir,
+                task,
+                &client::request_body(&config, &system, &messages, &tools),
+            );
             return attempt;
         }
         let Some(client) = &self.client else {
@@ -313,7 +341,8 @@ impl Agent {
             recheck: work.recheck,
             files: work.sources.project.files().clone(),
         };
-        let task_until = (Instant::now() + Duration::from_secs(config.task_seconds)).min(bounds.until);
+        let task_until =
+            (Instant::now() + Duration::from_secs(config.task_seconds)).min(bounds.until);
         loop {
             if let Some(bound) = over(&config, &attempt, &bounds, task_until) {
                 attempt.result = TaskResult::OverBudget(bound);
@@ -332,7 +361,9 @@ impl Agent {
                 .parts
                 .iter()
                 .filter_map(|p| match p {
-                    Part::ToolUse { id, name, input } => Some((id.clone(), name.clone(), input.clone())),
+                    Part::ToolUse { id, name, input } => {
+                        Some((id.clone(), name.clone(), input.clone()))
+                    }
                     _ => None,
                 })
                 .collect();
@@ -398,37 +429,50 @@ impl Default for Attempt {
 }
 
 /// The bound a next turn would cross, in words.
-fn over(config: &AgentConfig, attempt: &Attempt, bounds: &Bounds, until: Instant) -> Option<String> {
+fn over(
+    config: &AgentConfig,
+    attempt: &Attempt,
+    bounds: &Bounds,
+    until: Instant,
+) -> Option<String> {
     if attempt.turns >= config.max_turns {
         return Some(format!("used all {} turns", config.max_turns));
     }
     if attempt.usage.total() >= bounds.tokens {
-        return Some(format!("used {} of the tokens allowed", attempt.usage.total()));
+        return Some(format!(
+            "used {} of the tokens allowed",
+            attempt.usage.total()
+        ));
     }
     (Instant::now() >= until).then(|| "ran out of time".to_owned())
 }
 
 fn write_prompt(dir: &Path, task: &Task<'_>, body: &serde_json::Value) -> TaskResult {
-    let name = format!("{}-{}.json", task.event_source.split('.').next().unwrap_or("api"), task.api);
+    let name = format!(
+        "{}-{}.json",
+        task.event_source.split('.').next().unwrap_or("api"),
+        task.api
+    );
     let path = dir.join(name);
     let written = std::fs::create_dir_all(dir).and_then(|()| {
-        std::fs::write(&path, serde_json::to_string_pretty(body).unwrap_or_default())
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(body).unwrap_or_default(),
+        )
     });
     match written {
         Ok(()) => TaskResult::DryRun(path.display().to_string()),
-        Err(e) => TaskResult::Failed(
-            AgentError::DryRun {
-                path,
-                source: e,
-            }
-            .to_string(),
-        ),
+        Err(e) => TaskResult::Failed(AgentError::DryRun { path, source: e }.to_string()),
     }
 }
 
 /// The tasks of an outcome: per API with no rule, its unexplained calls that touched a
 /// managed resource, with the addresses they touched.
-pub fn tasks<'a>(outcome: &Outcome, calls: &'a [Call], rules: &knowledge::rules::RuleSet) -> Vec<Task<'a>> {
+pub fn tasks<'a>(
+    outcome: &Outcome,
+    calls: &'a [Call],
+    rules: &knowledge::rules::RuleSet,
+) -> Vec<Task<'a>> {
     let mut out: Vec<Task<'a>> = Vec::new();
     let findings = outcome
         .findings

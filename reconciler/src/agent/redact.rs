@@ -112,7 +112,11 @@ impl Redactor {
         BASE64_RUN
             .replace_all(&out, |c: &regex::Captures<'_>| {
                 let run = &c[0];
-                if looks_random(run) { REDACTED.to_owned() } else { run.to_owned() }
+                if looks_random(run) {
+                    REDACTED.to_owned()
+                } else {
+                    run.to_owned()
+                }
             })
             .into_owned()
     }
@@ -148,18 +152,22 @@ pub fn is_secret_key(key: &str) -> bool {
         .filter(|c| *c != '_' && *c != '-')
         .flat_map(char::to_lowercase)
         .collect();
-    let about = ["arn", "id", "name", "type", "ttl", "expiry", "rotation", "version", "length", "count", "enabled"];
+    let about = [
+        "arn", "id", "name", "type", "ttl", "expiry", "rotation", "version", "length", "count",
+        "enabled",
+    ];
     SECRET_KEY_WORDS.iter().any(|w| flat.contains(w))
         && !about.iter().any(|suffix| flat.ends_with(suffix))
 }
 
-/// Whether a base64-looking run mixes upper case, lower case and digits, as keys and tokens
-/// do and words, ids and hex digests do not.
+/// Whether a base64-looking run mixes upper and lower case with digits or base64's `+` and
+/// `/`, as keys and tokens do and words, ids and hex digests do not.
 fn looks_random(run: &str) -> bool {
     let upper = run.chars().filter(char::is_ascii_uppercase).count();
     let lower = run.chars().filter(char::is_ascii_lowercase).count();
     let digits = run.chars().filter(char::is_ascii_digit).count();
-    upper >= 4 && lower >= 4 && digits >= 3
+    let symbols = run.contains('+') || run.contains('/');
+    upper >= 4 && lower >= 4 && (digits >= 3 || symbols)
 }
 
 /// An instance's secret values: its sensitive paths, the schema's sensitive attributes,
@@ -207,9 +215,9 @@ fn sensitive_variable_values(project: &Project) -> Vec<String> {
             continue;
         };
         for block in body.get_blocks("variable") {
-            let sensitive = block.body.get_attribute("sensitive").is_some_and(|a| {
-                matches!(&a.value, hcl::edit::expr::Expression::Bool(b) if *b.value())
-            });
+            let sensitive = block.body.get_attribute("sensitive").is_some_and(
+                |a| matches!(&a.value, hcl::edit::expr::Expression::Bool(b) if *b.value()),
+            );
             if let (true, Some(label)) = (sensitive, block.labels.first()) {
                 names.push(label.as_str().to_owned());
             }
@@ -254,10 +262,23 @@ mod tests {
 
     #[test]
     fn secret_keys_are_told_from_keys_about_secrets() {
-        for secret in ["MasterUserPassword", "client_secret", "x-api-key", "SecretString", "authToken"] {
+        for secret in [
+            "MasterUserPassword",
+            "client_secret",
+            "x-api-key",
+            "SecretString",
+            "authToken",
+        ] {
             assert!(is_secret_key(secret), "{secret}");
         }
-        for about in ["secretArn", "SecretId", "kmsKeyId", "tokenType", "name", "secretName"] {
+        for about in [
+            "secretArn",
+            "SecretId",
+            "kmsKeyId",
+            "tokenType",
+            "name",
+            "secretName",
+        ] {
             assert!(!is_secret_key(about), "{about}");
         }
     }

@@ -83,7 +83,10 @@ pub fn load_transcripts(dir: &Path) -> std::io::Result<Vec<Transcript>> {
         .map(|p| {
             let text = std::fs::read_to_string(p)?;
             serde_json::from_str(&text).map_err(|e| {
-                std::io::Error::new(std::io::ErrorKind::InvalidData, format!("{}: {e}", p.display()))
+                std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{}: {e}", p.display()),
+                )
             })
         })
         .collect()
@@ -91,7 +94,11 @@ pub fn load_transcripts(dir: &Path) -> std::io::Result<Vec<Transcript>> {
 
 impl ScriptedModel {
     /// Listens on `addr` (port 0: any free port) and serves in a background thread.
-    pub fn start(addr: &str, transcripts: Vec<Transcript>, canned: Vec<Canned>) -> std::io::Result<ScriptedModel> {
+    pub fn start(
+        addr: &str,
+        transcripts: Vec<Transcript>,
+        canned: Vec<Canned>,
+    ) -> std::io::Result<ScriptedModel> {
         let listener = TcpListener::bind(addr)?;
         let addr = listener.local_addr()?;
         let bodies = Arc::new(Mutex::new(Vec::new()));
@@ -138,7 +145,11 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     let mut reader = BufReader::new(stream.try_clone()?);
     let mut request_line = String::new();
     reader.read_line(&mut request_line)?;
-    let path = request_line.split_whitespace().nth(1).unwrap_or("/").to_owned();
+    let path = request_line
+        .split_whitespace()
+        .nth(1)
+        .unwrap_or("/")
+        .to_owned();
     let mut length = 0;
     loop {
         let mut line = String::new();
@@ -157,7 +168,11 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     if let Ok(mut bodies) = shared.bodies.lock() {
         bodies.push(body.clone());
     }
-    let canned = shared.canned.lock().ok().and_then(|mut c| (!c.is_empty()).then(|| c.remove(0)));
+    let canned = shared
+        .canned
+        .lock()
+        .ok()
+        .and_then(|mut c| (!c.is_empty()).then(|| c.remove(0)));
     let reply = match canned {
         Some(canned) => canned,
         None => Canned {
@@ -188,7 +203,11 @@ fn respond(mut stream: TcpStream, reply: &Canned) -> std::io::Result<()> {
 fn answer(path: &str, body: &str, transcripts: &[Transcript]) -> Value {
     let anthropic = path.ends_with("/messages");
     let request: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-    let messages = request.get("messages").and_then(Value::as_array).cloned().unwrap_or_default();
+    let messages = request
+        .get("messages")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
     let first = messages
         .iter()
         .find(|m| m.get("role").and_then(Value::as_str) == Some("user"))
@@ -210,8 +229,10 @@ fn answer(path: &str, body: &str, transcripts: &[Transcript]) -> Value {
             let tool_calls: Vec<Value> = calls
                 .iter()
                 .enumerate()
-                .map(|(i, c)| json!({"id": format!("call_{turn}_{i}"), "type": "function",
-                    "function": {"name": c.name, "arguments": c.input.to_string()}}))
+                .map(|(i, c)| {
+                    json!({"id": format!("call_{turn}_{i}"), "type": "function",
+                    "function": {"name": c.name, "arguments": c.input.to_string()}})
+                })
                 .collect();
             let completion = estimate_tokens(&Value::Array(tool_calls.clone()).to_string());
             json!({"choices": [{"index": 0, "finish_reason": "tool_calls",

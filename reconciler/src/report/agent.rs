@@ -42,7 +42,10 @@ mod tests {
 
     #[test]
     fn a_task_line_says_how_it_ended_and_what_it_cost() {
-        let usage = Usage { prompt_tokens: 1200, completion_tokens: 80 };
+        let usage = Usage {
+            prompt_tokens: 1200,
+            completion_tokens: 80,
+        };
         let report = AgentReport {
             model: "m".into(),
             tasks: vec![TaskReport {
