@@ -492,12 +492,12 @@ fn openai_reply(value: &Value) -> Result<Reply, String> {
         .pointer("/choices/0/message")
         .ok_or("no choices[0].message")?;
     let mut parts = Vec::new();
-    if let Some(text) = message.get("content").and_then(Value::as_str) {
-        if !text.is_empty() {
-            parts.push(Part::Text {
-                text: text.to_owned(),
-            });
-        }
+    if let Some(text) = message.get("content").and_then(Value::as_str)
+        && !text.is_empty()
+    {
+        parts.push(Part::Text {
+            text: text.to_owned(),
+        });
     }
     for call in message
         .get("tool_calls")

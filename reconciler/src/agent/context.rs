@@ -123,9 +123,9 @@ fn focused(task: &Task<'_>, s: &Sources<'_>) -> String {
             let _ = write!(out, "Code ({}):\n{}\n", code.0, code.1);
         }
         if let Some(kind) = after.or(before).map(|i| i.resource_type.as_str()) {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "Schema of {kind} (settable): {}\n",
+                "Schema of {kind} (settable): {}",
                 schema_excerpt(s.schema, kind)
             );
         }
