@@ -11,7 +11,9 @@ use crate::policy::Decision;
 use crate::reconcile::{Decided, Outcome};
 use crate::resolve::Finding;
 use knowledge::rules::{Rule, RuleSet};
-use knowledge::store::{self, NewReconciliation, RuleRecord, RunRecord, Store, StoreError};
+use knowledge::store::{
+    self, LearnedRule, NewReconciliation, RuleRecord, RunRecord, Store, StoreError,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -182,7 +184,11 @@ impl Knowledge {
                 .collect(),
             learned: learned
                 .iter()
-                .map(|p| (p.rule.clone(), p.event_ids.clone()))
+                .map(|p| LearnedRule {
+                    rule: p.rule.clone(),
+                    event_ids: p.event_ids.clone(),
+                    agent: p.agent.clone(),
+                })
                 .collect(),
         };
         let done = self.store.record_run(&run)?;
