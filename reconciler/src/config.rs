@@ -265,6 +265,10 @@ pub struct KnowledgeConfig {
     /// Failures in a row after which a learned rule is demoted (default 2).
     #[serde(default)]
     pub demote_after: Option<u64>,
+    /// Shipped rules (`service:Api`) left out of every run, to see how calls without a rule
+    /// are handled (the long tail, for evaluation).
+    #[serde(default)]
+    pub withhold: Vec<String>,
 }
 
 /// `[project]`: the Terraform project `retrace reconcile` patches (paths relative to the

@@ -36,11 +36,12 @@ fn model() -> ScriptedModel {
     ScriptedModel::start("127.0.0.1:0", transcripts, Vec::new()).expect("listens")
 }
 
-/// A `retrace.toml` with an `[agent]` table pointing at `url`.
+/// A `retrace.toml` with an `[agent]` table pointing at `url`. The shipped rule for IAM's
+/// TagPolicy is withheld, so the call is one no rule explains: the long tail.
 fn config(dir: &Path, url: &str, context: &str) -> PathBuf {
     let path = dir.join("retrace.toml");
     let text = format!(
-        "[agent]\napi = \"openai\"\nendpoint = \"{url}\"\nmodel = \"scripted\"\nseed = 7\ncontext = \"{context}\"\n"
+        "[knowledge]\nwithhold = [\"iam:TagPolicy\"]\n\n[agent]\napi = \"openai\"\nendpoint = \"{url}\"\nmodel = \"scripted\"\nseed = 7\ncontext = \"{context}\"\n"
     );
     std::fs::write(&path, text).expect("config");
     path

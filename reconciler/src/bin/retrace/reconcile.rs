@@ -362,8 +362,9 @@ async fn outcome(
         filter: sources.filter(config)?,
         allow_empty: sources.allow_empty,
     };
+    let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
     let mut knowledge = kb
-        .map(|kb| Knowledge::open(&kb.path, kb.demote_after))
+        .map(|kb| Knowledge::open_with(&kb.path, kb.demote_after, &shipped))
         .transpose()?;
     let policy = Policy::new(config.policy.clone())?;
     let or_config = |given: &[String], configured: &[String]| {
@@ -382,7 +383,7 @@ async fn outcome(
         observed: observed.map(State::read).transpose()?,
         accounts: or_config(&sources.accounts, &config.project.accounts),
         regions: regions.clone(),
-        rules: RuleSet::bundled()?,
+        rules: &shipped,
         signals: SignalSet::bundled()?,
         schema: ProviderSchema::bundled()?,
         policy: &policy,
