@@ -49,6 +49,7 @@ fn evidence() -> Evidence {
     Evidence {
         reconciliation_id: 1,
         event_ids: vec!["e-1".into(), "e-2".into()],
+        agent: None,
     }
 }
 

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 
+use crate::agent::AgentConfig;
 use crate::attribute::AttributionConfig;
 use crate::ingest::Filter;
 pub use crate::ingest::athena::AthenaConfig;
@@ -15,7 +16,7 @@ use crate::ownership::OwnershipConfig;
 use crate::policy::PolicyConfig;
 
 /// The whole configuration file.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Config {
     /// Where records come from.
@@ -42,6 +43,9 @@ pub struct Config {
     /// The Terraform validator.
     #[serde(default)]
     pub terraform: TerraformConfig,
+    /// The language-model agent for calls no rule explains; off when absent.
+    #[serde(default)]
+    pub agent: Option<AgentConfig>,
     /// How `retrace nightly` commits, pushes and opens pull requests.
     #[serde(default)]
     pub nightly: NightlyConfig,
@@ -261,6 +265,10 @@ pub struct KnowledgeConfig {
     /// Failures in a row after which a learned rule is demoted (default 2).
     #[serde(default)]
     pub demote_after: Option<u64>,
+    /// Shipped rules (`service:Api`) left out of every run, to see how calls without a rule
+    /// are handled (the long tail, for evaluation).
+    #[serde(default)]
+    pub withhold: Vec<String>,
 }
 
 /// `[project]`: the Terraform project `retrace reconcile` patches (paths relative to the

@@ -18,6 +18,7 @@ use knowledge::rules::{
     Kind, Paths, Risk, Rule, RuleSet, RuleSpec, SetSpec, Transform, ValueSource, When, validate,
 };
 use knowledge::schema::ProviderSchema;
+use knowledge::store::AgentEvidence;
 use serde_json::Value;
 
 /// A rule proposed from one or more unexplained calls.
@@ -29,6 +30,8 @@ pub struct Proposal {
     pub event_ids: Vec<String>,
     /// The resource whose drift explained them.
     pub address: String,
+    /// The model and tokens, when the agent found it rather than the drift alone.
+    pub agent: Option<AgentEvidence>,
 }
 
 /// Transforms tried, in order, to match a request value with a drifted attribute's value.
@@ -159,6 +162,7 @@ fn propose_one(
             rule,
             event_ids: vec![call.event_id.clone()],
             address: address.to_owned(),
+            agent: None,
         });
     }
     None
@@ -217,7 +221,7 @@ fn attribute_list(sets: &[SetSpec]) -> String {
 
 /// The service name shipped rules use for an event source, else its first label
 /// (`sns.amazonaws.com` → `sns`).
-fn service_of(event_source: &str, rules: &RuleSet) -> String {
+pub fn service_of(event_source: &str, rules: &RuleSet) -> String {
     rules
         .iter()
         .find(|r| r.event_source == event_source)

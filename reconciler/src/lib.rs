@@ -18,8 +18,9 @@
 //! - [`validate`]: the built-in plan check and the real `terraform plan`;
 //! - [`reconcile`]: resolve to validate as one call;
 //! - [`learn`]: rules proposed for calls no rule explains;
-//! - [`agent`]: a language model for the calls no rule explains: its client and redaction;
 //! - [`record`]: the knowledge base as a run sees it;
+//! - [`agent`]: a language model with tools for the calls no rule explains, bounded, private
+//!   and validated;
 //! - [`run`]: gather, reconcile, learn and re-check, record: the call every front end shares;
 //! - [`report`]: text and JSON for people and programs;
 //! - [`config`]: the settings of `retrace.toml`;

@@ -11,7 +11,9 @@ use crate::policy::Decision;
 use crate::reconcile::{Decided, Outcome};
 use crate::resolve::Finding;
 use knowledge::rules::{Rule, RuleSet};
-use knowledge::store::{self, NewReconciliation, RuleRecord, RunRecord, Store, StoreError};
+use knowledge::store::{
+    self, LearnedRule, NewReconciliation, RuleRecord, RunRecord, Store, StoreError,
+};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -95,6 +97,16 @@ impl Knowledge {
     /// Opens (creating it and its folder if needed) the store at `path`, syncs the shipped
     /// rules into it and reads the active rules.
     pub fn open(path: &Path, demote_after: Option<u64>) -> Result<Self, RecordError> {
+        Self::open_with(path, demote_after, RuleSet::bundled()?)
+    }
+
+    /// As [`Knowledge::open`], with `shipped` as the shipped rules (the bundled ones less any
+    /// withheld): a shipped rule not among them is made inactive in the store.
+    pub fn open_with(
+        path: &Path,
+        demote_after: Option<u64>,
+        shipped: &RuleSet,
+    ) -> Result<Self, RecordError> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(|source| RecordError::Folder {
                 dir: dir.to_owned(),
@@ -105,12 +117,17 @@ impl Knowledge {
         if let Some(n) = demote_after {
             store = store.with_demote_after(n);
         }
-        Self::from_store(store)
+        Self::from_store_with(store, shipped)
     }
 
     /// Uses an open store: syncs the shipped rules and reads the active ones.
-    pub fn from_store(mut store: Store) -> Result<Self, RecordError> {
-        store.sync_shipped(RuleSet::bundled()?)?;
+    pub fn from_store(store: Store) -> Result<Self, RecordError> {
+        Self::from_store_with(store, RuleSet::bundled()?)
+    }
+
+    /// As [`Knowledge::from_store`], with `shipped` as the shipped rules.
+    pub fn from_store_with(mut store: Store, shipped: &RuleSet) -> Result<Self, RecordError> {
+        store.sync_shipped(shipped)?;
         let used = store.active_records()?;
         let rules = store.active_rules()?;
         Ok(Self { store, used, rules })
@@ -182,7 +199,11 @@ impl Knowledge {
                 .collect(),
             learned: learned
                 .iter()
-                .map(|p| (p.rule.clone(), p.event_ids.clone()))
+                .map(|p| LearnedRule {
+                    rule: p.rule.clone(),
+                    event_ids: p.event_ids.clone(),
+                    agent: p.agent.clone(),
+                })
                 .collect(),
         };
         let done = self.store.record_run(&run)?;

@@ -5,6 +5,8 @@
 //! `retrace reconcile`, `retrace demo` and the evaluation harness call [`run`]; they keep
 //! only their own argument handling and printing.
 
+use crate::agent::redact::Redactor;
+use crate::agent::{self, Agent, AgentReport};
 use crate::attribute::{Attributor, Verdict};
 use crate::ingest::{Call, Filter, Source};
 use crate::learn::{self, Proposal};
@@ -13,11 +15,13 @@ use crate::pipeline::{self, InputSummary, PipelineError, Request};
 use crate::policy::Policy;
 use crate::reconcile::{Input, Outcome, ReconcileError, reconcile};
 use crate::record::{self, Knowledge, RecordError, Recorded};
+use crate::terraform::config::{self as tfconfig, LoadOptions};
 use crate::terraform::state::State;
 use crate::validate::Validator;
 use knowledge::rules::{RuleError, RuleSet};
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
+use knowledge::store::AgentEvidence;
 use std::path::{Path, PathBuf};
 
 /// Where the calls come from.
@@ -61,6 +65,8 @@ pub struct Project<'a> {
     pub validators: &'a dyn Fn() -> Vec<Box<dyn Validator>>,
     /// Whether an edit may land in a module outside the root, which other roots may share.
     pub shared_module_edits: bool,
+    /// The agent for calls no rule explains, when configured (it needs `observed`).
+    pub agent: Option<&'a Agent>,
 }
 
 /// What a run produced.
@@ -73,6 +79,8 @@ pub struct Ran {
     pub recorded: Option<Result<Recorded, RecordError>>,
     /// Notes on learning, in words.
     pub notes: Vec<String>,
+    /// What the agent did, when it ran.
+    pub agent: Option<AgentReport>,
 }
 
 /// A run that could not finish.
@@ -104,19 +112,19 @@ pub async fn run(
 ) -> Result<Ran, RunError> {
     let (calls, input) = gather(&trail).await?;
     let place = project.dir.display().to_string();
-    reconcile_calls(&calls, input, &project, knowledge, Some(&place))
+    reconcile_calls(&calls, input, &project, knowledge, Some(&place)).await
 }
 
 /// Reconciles calls gathered earlier (see [`gather`]) with the rules of `knowledge` when
 /// given, learns and re-checks, and records the run under the name `record` when given.
-pub fn reconcile_calls(
+pub async fn reconcile_calls(
     calls: &[Call],
     input: InputSummary,
     project: &Project<'_>,
     knowledge: Option<&mut Knowledge>,
     record: Option<&str>,
 ) -> Result<Ran, RunError> {
-    let settled = settle(calls, project, knowledge.as_deref())?;
+    let settled = settle(calls, project, knowledge.as_deref()).await?;
     let recorded = match (knowledge, record) {
         (Some(k), Some(workspace)) => Some(k.record(&settled.outcome, workspace, &settled.learned)),
         _ => None,
@@ -126,6 +134,7 @@ pub fn reconcile_calls(
         input,
         recorded,
         notes: settled.notes,
+        agent: settled.agent,
     })
 }
 
@@ -146,16 +155,109 @@ pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunE
     Ok((calls, input))
 }
 
-/// A reconciliation before recording: its outcome, notes on learning, the rules learned.
-struct Settled {
-    outcome: Outcome,
-    notes: Vec<String>,
-    learned: Vec<Proposal>,
+/// A reconciliation before recording: its outcome, notes on learning, the rules learned and
+/// what the agent did.
+pub struct Settled {
+    /// The outcome, with the learned rules when any validated.
+    pub outcome: Outcome,
+    /// Notes on learning, in words.
+    pub notes: Vec<String>,
+    /// The rules learned (by the drift alone, or by the agent).
+    pub learned: Vec<Proposal>,
+    /// What the agent did, when it ran.
+    pub agent: Option<AgentReport>,
 }
 
-/// Reconciles `calls`; with a knowledge base and an observed cloud, proposes rules for the
-/// calls no rule explains, and keeps the re-run with them when every proposal validated.
-fn settle(
+/// Reconciles `calls`; with an observed cloud, proposes rules for the calls no rule
+/// explains (from the drift, then by the agent when configured), and keeps the re-run with
+/// them when they validated. `knowledge` gives the rules (else the project's) and the rules
+/// retired before.
+pub async fn settle(
+    calls: &[Call],
+    project: &Project<'_>,
+    knowledge: Option<&Knowledge>,
+) -> Result<Settled, RunError> {
+    let mut settled = learn_from_drift(calls, project, knowledge)?;
+    if let (Some(agent), Some(observed)) = (project.agent, &project.observed) {
+        let base = knowledge.map_or(project.rules, Knowledge::rules);
+        let rules = with_rules(base, &settled.learned)?;
+        let report = ask_agent(agent, calls, project, &settled.outcome, &rules, observed).await;
+        let found: Vec<Proposal> = report
+            .validated()
+            .map(|(task, rule)| Proposal {
+                rule: rule.clone(),
+                event_ids: task.event_ids.clone(),
+                address: String::new(),
+                agent: Some(AgentEvidence {
+                    model: report.model.clone(),
+                    prompt_tokens: task.usage.prompt_tokens,
+                    completion_tokens: task.usage.completion_tokens,
+                }),
+            })
+            .collect();
+        if !found.is_empty() {
+            let all = with_rules(&rules, &found)?;
+            settled.outcome = reconcile_with(calls, project, &all)?;
+            settled.learned.extend(found);
+        }
+        settled.agent = Some(report);
+    }
+    Ok(settled)
+}
+
+/// `rules` with the proposals' rules added.
+fn with_rules(rules: &RuleSet, proposals: &[Proposal]) -> Result<RuleSet, RuleError> {
+    RuleSet::from_rules(
+        rules
+            .iter()
+            .cloned()
+            .chain(proposals.iter().map(|p| p.rule.clone())),
+    )
+}
+
+/// Runs the agent on what `outcome` left unexplained.
+async fn ask_agent(
+    agent: &Agent,
+    calls: &[Call],
+    project: &Project<'_>,
+    outcome: &Outcome,
+    rules: &RuleSet,
+    observed: &State,
+) -> AgentReport {
+    let options = LoadOptions {
+        var_files: project.var_files.clone(),
+        vars: Vec::new(),
+        state: Some(&project.state),
+    };
+    let config = match tfconfig::Project::load(project.dir, &options) {
+        Ok(config) => config,
+        Err(e) => {
+            tracing::warn!(error = %e, "the agent cannot read the configuration");
+            return AgentReport::default();
+        }
+    };
+    let redactor = Redactor::new(&[&project.state, observed], Some(&config), project.schema);
+    let recheck = |with: &RuleSet| reconcile_with(calls, project, with);
+    let work = agent::Workspace {
+        sources: agent::context::Sources {
+            all_calls: calls,
+            state: &project.state,
+            observed,
+            project: &config,
+            schema: project.schema,
+            rules,
+            redactor: &redactor,
+        },
+        root: project.dir,
+        var_files: &project.var_files,
+        recheck: &recheck,
+    };
+    agent.explain(outcome, calls, &work).await
+}
+
+/// Reconciles, then with a knowledge base and an observed cloud proposes rules from the
+/// drift for the calls no rule explains, keeping the re-run when every proposal validated.
+fn learn_from_drift(
     calls: &[Call],
     project: &Project<'_>,
     knowledge: Option<&Knowledge>,
@@ -196,6 +298,7 @@ fn settle(
         outcome,
         notes,
         learned,
+        agent: None,
     })
 }
 

@@ -234,6 +234,7 @@ impl Scorer {
             ownership: &ownership,
             validators: &no_validators,
             shared_module_edits: false,
+            agent: None,
         };
         let result = reconcile_with(calls, &project, rules);
         let outcome = match result {

@@ -229,6 +229,16 @@ impl RuleSet {
         self.index.get(&key).map(|i| &self.rules[*i])
     }
 
+    /// This set without the rules whose ids (`service:Api`) are in `ids`: rules withheld to
+    /// see how calls without a rule are handled.
+    pub fn without(&self, ids: &[String]) -> RuleSet {
+        let mut set = RuleSet::default();
+        for rule in self.iter().filter(|r| !ids.contains(&r.id())) {
+            set.push(rule.clone());
+        }
+        set
+    }
+
     /// The rules, in load order.
     pub fn iter(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter()

@@ -23,7 +23,7 @@ use crate::rules::{Rule, RuleSet, validate};
 pub use error::StoreError;
 pub use exchange::ImportReport;
 pub use review::{Review, ReviewLine, ReviewState, RuleReview, Settlement, Watermark};
-pub use run::{RecordedRun, RunRecord};
+pub use run::{LearnedRule, RecordedRun, RunRecord};
 
 /// Where a stored rule came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -97,6 +97,21 @@ pub struct Evidence {
     pub reconciliation_id: i64,
     /// The CloudTrail event ids of the calls.
     pub event_ids: Vec<String>,
+    /// When a language-model agent found the rule: the model and the tokens it took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentEvidence>,
+}
+
+/// The model that found a learned rule and the tokens the finding took.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentEvidence {
+    /// The model's name.
+    pub model: String,
+    /// Tokens of the prompts sent.
+    pub prompt_tokens: u64,
+    /// Tokens the model wrote.
+    pub completion_tokens: u64,
 }
 
 /// A stored rule with its provenance and track record.

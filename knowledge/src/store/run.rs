@@ -4,8 +4,8 @@
 use rusqlite::params;
 
 use super::{
-    Evidence, NewReconciliation, Provenance, Store, StoreError, begin, count_outcome, encode,
-    insert_reconciliation, learn, now, sqlite,
+    AgentEvidence, Evidence, NewReconciliation, Provenance, Store, StoreError, begin,
+    count_outcome, encode, insert_reconciliation, learn, now, sqlite,
 };
 use crate::rules::{Rule, validate};
 
@@ -16,9 +16,19 @@ pub struct RunRecord {
     pub reconciliation: NewReconciliation,
     /// For each stored rule the run used (by row id): whether its fix validated.
     pub outcomes: Vec<(i64, bool)>,
-    /// Rules learned in the run, each with the event ids of the calls it explained; their
-    /// evidence names the new reconciliation.
-    pub learned: Vec<(Rule, Vec<String>)>,
+    /// Rules learned in the run; their evidence names the new reconciliation.
+    pub learned: Vec<LearnedRule>,
+}
+
+/// A rule learned in a run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LearnedRule {
+    /// The rule.
+    pub rule: Rule,
+    /// The event ids of the calls it explained.
+    pub event_ids: Vec<String>,
+    /// The model and tokens, when an agent found it.
+    pub agent: Option<AgentEvidence>,
 }
 
 /// What [`Store::record_run`] wrote.
@@ -39,10 +49,11 @@ impl Store {
     /// writes nothing.
     pub fn record_run(&mut self, run: &RunRecord) -> Result<RecordedRun, StoreError> {
         let mut encoded = Vec::new();
-        for (rule, events) in &run.learned {
+        for learned in &run.learned {
+            let rule = &learned.rule;
             validate(rule).map_err(|m| self.invalid(format!("learned rule {}: {m}", rule.id())))?;
             let (body, hash) = encode(rule, &self.file)?;
-            encoded.push((rule, events, body, hash));
+            encoded.push((learned, body, hash));
         }
         let demote_after = self.demote_after as i64;
         let file = self.file.clone();
@@ -75,12 +86,13 @@ impl Store {
                 recorded.demoted.push(id);
             }
         }
-        for (rule, events, body, hash) in &encoded {
+        for (learned, body, hash) in &encoded {
             let evidence = Evidence {
                 reconciliation_id,
-                event_ids: (*events).clone(),
+                event_ids: learned.event_ids.clone(),
+                agent: learned.agent.clone(),
             };
-            let id = learn(&tx, rule, body, hash, &evidence, &now)
+            let id = learn(&tx, &learned.rule, body, hash, &evidence, &now)
                 .map_err(|e| fail("cannot store a learned rule", e))?;
             recorded.learned.push(id);
         }
@@ -146,6 +158,14 @@ mod tests {
     }
 
     fn run(outcomes: Vec<(i64, bool)>, learned: Vec<(Rule, Vec<String>)>) -> RunRecord {
+        let learned = learned
+            .into_iter()
+            .map(|(rule, event_ids)| LearnedRule {
+                rule,
+                event_ids,
+                agent: None,
+            })
+            .collect();
         RunRecord {
             reconciliation: NewReconciliation {
                 signature: "sig".into(),

@@ -1,135 +1,56 @@
-//! A language-model client over HTTP with tool calling: the OpenAI-compatible chat completions
-//! API (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server) and Anthropic's Messages API.
-//! One conversation shape for both; timeouts, retries with backoff on 429 and 5xx (honouring
-//! `Retry-After`), and the token counts of every reply.
+//! The model client: one chat turn with tool calling over HTTP, in either of the two wire
+//! formats most endpoints speak — OpenAI's chat completions (OpenAI, Azure OpenAI, vLLM,
+//! Ollama, the llama.cpp server) and Anthropic's Messages API.
+//!
+//! Conversations are kept in a neutral form ([`Message`], [`Part`]) and written in the
+//! endpoint's format only when sent ([`request_body`]), so the same conversation can be
+//! written to disk for a dry run. Failures that may pass (HTTP 429 and 5xx, a connection
+//! refused, a timeout) are retried with exponential backoff, honouring `Retry-After`.
 
-use std::time::Duration;
-
-use reqwest::StatusCode;
+use super::AgentConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
+use std::time::Duration;
 
 /// Which wire format the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(rename_all = "lowercase")]
+#[serde(rename_all = "kebab-case")]
 pub enum Api {
-    /// `POST {endpoint}/chat/completions` with `tools` and `tool_calls`.
+    /// OpenAI's chat completions with `tools` (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp).
     Openai,
-    /// `POST {endpoint}/v1/messages` with `tool_use` and `tool_result` blocks.
+    /// Anthropic's Messages API with `tools`.
     Anthropic,
 }
 
-/// `[agent]` in `retrace.toml`: the model the agent asks. Off unless this section is present.
-#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct AgentConfig {
-    /// The wire format.
-    pub api: Api,
-    /// The base URL (`https://api.openai.com/v1`, `http://localhost:11434/v1`,
-    /// `https://api.anthropic.com`).
-    pub endpoint: String,
-    /// The model's name.
-    pub model: String,
-    /// The environment variable holding the key (none: no key is sent, as local servers
-    /// allow).
-    #[serde(default)]
-    pub key_env: Option<String>,
-    /// Sampling temperature (default 0: as deterministic as the endpoint allows).
-    #[serde(default)]
-    pub temperature: f64,
-    /// A seed, for endpoints that honour one.
-    #[serde(default)]
-    pub seed: Option<u64>,
-    /// Most tokens one reply may hold (default 2048).
-    #[serde(default = "reply_tokens")]
-    pub max_reply_tokens: u32,
-    /// Seconds before a request is given up (default 120).
-    #[serde(default = "timeout_secs")]
-    pub timeout_secs: u64,
-    /// Attempts for a request that meets a rate limit or a server error (default 4).
-    #[serde(default = "attempts")]
-    pub attempts: u32,
+/// Who wrote a message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    /// retrace: the task and the tools' results.
+    User,
+    /// The model.
+    Assistant,
 }
 
-fn reply_tokens() -> u32 {
-    2048
-}
-fn timeout_secs() -> u64 {
-    120
-}
-fn attempts() -> u32 {
-    4
-}
-
-/// Why a request to the model failed.
-#[derive(Debug, thiserror::Error)]
-pub enum ClientError {
-    /// The key's environment variable is not set.
-    #[error("no key for the model: set the environment variable {0}")]
-    NoKey(String),
-    /// The request could not be sent or the answer not read (endpoint down, timeout).
-    #[error("the model at {endpoint} could not be reached: {message}")]
-    Transport {
-        /// The endpoint.
-        endpoint: String,
-        /// Why.
-        message: String,
-    },
-    /// The endpoint answered with an error status.
-    #[error("the model at {endpoint} answered {status}: {message}")]
-    Status {
-        /// The endpoint.
-        endpoint: String,
-        /// The HTTP status.
-        status: u16,
-        /// The endpoint's message.
-        message: String,
-    },
-    /// The answer did not have the expected shape.
-    #[error("the model at {endpoint} gave an answer retrace cannot read: {message}")]
-    Reply {
-        /// The endpoint.
-        endpoint: String,
-        /// What was wrong.
-        message: String,
-    },
-}
-
-/// A tool the model may call.
+/// One piece of a message.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Tool {
-    /// Its name.
-    pub name: String,
-    /// What it does.
-    pub description: String,
-    /// The JSON schema of its input.
-    pub schema: Value,
-}
-
-/// A call of a tool the model asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ToolUse {
-    /// The call's id, echoed with its result.
-    pub id: String,
-    /// The tool.
-    pub name: String,
-    /// Its input.
-    pub input: Value,
-}
-
-/// One message of a conversation.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub enum Message {
-    /// What retrace says.
-    User(String),
-    /// What the model said, and the tools it called.
-    Assistant {
-        /// Its text.
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Part {
+    /// Plain text.
+    Text {
+        /// The text.
         text: String,
-        /// Its tool calls.
-        tool_uses: Vec<ToolUse>,
     },
-    /// The result of a tool call.
+    /// The model asks for a tool to run.
+    ToolUse {
+        /// The endpoint's id for the call.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// Its input object.
+        input: Value,
+    },
+    /// A tool's result, answering the call with this id.
     ToolResult {
         /// The call's id.
         id: String,
@@ -138,507 +59,615 @@ pub enum Message {
     },
 }
 
-/// Tokens a reply cost.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt (input) tokens.
-    pub prompt: u64,
-    /// Completion (output) tokens.
-    pub completion: u64,
+/// One message of a conversation.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Message {
+    /// Its author.
+    pub role: Role,
+    /// Its pieces.
+    pub parts: Vec<Part>,
 }
 
-impl std::ops::AddAssign for Usage {
-    fn add_assign(&mut self, other: Usage) {
-        self.prompt += other.prompt;
-        self.completion += other.completion;
+/// A tool as the model sees it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDef {
+    /// Its name.
+    pub name: String,
+    /// What it does.
+    pub description: String,
+    /// The JSON schema of its input.
+    pub schema: Value,
+}
+
+/// Tokens an endpoint counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Tokens of the prompts sent.
+    pub prompt_tokens: u64,
+    /// Tokens the model wrote.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// Both counts added.
+    pub fn total(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+
+    /// Adds another count to this one.
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
     }
 }
 
-/// What the model answered.
+/// The model's answer to one turn.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
-    /// Its text.
-    pub text: String,
-    /// The tools it called.
-    pub tool_uses: Vec<ToolUse>,
-    /// What it cost.
+    /// Its text and tool calls, in order.
+    pub parts: Vec<Part>,
+    /// The tokens the endpoint counted for the turn.
     pub usage: Usage,
 }
 
-/// A conversation to send: the system prompt, the messages, the tools.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Conversation {
-    /// The system prompt.
-    pub system: String,
-    /// The messages so far.
-    pub messages: Vec<Message>,
-    /// The tools on offer.
-    pub tools: Vec<Tool>,
+/// A turn that could not be completed, in plain words.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// The API key's environment variable is not set.
+    #[error("the environment variable {0} that should hold the model's API key is not set")]
+    MissingKey(String),
+    /// The endpoint could not be reached at all.
+    #[error("cannot reach the model at {endpoint}: {reason}")]
+    Unreachable {
+        /// The URL.
+        endpoint: String,
+        /// Why.
+        reason: String,
+    },
+    /// The endpoint did not answer in time.
+    #[error("the model at {endpoint} did not answer within {seconds} s")]
+    Timeout {
+        /// The URL.
+        endpoint: String,
+        /// The configured timeout.
+        seconds: u64,
+    },
+    /// The endpoint refused the key (401, 403).
+    #[error("the model endpoint refused the API key (HTTP {status}): {message}")]
+    Refused {
+        /// The HTTP status.
+        status: u16,
+        /// The endpoint's message.
+        message: String,
+    },
+    /// The endpoint refused the request for another reason (4xx).
+    #[error("the model endpoint refused the request (HTTP {status}): {message}")]
+    Rejected {
+        /// The HTTP status.
+        status: u16,
+        /// The endpoint's message.
+        message: String,
+    },
+    /// The endpoint kept failing (429 or 5xx) after every retry.
+    #[error(
+        "the model endpoint kept failing after {attempts} attempts (last: HTTP {status}): {message}"
+    )]
+    Exhausted {
+        /// Attempts made.
+        attempts: u32,
+        /// The last HTTP status.
+        status: u16,
+        /// The endpoint's last message.
+        message: String,
+    },
+    /// The reply is not what the API returns.
+    #[error("the model's reply is not a valid {api} response: {reason}")]
+    Malformed {
+        /// The API's name.
+        api: &'static str,
+        /// What was wrong.
+        reason: String,
+    },
 }
 
-/// A client for one configured model.
-#[derive(Debug, Clone)]
-pub struct ModelClient {
+/// An HTTP client for one configured endpoint.
+pub struct Client {
+    http: reqwest::Client,
     config: AgentConfig,
     key: Option<String>,
-    http: reqwest::Client,
 }
 
-impl ModelClient {
-    /// A client for `config`, with its key read from the environment.
-    pub fn new(config: &AgentConfig) -> Result<ModelClient, ClientError> {
-        let key = match &config.key_env {
-            Some(variable) => Some(
-                std::env::var(variable)
+/// The longest wait a `Retry-After` header may ask for.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+
+impl Client {
+    /// A client for the configured endpoint, reading the API key from its environment
+    /// variable (none needed when `api_key_env` is not set, as for a local server).
+    pub fn new(config: &AgentConfig) -> Result<Client, ClientError> {
+        let key = match &config.api_key_env {
+            Some(var) => Some(
+                std::env::var(var)
                     .ok()
                     .filter(|k| !k.is_empty())
-                    .ok_or_else(|| ClientError::NoKey(variable.clone()))?,
+                    .ok_or_else(|| ClientError::MissingKey(var.clone()))?,
             ),
             None => None,
         };
-        ModelClient::with_key(config, key)
-    }
-
-    /// A client for `config` sending `key` (none: no key, as local servers allow).
-    pub fn with_key(config: &AgentConfig, key: Option<String>) -> Result<ModelClient, ClientError> {
         let http = reqwest::Client::builder()
-            .timeout(Duration::from_secs(config.timeout_secs))
+            .timeout(Duration::from_secs(config.timeout_seconds))
+            .connect_timeout(Duration::from_secs(config.timeout_seconds.min(10)))
             .build()
-            .map_err(|e| ClientError::Transport {
+            .map_err(|e| ClientError::Unreachable {
                 endpoint: config.endpoint.clone(),
-                message: e.to_string(),
+                reason: e.to_string(),
             })?;
-        Ok(ModelClient {
+        Ok(Client {
+            http,
             config: config.clone(),
             key,
-            http,
         })
     }
 
-    /// The model's name.
-    pub fn model(&self) -> &str {
-        &self.config.model
-    }
-
-    /// The request body for `conversation`, exactly as it is sent.
-    pub fn body(&self, conversation: &Conversation) -> Value {
-        match self.config.api {
-            Api::Openai => openai_body(&self.config, conversation),
-            Api::Anthropic => anthropic_body(&self.config, conversation),
-        }
-    }
-
-    /// Sends `conversation` and reads the reply, retrying rate limits and server errors.
-    pub async fn complete(&self, conversation: &Conversation) -> Result<Reply, ClientError> {
-        let body = self.body(conversation);
-        let base = self.config.endpoint.trim_end_matches('/');
-        let url = match self.config.api {
-            Api::Openai => format!("{base}/chat/completions"),
-            Api::Anthropic => format!("{base}/v1/messages"),
-        };
+    /// Sends one turn (the system text, the conversation so far and the tools) and reads the
+    /// model's reply, retrying what may pass.
+    pub async fn complete(
+        &self,
+        system: &str,
+        messages: &[Message],
+        tools: &[ToolDef],
+    ) -> Result<Reply, ClientError> {
+        let body = request_body(&self.config, system, messages, tools);
+        let attempts = self.config.retries + 1;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let mut request = self.http.post(&url).json(&body);
-            request = match (self.config.api, &self.key) {
-                (Api::Openai, Some(key)) => request.bearer_auth(key),
-                (Api::Anthropic, Some(key)) => request.header("x-api-key", key),
-                (_, None) => request,
+            let (status, message, retry_after) = match self.send(&body).await {
+                Ok(text) => return parse_reply(self.config.api, &text),
+                Err(Failure::Final(error)) => return Err(error),
+                Err(Failure::Passing {
+                    status,
+                    message,
+                    retry_after,
+                }) => (status, message, retry_after),
             };
-            if self.config.api == Api::Anthropic {
-                request = request.header("anthropic-version", "2023-06-01");
-            }
-            let response = request.send().await.map_err(|e| self.transport(&e))?;
-            let status = response.status();
-            let retry = status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error();
-            if retry && attempt < self.config.attempts {
-                tokio::time::sleep(backoff(&response, attempt)).await;
-                continue;
-            }
-            let text = response.text().await.map_err(|e| self.transport(&e))?;
-            if !status.is_success() {
-                return Err(ClientError::Status {
-                    endpoint: self.config.endpoint.clone(),
-                    status: status.as_u16(),
-                    message: error_message(&text),
+            if attempt >= attempts {
+                return Err(ClientError::Exhausted {
+                    attempts,
+                    status,
+                    message,
                 });
             }
-            let answer: Value =
-                serde_json::from_str(&text).map_err(|e| self.reply(e.to_string()))?;
-            return match self.config.api {
-                Api::Openai => openai_reply(&answer),
-                Api::Anthropic => anthropic_reply(&answer),
-            }
-            .map_err(|m| self.reply(m));
+            let wait = retry_after
+                .unwrap_or_else(|| backoff(attempt))
+                .min(MAX_RETRY_AFTER);
+            tracing::info!(
+                attempt,
+                status,
+                wait_ms = wait.as_millis() as u64,
+                "model endpoint busy, retrying"
+            );
+            tokio::time::sleep(wait).await;
         }
     }
 
-    fn transport(&self, e: &reqwest::Error) -> ClientError {
-        ClientError::Transport {
-            endpoint: self.config.endpoint.clone(),
-            message: e.to_string(),
+    async fn send(&self, body: &Value) -> Result<String, Failure> {
+        let endpoint = &self.config.endpoint;
+        let mut request = self
+            .http
+            .post(endpoint)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body.to_string());
+        request = match (self.config.api, &self.key) {
+            (Api::Openai, Some(key)) => request.bearer_auth(key).header("api-key", key),
+            (Api::Anthropic, Some(key)) => request.header("x-api-key", key),
+            (_, None) => request,
+        };
+        if self.config.api == Api::Anthropic {
+            request = request.header("anthropic-version", "2023-06-01");
+        }
+        let response = request.send().await.map_err(|e| self.network(e))?;
+        let status = response.status().as_u16();
+        let retry_after = response
+            .headers()
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let text = response.text().await.map_err(|e| self.network(e))?;
+        match status {
+            200..=299 => Ok(text),
+            401 | 403 => Err(Failure::Final(ClientError::Refused {
+                status,
+                message: error_message(&text),
+            })),
+            429 | 500..=599 => Err(Failure::Passing {
+                status,
+                message: error_message(&text),
+                retry_after,
+            }),
+            _ => Err(Failure::Final(ClientError::Rejected {
+                status,
+                message: error_message(&text),
+            })),
         }
     }
 
-    fn reply(&self, message: String) -> ClientError {
-        ClientError::Reply {
-            endpoint: self.config.endpoint.clone(),
-            message,
+    fn network(&self, error: reqwest::Error) -> Failure {
+        let endpoint = self.config.endpoint.clone();
+        if error.is_timeout() {
+            Failure::Final(ClientError::Timeout {
+                endpoint,
+                seconds: self.config.timeout_seconds,
+            })
+        } else {
+            Failure::Final(ClientError::Unreachable {
+                endpoint,
+                reason: plain_reason(&error),
+            })
         }
     }
 }
 
-/// How long to wait before attempt `attempt + 1`: `Retry-After` (seconds, at most a minute),
-/// else 1, 2, 4 ... seconds.
-fn backoff(response: &reqwest::Response, attempt: u32) -> Duration {
-    let asked = response
-        .headers()
-        .get("retry-after")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.trim().parse::<u64>().ok());
-    Duration::from_secs(asked.unwrap_or(1 << (attempt - 1).min(5)).min(60))
+/// A failed attempt: final, or worth another try (HTTP 429 or 5xx).
+enum Failure {
+    Final(ClientError),
+    Passing {
+        status: u16,
+        message: String,
+        retry_after: Option<Duration>,
+    },
 }
 
-/// The endpoint's error message (`error.message`, `message`), else the text's start.
-fn error_message(text: &str) -> String {
-    let value: Value = serde_json::from_str(text).unwrap_or(Value::Null);
-    value
-        .pointer("/error/message")
-        .or_else(|| value.get("message"))
-        .and_then(Value::as_str)
-        .map_or_else(|| text.chars().take(300).collect(), str::to_owned)
+/// The wait before attempt `attempt + 1`: 0.5 s, 1 s, 2 s, ... up to 30 s.
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(500u64.saturating_mul(1 << attempt.saturating_sub(1).min(6)))
+        .min(Duration::from_secs(30))
 }
 
-fn openai_body(config: &AgentConfig, c: &Conversation) -> Value {
-    let mut messages = vec![json!({"role": "system", "content": c.system})];
-    for m in &c.messages {
-        messages.push(match m {
-            Message::User(text) => json!({"role": "user", "content": text}),
-            Message::Assistant { text, tool_uses } => {
-                let calls: Vec<Value> = tool_uses
-                    .iter()
-                    .map(|t| {
-                        json!({"id": t.id, "type": "function",
-                        "function": {"name": t.name, "arguments": t.input.to_string()}})
-                    })
-                    .collect();
-                let mut message = json!({"role": "assistant", "content": text});
-                if !calls.is_empty() {
-                    message["tool_calls"] = Value::Array(calls);
-                }
-                message
-            }
-            Message::ToolResult { id, content } => {
-                json!({"role": "tool", "tool_call_id": id, "content": content})
-            }
-        });
+/// The innermost cause of a network error, which names what went wrong.
+fn plain_reason(error: &reqwest::Error) -> String {
+    let mut source: &dyn std::error::Error = error;
+    while let Some(inner) = source.source() {
+        source = inner;
     }
-    let tools: Vec<Value> = c
-        .tools
+    source.to_string()
+}
+
+/// The `error.message` both APIs put in an error body, else the body cut short.
+fn error_message(body: &str) -> String {
+    serde_json::from_str::<Value>(body)
+        .ok()
+        .and_then(|v| {
+            v.pointer("/error/message")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| body.chars().take(200).collect())
+}
+
+/// The request body for the configured API.
+pub fn request_body(
+    config: &AgentConfig,
+    system: &str,
+    messages: &[Message],
+    tools: &[ToolDef],
+) -> Value {
+    match config.api {
+        Api::Openai => openai_body(config, system, messages, tools),
+        Api::Anthropic => anthropic_body(config, system, messages, tools),
+    }
+}
+
+fn openai_body(
+    config: &AgentConfig,
+    system: &str,
+    messages: &[Message],
+    tools: &[ToolDef],
+) -> Value {
+    let mut out = vec![json!({"role": "system", "content": system})];
+    for message in messages {
+        out.extend(openai_messages(message));
+    }
+    let tools: Vec<Value> = tools
         .iter()
         .map(|t| {
-            json!({"type": "function", "function": {"name": t.name,
-            "description": t.description, "parameters": t.schema}})
+            json!({"type": "function", "function": {
+                "name": t.name, "description": t.description, "parameters": t.schema}})
         })
         .collect();
-    let mut body = json!({"model": config.model, "messages": messages, "tools": tools,
-        "temperature": config.temperature, "max_tokens": config.max_reply_tokens});
+    let mut body = json!({
+        "model": config.model,
+        "messages": out,
+        "tools": tools,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+    });
     if let Some(seed) = config.seed {
         body["seed"] = json!(seed);
     }
     body
 }
 
-fn openai_reply(answer: &Value) -> Result<Reply, String> {
-    let message = answer
-        .pointer("/choices/0/message")
-        .ok_or("no choices[0].message")?;
-    let mut tool_uses = Vec::new();
-    for call in message["tool_calls"].as_array().into_iter().flatten() {
-        let arguments = call.pointer("/function/arguments").and_then(Value::as_str);
-        tool_uses.push(ToolUse {
-            id: call["id"].as_str().unwrap_or_default().to_owned(),
-            name: call
-                .pointer("/function/name")
-                .and_then(Value::as_str)
-                .ok_or("a tool call without a name")?
-                .to_owned(),
-            input: serde_json::from_str(arguments.unwrap_or("{}"))
-                .map_err(|e| format!("tool call arguments: {e}"))?,
-        });
+/// One neutral message as OpenAI messages: tool results are messages of their own.
+fn openai_messages(message: &Message) -> Vec<Value> {
+    let text: String = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text { text } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut out: Vec<Value> = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolResult { id, content } => {
+                Some(json!({"role": "tool", "tool_call_id": id, "content": content}))
+            }
+            _ => None,
+        })
+        .collect();
+    let calls: Vec<Value> = message
+        .parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::ToolUse { id, name, input } => Some(json!({
+                "id": id, "type": "function",
+                "function": {"name": name, "arguments": input.to_string()}})),
+            _ => None,
+        })
+        .collect();
+    match message.role {
+        Role::Assistant => {
+            let mut m = json!({"role": "assistant", "content": if text.is_empty() { Value::Null } else { json!(text) }});
+            if !calls.is_empty() {
+                m["tool_calls"] = json!(calls);
+            }
+            out.push(m);
+        }
+        Role::User if !text.is_empty() => out.push(json!({"role": "user", "content": text})),
+        Role::User => {}
     }
-    Ok(Reply {
-        text: message["content"].as_str().unwrap_or_default().to_owned(),
-        tool_uses,
-        usage: Usage {
-            prompt: answer
-                .pointer("/usage/prompt_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            completion: answer
-                .pointer("/usage/completion_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        },
-    })
+    out
 }
 
-fn anthropic_body(config: &AgentConfig, c: &Conversation) -> Value {
-    let mut messages: Vec<Value> = Vec::new();
-    for m in &c.messages {
-        let (role, block) = match m {
-            Message::User(text) => ("user", vec![json!({"type": "text", "text": text})]),
-            Message::Assistant { text, tool_uses } => {
-                let mut blocks = Vec::new();
-                if !text.is_empty() {
-                    blocks.push(json!({"type": "text", "text": text}));
-                }
-                blocks.extend(tool_uses.iter().map(
-                    |t| json!({"type": "tool_use", "id": t.id, "name": t.name, "input": t.input}),
-                ));
-                ("assistant", blocks)
-            }
-            Message::ToolResult { id, content } => (
-                "user",
-                vec![json!({"type": "tool_result", "tool_use_id": id, "content": content})],
-            ),
-        };
-        // Consecutive messages of one role are one message to Anthropic.
-        match messages.last_mut() {
-            Some(last) if last["role"] == role => {
-                if let Some(content) = last["content"].as_array_mut() {
-                    content.extend(block);
-                }
-            }
-            _ => messages.push(json!({"role": role, "content": block})),
-        }
-    }
-    let tools: Vec<Value> = c
-        .tools
+fn anthropic_body(
+    config: &AgentConfig,
+    system: &str,
+    messages: &[Message],
+    tools: &[ToolDef],
+) -> Value {
+    let messages: Vec<Value> = messages
+        .iter()
+        .map(|m| {
+            let content: Vec<Value> = m
+                .parts
+                .iter()
+                .map(|p| match p {
+                    Part::Text { text } => json!({"type": "text", "text": text}),
+                    Part::ToolUse { id, name, input } => {
+                        json!({"type": "tool_use", "id": id, "name": name, "input": input})
+                    }
+                    Part::ToolResult { id, content } => {
+                        json!({"type": "tool_result", "tool_use_id": id, "content": content})
+                    }
+                })
+                .collect();
+            json!({"role": m.role, "content": content})
+        })
+        .collect();
+    let tools: Vec<Value> = tools
         .iter()
         .map(|t| json!({"name": t.name, "description": t.description, "input_schema": t.schema}))
         .collect();
-    json!({"model": config.model, "system": c.system, "messages": messages, "tools": tools,
-        "temperature": config.temperature, "max_tokens": config.max_reply_tokens})
+    json!({
+        "model": config.model,
+        "system": system,
+        "messages": messages,
+        "tools": tools,
+        "temperature": config.temperature,
+        "max_tokens": config.max_tokens,
+    })
 }
 
-fn anthropic_reply(answer: &Value) -> Result<Reply, String> {
-    let blocks = answer["content"].as_array().ok_or("no content blocks")?;
-    let mut text = String::new();
-    let mut tool_uses = Vec::new();
-    for block in blocks {
-        match block["type"].as_str() {
-            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
-            Some("tool_use") => tool_uses.push(ToolUse {
-                id: block["id"].as_str().unwrap_or_default().to_owned(),
-                name: block["name"]
-                    .as_str()
+/// Reads a reply in the configured API's format.
+pub fn parse_reply(api: Api, body: &str) -> Result<Reply, ClientError> {
+    let name = match api {
+        Api::Openai => "chat completions",
+        Api::Anthropic => "Anthropic Messages",
+    };
+    let malformed = |reason: String| ClientError::Malformed { api: name, reason };
+    let value: Value =
+        serde_json::from_str(body).map_err(|e| malformed(format!("not JSON ({e})")))?;
+    match api {
+        Api::Openai => openai_reply(&value).map_err(malformed),
+        Api::Anthropic => anthropic_reply(&value).map_err(malformed),
+    }
+}
+
+fn openai_reply(value: &Value) -> Result<Reply, String> {
+    let message = value
+        .pointer("/choices/0/message")
+        .ok_or("no choices[0].message")?;
+    let mut parts = Vec::new();
+    if let Some(text) = message.get("content").and_then(Value::as_str)
+        && !text.is_empty()
+    {
+        parts.push(Part::Text {
+            text: text.to_owned(),
+        });
+    }
+    for call in message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let id = call
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or("a tool call without an id")?;
+        let name = call
+            .pointer("/function/name")
+            .and_then(Value::as_str)
+            .ok_or("a tool call without a function name")?;
+        let arguments = call
+            .pointer("/function/arguments")
+            .and_then(Value::as_str)
+            .unwrap_or("{}");
+        let input = serde_json::from_str(arguments)
+            .map_err(|e| format!("the arguments of tool call {name} are not JSON ({e})"))?;
+        parts.push(Part::ToolUse {
+            id: id.to_owned(),
+            name: name.to_owned(),
+            input,
+        });
+    }
+    let usage = Usage {
+        prompt_tokens: count(value, "/usage/prompt_tokens"),
+        completion_tokens: count(value, "/usage/completion_tokens"),
+    };
+    Ok(Reply { parts, usage })
+}
+
+fn anthropic_reply(value: &Value) -> Result<Reply, String> {
+    let content = value
+        .get("content")
+        .and_then(Value::as_array)
+        .ok_or("no content array")?;
+    let mut parts = Vec::new();
+    for block in content {
+        match block.get("type").and_then(Value::as_str) {
+            Some("text") => parts.push(Part::Text {
+                text: block
+                    .get("text")
+                    .and_then(Value::as_str)
+                    .unwrap_or("")
+                    .to_owned(),
+            }),
+            Some("tool_use") => parts.push(Part::ToolUse {
+                id: block
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .ok_or("a tool_use block without an id")?
+                    .to_owned(),
+                name: block
+                    .get("name")
+                    .and_then(Value::as_str)
                     .ok_or("a tool_use block without a name")?
                     .to_owned(),
-                input: block["input"].clone(),
+                input: block.get("input").cloned().unwrap_or_else(|| json!({})),
             }),
             _ => {}
         }
     }
-    Ok(Reply {
-        text,
-        tool_uses,
-        usage: Usage {
-            prompt: answer
-                .pointer("/usage/input_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-            completion: answer
-                .pointer("/usage/output_tokens")
-                .and_then(Value::as_u64)
-                .unwrap_or(0),
-        },
-    })
+    let usage = Usage {
+        prompt_tokens: count(value, "/usage/input_tokens"),
+        completion_tokens: count(value, "/usage/output_tokens"),
+    };
+    Ok(Reply { parts, usage })
+}
+
+fn count(value: &Value, pointer: &str) -> u64 {
+    value.pointer(pointer).and_then(Value::as_u64).unwrap_or(0)
+}
+
+/// A rough token count of a text (a quarter of its bytes), to measure prompts the same way
+/// whatever the endpoint.
+pub fn estimate_tokens(text: &str) -> u64 {
+    (text.len() as u64).div_ceil(4)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::{Arc, Mutex};
 
-    /// A scripted loopback model: answers each request with the next (status, body) and keeps
-    /// what it was sent (headers as `name: value` lines, then the body).
-    /// What the scripted model was sent: headers and body of each request.
-    type Seen = Arc<Mutex<Vec<(String, Value)>>>;
-
-    fn scripted(answers: Vec<(u16, Value)>) -> (String, Seen) {
-        let server = tiny_http::Server::http("127.0.0.1:0").expect("binds");
-        let url = format!("http://{}", server.server_addr());
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let kept = Arc::clone(&seen);
-        std::thread::spawn(move || {
-            for (mut request, (status, body)) in server.incoming_requests().zip(answers) {
-                let mut text = String::new();
-                let _ = request.as_reader().read_to_string(&mut text);
-                let headers: String = request
-                    .headers()
-                    .iter()
-                    .map(|h| {
-                        format!(
-                            "{}: {}\n",
-                            h.field.as_str().as_str().to_ascii_lowercase(),
-                            h.value
-                        )
-                    })
-                    .collect();
-                let body_seen = serde_json::from_str(&text).unwrap_or(Value::Null);
-                kept.lock().expect("lock").push((headers, body_seen));
-                let retry = tiny_http::Header::from_bytes("Retry-After", "0").expect("header");
-                let _ = request.respond(
-                    tiny_http::Response::from_string(body.to_string())
-                        .with_status_code(status)
-                        .with_header(retry),
-                );
-            }
-        });
-        (url, seen)
-    }
-
-    fn config(api: Api, endpoint: &str) -> AgentConfig {
-        AgentConfig {
-            api,
-            endpoint: endpoint.to_owned(),
-            model: "test-model".into(),
-            key_env: Some("RETRACE_TEST_MODEL_KEY".into()),
-            temperature: 0.0,
-            seed: Some(7),
-            max_reply_tokens: 512,
-            timeout_secs: 10,
-            attempts: 3,
-        }
-    }
-
-    fn client(api: Api, url: &str) -> ModelClient {
-        ModelClient::with_key(&config(api, url), Some("not-a-real-key".into())).expect("client")
-    }
-
-    fn conversation() -> Conversation {
-        Conversation {
-            system: "You reconcile Terraform with AWS.".into(),
-            messages: vec![
-                Message::User("The call: PutRetentionPolicy".into()),
-                Message::Assistant {
-                    text: String::new(),
-                    tool_uses: vec![ToolUse {
-                        id: "call_1".into(),
-                        name: "show_state".into(),
-                        input: json!({"address": "aws_cloudwatch_log_group.app"}),
-                    }],
-                },
-                Message::ToolResult {
-                    id: "call_1".into(),
-                    content: "retention_in_days = 14".into(),
-                },
-            ],
-            tools: vec![Tool {
-                name: "set_attribute".into(),
-                description: "Set an attribute.".into(),
-                schema: json!({"type": "object"}),
-            }],
-        }
-    }
-
-    #[tokio::test]
-    async fn openai_tool_calls_are_read_after_a_rate_limit() {
-        let answer = json!({"choices": [{"message": {"role": "assistant", "content": null,
-            "tool_calls": [{"id": "call_2", "type": "function", "function": {"name": "set_attribute",
-            "arguments": "{\"attribute\": \"retention_in_days\", \"value\": 30}"}}]}}],
-            "usage": {"prompt_tokens": 120, "completion_tokens": 30}});
-        let (url, seen) = scripted(vec![
-            (429, json!({"error": {"message": "slow down"}})),
-            (200, answer),
-        ]);
-        let client = client(Api::Openai, &url);
-        let reply = client.complete(&conversation()).await.expect("a reply");
-        assert_eq!(reply.tool_uses[0].name, "set_attribute");
-        assert_eq!(reply.tool_uses[0].input["value"], 30);
+    #[test]
+    fn openai_tool_calls_and_usage_are_read() {
+        let body = r#"{"choices":[{"message":{"role":"assistant","content":null,
+            "tool_calls":[{"id":"c1","type":"function","function":{"name":"show_schema","arguments":"{\"resource_type\":\"aws_sqs_queue\"}"}}]}}],
+            "usage":{"prompt_tokens":120,"completion_tokens":9}}"#;
+        let reply = parse_reply(Api::Openai, body).expect("reply");
+        assert_eq!(
+            reply.parts,
+            vec![Part::ToolUse {
+                id: "c1".into(),
+                name: "show_schema".into(),
+                input: json!({"resource_type": "aws_sqs_queue"})
+            }]
+        );
         assert_eq!(
             reply.usage,
             Usage {
-                prompt: 120,
-                completion: 30
+                prompt_tokens: 120,
+                completion_tokens: 9
             }
-        );
-        let seen = seen.lock().expect("lock");
-        assert_eq!(seen.len(), 2, "retried once");
-        let (headers, body) = &seen[1];
-        assert!(
-            headers.contains("authorization: Bearer not-a-real-key"),
-            "{headers}"
-        );
-        assert_eq!(body["model"], "test-model");
-        assert_eq!(body["seed"], 7);
-        assert_eq!(body["messages"][0]["role"], "system");
-        assert_eq!(
-            body["messages"][2]["tool_calls"][0]["function"]["name"],
-            "show_state"
-        );
-        assert_eq!(body["messages"][3]["role"], "tool");
-        assert_eq!(body["tools"][0]["function"]["name"], "set_attribute");
-    }
-
-    #[tokio::test]
-    async fn anthropic_blocks_are_read_and_sent_in_its_shape() {
-        let answer = json!({"content": [{"type": "text", "text": "Setting it."},
-            {"type": "tool_use", "id": "toolu_1", "name": "set_attribute",
-             "input": {"attribute": "retention_in_days", "value": 30}}],
-            "usage": {"input_tokens": 200, "output_tokens": 40}});
-        let (url, seen) = scripted(vec![(200, answer)]);
-        let client = client(Api::Anthropic, &url);
-        let reply = client.complete(&conversation()).await.expect("a reply");
-        assert_eq!(reply.text, "Setting it.");
-        assert_eq!(reply.tool_uses[0].id, "toolu_1");
-        assert_eq!(
-            reply.usage,
-            Usage {
-                prompt: 200,
-                completion: 40
-            }
-        );
-        let seen = seen.lock().expect("lock");
-        let (headers, body) = &seen[0];
-        assert!(headers.contains("x-api-key: not-a-real-key"), "{headers}");
-        assert!(
-            headers.contains("anthropic-version: 2023-06-01"),
-            "{headers}"
-        );
-        assert_eq!(body["system"], "You reconcile Terraform with AWS.");
-        assert_eq!(body["messages"][1]["content"][0]["type"], "tool_use");
-        assert_eq!(body["messages"][2]["content"][0]["type"], "tool_result");
-        assert_eq!(body["tools"][0]["input_schema"]["type"], "object");
-    }
-
-    #[tokio::test]
-    async fn an_error_status_is_said_with_the_endpoints_message() {
-        let (url, _) = scripted(vec![(
-            401,
-            json!({"error": {"message": "invalid api key"}}),
-        )]);
-        let client = client(Api::Openai, &url);
-        let error = client
-            .complete(&conversation())
-            .await
-            .expect_err("fails")
-            .to_string();
-        assert!(
-            error.contains("401") && error.contains("invalid api key"),
-            "{error}"
         );
     }
 
     #[test]
-    fn a_missing_key_is_named() {
-        let mut c = config(Api::Openai, "http://127.0.0.1:9");
-        c.key_env = Some("RETRACE_TEST_MODEL_KEY_NEVER_SET".into());
-        let error = ModelClient::new(&c).expect_err("no key").to_string();
+    fn anthropic_text_and_tool_use_are_read() {
+        let body = r#"{"content":[{"type":"text","text":"Looking."},
+            {"type":"tool_use","id":"t1","name":"read_file","input":{"path":"main.tf"}}],
+            "stop_reason":"tool_use","usage":{"input_tokens":50,"output_tokens":7}}"#;
+        let reply = parse_reply(Api::Anthropic, body).expect("reply");
+        assert_eq!(reply.parts.len(), 2);
+        assert_eq!(reply.usage.total(), 57);
+    }
+
+    #[test]
+    fn a_malformed_reply_says_what_is_wrong() {
+        let error = parse_reply(Api::Openai, "<html>").expect_err("not JSON");
         assert!(
-            error.contains("RETRACE_TEST_MODEL_KEY_NEVER_SET"),
+            error.to_string().starts_with(
+                "the model's reply is not a valid chat completions response: not JSON"
+            )
+        );
+        let error = parse_reply(Api::Openai, r#"{"choices":[]}"#).expect_err("empty");
+        assert!(
+            error.to_string().ends_with("no choices[0].message"),
             "{error}"
+        );
+        let bad_args = r#"{"choices":[{"message":{"tool_calls":[{"id":"c","function":{"name":"x","arguments":"{"}}]}}]}"#;
+        assert!(parse_reply(Api::Openai, bad_args).is_err());
+    }
+
+    #[test]
+    fn tool_results_become_tool_messages_in_openai_form() {
+        let message = Message {
+            role: Role::User,
+            parts: vec![Part::ToolResult {
+                id: "c1".into(),
+                content: "ok".into(),
+            }],
+        };
+        assert_eq!(
+            openai_messages(&message),
+            vec![json!({"role": "tool", "tool_call_id": "c1", "content": "ok"})]
+        );
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_a_ceiling() {
+        assert_eq!(backoff(1), Duration::from_millis(500));
+        assert_eq!(backoff(2), Duration::from_millis(1000));
+        assert_eq!(backoff(3), Duration::from_millis(2000));
+        assert_eq!(backoff(20), Duration::from_secs(30));
+    }
+
+    #[test]
+    fn error_messages_are_taken_from_either_api_body() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Incorrect API key"}}"#),
+            "Incorrect API key"
+        );
+        assert_eq!(
+            error_message(
+                r#"{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}"#
+            ),
+            "Overloaded"
         );
     }
 }

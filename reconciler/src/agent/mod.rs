@@ -1,6 +1,511 @@
-//! The agent for the long tail: calls no rule explains, handed to a language model that must
-//! stay bounded, private and validated. So far: the model client ([`client`]) and the
-//! redaction of secrets before anything leaves the machine ([`redact`]).
+//! The agent for the long tail: calls no rule explains (and the deterministic learner could
+//! not either) are given, one API at a time, to a language model with tools. The model looks
+//! at the code, state, schema and similar rules, and proposes a rule; retrace reconciles with
+//! it and checks the patch against the observed cloud. A rule that validates is kept and
+//! learned, so the same change costs no tokens the next time.
+//!
+//! Bounded: turns, tokens and wall time per task and per run. Private: every text sent
+//! passes through [`redact::Redactor`]. Off unless `[agent]` is configured.
 
+pub mod bench;
 pub mod client;
+pub mod context;
 pub mod redact;
+pub mod scripted;
+
+use crate::ingest::Call;
+use crate::reconcile::Outcome;
+use crate::resolve::{FindingKind, Reach};
+use bench::{Bench, Recheck};
+use client::{Api, Client, ClientError, Message, Part, Role, Usage, estimate_tokens};
+use context::{Sources, Style, Task};
+use knowledge::rules::Rule;
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// `[agent]` in `retrace.toml`: the model endpoint and the agent's bounds.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct AgentConfig {
+    /// The wire format: `openai` (chat completions) or `anthropic` (Messages).
+    pub api: Api,
+    /// The URL requests are posted to (`https://api.openai.com/v1/chat/completions`,
+    /// `http://localhost:11434/v1/chat/completions`, `https://api.anthropic.com/v1/messages`).
+    pub endpoint: String,
+    /// The model's name.
+    pub model: String,
+    /// The environment variable holding the API key (none for a local server).
+    #[serde(default)]
+    pub api_key_env: Option<String>,
+    /// Sampling temperature (default 0).
+    #[serde(default)]
+    pub temperature: f64,
+    /// A seed, for endpoints that honour one.
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Tokens one reply may have (default 1024).
+    #[serde(default = "defaults::max_tokens")]
+    pub max_tokens: u32,
+    /// Seconds one request may take (default 60).
+    #[serde(default = "defaults::timeout_seconds")]
+    pub timeout_seconds: u64,
+    /// Retries of a request answered 429 or 5xx (default 3).
+    #[serde(default = "defaults::retries")]
+    pub retries: u32,
+    /// Model turns per task (default 8).
+    #[serde(default = "defaults::max_turns")]
+    pub max_turns: u32,
+    /// Tokens per task (default 40000).
+    #[serde(default = "defaults::task_tokens")]
+    pub task_tokens: u64,
+    /// Tokens per run (default 200000).
+    #[serde(default = "defaults::run_tokens")]
+    pub run_tokens: u64,
+    /// Seconds per task (default 300).
+    #[serde(default = "defaults::task_seconds")]
+    pub task_seconds: u64,
+    /// Seconds per run (default 900).
+    #[serde(default = "defaults::run_seconds")]
+    pub run_seconds: u64,
+    /// Attempts per task, each with its own seed, until one validates (default 1).
+    #[serde(default = "defaults::samples")]
+    pub samples: u32,
+    /// The first message's style: `focused` (default) or `naive` (the evaluation's baseline).
+    #[serde(default)]
+    pub context: Style,
+}
+
+mod defaults {
+    pub fn max_tokens() -> u32 {
+        1024
+    }
+    pub fn timeout_seconds() -> u64 {
+        60
+    }
+    pub fn retries() -> u32 {
+        3
+    }
+    pub fn max_turns() -> u32 {
+        8
+    }
+    pub fn task_tokens() -> u64 {
+        40_000
+    }
+    pub fn run_tokens() -> u64 {
+        200_000
+    }
+    pub fn task_seconds() -> u64 {
+        300
+    }
+    pub fn run_seconds() -> u64 {
+        900
+    }
+    pub fn samples() -> u32 {
+        1
+    }
+}
+
+/// How one task ended.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "result", content = "detail", rename_all = "kebab-case")]
+pub enum TaskResult {
+    /// A proposed rule validated.
+    Validated,
+    /// The model stopped without a rule that validated.
+    GaveUp,
+    /// A bound was reached (which one, in words).
+    OverBudget(String),
+    /// The endpoint failed (the reason, in words).
+    Failed(String),
+    /// A dry run: the prompt was written to this file instead of being sent.
+    DryRun(String),
+}
+
+/// One task's record: the API, the result, the tokens.
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskReport {
+    /// `eventSource`.
+    pub event_source: String,
+    /// The API.
+    pub api: String,
+    /// The calls it covered.
+    pub event_ids: Vec<String>,
+    /// How it ended.
+    pub result: TaskResult,
+    /// Model turns taken, over every attempt.
+    pub turns: u32,
+    /// Attempts made.
+    pub attempts: u32,
+    /// Tokens the endpoint counted.
+    pub usage: Usage,
+    /// The size of the first prompt (system, tools and task message), estimated in tokens.
+    pub first_prompt_tokens: u64,
+    /// The rule that validated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<Rule>,
+}
+
+/// What the agent did in a run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct AgentReport {
+    /// The model's name.
+    pub model: String,
+    /// One entry per task.
+    pub tasks: Vec<TaskReport>,
+    /// Tokens over every task.
+    pub usage: Usage,
+}
+
+impl AgentReport {
+    /// The validated rules with the task that found each.
+    pub fn validated(&self) -> impl Iterator<Item = (&TaskReport, &Rule)> {
+        self.tasks
+            .iter()
+            .filter_map(|t| t.rule.as_ref().map(|r| (t, r)))
+    }
+}
+
+/// The agent could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentError {
+    /// The client could not be made (a missing key, a bad endpoint).
+    #[error(transparent)]
+    Client(#[from] ClientError),
+    /// The dry-run folder could not be written.
+    #[error("cannot write the prompt to {}: {source}", path.display())]
+    DryRun {
+        /// The file.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// A configured agent: its settings and either a client or a folder for dry runs.
+pub struct Agent {
+    config: AgentConfig,
+    client: Option<Client>,
+    dry_run: Option<PathBuf>,
+}
+
+/// What a run gives the agent besides the outcome.
+pub struct Workspace<'a> {
+    /// The context's sources.
+    pub sources: Sources<'a>,
+    /// The project root.
+    pub root: &'a Path,
+    /// `-var-file` arguments.
+    pub var_files: &'a [PathBuf],
+    /// Reconciles again with a rule set.
+    pub recheck: &'a Recheck<'a>,
+}
+
+impl Agent {
+    /// An agent sending to the configured endpoint.
+    pub fn new(config: AgentConfig) -> Result<Agent, AgentError> {
+        let client = Client::new(&config)?;
+        Ok(Agent {
+            config,
+            client: Some(client),
+            dry_run: None,
+        })
+    }
+
+    /// An agent that writes each task's first request into `dir` and sends nothing.
+    pub fn dry_run(config: AgentConfig, dir: PathBuf) -> Agent {
+        Agent {
+            config,
+            client: None,
+            dry_run: Some(dir),
+        }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// Works on every API whose calls no rule explains and that touched a managed resource;
+    /// stops at the run's bounds.
+    pub async fn explain(
+        &self,
+        outcome: &Outcome,
+        calls: &[Call],
+        work: &Workspace<'_>,
+    ) -> AgentReport {
+        let mut report = AgentReport {
+            model: self.config.model.clone(),
+            ..AgentReport::default()
+        };
+        let start = Instant::now();
+        for task in tasks(outcome, calls, work.sources.rules) {
+            let spent = report.usage.total();
+            let left = Bounds {
+                tokens: self
+                    .config
+                    .run_tokens
+                    .saturating_sub(spent)
+                    .min(self.config.task_tokens),
+                until: start + Duration::from_secs(self.config.run_seconds),
+            };
+            let done = self.attempt_all(&task, work, left).await;
+            report.usage.add(done.usage);
+            report.tasks.push(done);
+        }
+        report
+    }
+
+    async fn attempt_all(
+        &self,
+        task: &Task<'_>,
+        work: &Workspace<'_>,
+        bounds: Bounds,
+    ) -> TaskReport {
+        let mut report = TaskReport {
+            event_source: task.event_source.to_owned(),
+            api: task.api.to_owned(),
+            event_ids: task.calls.iter().map(|c| c.event_id.clone()).collect(),
+            result: TaskResult::GaveUp,
+            turns: 0,
+            attempts: 0,
+            usage: Usage::default(),
+            first_prompt_tokens: 0,
+            rule: None,
+        };
+        for sample in 0..self.config.samples.max(1) {
+            report.attempts += 1;
+            let left = Bounds {
+                tokens: bounds.tokens.saturating_sub(report.usage.total()),
+                until: bounds.until,
+            };
+            let seed = self.config.seed.map(|s| s + u64::from(sample));
+            let attempt = self.attempt(task, work, left, seed).await;
+            report.turns += attempt.turns;
+            report.usage.add(attempt.usage);
+            report.first_prompt_tokens = attempt.first_prompt_tokens;
+            report.result = attempt.result;
+            report.rule = attempt.rule;
+            if !matches!(report.result, TaskResult::GaveUp | TaskResult::Failed(_)) {
+                break;
+            }
+        }
+        report
+    }
+
+    /// One conversation, until a rule validates, the model stops, or a bound is reached.
+    async fn attempt(
+        &self,
+        task: &Task<'_>,
+        work: &Workspace<'_>,
+        bounds: Bounds,
+        seed: Option<u64>,
+    ) -> Attempt {
+        let system = context::system_prompt();
+        let tools = bench::definitions();
+        let first = context::first_message(self.config.context, task, &work.sources);
+        let mut config = self.config.clone();
+        config.seed = seed;
+        let tools_text = serde_json::to_string(&tools).unwrap_or_default();
+        let mut attempt = Attempt {
+            first_prompt_tokens: estimate_tokens(&system)
+                + estimate_tokens(&tools_text)
+                + estimate_tokens(&first),
+            ..Attempt::default()
+        };
+        let mut messages = vec![Message {
+            role: Role::User,
+            parts: vec![Part::Text { text: first }],
+        }];
+        if let Some(dir) = &self.dry_run {
+            attempt.result = write_prompt(
+                dir,
+                task,
+                &client::request_body(&config, &system, &messages, &tools),
+            );
+            return attempt;
+        }
+        let Some(client) = &self.client else {
+            attempt.result = TaskResult::Failed("no model endpoint".to_owned());
+            return attempt;
+        };
+        let mut bench = Bench {
+            sources: &work.sources,
+            root: work.root,
+            var_files: work.var_files,
+            event_source: task.event_source,
+            api: task.api,
+            event_ids: task.calls.iter().map(|c| c.event_id.clone()).collect(),
+            addresses: &task.addresses,
+            recheck: work.recheck,
+            files: work.sources.project.files().clone(),
+        };
+        let task_until =
+            (Instant::now() + Duration::from_secs(config.task_seconds)).min(bounds.until);
+        loop {
+            if let Some(bound) = over(&config, &attempt, &bounds, task_until) {
+                attempt.result = TaskResult::OverBudget(bound);
+                return attempt;
+            }
+            attempt.turns += 1;
+            let reply = match client.complete(&system, &messages, &tools).await {
+                Ok(reply) => reply,
+                Err(e) => {
+                    attempt.result = TaskResult::Failed(e.to_string());
+                    return attempt;
+                }
+            };
+            attempt.usage.add(reply.usage);
+            let uses: Vec<(String, String, serde_json::Value)> = reply
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::ToolUse { id, name, input } => {
+                        Some((id.clone(), name.clone(), input.clone()))
+                    }
+                    _ => None,
+                })
+                .collect();
+            messages.push(Message {
+                role: Role::Assistant,
+                parts: reply.parts,
+            });
+            if uses.is_empty() {
+                attempt.result = TaskResult::GaveUp;
+                return attempt;
+            }
+            let mut results = Vec::new();
+            for (id, name, input) in uses {
+                tracing::info!(tool = %name, api = task.api, "agent tool call");
+                let output = bench.run(&name, &input);
+                results.push(Part::ToolResult {
+                    id,
+                    content: work.sources.redactor.text(&output.text),
+                });
+                if let Some(rule) = output.validated {
+                    attempt.rule = Some(rule);
+                }
+            }
+            if attempt.rule.is_some() {
+                attempt.result = TaskResult::Validated;
+                return attempt;
+            }
+            messages.push(Message {
+                role: Role::User,
+                parts: results,
+            });
+        }
+    }
+}
+
+/// The tokens and the deadline left.
+#[derive(Debug, Clone, Copy)]
+struct Bounds {
+    tokens: u64,
+    until: Instant,
+}
+
+/// One conversation's record.
+#[derive(Debug)]
+struct Attempt {
+    result: TaskResult,
+    turns: u32,
+    usage: Usage,
+    first_prompt_tokens: u64,
+    rule: Option<Rule>,
+}
+
+impl Default for Attempt {
+    fn default() -> Self {
+        Attempt {
+            result: TaskResult::GaveUp,
+            turns: 0,
+            usage: Usage::default(),
+            first_prompt_tokens: 0,
+            rule: None,
+        }
+    }
+}
+
+/// The bound a next turn would cross, in words.
+fn over(
+    config: &AgentConfig,
+    attempt: &Attempt,
+    bounds: &Bounds,
+    until: Instant,
+) -> Option<String> {
+    if attempt.turns >= config.max_turns {
+        return Some(format!("used all {} turns", config.max_turns));
+    }
+    if attempt.usage.total() >= bounds.tokens {
+        return Some(format!(
+            "used {} of the tokens allowed",
+            attempt.usage.total()
+        ));
+    }
+    (Instant::now() >= until).then(|| "ran out of time".to_owned())
+}
+
+fn write_prompt(dir: &Path, task: &Task<'_>, body: &serde_json::Value) -> TaskResult {
+    let name = format!(
+        "{}-{}.json",
+        task.event_source.split('.').next().unwrap_or("api"),
+        task.api
+    );
+    let path = dir.join(name);
+    let written = std::fs::create_dir_all(dir).and_then(|()| {
+        std::fs::write(
+            &path,
+            serde_json::to_string_pretty(body).unwrap_or_default(),
+        )
+    });
+    match written {
+        Ok(()) => TaskResult::DryRun(path.display().to_string()),
+        Err(e) => TaskResult::Failed(AgentError::DryRun { path, source: e }.to_string()),
+    }
+}
+
+/// The tasks of an outcome: per API with no rule, its unexplained calls that touched a
+/// managed resource, with the addresses they touched.
+pub fn tasks<'a>(
+    outcome: &Outcome,
+    calls: &'a [Call],
+    rules: &knowledge::rules::RuleSet,
+) -> Vec<Task<'a>> {
+    let mut out: Vec<Task<'a>> = Vec::new();
+    let findings = outcome
+        .findings
+        .iter()
+        .filter(|f| f.kind == FindingKind::Unexplained && f.reach == Reach::Managed)
+        .filter(|f| rules.find(&f.event_source, &f.api).is_none());
+    for finding in findings {
+        let Some(call) = calls.iter().find(|c| c.event_id == finding.event_id) else {
+            continue;
+        };
+        let addresses = finding.resources.iter().filter_map(|t| t.address.clone());
+        let index = match out
+            .iter()
+            .position(|t| t.event_source == call.event_source && t.api == call.api_name())
+        {
+            Some(i) => i,
+            None => {
+                out.push(Task {
+                    event_source: &call.event_source,
+                    api: call.api_name(),
+                    calls: Vec::new(),
+                    addresses: Vec::new(),
+                });
+                out.len() - 1
+            }
+        };
+        let task = &mut out[index];
+        task.calls.push(call);
+        for address in addresses {
+            if !task.addresses.contains(&address) {
+                task.addresses.push(address);
+            }
+        }
+    }
+    out
+}

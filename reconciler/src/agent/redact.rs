@@ -1,157 +1,235 @@
-//! Secrets taken out of everything before it leaves the machine for a model: the values the
-//! state marks sensitive or the provider schema declares sensitive, the values of variables
-//! declared `sensitive = true`, values under keys that name a secret (password, secret,
-//! token, private key, credentials), and text shaped like a secret (AWS access key ids, PEM
-//! blocks, bearer tokens).
+//! Privacy: what is taken out of every text before it leaves the machine.
+//!
+//! Three kinds of secret are replaced by `[redacted]`: values the project knows are secret
+//! (state attributes marked sensitive, or that the provider schema calls sensitive; the values
+//! of variables declared `sensitive = true`), values under keys that name a secret (password,
+//! secret, token, private key, credentials, ...) in a request, response or state object, and
+//! values shaped like a secret wherever they appear (AWS access key ids, PEM blocks, long
+//! base64 or token-like strings). The agent sends nothing that has not passed through
+//! [`Redactor::text`].
 
-use std::sync::LazyLock;
-
+use crate::terraform::config::Project;
+use crate::terraform::state::{Instance, PathStep, State};
 use knowledge::schema::ProviderSchema;
 use regex::Regex;
 use serde_json::Value;
+use std::sync::LazyLock;
 
-use crate::terraform::state::{Instance, PathStep, State};
-
-/// What stands in for a secret.
+/// What a redacted value is replaced with.
 pub const REDACTED: &str = "[redacted]";
 
-/// The shortest known secret replaced wherever it appears: shorter values (`true`, `1`) would
-/// blank out ordinary text.
-const SHORTEST: usize = 6;
+/// Secrets shorter than this are not searched for as known values (they would match
+/// ordinary words); their key names and shapes still redact them.
+const SHORTEST_KNOWN: usize = 6;
 
-/// Text shaped like a secret, whatever its key.
+/// Key names whose values are secret (compared lower case, without `_` and `-`).
+const SECRET_KEY_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "secret",
+    "token",
+    "privatekey",
+    "credential",
+    "passphrase",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "sessionkey",
+    "authorization",
+    "connectionstring",
+];
+
+/// Value shapes that are secrets wherever they appear.
 static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
-        r"\b(?:AKIA|ASIA|AROA|AIDA)[A-Z0-9]{16}\b",
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-        r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}",
-        r"\b(?:ghp|gho|ghs|github_pat|glpat|xox[abp])[-_A-Za-z0-9]{16,}",
+        // PEM blocks (private keys, certificates), also with escaped line ends.
+        r"-----BEGIN [A-Z0-9 ]+-----[\s\S]*?-----END [A-Z0-9 ]+-----",
+        // AWS access key ids.
+        r"\b(?:AKIA|ASIA|AROA|AIDA|ANPA|AGPA)[A-Z0-9]{16}\b",
+        // GitHub, Slack and similar prefixed tokens.
+        r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})",
+        // JSON web tokens.
+        r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
     ]
     .iter()
-    .filter_map(|pattern| Regex::new(pattern).ok())
+    .map(|p| Regex::new(p).expect("a valid pattern"))
     .collect()
 });
 
-/// Key names whose values are secrets.
-static SECRET_KEY: LazyLock<Option<Regex>> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(password|passwd|secret|token|private_?key|credential|api_?key|auth_?string|session_?key|access_?key_?secret)",
-    )
-    .ok()
-});
+/// Long runs of base64 characters; kept as secrets only when they mix cases and digits.
+static BASE64_RUN: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"[A-Za-z0-9+/]{32,}={0,2}").expect("a valid pattern"));
 
-/// Takes secrets out of text and JSON.
+/// Removes secrets from text and JSON.
 #[derive(Debug, Clone, Default)]
 pub struct Redactor {
-    /// Known secret values, longest first.
-    secrets: Vec<String>,
+    /// Known secret values, longest first so a value containing another goes whole.
+    known: Vec<String>,
 }
 
 impl Redactor {
-    /// A redactor that knows the secrets of `state` (paths it marks sensitive, attributes the
-    /// schema declares sensitive) and the `sensitive_values` given (such as the values of
-    /// variables declared sensitive).
-    pub fn new(
-        state: &State,
-        schema: &ProviderSchema,
-        sensitive_values: impl IntoIterator<Item = String>,
-    ) -> Redactor {
-        let mut secrets: Vec<String> = sensitive_values.into_iter().collect();
-        for instance in &state.instances {
-            collect_sensitive(instance, schema, &mut secrets);
+    /// A redactor knowing the secrets of a project: the state's sensitive attributes (marked
+    /// in the state or by the schema), every value under a secret-naming key in the state,
+    /// and the values of sensitive variables.
+    pub fn new(states: &[&State], project: Option<&Project>, schema: &ProviderSchema) -> Redactor {
+        let mut known = Vec::new();
+        for state in states {
+            for instance in &state.instances {
+                instance_secrets(instance, schema, &mut known);
+            }
         }
-        secrets.retain(|s| s.len() >= SHORTEST);
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        Redactor { secrets }
+        if let Some(project) = project {
+            known.extend(sensitive_variable_values(project));
+        }
+        Redactor::with_known(known)
     }
 
-    /// `text` with every known secret and every secret-shaped piece replaced.
+    /// A redactor knowing exactly these secret values.
+    pub fn with_known(mut known: Vec<String>) -> Redactor {
+        known.retain(|s| s.len() >= SHORTEST_KNOWN);
+        known.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+        known.dedup();
+        Redactor { known }
+    }
+
+    /// The text with every known secret and secret-shaped value replaced.
     pub fn text(&self, text: &str) -> String {
         let mut out = text.to_owned();
-        for secret in &self.secrets {
+        for secret in &self.known {
             if out.contains(secret.as_str()) {
                 out = out.replace(secret.as_str(), REDACTED);
+            }
+            // The same value as it appears inside a JSON string.
+            let escaped = Value::String(secret.clone()).to_string();
+            let inner = &escaped[1..escaped.len() - 1];
+            if inner != secret && out.contains(inner) {
+                out = out.replace(inner, REDACTED);
             }
         }
         for shape in SHAPES.iter() {
             out = shape.replace_all(&out, REDACTED).into_owned();
         }
-        out
+        BASE64_RUN
+            .replace_all(&out, |c: &regex::Captures<'_>| {
+                let run = &c[0];
+                if looks_random(run) {
+                    REDACTED.to_owned()
+                } else {
+                    run.to_owned()
+                }
+            })
+            .into_owned()
     }
 
-    /// `value` with secrets replaced: whole values under keys that name a secret, and
-    /// secrets inside every string.
+    /// A JSON value with secret-named keys' values replaced, then every string redacted as
+    /// text.
     pub fn json(&self, value: &Value) -> Value {
         match value {
-            Value::String(s) => Value::String(self.text(s)),
-            Value::Array(items) => Value::Array(items.iter().map(|v| self.json(v)).collect()),
             Value::Object(map) => Value::Object(
                 map.iter()
-                    .map(|(key, v)| {
-                        let hidden = names_secret(key) && !v.is_null() && !v.is_boolean();
-                        let v = if hidden {
+                    .map(|(k, v)| {
+                        let v = if is_secret_key(k) && !v.is_null() {
                             Value::String(REDACTED.to_owned())
                         } else {
                             self.json(v)
                         };
-                        (key.clone(), v)
+                        (k.clone(), v)
                     })
                     .collect(),
             ),
+            Value::Array(items) => Value::Array(items.iter().map(|v| self.json(v)).collect()),
+            Value::String(s) => Value::String(self.text(s)),
             other => other.clone(),
         }
     }
 }
 
-/// Whether a key names a secret (`masterUserPassword`, `SecretString`, `private_key`).
-fn names_secret(key: &str) -> bool {
-    SECRET_KEY.as_ref().is_some_and(|r| r.is_match(key))
+/// Whether a key names a secret (`MasterUserPassword`, `client_secret`, `x-api-key`), but
+/// not a thing about one (`KmsKeyId`, `SecretArn`, `secretName`, `tokenType`).
+pub fn is_secret_key(key: &str) -> bool {
+    let flat: String = key
+        .chars()
+        .filter(|c| *c != '_' && *c != '-')
+        .flat_map(char::to_lowercase)
+        .collect();
+    let about = [
+        "arn", "id", "name", "type", "ttl", "expiry", "rotation", "version", "length", "count",
+        "enabled",
+    ];
+    SECRET_KEY_WORDS.iter().any(|w| flat.contains(w))
+        && !about.iter().any(|suffix| flat.ends_with(suffix))
 }
 
-/// The string values of `instance` that are sensitive: under a path the state marks, or a
-/// top-level attribute the provider schema declares sensitive.
-fn collect_sensitive(instance: &Instance, schema: &ProviderSchema, out: &mut Vec<String>) {
-    let declared = schema.resource(&instance.resource_type);
-    let Some(attributes) = instance.attributes.as_object() else {
-        return;
-    };
-    for (name, value) in attributes {
-        let path = vec![PathStep::Key(name.clone())];
-        let by_schema = declared
-            .and_then(|r| r.block.attributes.get(name))
-            .is_some_and(|a| a.sensitive);
-        walk(instance, value, path, by_schema, out);
+/// Whether a base64-looking run mixes upper and lower case with digits or base64's `+` and
+/// `/`, as keys and tokens do and words, ids and hex digests do not.
+fn looks_random(run: &str) -> bool {
+    let upper = run.chars().filter(char::is_ascii_uppercase).count();
+    let lower = run.chars().filter(char::is_ascii_lowercase).count();
+    let digits = run.chars().filter(char::is_ascii_digit).count();
+    let symbols = run.contains('+') || run.contains('/');
+    upper >= 4 && lower >= 4 && (digits >= 3 || symbols)
+}
+
+/// An instance's secret values: its sensitive paths, the schema's sensitive attributes,
+/// and values under secret-naming keys.
+fn instance_secrets(instance: &Instance, schema: &ProviderSchema, out: &mut Vec<String>) {
+    for path in &instance.sensitive {
+        if let Some(value) = at_path(&instance.attributes, path) {
+            strings_in(value, out);
+        }
+    }
+    if let Some(fields) = instance.attributes.as_object() {
+        for (name, value) in fields {
+            let sensitive = schema
+                .attribute(&instance.resource_type, name)
+                .is_some_and(|a| a.sensitive);
+            if sensitive || is_secret_key(name) {
+                strings_in(value, out);
+            }
+        }
     }
 }
 
-/// Collects the string leaves under `value` (at `path`) that are sensitive.
-fn walk(
-    instance: &Instance,
-    value: &Value,
-    path: Vec<PathStep>,
-    marked: bool,
-    out: &mut Vec<String>,
-) {
-    let marked = marked || instance.is_sensitive(&path);
+fn at_path<'a>(value: &'a Value, path: &[PathStep]) -> Option<&'a Value> {
+    path.iter().try_fold(value, |v, step| match step {
+        PathStep::Key(k) => v.get(k),
+        PathStep::Index(i) => v.get(*i as usize),
+    })
+}
+
+fn strings_in(value: &Value, out: &mut Vec<String>) {
     match value {
-        Value::String(s) if marked => out.push(s.clone()),
-        Value::Array(items) => {
-            for (i, item) in items.iter().enumerate() {
-                let mut next = path.clone();
-                next.push(PathStep::Index(i as u64));
-                walk(instance, item, next, marked, out);
-            }
-        }
-        Value::Object(map) => {
-            for (key, item) in map {
-                let mut next = path.clone();
-                next.push(PathStep::Key(key.clone()));
-                walk(instance, item, next, marked, out);
-            }
-        }
+        Value::String(s) if !s.is_empty() => out.push(s.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings_in(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings_in(v, out)),
         _ => {}
     }
+}
+
+/// The values of the variables a module declares `sensitive = true`, in every module
+/// instance.
+fn sensitive_variable_values(project: &Project) -> Vec<String> {
+    let mut names = Vec::new();
+    for text in project.files().values() {
+        let Ok(body) = crate::terraform::syntax::parse_body(text) else {
+            continue;
+        };
+        for block in body.get_blocks("variable") {
+            let sensitive = block.body.get_attribute("sensitive").is_some_and(
+                |a| matches!(&a.value, hcl::edit::expr::Expression::Bool(b) if *b.value()),
+            );
+            if let (true, Some(label)) = (sensitive, block.labels.first()) {
+                names.push(label.as_str().to_owned());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for variable in project.variables() {
+        if names.contains(&variable.name) {
+            strings_in(&variable.value.to_json().unwrap_or(Value::Null), &mut out);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -159,50 +237,76 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn state() -> State {
-        let doc = json!({"version": 4, "terraform_version": "1.11.4", "serial": 1, "lineage": "l",
-            "outputs": {}, "resources": [
-            {"mode": "managed", "type": "aws_db_instance", "name": "main",
-             "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-             "instances": [{"schema_version": 2, "attributes": {"id": "db-1",
-                "identifier": "shop", "password": "correct-horse-battery", "username": "admin"},
-                "sensitive_attributes": []}]},
-            {"mode": "managed", "type": "aws_ssm_parameter", "name": "api",
-             "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-             "instances": [{"schema_version": 0, "attributes": {"id": "/shop/api",
-                "name": "/shop/api", "value": "sk-live-0123456789abcdef"},
-                "sensitive_attributes": [[{"type": "get_attr", "value": "value"}]]}]}]});
-        State::parse(doc.to_string().as_bytes(), "test").expect("state")
-    }
-
-    fn redactor() -> Redactor {
-        let schema = ProviderSchema::bundled().expect("schema");
-        Redactor::new(&state(), schema, ["hunter2-from-tfvars".to_owned()])
+    #[test]
+    fn secret_shapes_are_redacted_anywhere() {
+        let r = Redactor::default();
+        let text = "key AKIAIOSFODNN7EXAMPLE and -----BEGIN RSA PRIVATE KEY-----\nMIIB\n-----END RSA PRIVATE KEY----- end";
+        assert_eq!(r.text(text), "key [redacted] and [redacted] end");
+        let token = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        assert_eq!(r.text(&format!("s={token}")), "s=[redacted]");
     }
 
     #[test]
-    fn state_secrets_and_sensitive_variables_are_taken_out() {
-        let r = redactor();
-        let text = "password correct-horse-battery, value sk-live-0123456789abcdef, var hunter2-from-tfvars, name shop";
-        let out = r.text(text);
+    fn ordinary_values_survive() {
+        let r = Redactor::default();
+        for kept in [
+            "arn:aws:iam::123456789012:role/shop-prod-api",
+            "sg-0123456789abcdef0",
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
+            "https://sqs.eu-west-1.amazonaws.com/123456789012/orders",
+            "RawMessageDelivery",
+        ] {
+            assert_eq!(r.text(kept), kept);
+        }
+    }
+
+    #[test]
+    fn secret_keys_are_told_from_keys_about_secrets() {
+        for secret in [
+            "MasterUserPassword",
+            "client_secret",
+            "x-api-key",
+            "SecretString",
+            "authToken",
+        ] {
+            assert!(is_secret_key(secret), "{secret}");
+        }
+        for about in [
+            "secretArn",
+            "SecretId",
+            "kmsKeyId",
+            "tokenType",
+            "name",
+            "secretName",
+        ] {
+            assert!(!is_secret_key(about), "{about}");
+        }
+    }
+
+    #[test]
+    fn json_values_under_secret_keys_and_known_values_go() {
+        let r = Redactor::with_known(vec!["hunter2-but-longer".into(), "abc".into()]);
+        let value = json!({
+            "dbInstanceIdentifier": "orders",
+            "masterUserPassword": "Sup3r",
+            "note": "set to hunter2-but-longer today",
+            "tiny": "abc"
+        });
         assert_eq!(
-            out,
-            "password [redacted], value [redacted], var [redacted], name shop"
+            r.json(&value),
+            json!({
+                "dbInstanceIdentifier": "orders",
+                "masterUserPassword": REDACTED,
+                "note": "set to [redacted] today",
+                "tiny": "abc"
+            })
         );
     }
 
     #[test]
-    fn secret_shapes_and_secret_keys_are_taken_out_of_json() {
-        let r = redactor();
-        let request = json!({"dBInstanceIdentifier": "shop", "masterUserPassword": "anything-at-all",
-            "manageMasterUserPassword": true,
-            "tags": [{"key": "owner", "value": "AKIAIOSFODNN7EXAMPLE"}],
-            "note": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----"});
-        let out = r.json(&request);
-        assert_eq!(out["dBInstanceIdentifier"], "shop");
-        assert_eq!(out["masterUserPassword"], REDACTED);
-        assert_eq!(out["manageMasterUserPassword"], true);
-        assert_eq!(out["tags"][0]["value"], REDACTED);
-        assert_eq!(out["note"], REDACTED);
+    fn known_values_are_found_inside_json_text_too() {
+        let r = Redactor::with_known(vec!["line one\nline \"two\"".into()]);
+        let body = json!({"content": "x line one\nline \"two\" y"}).to_string();
+        assert!(!r.text(&body).contains("line \\\"two"), "{}", r.text(&body));
     }
 }

@@ -379,7 +379,8 @@ async fn finish(
         routed,
         input,
         knowledge.as_deref_mut(),
-    )?;
+    )
+    .await?;
     report.status = Some(outcome.status);
     let told = Told {
         workspace: &workspace.name,
@@ -573,7 +574,7 @@ fn origin(call: &Call) -> Origin<'_> {
 }
 
 /// Reconciles the workspace's calls with its project and policy.
-fn reconcile(
+async fn reconcile(
     setup: &Setup<'_>,
     workspace: &WorkspaceConfig,
     project_dir: &Path,
@@ -613,9 +614,10 @@ fn reconcile(
         ownership: &ownership,
         validators: &validators,
         shared_module_edits: setup.shared_module_edits,
+        agent: None,
     };
     let record = (!setup.dry_run).then_some(workspace.name.as_str());
-    let ran = run::reconcile_calls(calls, input.clone(), &project, knowledge, record)?;
+    let ran = run::reconcile_calls(calls, input.clone(), &project, knowledge, record).await?;
     if let Some(Err(error)) = ran.recorded {
         return Err(error.into());
     }

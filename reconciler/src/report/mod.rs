@@ -1,5 +1,6 @@
 //! Printing results for people (`text`) and programs (`json`, `ndjson`).
 
+pub mod agent;
 pub mod events;
 pub mod load;
 pub mod reconcile;

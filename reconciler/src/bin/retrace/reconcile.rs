@@ -10,6 +10,7 @@ use clap::Args;
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
+use reconciler::agent::{Agent, AgentReport};
 use reconciler::attribute::Attributor;
 use reconciler::config::Config;
 use reconciler::policy::Policy;
@@ -63,6 +64,13 @@ pub struct RunArgs {
     /// Do not run the real `terraform plan` on the patch (the built-in check still runs).
     #[arg(long)]
     no_terraform: bool,
+    /// Write the agent's prompts into this directory instead of sending them (needs an
+    /// `[agent]` table in retrace.toml).
+    #[arg(long, value_name = "DIR")]
+    agent_dry_run: Option<PathBuf>,
+    /// Do not run the agent even when `[agent]` is configured.
+    #[arg(long)]
+    no_agent: bool,
 }
 
 /// The knowledge base a run uses: its file and demotion threshold, or none (`--no-record`).
@@ -111,7 +119,7 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         observed.as_deref(),
         var_files,
         kb,
-        !args.run.no_terraform,
+        &args.run,
         args.allow_shared_module_edits,
     )
     .await?;
@@ -241,7 +249,7 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
         None,
         var_files,
         kb,
-        !args.run.no_terraform,
+        &args.run,
         false,
     )
     .await?;
@@ -266,6 +274,12 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
         Format::Text => {
             let mut text = reconciler::report::reconcile::input_text(&result.input);
             text.push_str(&reconciler::report::reconcile::text(&result.outcome));
+            if let Some(agent) = &result.agent {
+                text.push_str("\nAgent:\n");
+                for line in reconciler::report::agent::lines(agent) {
+                    text.push_str(&format!("  {line}\n"));
+                }
+            }
             let lines = knowledge_lines(result);
             if !lines.is_empty() {
                 text.push_str("\nKnowledge base:\n");
@@ -287,6 +301,7 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
                     notes: &result.notes,
                 },
                 input: &result.input,
+                agent: result.agent.as_ref(),
             };
             // Written as it is serialised: no copy of the whole document in memory.
             serde_json::to_writer_pretty(&mut stdout, &report)?;
@@ -304,6 +319,8 @@ struct JsonReport<'a> {
     outcome: &'a Outcome,
     knowledge: JsonKnowledge<'a>,
     input: &'a reconciler::pipeline::InputSummary,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    agent: Option<&'a AgentReport>,
 }
 
 /// The knowledge section of the JSON report.
@@ -332,9 +349,11 @@ async fn outcome(
     observed: Option<&Path>,
     var_files: Vec<PathBuf>,
     kb: Option<KbSettings>,
-    terraform: bool,
+    run_args: &RunArgs,
     shared_module_edits: bool,
 ) -> Result<Ran> {
+    let terraform = !run_args.no_terraform;
+    let agent = agent(config, run_args)?;
     let readers = sources.sources(config).await?;
     let attributor = Attributor::new(&config.attribution)?;
     let trail = Trail {
@@ -343,8 +362,9 @@ async fn outcome(
         filter: sources.filter(config)?,
         allow_empty: sources.allow_empty,
     };
+    let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
     let mut knowledge = kb
-        .map(|kb| Knowledge::open(&kb.path, kb.demote_after))
+        .map(|kb| Knowledge::open_with(&kb.path, kb.demote_after, &shipped))
         .transpose()?;
     let policy = Policy::new(config.policy.clone())?;
     let or_config = |given: &[String], configured: &[String]| {
@@ -363,15 +383,31 @@ async fn outcome(
         observed: observed.map(State::read).transpose()?,
         accounts: or_config(&sources.accounts, &config.project.accounts),
         regions: regions.clone(),
-        rules: RuleSet::bundled()?,
+        rules: &shipped,
         signals: SignalSet::bundled()?,
         schema: ProviderSchema::bundled()?,
         policy: &policy,
         ownership: &config.ownership,
         validators: &validators,
         shared_module_edits,
+        agent: agent.as_ref(),
     };
     Ok(run::run(trail, project, knowledge.as_mut()).await?)
+}
+
+/// The agent `[agent]` configures, unless `--no-agent`; `--agent-dry-run` makes it write its
+/// prompts instead of sending them.
+fn agent(config: &Config, run: &RunArgs) -> Result<Option<Agent>> {
+    let Some(settings) = config.agent.clone().filter(|_| !run.no_agent) else {
+        if run.agent_dry_run.is_some() {
+            bail!("--agent-dry-run needs an [agent] table in retrace.toml");
+        }
+        return Ok(None);
+    };
+    Ok(Some(match &run.agent_dry_run {
+        Some(dir) => Agent::dry_run(settings, dir.clone()),
+        None => Agent::new(settings)?,
+    }))
 }
 
 /// The validators run after the built-in check: the real `terraform plan`, unless turned off

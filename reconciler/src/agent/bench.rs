@@ -1,0 +1,412 @@
+//! The agent's tools: read-only looks at the code, state, schema and knowledge base; the
+//! typed edit tools of the planner on a scratch copy with `check_plan`; and `propose_rule`,
+//! which reconciles again with the proposed rule and says, relative to the task, what the
+//! patch does and whether it validated.
+
+use super::context::{self, Sources};
+use super::redact::Redactor;
+use crate::learn::service_of;
+use crate::reconcile::{Outcome, ReconcileError};
+use crate::record;
+use crate::resolve::FindingKind;
+use crate::synthesize::edit::{Files, ToolCall, tools};
+use crate::validate::{Check, PlanCheck, Validator};
+use knowledge::rules::{Rule, RuleSet, RuleSpec, validate};
+use serde_json::{Value, json};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::client::ToolDef;
+
+/// Lines a `read_file` call returns at most.
+const MAX_LINES: usize = 80;
+
+/// Matches a `search_config` call returns at most.
+const MAX_MATCHES: usize = 20;
+
+/// Re-runs the reconciliation with another rule set (supplied by the run).
+pub type Recheck<'a> = dyn Fn(&RuleSet) -> Result<Outcome, ReconcileError> + 'a;
+
+/// What a tool call gave: the text for the model, and the rule when a proposal validated.
+pub struct ToolOutput {
+    /// The result, in words or compact JSON.
+    pub text: String,
+    /// The proposed rule, when retrace's check with it passed.
+    pub validated: Option<Rule>,
+}
+
+impl ToolOutput {
+    fn text(text: impl Into<String>) -> ToolOutput {
+        ToolOutput {
+            text: text.into(),
+            validated: None,
+        }
+    }
+}
+
+/// The tools of one task, over a scratch copy of the configuration files.
+pub struct Bench<'a> {
+    /// The sources of the context.
+    pub sources: &'a Sources<'a>,
+    /// The project's root (for the plan check).
+    pub root: &'a Path,
+    /// `-var-file` arguments.
+    pub var_files: &'a [PathBuf],
+    /// The task's API and event source.
+    pub event_source: &'a str,
+    /// The task's API.
+    pub api: &'a str,
+    /// The task's event ids.
+    pub event_ids: Vec<String>,
+    /// The addresses the task's calls touched.
+    pub addresses: &'a [String],
+    /// Reconciles again with a rule set.
+    pub recheck: &'a Recheck<'a>,
+    /// The scratch files the edit tools change.
+    pub files: Files,
+}
+
+/// The read-only and checking tools, then the edit tools, as the model sees them.
+pub fn definitions() -> Vec<ToolDef> {
+    let mut out = vec![
+        def(
+            "read_file",
+            "Read lines of a configuration file (1-based, at most 80).",
+            json!({"type": "object", "properties": {
+                "path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
+                "required": ["path"]}),
+        ),
+        def(
+            "search_config",
+            "Find configuration lines containing a text (at most 20 matches).",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+        ),
+        def(
+            "show_state",
+            "Show a resource instance's attributes in the state and what the observed cloud changed.",
+            json!({"type": "object", "properties": {"address": {"type": "string"}}, "required": ["address"]}),
+        ),
+        def(
+            "show_schema",
+            "Show the settable attributes and nested blocks of a Terraform AWS resource type.",
+            json!({"type": "object", "properties": {"resource_type": {"type": "string"}}, "required": ["resource_type"]}),
+        ),
+        def(
+            "similar_fixes",
+            "Show the knowledge base's rules most like an API of an event source.",
+            json!({"type": "object", "properties": {
+                "event_source": {"type": "string"}, "api": {"type": "string"}}, "required": ["api"]}),
+        ),
+        def(
+            "check_plan",
+            "Check the scratch edits made so far against the observed cloud: what still differs on the touched resources and what else changed.",
+            json!({"type": "object", "properties": {}}),
+        ),
+        def(
+            "propose_rule",
+            "Propose the rule for the task's API (the body of a [[rule]] table as JSON: api, resource, kind, risk, summary, identity, set, block, tags, ...). retrace plans the patch with it and checks it; done when the check passes.",
+            json!({"type": "object", "properties": {"rule": {"type": "object"}}, "required": ["rule"]}),
+        ),
+    ];
+    let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
+    out.push(def(
+        "edit_tool_schema",
+        "Show the description and input schema of one edit tool.",
+        json!({"type": "object", "properties": {"tool": {"type": "string", "enum": names}}, "required": ["tool"]}),
+    ));
+    out.push(def(
+        "edit",
+        &format!(
+            "Run one edit tool on the scratch copy (see edit_tool_schema for its input): {}.",
+            names.join(", ")
+        ),
+        json!({"type": "object", "properties": {
+            "tool": {"type": "string", "enum": names}, "input": {"type": "object"}},
+            "required": ["tool", "input"]}),
+    ));
+    out
+}
+
+/// The edit tools are offered by name, their schemas on request: every schema in every
+/// request would cost more tokens than the task's whole context.
+fn edit_tool_schema(name: &str) -> String {
+    match tools().into_iter().find(|t| t.name == name) {
+        Some(t) => format!("{}\n{}", t.description, t.input_schema),
+        None => format!("no edit tool {name}"),
+    }
+}
+
+fn def(name: &str, description: &str, schema: Value) -> ToolDef {
+    ToolDef {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        schema,
+    }
+}
+
+impl Bench<'_> {
+    /// Runs one tool call; a bad call is answered with the reason, for the model to correct.
+    pub fn run(&mut self, name: &str, input: &Value) -> ToolOutput {
+        let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or("");
+        match name {
+            "read_file" => ToolOutput::text(self.read_file(
+                text("path"),
+                input.get("start_line").and_then(Value::as_u64),
+                input.get("end_line").and_then(Value::as_u64),
+            )),
+            "search_config" => ToolOutput::text(self.search(text("text"))),
+            "show_state" => ToolOutput::text(self.show_state(text("address"))),
+            "show_schema" => ToolOutput::text(self.show_schema(text("resource_type"))),
+            "similar_fixes" => {
+                let source = Some(text("event_source")).filter(|s| !s.is_empty());
+                ToolOutput::text(self.similar(source.unwrap_or(self.event_source), text("api")))
+            }
+            "check_plan" => ToolOutput::text(self.check_plan()),
+            "propose_rule" => self.propose(input.get("rule").unwrap_or(&Value::Null)),
+            "edit_tool_schema" => ToolOutput::text(edit_tool_schema(text("tool"))),
+            "edit" => ToolOutput::text(
+                self.edit(text("tool"), input.get("input").unwrap_or(&Value::Null)),
+            ),
+            _ => ToolOutput::text(format!("no tool {name}")),
+        }
+    }
+
+    fn redactor(&self) -> &Redactor {
+        self.sources.redactor
+    }
+
+    fn read_file(&self, path: &str, start: Option<u64>, end: Option<u64>) -> String {
+        let Some(text) = self.files.get(path) else {
+            let known: Vec<&str> = self.files.keys().map(String::as_str).collect();
+            return format!("no file {path}; the files are: {}", known.join(", "));
+        };
+        let start = start.unwrap_or(1).max(1) as usize;
+        let end = (end.unwrap_or(u64::MAX) as usize).min(start + MAX_LINES - 1);
+        text.lines()
+            .enumerate()
+            .skip(start - 1)
+            .take(end + 1 - start)
+            .map(|(i, line)| format!("{}: {line}\n", i + 1))
+            .collect()
+    }
+
+    fn search(&self, needle: &str) -> String {
+        if needle.is_empty() {
+            return "give a text to search for".to_owned();
+        }
+        let mut out = String::new();
+        let hits = self.files.iter().flat_map(|(path, text)| {
+            text.lines()
+                .enumerate()
+                .filter(move |(_, l)| l.contains(needle))
+                .map(move |(i, l)| format!("{path}:{}: {}\n", i + 1, l.trim()))
+        });
+        for hit in hits.take(MAX_MATCHES) {
+            out.push_str(&hit);
+        }
+        if out.is_empty() {
+            format!("no line contains {needle}")
+        } else {
+            out
+        }
+    }
+
+    fn show_state(&self, address: &str) -> String {
+        let s = self.sources;
+        let before = s.state.instances.iter().find(|i| i.address == address);
+        let after = s.observed.instances.iter().find(|i| i.address == address);
+        let Some(shown) = before.or(after) else {
+            return format!("no instance {address} in the state or the observed cloud");
+        };
+        format!(
+            "{address} ({}):\n{}\nchanged in the cloud:\n{}",
+            shown.resource_type,
+            self.redactor().json(&shown.attributes),
+            context::net_change(before, after, self.redactor())
+        )
+    }
+
+    fn show_schema(&self, resource_type: &str) -> String {
+        let Some(resource) = self.sources.schema.resource(resource_type) else {
+            return format!("{resource_type} is not in the bundled schema");
+        };
+        let blocks: Vec<&str> = resource.block.blocks.keys().map(String::as_str).collect();
+        format!(
+            "attributes: {}\nnested blocks: {}",
+            context::schema_excerpt(self.sources.schema, resource_type),
+            blocks.join(", ")
+        )
+    }
+
+    fn similar(&self, event_source: &str, api: &str) -> String {
+        let rules = context::similar_rules(self.sources.rules, event_source, api, 3);
+        if rules.is_empty() {
+            return "no similar rule".to_owned();
+        }
+        rules.iter().map(|r| context::rule_json(r) + "\n").collect()
+    }
+
+    fn edit(&mut self, name: &str, input: &Value) -> String {
+        let call = match ToolCall::parse(name, &input.to_string()) {
+            Ok(call) => call,
+            Err(e) => return e.to_string(),
+        };
+        match call.run(&self.files) {
+            Ok(result) => {
+                self.files.extend(result.files);
+                result.summary
+            }
+            Err(e) => format!("refused: {e}"),
+        }
+    }
+
+    fn check_plan(&self) -> String {
+        let original = self.sources.project.files();
+        let changed: std::collections::BTreeMap<String, String> = self
+            .files
+            .iter()
+            .filter(|(p, t)| original.get(*p) != Some(*t))
+            .map(|(p, t)| (p.clone(), t.clone()))
+            .collect();
+        if changed.is_empty() {
+            return "no edit made yet".to_owned();
+        }
+        let check = Check {
+            root: self.root,
+            outside: &[],
+            changed: &changed,
+            var_files: self.var_files,
+            state: self.sources.state,
+            observed: self.sources.observed,
+            touched: self.addresses,
+            excused: &[],
+        };
+        match PlanCheck.validate(&check) {
+            Ok(validation) => {
+                let mut out = format!("passed: {}\n", validation.passed);
+                for d in validation.differences.iter().chain(&validation.collateral) {
+                    let _ = writeln!(
+                        out,
+                        "{} {}: code {} cloud {}",
+                        d.address, d.attribute, d.config, d.observed
+                    );
+                }
+                self.redactor().text(&out)
+            }
+            Err(e) => format!("the check could not run: {e}"),
+        }
+    }
+
+    /// Parses, checks against the schema, and reconciles with the proposed rule.
+    fn propose(&self, body: &Value) -> ToolOutput {
+        let rule = match self.parse_rule(body) {
+            Ok(rule) => rule,
+            Err(reason) => return ToolOutput::text(format!("not a usable rule: {reason}")),
+        };
+        let with =
+            match RuleSet::from_rules(self.sources.rules.iter().cloned().chain([rule.clone()])) {
+                Ok(set) => set,
+                Err(e) => return ToolOutput::text(format!("not a usable rule: {e}")),
+            };
+        let problems =
+            RuleSet::from_rules([rule.clone()]).map(|s| s.check_schema(self.sources.schema));
+        if let Ok(problems) = &problems
+            && !problems.is_empty()
+        {
+            let words: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            return ToolOutput::text(format!(
+                "the rule does not fit the provider schema: {}",
+                words.join("; ")
+            ));
+        }
+        let outcome = match (self.recheck)(&with) {
+            Ok(outcome) => outcome,
+            Err(e) => return ToolOutput::text(format!("the reconciliation failed: {e}")),
+        };
+        let (summary, passed) = self.summary(&rule, &outcome);
+        ToolOutput {
+            text: self.redactor().text(&summary),
+            validated: passed.then_some(rule),
+        }
+    }
+
+    fn parse_rule(&self, body: &Value) -> Result<Rule, String> {
+        let mut body = body.clone();
+        let Some(fields) = body.as_object_mut() else {
+            return Err("`rule` must be an object".to_owned());
+        };
+        fields.entry("api").or_insert_with(|| json!(self.api));
+        let spec: RuleSpec = serde_json::from_value(body).map_err(|e| e.to_string())?;
+        if spec.api != self.api {
+            return Err(format!("the task is {}, not {}", self.api, spec.api));
+        }
+        let rule = Rule {
+            service: service_of(self.event_source, self.sources.rules),
+            event_source: self.event_source.to_owned(),
+            id_prefixes: Default::default(),
+            spec,
+        };
+        validate(&rule)?;
+        Ok(rule)
+    }
+
+    /// What the reconciliation with the rule did for the task's calls, and whether it is a
+    /// validated fix: every call explained, the rule's changes validated, every validator
+    /// passed.
+    fn summary(&self, rule: &Rule, outcome: &Outcome) -> (String, bool) {
+        let mut out = String::new();
+        let unexplained: Vec<&str> = outcome
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::Unexplained && self.event_ids.contains(&f.event_id))
+            .map(|f| f.reason.as_str())
+            .collect();
+        for reason in &unexplained {
+            let _ = writeln!(out, "still unexplained: {reason}");
+        }
+        for decided in &outcome.intents {
+            for delta in &decided.intent.deltas {
+                if delta.rules.contains(&rule.id()) {
+                    let address = delta.address.as_deref().unwrap_or("a new resource");
+                    let change = json!({"lifecycle": delta.lifecycle, "attributes": delta.attributes,
+                        "blocks": delta.blocks, "tags_set": delta.tags_set, "tags_removed": delta.tags_removed});
+                    let _ = writeln!(out, "changes {address}: {change}");
+                }
+            }
+        }
+        for step in &outcome.plan.steps {
+            let _ = writeln!(out, "edit: {} ({})", step.call.name(), step.why);
+        }
+        for unplanned in &outcome.plan.unplanned {
+            let _ = writeln!(out, "not planned: {}", unplanned.reason);
+        }
+        for v in &outcome.validations {
+            let _ = writeln!(
+                out,
+                "{}: {}",
+                v.validator,
+                if v.passed { "passed" } else { "failed" }
+            );
+            for d in v.differences.iter().chain(&v.collateral) {
+                let _ = writeln!(
+                    out,
+                    "  {} {}: code {} cloud {}",
+                    d.address, d.attribute, d.config, d.observed
+                );
+            }
+        }
+        let rule_ok = record::rule_outcomes(outcome).get(&rule.id()) == Some(&true);
+        let passed =
+            unexplained.is_empty() && rule_ok && outcome.validations.iter().all(|v| v.passed);
+        let _ = writeln!(
+            out,
+            "{}",
+            if passed {
+                "validated: the rule is learned"
+            } else {
+                "not validated"
+            }
+        );
+        (out, passed)
+    }
+}
