@@ -6,7 +6,7 @@ use std::path::Path;
 use knowledge::RuleSet;
 use knowledge::rules::{Kind, Paths, Risk, Rule, RuleSpec, ValueSource};
 use knowledge::store::{
-    Evidence, NewReconciliation, Outcome, Provenance, RuleFilter, Store, StoreError,
+    AgentEvidence, Evidence, NewReconciliation, Outcome, Provenance, RuleFilter, Store, StoreError,
     trace_signature,
 };
 
@@ -61,6 +61,8 @@ fn reconciliation(signature: &str, outcome: Outcome) -> NewReconciliation {
         patch: "--- a/main.tf\n+++ b/main.tf\n".into(),
         outcome,
         detail: "plan: no changes".into(),
+        prompt_tokens: 1200,
+        completion_tokens: 80,
     }
 }
 
@@ -70,11 +72,11 @@ fn migrates_from_empty_and_reopens() {
     let path = dir.path().join("knowledge.db");
     {
         let mut store = Store::open(&path).expect("opens");
-        assert_eq!(store.schema_version().expect("version"), 2);
+        assert_eq!(store.schema_version().expect("version"), 3);
         store.sync_shipped(shipped()).expect("sync");
     }
     let store = Store::open(&path).expect("reopens");
-    assert_eq!(store.schema_version().expect("version"), 2);
+    assert_eq!(store.schema_version().expect("version"), 3);
     assert_eq!(store.active_rules().expect("rules").len(), shipped().len());
     let conn = rusqlite::Connection::open(&path).expect("raw open");
     let mode: String = conn
@@ -270,6 +272,83 @@ fn reconciliations_are_found_by_signature() {
     let stats = store.stats().expect("stats");
     assert_eq!(stats.reconciliations_by_outcome.get("passed"), Some(&1));
     assert_eq!(stats.reconciliations_by_outcome.get("flagged"), Some(&1));
+    let kept = store.reconciliation(passed).expect("one").data;
+    assert_eq!((kept.prompt_tokens, kept.completion_tokens), (1200, 80));
+    assert_eq!((stats.prompt_tokens, stats.completion_tokens), (3600, 240));
+}
+
+fn agent_evidence() -> Evidence {
+    Evidence {
+        agent: Some(AgentEvidence {
+            model: "gpt-test".into(),
+            prompt_tokens: 2100,
+            completion_tokens: 140,
+        }),
+        ..evidence()
+    }
+}
+
+#[test]
+fn a_rule_the_agent_found_has_its_own_provenance_and_is_demoted_and_reviewed_like_learned_ones() {
+    let mut store = Store::open_in_memory().expect("opens");
+    store.sync_shipped(shipped()).expect("sync");
+    let id = store
+        .propose_learned(learned_rule("ModifyTransitGateway"), agent_evidence())
+        .expect("stored");
+    let record = store.show(id).expect("show");
+    assert_eq!(record.provenance, Provenance::Agent);
+    assert_eq!(record.evidence, Some(agent_evidence()));
+    assert_eq!(
+        store
+            .stats()
+            .expect("stats")
+            .rules_by_provenance
+            .get("agent"),
+        Some(&1)
+    );
+    store.record_outcome(id, false).expect("outcome");
+    assert!(!store.record_outcome(id, false).expect("outcome").active);
+    let reviewed = store.review(id).expect("review");
+    assert_eq!(reviewed.provenance, Provenance::Reviewed);
+    let rejected = store.reject(id).expect("reject");
+    assert_eq!(rejected.provenance, Provenance::Agent, "its origin is kept");
+    assert!(!rejected.active);
+}
+
+/// The version 2 schema as earlier releases wrote it, with one learned rule found by the
+/// agent, migrates: the rule becomes `agent`, reconciliations gain zero token counts.
+#[test]
+fn a_version_2_store_migrates_agent_rules_and_token_columns() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("old.db");
+    {
+        let mut store = Store::open(&path).expect("opens");
+        store
+            .propose_learned(learned_rule("ModifyTransitGateway"), agent_evidence())
+            .expect("stored");
+        store
+            .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+            .expect("stored");
+        store
+            .record_reconciliation(&reconciliation("sig", Outcome::Passed))
+            .expect("record");
+    }
+    let conn = rusqlite::Connection::open(&path).expect("raw open");
+    conn.execute_batch(
+        "UPDATE rules SET provenance = 'learned';
+         ALTER TABLE reconciliations DROP COLUMN prompt_tokens;
+         ALTER TABLE reconciliations DROP COLUMN completion_tokens;
+         PRAGMA user_version = 2;",
+    )
+    .expect("back to version 2");
+    drop(conn);
+    let store = Store::open(&path).expect("migrates");
+    assert_eq!(store.schema_version().expect("version"), 3);
+    let stats = store.stats().expect("stats");
+    assert_eq!(stats.rules_by_provenance.get("agent"), Some(&1));
+    assert_eq!(stats.rules_by_provenance.get("learned"), Some(&1));
+    assert_eq!((stats.prompt_tokens, stats.completion_tokens), (0, 0));
+    assert_eq!(store.find_by_signature("sig").expect("find").len(), 1);
 }
 
 #[test]

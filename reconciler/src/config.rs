@@ -196,6 +196,10 @@ pub struct WorkspaceConfig {
     /// The workspace's ownership rules (default: the file's `[ownership]`).
     #[serde(default)]
     pub ownership: Option<OwnershipConfig>,
+    /// The observed state (the cloud as a refresh sees it), relative to the project
+    /// directory: with it, rules are learned from the drift and the agent can work.
+    #[serde(default)]
+    pub observed: Option<PathBuf>,
 }
 
 /// Where a workspace's state comes from.

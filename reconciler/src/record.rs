@@ -6,6 +6,7 @@
 //! gives the rules to use (shipped plus active learned and reviewed ones), and records the
 //! outcome.
 
+use crate::agent::client::Usage;
 use crate::learn::Proposal;
 use crate::policy::Decision;
 use crate::reconcile::{Decided, Outcome};
@@ -168,13 +169,14 @@ impl Knowledge {
             .any(|r| r.provenance != store::Provenance::Shipped && &r.rule == rule))
     }
 
-    /// Records the run in one transaction: the reconciliation, the outcome of each stored rule
-    /// it used, and the rules it learned.
+    /// Records the run in one transaction: the reconciliation with the agent's `tokens`, the
+    /// outcome of each stored rule it used, and the rules it learned.
     pub fn record(
         &mut self,
         outcome: &Outcome,
         workspace: &str,
         learned: &[Proposal],
+        tokens: Usage,
     ) -> Result<Recorded, RecordError> {
         let signature = signature(outcome);
         let seen_before = self.seen_before(&signature)?;
@@ -192,6 +194,8 @@ impl Knowledge {
                 patch: outcome.diff.clone(),
                 outcome: store_outcome(outcome),
                 detail: detail(outcome),
+                prompt_tokens: tokens.prompt_tokens,
+                completion_tokens: tokens.completion_tokens,
             },
             outcomes: rule_outcomes
                 .iter()

@@ -126,7 +126,10 @@ pub async fn reconcile_calls(
 ) -> Result<Ran, RunError> {
     let settled = settle(calls, project, knowledge.as_deref()).await?;
     let recorded = match (knowledge, record) {
-        (Some(k), Some(workspace)) => Some(k.record(&settled.outcome, workspace, &settled.learned)),
+        (Some(k), Some(workspace)) => {
+            let tokens = settled.agent.as_ref().map(|a| a.usage).unwrap_or_default();
+            Some(k.record(&settled.outcome, workspace, &settled.learned, tokens))
+        }
         _ => None,
     };
     Ok(Ran {

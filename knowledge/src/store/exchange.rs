@@ -69,7 +69,7 @@ impl Store {
     /// as a JSON document.
     pub fn export<W: Write>(&self, writer: W, reconciliations: bool) -> Result<(), StoreError> {
         let mut rules = Vec::new();
-        for provenance in [Provenance::Learned, Provenance::Reviewed] {
+        for provenance in [Provenance::Learned, Provenance::Agent, Provenance::Reviewed] {
             let filter = RuleFilter {
                 provenance: Some(provenance),
                 ..RuleFilter::default()

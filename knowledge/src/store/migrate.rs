@@ -67,6 +67,34 @@ const MIGRATIONS: &[&str] = &[
         corrected INTEGER NOT NULL DEFAULT 0,
         updated_at TEXT NOT NULL
     );",
+    // 3: rules a language-model agent found have their own provenance, and each
+    // reconciliation keeps the tokens its agent spent.
+    "CREATE TABLE rules_v3 (
+        id INTEGER PRIMARY KEY,
+        rule_id TEXT NOT NULL,
+        service TEXT NOT NULL,
+        event_source TEXT NOT NULL,
+        api TEXT NOT NULL,
+        provenance TEXT NOT NULL CHECK (provenance IN ('shipped', 'learned', 'agent', 'reviewed')),
+        body TEXT NOT NULL,
+        hash TEXT NOT NULL,
+        successes INTEGER NOT NULL DEFAULT 0,
+        failures INTEGER NOT NULL DEFAULT 0,
+        consecutive_failures INTEGER NOT NULL DEFAULT 0,
+        active INTEGER NOT NULL DEFAULT 1 CHECK (active IN (0, 1)),
+        evidence TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    INSERT INTO rules_v3 SELECT * FROM rules;
+    DROP TABLE rules;
+    ALTER TABLE rules_v3 RENAME TO rules;
+    UPDATE rules SET provenance = 'agent'
+        WHERE provenance = 'learned' AND json_extract(evidence, '$.agent') IS NOT NULL;
+    CREATE UNIQUE INDEX rules_shipped_api ON rules (event_source, api) WHERE provenance = 'shipped';
+    CREATE UNIQUE INDEX rules_learned_hash ON rules (hash) WHERE provenance <> 'shipped';
+    ALTER TABLE reconciliations ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE reconciliations ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0;",
 ];
 
 /// The schema version this build writes.

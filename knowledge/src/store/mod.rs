@@ -33,6 +33,8 @@ pub enum Provenance {
     Shipped,
     /// Learned from a validated fix for a call no rule covered.
     Learned,
+    /// Found by the language-model agent and validated like a learned rule.
+    Agent,
     /// A learned rule a person has reviewed.
     Reviewed,
 }
@@ -43,6 +45,7 @@ impl Provenance {
         match self {
             Self::Shipped => "shipped",
             Self::Learned => "learned",
+            Self::Agent => "agent",
             Self::Reviewed => "reviewed",
         }
     }
@@ -51,6 +54,7 @@ impl Provenance {
         match text {
             "shipped" => Some(Self::Shipped),
             "learned" => Some(Self::Learned),
+            "agent" => Some(Self::Agent),
             "reviewed" => Some(Self::Reviewed),
             _ => None,
         }
@@ -157,6 +161,12 @@ pub struct NewReconciliation {
     pub outcome: Outcome,
     /// The validation detail (plan output summary, flag reasons).
     pub detail: String,
+    /// Prompt tokens the run's agent sent (0 when no agent ran).
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// Completion tokens the run's agent received.
+    #[serde(default)]
+    pub completion_tokens: u64,
 }
 
 /// A recorded reconciliation.
@@ -194,6 +204,10 @@ pub struct Stats {
     pub reconciliations_by_outcome: BTreeMap<String, u64>,
     /// Successes over successes plus failures of all rules; `None` before any outcome.
     pub rule_success_rate: Option<f64>,
+    /// Prompt tokens the agent spent over every recorded reconciliation.
+    pub prompt_tokens: u64,
+    /// Completion tokens over every recorded reconciliation.
+    pub completion_tokens: u64,
 }
 
 /// What [`Store::sync_shipped`] did.
@@ -228,7 +242,8 @@ impl std::fmt::Debug for Store {
 const RULE_COLUMNS: &str = "id, body, provenance, hash, successes, failures, \
     consecutive_failures, active, evidence, created_at, updated_at";
 const RECONCILIATION_COLUMNS: &str =
-    "id, signature, workspace, intents, patch, outcome, detail, created_at";
+    "id, signature, workspace, intents, patch, outcome, detail, created_at, prompt_tokens,
+     completion_tokens";
 
 impl Store {
     /// Opens (creating if needed) the store at a path, in WAL mode, migrating its schema.
@@ -427,9 +442,9 @@ impl Store {
     /// Marks a learned rule reviewed: it becomes active again with its failure streak cleared.
     pub fn review(&mut self, id: i64) -> Result<RuleRecord, StoreError> {
         let record = self.show(id)?;
-        if record.provenance != Provenance::Learned {
+        if !matches!(record.provenance, Provenance::Learned | Provenance::Agent) {
             return Err(self.invalid(format!(
-                "rule {id} ({}) is {}, not learned",
+                "rule {id} ({}) is {}, not learned or found by the agent",
                 record.rule.id(),
                 record.provenance.as_str()
             )));
@@ -508,6 +523,15 @@ impl Store {
                 |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
             )
             .map_err(|e| self.sqlite("cannot count", e))?;
+        let (prompt_tokens, completion_tokens): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)
+                 FROM reconciliations",
+                [],
+                |row| Ok((row.get(0)?, row.get(1)?)),
+            )
+            .map_err(|e| self.sqlite("cannot count", e))?;
         let uses = successes + failures;
         Ok(Stats {
             rules_by_provenance: count_by(
@@ -519,6 +543,8 @@ impl Store {
                 "SELECT outcome, COUNT(*) FROM reconciliations GROUP BY outcome",
             )?,
             rule_success_rate: (uses > 0).then(|| successes as f64 / uses as f64),
+            prompt_tokens: prompt_tokens.max(0) as u64,
+            completion_tokens: completion_tokens.max(0) as u64,
         })
     }
 
@@ -590,11 +616,18 @@ impl Store {
                     row.get(6)?,
                 ],
                 row.get::<_, String>(7)?,
+                [row.get::<_, i64>(8)?, row.get::<_, i64>(9)?],
             ))
         })?;
         rows.into_iter()
             .map(
-                |(id, outcome, [signature, workspace, intents, patch, detail], created_at)| {
+                |(
+                    id,
+                    outcome,
+                    [signature, workspace, intents, patch, detail],
+                    created_at,
+                    tokens,
+                )| {
                     let outcome = Outcome::parse(&outcome).ok_or_else(|| {
                         self.invalid(format!(
                             "reconciliation {id}: bad stored outcome \"{outcome}\""
@@ -609,6 +642,8 @@ impl Store {
                             patch,
                             outcome,
                             detail,
+                            prompt_tokens: tokens[0].max(0) as u64,
+                            completion_tokens: tokens[1].max(0) as u64,
                         },
                         created_at,
                     })
@@ -725,19 +760,16 @@ fn learn(
     if let Some(id) = existing {
         return Ok(id);
     }
-    insert_rule(
-        tx,
-        rule,
-        body,
-        hash,
-        Provenance::Learned,
-        Some(evidence),
-        now,
-    )?;
+    let provenance = if evidence.agent.is_some() {
+        Provenance::Agent
+    } else {
+        Provenance::Learned
+    };
+    insert_rule(tx, rule, body, hash, provenance, Some(evidence), now)?;
     Ok(tx.last_insert_rowid())
 }
 
-/// Counts one use of a rule; a learned rule reaching `demote_after` failures in a row is
+/// Counts one use of a rule; a learned (or agent-found) rule reaching `demote_after` failures in a row is
 /// made inactive.
 fn count_outcome(
     tx: &rusqlite::Transaction<'_>,
@@ -756,7 +788,7 @@ fn count_outcome(
         tx.execute(
             "UPDATE rules SET failures = failures + 1,
              consecutive_failures = consecutive_failures + 1,
-             active = CASE WHEN provenance = 'learned'
+             active = CASE WHEN provenance IN ('learned', 'agent')
                             AND consecutive_failures + 1 >= ?1 THEN 0 ELSE active END,
              updated_at = ?2 WHERE id = ?3",
             params![demote_after, now, id],
@@ -775,7 +807,8 @@ fn insert_reconciliation(
     let fingerprint = fingerprint(new, created_at);
     let added = tx.execute(
         "INSERT OR IGNORE INTO reconciliations (fingerprint, signature, workspace, intents,
-         patch, outcome, detail, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+         patch, outcome, detail, created_at, prompt_tokens, completion_tokens)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
         params![
             fingerprint,
             new.signature,
@@ -784,7 +817,9 @@ fn insert_reconciliation(
             new.patch,
             new.outcome.as_str(),
             new.detail,
-            created_at
+            created_at,
+            new.prompt_tokens as i64,
+            new.completion_tokens as i64
         ],
     )?;
     let id = tx.query_row(

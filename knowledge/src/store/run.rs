@@ -112,7 +112,8 @@ impl Store {
         }
         self.write_rule(id, |tx, now| {
             tx.execute(
-                "UPDATE rules SET provenance = 'learned', active = 0, updated_at = ?1
+                "UPDATE rules SET provenance = CASE WHEN json_extract(evidence, '$.agent')
+                 IS NOT NULL THEN 'agent' ELSE 'learned' END, active = 0, updated_at = ?1
                  WHERE id = ?2",
                 params![now, id],
             )
@@ -174,6 +175,8 @@ mod tests {
                 patch: String::new(),
                 outcome: Outcome::Passed,
                 detail: format!("{outcomes:?}"),
+                prompt_tokens: 0,
+                completion_tokens: 0,
             },
             outcomes,
             learned,

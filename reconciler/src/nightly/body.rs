@@ -5,6 +5,7 @@
 
 use std::fmt::Write;
 
+use crate::agent::AgentReport;
 use crate::intents::describe;
 use crate::policy::Decision;
 use crate::reconcile::Outcome;
@@ -21,6 +22,8 @@ pub struct Told<'a> {
     pub window: &'a str,
     /// The title template (`[nightly] title`).
     pub title: &'a str,
+    /// What the agent did, when it ran.
+    pub agent: Option<&'a AgentReport>,
 }
 
 impl Told<'_> {
@@ -79,6 +82,7 @@ impl Told<'_> {
         }
         out.push_str(&self.intents());
         self.validation(&mut out);
+        self.agent(&mut out);
         self.left_out(&mut out);
         if !outcome.diff.is_empty() {
             let fence = fence_for(&outcome.diff);
@@ -178,6 +182,32 @@ impl Told<'_> {
     }
 
     /// Edits already in the code, and the findings no intent absorbs.
+    /// The agent's tasks, how each ended and its tokens, and the rules it found: a reviewer
+    /// sees what the model cost and which changes it explained.
+    fn agent(&self, out: &mut String) {
+        let Some(agent) = self.agent.filter(|a| !a.tasks.is_empty()) else {
+            return;
+        };
+        out.push_str(
+            "## Agent
+
+",
+        );
+        for line in crate::report::agent::lines(agent) {
+            let _ = writeln!(out, "- {}", md(&line));
+        }
+        for (task, rule) in agent.validated() {
+            let _ = writeln!(
+                out,
+                "- learned rule {} for {} prompt + {} completion tokens; the same change costs none next time",
+                md(&rule.id()),
+                task.usage.prompt_tokens,
+                task.usage.completion_tokens
+            );
+        }
+        out.push('\n');
+    }
+
     fn left_out(&self, out: &mut String) {
         let outcome = self.outcome;
         let settled: Vec<String> = outcome
@@ -285,6 +315,63 @@ mod tests {
             md("<script> *bold* [link](x) `code` a|b"),
             "&lt;script&gt; \\*bold\\* \\[link\\](x) \\`code\\` a\\|b"
         );
+    }
+
+    #[test]
+    fn the_request_tells_what_the_agent_cost_and_which_rule_it_found() {
+        use crate::agent::client::Usage;
+        use crate::agent::{TaskReport, TaskResult};
+        let usage = Usage {
+            prompt_tokens: 2400,
+            completion_tokens: 150,
+        };
+        let rule = knowledge::rules::RuleSet::bundled()
+            .expect("rules")
+            .find("logs.amazonaws.com", "PutRetentionPolicy")
+            .expect("rule")
+            .clone();
+        let agent = AgentReport {
+            model: "local-model".into(),
+            tasks: vec![TaskReport {
+                event_source: "logs.amazonaws.com".into(),
+                api: "PutRetentionPolicy".into(),
+                event_ids: vec!["e-1".into()],
+                result: TaskResult::Validated,
+                turns: 3,
+                attempts: 1,
+                usage,
+                first_prompt_tokens: 700,
+                rule: Some(rule),
+            }],
+            usage,
+        };
+        let outcome = Outcome::empty();
+        let told = Told {
+            workspace: "prod",
+            outcome: &outcome,
+            window: "today",
+            title: "t",
+            agent: Some(&agent),
+        };
+        let body = told.body();
+        let section = &body[body.find("## Agent").expect("an agent section")..];
+        assert!(section.contains("- PutRetentionPolicy (logs.amazonaws.com), 1 call(s): a rule validated and is learned; 2400 prompt + 150 completion tokens in 3 turn(s)"), "{section}");
+        assert!(
+            section
+                .contains("- model local-model: 2400 prompt + 150 completion tokens in this run"),
+            "{section}"
+        );
+        assert!(
+            section.contains(
+                "- learned rule logs:PutRetentionPolicy for 2400 prompt + 150 completion tokens"
+            ),
+            "{section}"
+        );
+        let without = Told {
+            agent: None,
+            ..told
+        };
+        assert!(!without.body().contains("## Agent"));
     }
 
     #[test]

@@ -23,6 +23,8 @@ use knowledge::signals::SignalSet;
 use knowledge::store::{Review, ReviewLine, ReviewState, Settlement, StoreError, Watermark};
 use serde::Serialize;
 
+use crate::agent::client::Usage;
+use crate::agent::{Agent, AgentReport};
 use crate::config::{Config, ConfigError, WorkspaceConfig, parse_when};
 use crate::ingest::Call;
 use crate::pipeline::InputSummary;
@@ -105,6 +107,9 @@ pub struct Setup<'a> {
     pub validators: Validators<'a>,
     /// Whether an edit may land in a module outside a project's root.
     pub shared_module_edits: bool,
+    /// The agent for calls no rule explains, when `[agent]` is configured; it works on the
+    /// workspaces that name an `observed` state.
+    pub agent: Option<&'a Agent>,
 }
 
 /// What the run did for one workspace.
@@ -128,6 +133,8 @@ pub struct WorkspaceReport {
     pub request: Option<RequestReport>,
     /// Earlier pull requests whose fate this run recorded.
     pub reviewed: Vec<Reviewed>,
+    /// Tokens the agent spent on the workspace.
+    pub tokens: Usage,
     /// The reconciliation.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub outcome: Option<Outcome>,
@@ -246,6 +253,7 @@ pub async fn run_all(
             commit: None,
             request: None,
             reviewed: Vec::new(),
+            tokens: Usage::default(),
             outcome: None,
         };
         match prepare(
@@ -371,7 +379,7 @@ async fn finish(
         ..
     } = prepared;
     let nightly = &setup.config.nightly;
-    let outcome = reconcile(
+    let (outcome, agent) = reconcile(
         setup,
         &workspace,
         &project_dir,
@@ -382,11 +390,13 @@ async fn finish(
     )
     .await?;
     report.status = Some(outcome.status);
+    report.tokens = agent.as_ref().map(|a| a.usage).unwrap_or_default();
     let told = Told {
         workspace: &workspace.name,
         outcome: &outcome,
         window: &report.window,
         title: &nightly.title,
+        agent: agent.as_ref(),
     };
     let mut lines = Vec::new();
     if !outcome.changes.is_empty() {
@@ -582,8 +592,12 @@ async fn reconcile(
     calls: &[Call],
     input: &InputSummary,
     knowledge: Option<&mut Knowledge>,
-) -> Result<Outcome, NightlyError> {
+) -> Result<(Outcome, Option<AgentReport>), NightlyError> {
     let config = setup.config;
+    let observed = match &workspace.observed {
+        Some(file) => Some(read_observed(&project_dir.join(file))?),
+        None => None,
+    };
     let policy = Policy::new(
         workspace
             .policy
@@ -604,7 +618,7 @@ async fn reconcile(
             .map(|f| project_dir.join(f))
             .collect(),
         state,
-        observed: None,
+        observed,
         accounts: workspace.accounts.clone(),
         regions: workspace.regions.clone(),
         rules: setup.rules,
@@ -614,14 +628,19 @@ async fn reconcile(
         ownership: &ownership,
         validators: &validators,
         shared_module_edits: setup.shared_module_edits,
-        agent: None,
+        agent: setup.agent,
     };
     let record = (!setup.dry_run).then_some(workspace.name.as_str());
     let ran = run::reconcile_calls(calls, input.clone(), &project, knowledge, record).await?;
     if let Some(Err(error)) = ran.recorded {
         return Err(error.into());
     }
-    Ok(ran.outcome)
+    Ok((ran.outcome, ran.agent))
+}
+
+/// Reads a workspace's observed state (the cloud as a refresh sees it).
+fn read_observed(path: &Path) -> Result<State, NightlyError> {
+    Ok(State::read(path).map_err(ReadStateError::from)?)
 }
 
 /// Writes the patch into the checkout's project directory.

@@ -70,7 +70,7 @@ enum KbCommand {
 #[derive(Debug, Args)]
 struct ListArgs {
     /// Only this provenance.
-    #[arg(long, value_parser = ["shipped", "learned", "reviewed"])]
+    #[arg(long, value_parser = ["shipped", "learned", "agent", "reviewed"])]
     provenance: Option<String>,
     /// Only this service (e.g. `ec2`).
     #[arg(long)]
@@ -175,6 +175,7 @@ fn list_rules(store: &Store, list: &ListArgs, json: bool) -> Result<String> {
 fn provenance(name: &str) -> Provenance {
     match name {
         "learned" => Provenance::Learned,
+        "agent" => Provenance::Agent,
         "reviewed" => Provenance::Reviewed,
         _ => Provenance::Shipped,
     }
@@ -212,6 +213,12 @@ fn show_text(r: &RuleRecord) -> String {
             e.reconciliation_id,
             e.event_ids.join(", ")
         ));
+        if let Some(agent) = &e.agent {
+            out.push_str(&format!(
+                "  found by the agent ({}) for {} prompt and {} completion tokens\n",
+                agent.model, agent.prompt_tokens, agent.completion_tokens
+            ));
+        }
     }
     let body = serde_json::to_string_pretty(&r.rule).unwrap_or_default();
     out.push_str("  rule:\n");
@@ -245,6 +252,7 @@ fn stats(stats: &Stats, reviews: &[RuleReview], json: bool) -> Result<String> {
             "inactive_rules": stats.inactive_rules,
             "reconciliations_by_outcome": stats.reconciliations_by_outcome,
             "rule_success_rate": stats.rule_success_rate,
+            "agent_tokens": {"prompt": stats.prompt_tokens, "completion": stats.completion_tokens},
             "reviews_by_rule": reviews,
         }));
     }
@@ -260,6 +268,10 @@ fn stats(stats: &Stats, reviews: &[RuleReview], json: bool) -> Result<String> {
         Some(rate) => out.push_str(&format!("rule success rate: {:.1}%\n", rate * 100.0)),
         None => out.push_str("rule success rate: no outcomes yet\n"),
     }
+    out.push_str(&format!(
+        "agent tokens over every run: {} prompt, {} completion\n",
+        stats.prompt_tokens, stats.completion_tokens
+    ));
     counts(&mut out, "rules by service", &stats.rules_by_service);
     out.push_str("pull request reviews by rule (merged, closed unmerged, lines corrected):\n");
     if reviews.is_empty() {

@@ -11,6 +11,7 @@ use clap::Args;
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
+use reconciler::agent::Agent;
 use reconciler::attribute::Attributor;
 use reconciler::config::{Config, parse_when};
 use reconciler::ingest::Filter;
@@ -45,6 +46,9 @@ pub struct NightlyArgs {
     /// Let edits land in modules outside a project's root, which other roots may use too.
     #[arg(long)]
     allow_shared_module_edits: bool,
+    /// Do not run the agent even when `[agent]` is configured.
+    #[arg(long)]
+    no_agent: bool,
 }
 
 /// Runs `retrace nightly`.
@@ -62,7 +66,12 @@ pub async fn run(
             bail!("--workspace {name}: retrace.toml has no workspace of that name");
         }
     }
-    let mut knowledge = Knowledge::open(&kb.path, kb.demote_after)?;
+    let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
+    let mut knowledge = Knowledge::open_with(&kb.path, kb.demote_after, &shipped)?;
+    let agent = match config.agent.clone().filter(|_| !args.no_agent) {
+        Some(settings) => Some(Agent::new(settings)?),
+        None => None,
+    };
     let now = Utc::now();
     let when = |text: &Option<String>| text.as_deref().map(|t| parse_when(t, now)).transpose();
     let since = when(&args.sources.since)?;
@@ -74,11 +83,12 @@ pub async fn run(
         dry_run: args.dry_run,
         since,
         only: &args.only,
-        rules: RuleSet::bundled()?,
+        rules: &shipped,
         signals: SignalSet::bundled()?,
         schema: ProviderSchema::bundled()?,
         validators: &validators,
         shared_module_edits: args.allow_shared_module_edits,
+        agent: agent.as_ref(),
     };
     let planned = nightly::plan(&setup, Some(&knowledge), now)?;
     let earliest = planned.iter().map(|(_, since)| *since).min();
