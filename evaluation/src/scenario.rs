@@ -138,6 +138,10 @@ pub struct Scenario {
     pub base_state_sha256: String,
     /// What a correct answer is.
     pub expect: Expect,
+    /// Shipped rules left out when the scenario runs (`service:Api`): the long tail, whose
+    /// calls only the learner or the agent can explain.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub withhold: Vec<String>,
 }
 
 /// The post-drift state as changes over the pre-drift state.

@@ -64,6 +64,7 @@ fn build(
         generator: "test".into(),
         seed: 0,
         base_state_sha256: sha256_file(&state_path()).unwrap(),
+        withhold: Vec::new(),
         expect,
     };
     let delta = StateDelta::between(&base, &post);

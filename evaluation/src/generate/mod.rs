@@ -144,6 +144,7 @@ pub fn generate_project(
                     generator: format!("{}/{}", category.name(), candidate.generator),
                     seed: run_seed,
                     base_state_sha256: digest.clone(),
+                    withhold: Vec::new(),
                     expect: run.expect,
                 },
                 records: run.records,

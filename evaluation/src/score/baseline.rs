@@ -122,6 +122,7 @@ mod tests {
                 generator: String::new(),
                 seed: 0,
                 base_state_sha256: String::new(),
+                withhold: Vec::new(),
                 expect: Default::default(),
             },
             1,

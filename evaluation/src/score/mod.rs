@@ -6,6 +6,7 @@
 pub mod baseline;
 pub mod checks;
 pub mod compare;
+pub mod compare_agents;
 pub mod hcl_scan;
 pub mod passk;
 pub mod results;
@@ -27,6 +28,11 @@ use reconciler::run::{self, reconcile_with};
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
 use serde::{Deserialize, Serialize};
+use knowledge::store::Store;
+use reconciler::agent::Agent;
+use reconciler::agent::client::Usage;
+use reconciler::record::{Knowledge, RecordError};
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -98,6 +104,12 @@ pub struct Sample {
     pub overrides: usize,
     /// Language-model tokens spent (zero for the deterministic planner).
     pub tokens: u64,
+    /// Of those, the tokens of the prompts sent.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// The agent's task contexts (first messages), estimated in tokens.
+    #[serde(default)]
+    pub context_tokens: u64,
     /// Wall time of the reconciliation and its scoring, in milliseconds.
     pub wall_ms: f64,
     /// Whether the built-in checks all passed (`passed` is Terraform's verdict when it judged).
@@ -153,6 +165,23 @@ pub struct Scorer {
     runtime: tokio::runtime::Runtime,
     prepared: HashMap<String, Prepared>,
     oracle: Option<TerraformOracle>,
+    withhold: Vec<String>,
+    agent: Option<AgentRun>,
+}
+
+/// What the agent spent on one sample.
+#[derive(Debug, Clone, Copy, Default)]
+struct Spent {
+    usage: Usage,
+    context_tokens: u64,
+}
+
+/// The agent a scorer gives the reconciler, and where what it learns is kept.
+struct AgentRun {
+    agent: Agent,
+    /// A knowledge store shared by every sample (what one sample learns, the next uses);
+    /// without it each sample starts from the shipped rules in a store of its own.
+    knowledge: Option<PathBuf>,
 }
 
 impl Scorer {
@@ -161,6 +190,7 @@ impl Scorer {
     pub fn new(projects_root: &Path) -> Result<Scorer, ScoreError> {
         let setup = |e: &dyn std::fmt::Display| ScoreError::Setup(e.to_string());
         let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
             .build()
             .map_err(|e| setup(&e))?;
         Ok(Scorer {
@@ -173,7 +203,38 @@ impl Scorer {
             runtime,
             prepared: HashMap::new(),
             oracle: None,
+            withhold: Vec::new(),
+            agent: None,
         })
+    }
+
+    /// Leaves these shipped rules (`service:Api`) out of every sample, besides those a
+    /// scenario withholds itself.
+    pub fn withholding(mut self, withhold: Vec<String>) -> Scorer {
+        self.withhold = withhold;
+        self
+    }
+
+    /// Lets the agent explain what no rule does, learning into the store at `knowledge` when
+    /// given (else into a fresh store per sample).
+    pub fn with_agent(mut self, agent: Agent, knowledge: Option<PathBuf>) -> Scorer {
+        self.agent = Some(AgentRun { agent, knowledge });
+        self
+    }
+
+    /// The rules a scenario runs with: the bundled ones less those withheld.
+    fn rules_for(&self, scenario: &crate::scenario::Scenario) -> Cow<'static, RuleSet> {
+        let withheld: Vec<String> = self
+            .withhold
+            .iter()
+            .chain(&scenario.withhold)
+            .cloned()
+            .collect();
+        if withheld.is_empty() {
+            Cow::Borrowed(self.rules)
+        } else {
+            Cow::Owned(self.rules.without(&withheld))
+        }
     }
 
     /// Lets Terraform judge every sample (`passed` becomes its verdict; the built-in
@@ -205,7 +266,9 @@ impl Scorer {
         let scenario = &stored.scenario;
         let post_delta = stored.post()?;
         self.prepare(stored)?;
-        let (rules, schema, policy) = (self.rules, self.schema, &self.policy);
+        let rules = self.rules_for(scenario);
+        let rules = rules.as_ref();
+        let (schema, policy) = (self.schema, &self.policy);
         let prepared = &self.prepared[&scenario.project];
         let post = post_delta.apply(&prepared.pre);
         let scratch = tempfile::tempdir().map_err(|source| ScoreError::Scratch {
@@ -234,12 +297,17 @@ impl Scorer {
             ownership: &ownership,
             validators: &no_validators,
             shared_module_edits: false,
-            agent: None,
+            agent: self.agent.as_ref().map(|a| &a.agent),
         };
-        let result = reconcile_with(calls, &project, rules);
-        let outcome = match result {
-            Ok(outcome) => outcome,
-            Err(error) => return Ok((failed_run(&error.to_string(), start), Outcome::empty())),
+        let result = match &self.agent {
+            None => reconcile_with(calls, &project, rules)
+                .map(|outcome| (outcome, Spent::default()))
+                .map_err(|e| e.to_string()),
+            Some(run) => self.settle(run, calls, &project, rules, &scenario.id),
+        };
+        let (outcome, spent) = match result {
+            Ok(done) => done,
+            Err(error) => return Ok((failed_run(&error, start), Outcome::empty())),
         };
         // An empty patch leaves the code as it was: its evaluation is the original's.
         let patched = if outcome.changes.is_empty() {
@@ -279,10 +347,45 @@ impl Scorer {
             lines_removed,
             at_source,
             overrides: outcome.plan.steps.len() - at_source,
-            tokens: 0,
+            tokens: spent.usage.total(),
+            prompt_tokens: spent.usage.prompt_tokens,
+            context_tokens: spent.context_tokens,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
         };
         Ok((sample, outcome))
+    }
+
+    /// Reconciles with the learner and the agent, as `retrace reconcile` does with a knowledge
+    /// base and an observed state; records the run when the store is shared.
+    fn settle(
+        &self,
+        run: &AgentRun,
+        calls: &[Call],
+        project: &run::Project<'_>,
+        rules: &RuleSet,
+        id: &str,
+    ) -> Result<(Outcome, Spent), String> {
+        let mut knowledge = match &run.knowledge {
+            Some(path) => Knowledge::open_with(path, None, rules),
+            None => Store::open_in_memory()
+                .map_err(RecordError::from)
+                .and_then(|store| Knowledge::from_store_with(store, rules)),
+        }
+        .map_err(|e| e.to_string())?;
+        let settled = self
+            .runtime
+            .block_on(run::settle(calls, project, Some(&knowledge)))
+            .map_err(|e| e.to_string())?;
+        let spent = Spent {
+            usage: settled.agent.as_ref().map(|a| a.usage).unwrap_or_default(),
+            context_tokens: settled.agent.as_ref().map_or(0, |a| a.context_tokens()),
+        };
+        if run.knowledge.is_some() {
+            knowledge
+                .record(&settled.outcome, id, &settled.learned, spent.usage)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok((settled.outcome, spent))
     }
 
     /// The trail's out-of-band calls in time order, read as `retrace reconcile` reads files.
@@ -453,6 +556,8 @@ fn failed_run(error: &str, start: Instant) -> Sample {
         at_source: 0,
         overrides: 0,
         tokens: 0,
+        prompt_tokens: 0,
+        context_tokens: 0,
         wall_ms: start.elapsed().as_secs_f64() * 1000.0,
         builtin_passed: false,
         terraform: None,

@@ -42,6 +42,12 @@ pub struct ScenarioResult {
     pub overrides: f64,
     /// Language-model tokens, summed over the samples.
     pub tokens: u64,
+    /// Of those, prompt tokens.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// The agent's task contexts, estimated in tokens, summed over the samples.
+    #[serde(default)]
+    pub context_tokens: u64,
     /// Wall time of all samples, in milliseconds.
     pub wall_ms: f64,
     /// When Terraform judged: whether the built-in checks passed every sample too.
@@ -77,6 +83,8 @@ impl ScenarioResult {
             at_source: mean(&|s| s.at_source),
             overrides: mean(&|s| s.overrides),
             tokens: samples.iter().map(|s| s.tokens).sum(),
+            prompt_tokens: samples.iter().map(|s| s.prompt_tokens).sum(),
+            context_tokens: samples.iter().map(|s| s.context_tokens).sum(),
             wall_ms: samples.iter().map(|s| s.wall_ms).sum(),
             builtin_passed: samples
                 .iter()
@@ -103,6 +111,8 @@ impl ScenarioResult {
             at_source: 0.0,
             overrides: 0.0,
             tokens: 0,
+            prompt_tokens: 0,
+            context_tokens: 0,
             wall_ms: 0.0,
             builtin_passed: None,
         }
@@ -171,6 +181,12 @@ pub struct Results {
     pub patch: PatchFigures,
     /// Language-model tokens in all.
     pub tokens: u64,
+    /// Of those, prompt tokens.
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    /// The agent's task contexts, estimated in tokens.
+    #[serde(default)]
+    pub context_tokens: u64,
     /// Wall time of the whole run, in seconds.
     pub wall_seconds: f64,
     /// Wall time per scenario (all samples), mean, in milliseconds.
@@ -270,6 +286,8 @@ impl Results {
             by_project,
             patch,
             tokens: scenarios.iter().map(|r| r.tokens).sum(),
+            prompt_tokens: scenarios.iter().map(|r| r.prompt_tokens).sum(),
+            context_tokens: scenarios.iter().map(|r| r.context_tokens).sum(),
             wall_seconds,
             mean_scenario_ms: total_ms / scenarios.len().max(1) as f64,
             errors: scenarios
@@ -284,6 +302,12 @@ impl Results {
             agreement,
             scenarios,
         }
+    }
+
+    /// The same results under another planner's name.
+    pub fn with_planner(mut self, planner: &str) -> Results {
+        planner.clone_into(&mut self.planner);
+        self
     }
 
     /// The failing scenarios.
@@ -311,6 +335,16 @@ impl Results {
                 out,
                 "  {name:<15} {:>4} scenarios  pass@1 {:.3}  pass@{} {:.3}",
                 g.scenarios, g.pass_at_1, self.k, g.pass_at_k
+            );
+        }
+        if self.tokens > 0 {
+            let _ = writeln!(
+                out,
+                "language-model tokens: {} ({} prompt, {} completion), {:.0} per scenario",
+                self.tokens,
+                self.prompt_tokens,
+                self.tokens - self.prompt_tokens,
+                self.tokens as f64 / self.overall.scenarios.max(1) as f64
             );
         }
         if let Some(a) = &self.agreement {
@@ -512,6 +546,7 @@ mod tests {
             generator: "g".into(),
             seed: 0,
             base_state_sha256: String::new(),
+            withhold: Vec::new(),
             expect: Expect::default(),
         }
     }
@@ -525,6 +560,8 @@ mod tests {
             at_source: 1,
             overrides: 0,
             tokens: 0,
+            prompt_tokens: 0,
+            context_tokens: 0,
             wall_ms: 1.0,
             builtin_passed: passed,
             terraform: None,

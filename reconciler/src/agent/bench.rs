@@ -110,25 +110,17 @@ pub fn definitions() -> Vec<ToolDef> {
     ];
     let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
     out.push(def(
-        "edit_tool_schema",
-        "Show the description and input schema of one edit tool.",
-        json!({"type": "object", "properties": {"tool": {"type": "string", "enum": names}}, "required": ["tool"]}),
-    ));
-    out.push(def(
         "edit",
-        &format!(
-            "Run one edit tool on the scratch copy (see edit_tool_schema for its input): {}.",
-            names.join(", ")
-        ),
+        "Run one edit tool on the scratch copy. Without `input`, returns the tool's description and input schema.",
         json!({"type": "object", "properties": {
             "tool": {"type": "string", "enum": names}, "input": {"type": "object"}},
-            "required": ["tool", "input"]}),
+            "required": ["tool"]}),
     ));
     out
 }
 
-/// The edit tools are offered by name, their schemas on request: every schema in every
-/// request would cost more tokens than the task's whole context.
+/// The edit tools are offered by name, each one's schema on request (`edit` without `input`):
+/// every schema in every request would cost more tokens than the task's whole context.
 fn edit_tool_schema(name: &str) -> String {
     match tools().into_iter().find(|t| t.name == name) {
         Some(t) => format!("{}\n{}", t.description, t.input_schema),
@@ -163,10 +155,10 @@ impl Bench<'_> {
             }
             "check_plan" => ToolOutput::text(self.check_plan()),
             "propose_rule" => self.propose(input.get("rule").unwrap_or(&Value::Null)),
-            "edit_tool_schema" => ToolOutput::text(edit_tool_schema(text("tool"))),
-            "edit" => ToolOutput::text(
-                self.edit(text("tool"), input.get("input").unwrap_or(&Value::Null)),
-            ),
+            "edit" => ToolOutput::text(match input.get("input") {
+                Some(edit) => self.edit(text("tool"), edit),
+                None => edit_tool_schema(text("tool")),
+            }),
             _ => ToolOutput::text(format!("no tool {name}")),
         }
     }

@@ -26,6 +26,16 @@ pub enum Style {
     Naive,
 }
 
+impl Style {
+    /// The style's name as `[agent] context` spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Focused => "focused",
+            Self::Naive => "naive",
+        }
+    }
+}
+
 /// The most similar rules shown.
 const SIMILAR: usize = 3;
 

@@ -141,6 +141,9 @@ pub struct TaskReport {
     pub usage: Usage,
     /// The size of the first prompt (system, tools and task message), estimated in tokens.
     pub first_prompt_tokens: u64,
+    /// Of that, the task's context (the first message: calls, change, code, schema, similar
+    /// rules), estimated in tokens: what the context style decides.
+    pub context_tokens: u64,
     /// The rule that validated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Rule>,
@@ -158,6 +161,11 @@ pub struct AgentReport {
 }
 
 impl AgentReport {
+    /// The tasks' contexts (first messages) over the run, estimated in tokens.
+    pub fn context_tokens(&self) -> u64 {
+        self.tasks.iter().map(|t| t.context_tokens).sum()
+    }
+
     /// The validated rules with the task that found each.
     pub fn validated(&self) -> impl Iterator<Item = (&TaskReport, &Rule)> {
         self.tasks
@@ -272,6 +280,7 @@ impl Agent {
             attempts: 0,
             usage: Usage::default(),
             first_prompt_tokens: 0,
+            context_tokens: 0,
             rule: None,
         };
         for sample in 0..self.config.samples.max(1) {
@@ -285,6 +294,7 @@ impl Agent {
             report.turns += attempt.turns;
             report.usage.add(attempt.usage);
             report.first_prompt_tokens = attempt.first_prompt_tokens;
+            report.context_tokens = attempt.context_tokens;
             report.result = attempt.result;
             report.rule = attempt.rule;
             if !matches!(report.result, TaskResult::GaveUp | TaskResult::Failed(_)) {
@@ -308,10 +318,12 @@ impl Agent {
         let mut config = self.config.clone();
         config.seed = seed;
         let tools_text = serde_json::to_string(&tools).unwrap_or_default();
+        let context_tokens = estimate_tokens(&first);
         let mut attempt = Attempt {
             first_prompt_tokens: estimate_tokens(&system)
                 + estimate_tokens(&tools_text)
-                + estimate_tokens(&first),
+                + context_tokens,
+            context_tokens,
             ..Attempt::default()
         };
         let mut messages = vec![Message {
@@ -413,6 +425,7 @@ struct Attempt {
     turns: u32,
     usage: Usage,
     first_prompt_tokens: u64,
+    context_tokens: u64,
     rule: Option<Rule>,
 }
 
@@ -423,6 +436,7 @@ impl Default for Attempt {
             turns: 0,
             usage: Usage::default(),
             first_prompt_tokens: 0,
+            context_tokens: 0,
             rule: None,
         }
     }

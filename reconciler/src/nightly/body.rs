@@ -341,6 +341,7 @@ mod tests {
                 attempts: 1,
                 usage,
                 first_prompt_tokens: 700,
+                context_tokens: 350,
                 rule: Some(rule),
             }],
             usage,

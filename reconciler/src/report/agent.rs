@@ -57,6 +57,7 @@ mod tests {
                 attempts: 1,
                 usage,
                 first_prompt_tokens: 500,
+                context_tokens: 250,
                 rule: None,
             }],
             usage,

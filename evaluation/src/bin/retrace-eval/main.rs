@@ -13,6 +13,7 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use evaluation::sim::{Agent, Caller, Cloud, Identity, Request, Settings};
+use reconciler::agent::scripted::{ScriptedModel, load_transcripts};
 use reconciler::terraform::state::State;
 use serde::Deserialize;
 
@@ -65,6 +66,17 @@ enum Command {
     Run(score::RunArgs),
     /// Print one scenario's trail, the reconciler's intents and diff, and each check's verdict.
     Show(score::ShowArgs),
+    /// Serve a scripted model on a loopback port: it answers chat-completions and Messages
+    /// requests by replaying recorded tool-call transcripts, for `run --agent` where no model
+    /// endpoint exists. Runs until stopped.
+    Model {
+        /// The folder of transcripts (`*.json`, one per API).
+        #[arg(long, default_value = "evaluation/agent/transcripts")]
+        transcripts: PathBuf,
+        /// The address to listen on.
+        #[arg(long, default_value = "127.0.0.1:8399")]
+        listen: String,
+    },
 }
 
 #[derive(Clone, Copy, ValueEnum)]
@@ -97,6 +109,10 @@ fn main() -> std::process::ExitCode {
         Command::Generate(args) => generate_cmd::run(&args).map(|()| score::PASSED),
         Command::Run(args) => score::run(args),
         Command::Show(args) => score::show(args),
+        Command::Model {
+            transcripts,
+            listen,
+        } => model(&transcripts, &listen),
         Command::Trail {
             state,
             calls,
@@ -113,6 +129,26 @@ fn main() -> std::process::ExitCode {
             eprintln!("error: {error:#}");
             std::process::ExitCode::from(score::ERROR)
         }
+    }
+}
+
+/// Runs `retrace-eval model` until the process is stopped.
+fn model(transcripts: &std::path::Path, listen: &str) -> anyhow::Result<u8> {
+    let loaded = load_transcripts(transcripts)
+        .with_context(|| format!("cannot read the transcripts in {}", transcripts.display()))?;
+    if loaded.is_empty() {
+        bail!("{} holds no transcripts (*.json)", transcripts.display());
+    }
+    let server = ScriptedModel::start(listen, loaded, Vec::new())
+        .with_context(|| format!("cannot listen on {listen}"))?;
+    println!(
+        "scripted model listening: chat completions at {}, Messages at {}",
+        server.openai_url(),
+        server.anthropic_url()
+    );
+    std::io::stdout().flush()?;
+    loop {
+        std::thread::park();
     }
 }
 

@@ -10,7 +10,13 @@ use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
 use evaluation::scenario::{Category, Stored, load_all};
 use evaluation::score::baseline::Baseline;
+use evaluation::score::compare_agents::Comparison;
 use evaluation::score::results::{Results, ScenarioResult};
+use knowledge::rules::RuleSet;
+use reconciler::agent::context::Style;
+use reconciler::agent::{Agent, AgentConfig};
+use reconciler::config::Config;
+use serde_json::Value;
 use evaluation::score::terraform::TerraformOracle;
 use evaluation::score::{Scorer, passk};
 use indicatif::{ProgressBar, ProgressStyle};
@@ -99,6 +105,56 @@ pub struct RunArgs {
     /// known failures and new scenarios are reported, not errors.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "evaluation/baseline.json")]
     check_baseline: Option<PathBuf>,
+    #[command(flatten)]
+    long_tail: LongTail,
+}
+
+/// The long tail: rules withheld, and the agent that explains what no rule does.
+#[derive(Debug, Args)]
+pub struct LongTail {
+    /// A file with an `[agent]` table (a retrace.toml works): the agent explains the calls no
+    /// rule does, as `retrace reconcile` does with that configuration and an observed state.
+    #[arg(long, value_name = "FILE")]
+    agent: Option<PathBuf>,
+    /// Shipped rules to leave out (`service:Api`, separated by commas), so their calls are
+    /// the long tail.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    withhold: Vec<String>,
+    /// Only the scenarios whose trail calls an API whose rule is withheld.
+    #[arg(long)]
+    withheld_only: bool,
+    /// A knowledge store every sample shares, so what one sample learns the later ones use
+    /// (scenarios then run one at a time). Without it each sample starts from the shipped
+    /// rules in a store of its own.
+    #[arg(long, value_name = "FILE", requires = "agent")]
+    knowledge: Option<PathBuf>,
+    /// Run a naive baseline agent on the same scenarios too (the whole raw trail, every file
+    /// whole, a plan-like listing of every changed resource) and compare: pass rates and
+    /// prompt tokens side by side.
+    #[arg(long, requires = "agent")]
+    naive_baseline: bool,
+}
+
+/// How the scorers of a run are made.
+#[derive(Clone)]
+struct Setup {
+    oracle: Oracle,
+    withhold: Vec<String>,
+    agent: Option<AgentConfig>,
+    knowledge: Option<PathBuf>,
+}
+
+impl Setup {
+    fn scorer(&self, projects: &Path) -> Result<Scorer> {
+        let mut scorer = Scorer::new(projects)?.withholding(self.withhold.clone());
+        if self.oracle == Oracle::Terraform {
+            scorer = scorer.with_terraform()?;
+        }
+        if let Some(config) = &self.agent {
+            scorer = scorer.with_agent(Agent::new(config.clone())?, self.knowledge.clone());
+        }
+        Ok(scorer)
+    }
 }
 
 /// Options of `retrace-eval show`.
@@ -130,6 +186,12 @@ pub fn run(args: RunArgs) -> Result<u8> {
         .filter(|s| category.is_none_or(|c| c == s.scenario.category))
         .filter(|s| args.scenario.as_ref().is_none_or(|id| *id == s.scenario.id))
         .collect();
+    let withhold = withheld(&args.long_tail.withhold)?;
+    let scenarios = if args.long_tail.withheld_only {
+        with_withheld_calls(scenarios, &withhold)?
+    } else {
+        scenarios
+    };
     let scenarios = match args.every {
         Some(0) => bail!("--every takes a number of 1 or more"),
         Some(n) => every_nth(scenarios, n),
@@ -142,18 +204,26 @@ pub fn run(args: RunArgs) -> Result<u8> {
         );
     }
     let start = Instant::now();
-    let jobs = args
+    let mut jobs = args
         .jobs
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-    let scored = score_all(
-        &scenarios,
-        &args.place.projects,
-        args.n,
-        args.k,
-        jobs,
-        args.oracle,
-    )?;
-    let results = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64());
+    if args.long_tail.knowledge.is_some() {
+        // Samples learn in order from one store.
+        jobs = 1;
+    }
+    let agent = match &args.long_tail.agent {
+        Some(path) => Some(agent_config(path)?),
+        None => None,
+    };
+    let setup = Setup {
+        oracle: args.oracle,
+        withhold,
+        agent,
+        knowledge: args.long_tail.knowledge.clone(),
+    };
+    let scored = score_all(&scenarios, &args.place.projects, args.n, args.k, jobs, &setup)?;
+    let results = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
+        .with_planner(&planner(setup.agent.as_ref()));
     write_outputs(&args.out, &results)?;
     match args.format {
         Format::Text => print!("{}", results.summary()),
@@ -163,6 +233,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
         "wrote results.json, results.md and chart.svg to {}",
         args.out.display()
     );
+    if args.long_tail.naive_baseline {
+        compare_with_naive(&args, &scenarios, jobs, &setup, &results)?;
+    }
     if let Some(path) = &args.write_baseline {
         Baseline::of(&results).write(path)?;
         eprintln!("wrote the baseline to {}", path.display());
@@ -194,6 +267,97 @@ fn every_nth(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
     scenarios
 }
 
+/// The withheld rule ids, each checked against the bundled rules.
+fn withheld(ids: &[String]) -> Result<Vec<String>> {
+    let rules = RuleSet::bundled()?;
+    let unknown: Vec<&str> = ids
+        .iter()
+        .filter(|id| !rules.iter().any(|r| &r.id() == *id))
+        .map(String::as_str)
+        .collect();
+    if !unknown.is_empty() {
+        bail!(
+            "--withhold: no shipped rule {} (rule ids are service:Api, as `retrace kb list` shows them)",
+            unknown.join(", ")
+        );
+    }
+    Ok(ids.to_vec())
+}
+
+/// The scenarios whose trail has a call whose shipped rule is withheld, by the run or by the
+/// scenario itself.
+fn with_withheld_calls(scenarios: Vec<Stored>, withhold: &[String]) -> Result<Vec<Stored>> {
+    let rules = RuleSet::bundled()?;
+    let mut kept = Vec::new();
+    for stored in scenarios {
+        let text = std::fs::read_to_string(stored.trail_path())
+            .with_context(|| format!("cannot read {}", stored.trail_path().display()))?;
+        let trail: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not JSON", stored.trail_path().display()))?;
+        let withheld = |id: String| withhold.contains(&id) || stored.scenario.withhold.contains(&id);
+        let calls_one = trail["Records"].as_array().into_iter().flatten().any(|r| {
+            let (source, api) = (r["eventSource"].as_str(), r["eventName"].as_str());
+            source
+                .zip(api)
+                .and_then(|(source, api)| rules.find(source, api))
+                .is_some_and(|rule| withheld(rule.id()))
+        });
+        if calls_one {
+            kept.push(stored);
+        }
+    }
+    Ok(kept)
+}
+
+/// The `[agent]` table of a configuration file.
+fn agent_config(path: &Path) -> Result<AgentConfig> {
+    let config = Config::load(path)?;
+    config
+        .agent
+        .with_context(|| format!("{}: no [agent] table", path.display()))
+}
+
+/// The planner's name in the results: deterministic, or the agent's model and context style.
+fn planner(agent: Option<&AgentConfig>) -> String {
+    match agent {
+        None => "deterministic".into(),
+        Some(a) => format!(
+            "deterministic, then the agent ({}, {} context)",
+            a.model,
+            a.context.name()
+        ),
+    }
+}
+
+/// Runs the naive baseline agent on the same scenarios, each sample in a store of its own,
+/// and prints and writes both side by side.
+fn compare_with_naive(
+    args: &RunArgs,
+    scenarios: &[Stored],
+    jobs: usize,
+    setup: &Setup,
+    focused: &Results,
+) -> Result<()> {
+    let mut naive_setup = setup.clone();
+    if let Some(agent) = &mut naive_setup.agent {
+        agent.context = Style::Naive;
+    }
+    naive_setup.knowledge = None;
+    let start = Instant::now();
+    let scored = score_all(scenarios, &args.place.projects, args.n, args.k, jobs, &naive_setup)?;
+    let naive = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
+        .with_planner(&planner(naive_setup.agent.as_ref()));
+    let comparison = Comparison::of(focused, &naive);
+    let out = &args.out;
+    write(&out.join("naive-results.json"), &serde_json::to_string_pretty(&naive)?)?;
+    write(&out.join("comparison.json"), &serde_json::to_string_pretty(&comparison)?)?;
+    match args.format {
+        Format::Text => print!("{}", comparison.text()),
+        Format::Json => println!("{}", serde_json::to_string_pretty(&comparison)?),
+    }
+    Ok(())
+}
+
 /// Scores every scenario on `jobs` threads, each with its own scorer.
 fn score_all(
     scenarios: &[Stored],
@@ -201,9 +365,9 @@ fn score_all(
     n: usize,
     k: usize,
     jobs: usize,
-    oracle: Oracle,
+    setup: &Setup,
 ) -> Result<Vec<ScenarioResult>> {
-    if oracle == Oracle::Terraform {
+    if setup.oracle == Oracle::Terraform {
         // Fails before any work when terraform is missing.
         TerraformOracle::new().map_err(anyhow::Error::msg)?;
     }
@@ -218,10 +382,7 @@ fn score_all(
         let mut workers = Vec::new();
         for _ in 0..jobs.max(1) {
             workers.push(scope.spawn(|| -> Result<()> {
-                let mut scorer = Scorer::new(projects)?;
-                if oracle == Oracle::Terraform {
-                    scorer = scorer.with_terraform()?;
-                }
+                let mut scorer = setup.scorer(projects)?;
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(stored) = scenarios.get(i) else {

@@ -1,0 +1,124 @@
+//! The long tail through the harness: `retrace-eval run --agent` with shipped rules withheld,
+//! against the scripted model (recorded tool-call transcripts in evaluation/agent/transcripts)
+//! on a loopback port, exactly as against a real endpoint.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use knowledge::store::Store;
+use reconciler::agent::scripted::{ScriptedModel, load_transcripts};
+use serde_json::Value;
+
+/// The rules withheld: each has a transcript, and scenarios of the project call it.
+const WITHHELD: &str =
+    "logs:PutRetentionPolicy,iam:UpdateRole,iam:TagRole,sns:SetTopicAttributes,s3:PutBucketVersioning";
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
+}
+
+fn model() -> ScriptedModel {
+    let transcripts =
+        load_transcripts(&repo("evaluation/agent/transcripts")).expect("transcripts");
+    ScriptedModel::start("127.0.0.1:0", transcripts, Vec::new()).expect("listens")
+}
+
+fn agent_config(dir: &Path, model: &ScriptedModel) -> PathBuf {
+    let path = dir.join("agent.toml");
+    let text = format!(
+        "[agent]\napi = \"openai\"\nendpoint = \"{}\"\nmodel = \"scripted\"\nseed = 7\n",
+        model.openai_url()
+    );
+    std::fs::write(&path, text).expect("config");
+    path
+}
+
+/// Runs the harness on the serverless project's scenarios that call a withheld API; returns
+/// results.json and the output folder.
+fn run(out: &Path, extra: &[&str]) -> Value {
+    let status = Command::new(env!("CARGO_BIN_EXE_retrace-eval"))
+        .current_dir(repo(""))
+        .args(["run", "--project", "serverless", "--n", "1", "--k", "1"])
+        .args(["--withhold", WITHHELD, "--withheld-only", "--out"])
+        .arg(out)
+        .args(extra)
+        .status()
+        .expect("runs");
+    assert!(
+        matches!(status.code(), Some(0 | 3)),
+        "the harness ran: {status}"
+    );
+    read(&out.join("results.json"))
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).expect("written")).expect("JSON")
+}
+
+fn passed(results: &Value) -> u64 {
+    results["overall"]["passed"].as_u64().expect("passed")
+}
+
+#[test]
+fn the_agent_explains_the_long_tail_with_a_smaller_context_than_the_naive_baseline() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = model();
+    let config = agent_config(dir.path(), &model);
+    let alone = run(&dir.path().join("alone"), &[]);
+    assert_eq!(alone["tokens"], 0);
+    let out = dir.path().join("agent");
+    let with_agent = run(
+        &out,
+        &["--agent", config.to_str().expect("path"), "--naive-baseline"],
+    );
+    assert!(
+        passed(&with_agent) > passed(&alone),
+        "the agent explains calls no rule does: {} passed with it, {} without",
+        passed(&with_agent),
+        passed(&alone)
+    );
+    assert!(with_agent["prompt_tokens"].as_u64().expect("tokens") > 0);
+    let comparison = read(&out.join("comparison.json"));
+    let context = comparison["context_ratio"].as_f64().expect("a context ratio");
+    assert!(context >= 3.0, "retrace's context is {context:.1}x smaller");
+    let prompts = comparison["prompt_token_ratio"].as_f64().expect("a ratio");
+    assert!(prompts > 1.0, "the naive prompts are larger: {prompts:.1}x");
+    assert_eq!(
+        comparison["retrace"]["pass_at_1"], with_agent["overall"]["pass_at_1"],
+        "the comparison reports the same run"
+    );
+    let bodies = model.bodies();
+    assert!(!bodies.is_empty());
+    assert!(
+        bodies.iter().all(|b| b.contains("Task: explain eventName")),
+        "every request is a task"
+    );
+}
+
+#[test]
+fn what_the_agent_found_is_learned_and_a_second_run_costs_no_tokens() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = model();
+    let config = agent_config(dir.path(), &model);
+    let store = dir.path().join("knowledge.db");
+    let args = [
+        "--agent",
+        config.to_str().expect("path"),
+        "--knowledge",
+        store.to_str().expect("path"),
+    ];
+    let first = run(&dir.path().join("first"), &args);
+    assert!(first["tokens"].as_u64().expect("tokens") > 0, "{}", first["tokens"]);
+    let stats = Store::open(&store).expect("store").stats().expect("stats");
+    assert!(
+        stats.rules_by_provenance.get("agent").copied().unwrap_or(0) >= 1,
+        "a rule the agent found is kept as such: {:?}",
+        stats.rules_by_provenance
+    );
+    assert!(stats.prompt_tokens > 0, "the store keeps the tokens");
+    let requests = model.bodies().len();
+    let second = run(&dir.path().join("second"), &args);
+    assert_eq!(second["tokens"], 0, "the same changes cost nothing the second time");
+    assert_eq!(model.bodies().len(), requests, "nothing was sent");
+    assert!(passed(&second) >= passed(&first));
+}
