@@ -10,16 +10,14 @@ use reconciler::agent::scripted::{ScriptedModel, load_transcripts};
 use serde_json::Value;
 
 /// The rules withheld: each has a transcript, and scenarios of the project call it.
-const WITHHELD: &str =
-    "logs:PutRetentionPolicy,iam:UpdateRole,iam:TagRole,sns:SetTopicAttributes,s3:PutBucketVersioning";
+const WITHHELD: &str = "logs:PutRetentionPolicy,iam:UpdateRole,iam:TagRole,sns:SetTopicAttributes,s3:PutBucketVersioning";
 
 fn repo(path: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path)
 }
 
 fn model() -> ScriptedModel {
-    let transcripts =
-        load_transcripts(&repo("evaluation/agent/transcripts")).expect("transcripts");
+    let transcripts = load_transcripts(&repo("evaluation/agent/transcripts")).expect("transcripts");
     ScriptedModel::start("127.0.0.1:0", transcripts, Vec::new()).expect("listens")
 }
 
@@ -69,7 +67,11 @@ fn the_agent_explains_the_long_tail_with_a_smaller_context_than_the_naive_baseli
     let out = dir.path().join("agent");
     let with_agent = run(
         &out,
-        &["--agent", config.to_str().expect("path"), "--naive-baseline"],
+        &[
+            "--agent",
+            config.to_str().expect("path"),
+            "--naive-baseline",
+        ],
     );
     assert!(
         passed(&with_agent) > passed(&alone),
@@ -79,7 +81,9 @@ fn the_agent_explains_the_long_tail_with_a_smaller_context_than_the_naive_baseli
     );
     assert!(with_agent["prompt_tokens"].as_u64().expect("tokens") > 0);
     let comparison = read(&out.join("comparison.json"));
-    let context = comparison["context_ratio"].as_f64().expect("a context ratio");
+    let context = comparison["context_ratio"]
+        .as_f64()
+        .expect("a context ratio");
     assert!(context >= 3.0, "retrace's context is {context:.1}x smaller");
     let prompts = comparison["prompt_token_ratio"].as_f64().expect("a ratio");
     assert!(prompts > 1.0, "the naive prompts are larger: {prompts:.1}x");
@@ -108,7 +112,11 @@ fn what_the_agent_found_is_learned_and_a_second_run_costs_no_tokens() {
         store.to_str().expect("path"),
     ];
     let first = run(&dir.path().join("first"), &args);
-    assert!(first["tokens"].as_u64().expect("tokens") > 0, "{}", first["tokens"]);
+    assert!(
+        first["tokens"].as_u64().expect("tokens") > 0,
+        "{}",
+        first["tokens"]
+    );
     let stats = Store::open(&store).expect("store").stats().expect("stats");
     assert!(
         stats.rules_by_provenance.get("agent").copied().unwrap_or(0) >= 1,
@@ -118,7 +126,10 @@ fn what_the_agent_found_is_learned_and_a_second_run_costs_no_tokens() {
     assert!(stats.prompt_tokens > 0, "the store keeps the tokens");
     let requests = model.bodies().len();
     let second = run(&dir.path().join("second"), &args);
-    assert_eq!(second["tokens"], 0, "the same changes cost nothing the second time");
+    assert_eq!(
+        second["tokens"], 0,
+        "the same changes cost nothing the second time"
+    );
     assert_eq!(model.bodies().len(), requests, "nothing was sent");
     assert!(passed(&second) >= passed(&first));
 }

@@ -6,7 +6,6 @@
 //! gives the rules to use (shipped plus active learned and reviewed ones), and records the
 //! outcome.
 
-use crate::agent::client::Usage;
 use crate::learn::Proposal;
 use crate::policy::Decision;
 use crate::reconcile::{Decided, Outcome};
@@ -176,7 +175,7 @@ impl Knowledge {
         outcome: &Outcome,
         workspace: &str,
         learned: &[Proposal],
-        tokens: Usage,
+        tokens: store::Tokens,
     ) -> Result<Recorded, RecordError> {
         let signature = signature(outcome);
         let seen_before = self.seen_before(&signature)?;
@@ -194,8 +193,8 @@ impl Knowledge {
                 patch: outcome.diff.clone(),
                 outcome: store_outcome(outcome),
                 detail: detail(outcome),
-                prompt_tokens: tokens.prompt_tokens,
-                completion_tokens: tokens.completion_tokens,
+                prompt_tokens: tokens.prompt,
+                completion_tokens: tokens.completion,
             },
             outcomes: rule_outcomes
                 .iter()

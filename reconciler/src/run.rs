@@ -128,7 +128,7 @@ pub async fn reconcile_calls(
     let recorded = match (knowledge, record) {
         (Some(k), Some(workspace)) => {
             let tokens = settled.agent.as_ref().map(|a| a.usage).unwrap_or_default();
-            Some(k.record(&settled.outcome, workspace, &settled.learned, tokens))
+            Some(k.record(&settled.outcome, workspace, &settled.learned, tokens.into()))
         }
         _ => None,
     };

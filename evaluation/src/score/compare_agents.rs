@@ -92,10 +92,26 @@ impl Comparison {
         let _ = writeln!(out, "  {:<34} {:>14} {:>14}", "", "retrace", "naive");
         let (r, b) = (&self.retrace, &self.naive);
         let rows = [
-            ("pass@1".to_owned(), format!("{:.3}", r.pass_at_1), format!("{:.3}", b.pass_at_1)),
-            (format!("pass@{}", self.k), format!("{:.3}", r.pass_at_k), format!("{:.3}", b.pass_at_k)),
-            ("scenarios passed".to_owned(), r.passed.to_string(), b.passed.to_string()),
-            ("prompt tokens".to_owned(), r.prompt_tokens.to_string(), b.prompt_tokens.to_string()),
+            (
+                "pass@1".to_owned(),
+                format!("{:.3}", r.pass_at_1),
+                format!("{:.3}", b.pass_at_1),
+            ),
+            (
+                format!("pass@{}", self.k),
+                format!("{:.3}", r.pass_at_k),
+                format!("{:.3}", b.pass_at_k),
+            ),
+            (
+                "scenarios passed".to_owned(),
+                r.passed.to_string(),
+                b.passed.to_string(),
+            ),
+            (
+                "prompt tokens".to_owned(),
+                r.prompt_tokens.to_string(),
+                b.prompt_tokens.to_string(),
+            ),
             (
                 "completion tokens".to_owned(),
                 r.completion_tokens.to_string(),

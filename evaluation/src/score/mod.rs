@@ -17,6 +17,9 @@ use checks::{CheckResult, Evidence};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
+use knowledge::store::Store;
+use reconciler::agent::Agent;
+use reconciler::agent::client::Usage;
 use reconciler::attribute::{Attribution, Attributor, Verdict};
 use reconciler::ingest::files::FileSource;
 use reconciler::ingest::{Call, Filter, Source};
@@ -24,14 +27,11 @@ use reconciler::ownership::OwnershipConfig;
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::{Policy, PolicyConfig};
 use reconciler::reconcile::Outcome;
+use reconciler::record::{Knowledge, RecordError};
 use reconciler::run::{self, reconcile_with};
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
 use serde::{Deserialize, Serialize};
-use knowledge::store::Store;
-use reconciler::agent::Agent;
-use reconciler::agent::client::Usage;
-use reconciler::record::{Knowledge, RecordError};
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -382,7 +382,7 @@ impl Scorer {
         };
         if run.knowledge.is_some() {
             knowledge
-                .record(&settled.outcome, id, &settled.learned, spent.usage)
+                .record(&settled.outcome, id, &settled.learned, spent.usage.into())
                 .map_err(|e| e.to_string())?;
         }
         Ok((settled.outcome, spent))

@@ -169,6 +169,15 @@ pub struct NewReconciliation {
     pub completion_tokens: u64,
 }
 
+/// Tokens a language model counted for a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tokens {
+    /// Tokens of the prompts sent.
+    pub prompt: u64,
+    /// Tokens the model wrote.
+    pub completion: u64,
+}
+
 /// A recorded reconciliation.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reconciliation {

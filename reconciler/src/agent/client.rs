@@ -88,6 +88,15 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
+impl From<Usage> for knowledge::store::Tokens {
+    fn from(usage: Usage) -> Self {
+        Self {
+            prompt: usage.prompt_tokens,
+            completion: usage.completion_tokens,
+        }
+    }
+}
+
 impl Usage {
     /// Both counts added.
     pub fn total(&self) -> u64 {

@@ -12,14 +12,14 @@ use evaluation::scenario::{Category, Stored, load_all};
 use evaluation::score::baseline::Baseline;
 use evaluation::score::compare_agents::Comparison;
 use evaluation::score::results::{Results, ScenarioResult};
+use evaluation::score::terraform::TerraformOracle;
+use evaluation::score::{Scorer, passk};
+use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::rules::RuleSet;
 use reconciler::agent::context::Style;
 use reconciler::agent::{Agent, AgentConfig};
 use reconciler::config::Config;
 use serde_json::Value;
-use evaluation::score::terraform::TerraformOracle;
-use evaluation::score::{Scorer, passk};
-use indicatif::{ProgressBar, ProgressStyle};
 
 /// Exit code: every scenario passed (or, with --check-baseline, no regression).
 pub const PASSED: u8 = 0;
@@ -221,7 +221,14 @@ pub fn run(args: RunArgs) -> Result<u8> {
         agent,
         knowledge: args.long_tail.knowledge.clone(),
     };
-    let scored = score_all(&scenarios, &args.place.projects, args.n, args.k, jobs, &setup)?;
+    let scored = score_all(
+        &scenarios,
+        &args.place.projects,
+        args.n,
+        args.k,
+        jobs,
+        &setup,
+    )?;
     let results = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
         .with_planner(&planner(setup.agent.as_ref()));
     write_outputs(&args.out, &results)?;
@@ -294,7 +301,8 @@ fn with_withheld_calls(scenarios: Vec<Stored>, withhold: &[String]) -> Result<Ve
             .with_context(|| format!("cannot read {}", stored.trail_path().display()))?;
         let trail: Value = serde_json::from_str(&text)
             .with_context(|| format!("{} is not JSON", stored.trail_path().display()))?;
-        let withheld = |id: String| withhold.contains(&id) || stored.scenario.withhold.contains(&id);
+        let withheld =
+            |id: String| withhold.contains(&id) || stored.scenario.withhold.contains(&id);
         let calls_one = trail["Records"].as_array().into_iter().flatten().any(|r| {
             let (source, api) = (r["eventSource"].as_str(), r["eventName"].as_str());
             source
@@ -344,13 +352,26 @@ fn compare_with_naive(
     }
     naive_setup.knowledge = None;
     let start = Instant::now();
-    let scored = score_all(scenarios, &args.place.projects, args.n, args.k, jobs, &naive_setup)?;
+    let scored = score_all(
+        scenarios,
+        &args.place.projects,
+        args.n,
+        args.k,
+        jobs,
+        &naive_setup,
+    )?;
     let naive = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
         .with_planner(&planner(naive_setup.agent.as_ref()));
     let comparison = Comparison::of(focused, &naive);
     let out = &args.out;
-    write(&out.join("naive-results.json"), &serde_json::to_string_pretty(&naive)?)?;
-    write(&out.join("comparison.json"), &serde_json::to_string_pretty(&comparison)?)?;
+    write(
+        &out.join("naive-results.json"),
+        &serde_json::to_string_pretty(&naive)?,
+    )?;
+    write(
+        &out.join("comparison.json"),
+        &serde_json::to_string_pretty(&comparison)?,
+    )?;
     match args.format {
         Format::Text => print!("{}", comparison.text()),
         Format::Json => println!("{}", serde_json::to_string_pretty(&comparison)?),
