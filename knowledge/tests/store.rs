@@ -589,3 +589,31 @@ fn a_file_that_is_not_a_database_is_named_in_plain_words() {
     assert!(error.starts_with(&path.display().to_string()), "{error}");
     assert!(error.contains("not a retrace knowledge base"), "{error}");
 }
+
+#[test]
+fn a_rule_learned_for_an_api_supersedes_the_learned_one_before_it() {
+    let mut store = Store::open_in_memory().expect("opens");
+    let first = store
+        .propose_learned(learned_rule("ModifyTransitGateway"), evidence())
+        .expect("stored");
+    let mut wider = learned_rule("ModifyTransitGateway");
+    wider.spec.summary = "changed a transit gateway's options".into();
+    let second = store
+        .propose_learned(wider.clone(), agent_evidence())
+        .expect("stored");
+    assert_ne!(first, second);
+    assert!(!store.show(first).expect("show").active, "superseded");
+    let rules = store.active_rules().expect("rules");
+    let used = rules
+        .find("ec2.amazonaws.com", "ModifyTransitGateway")
+        .expect("a rule");
+    assert_eq!(used, &wider);
+    let other = store
+        .propose_learned(learned_rule("ModifyVpcEndpoint"), evidence())
+        .expect("stored");
+    assert!(
+        store.show(second).expect("show").active,
+        "another API leaves it be"
+    );
+    assert!(store.show(other).expect("show").active);
+}

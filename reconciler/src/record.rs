@@ -154,6 +154,17 @@ impl Knowledge {
         self.store
     }
 
+    /// Whether the run uses this rule as one the store learned (from the drift or by the
+    /// agent), not a shipped or reviewed one.
+    pub fn is_learned(&self, rule: &Rule) -> bool {
+        self.used.iter().any(|r| {
+            matches!(
+                r.provenance,
+                store::Provenance::Learned | store::Provenance::Agent
+            ) && &r.rule == rule
+        })
+    }
+
     /// Whether a stored learned rule with exactly this content was rejected or demoted, so it
     /// must not be learned again.
     pub fn retired(&self, rule: &Rule) -> Result<bool, RecordError> {

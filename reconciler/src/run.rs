@@ -18,7 +18,7 @@ use crate::record::{self, Knowledge, RecordError, Recorded};
 use crate::terraform::config::{self as tfconfig, LoadOptions};
 use crate::terraform::state::State;
 use crate::validate::Validator;
-use knowledge::rules::{RuleError, RuleSet};
+use knowledge::rules::{Rule, RuleError, RuleSet};
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
 use knowledge::store::AgentEvidence;
@@ -184,7 +184,18 @@ pub async fn settle(
     if let (Some(agent), Some(observed)) = (project.agent, &project.observed) {
         let base = knowledge.map_or(project.rules, Knowledge::rules);
         let rules = with_rules(base, &settled.learned)?;
-        let report = ask_agent(agent, calls, project, &settled.outcome, &rules, observed).await;
+        let learned: Vec<Rule> = settled.learned.iter().map(|p| p.rule.clone()).collect();
+        let replaceable =
+            |rule: &Rule| learned.contains(rule) || knowledge.is_some_and(|k| k.is_learned(rule));
+        let report = ask_agent(
+            agent,
+            calls,
+            project,
+            (&settled.outcome, &rules),
+            observed,
+            &replaceable,
+        )
+        .await;
         let found: Vec<Proposal> = report
             .validated()
             .map(|(task, rule)| Proposal {
@@ -210,12 +221,8 @@ pub async fn settle(
 
 /// `rules` with the proposals' rules added.
 fn with_rules(rules: &RuleSet, proposals: &[Proposal]) -> Result<RuleSet, RuleError> {
-    RuleSet::from_rules(
-        rules
-            .iter()
-            .cloned()
-            .chain(proposals.iter().map(|p| p.rule.clone())),
-    )
+    let added: Vec<Rule> = proposals.iter().map(|p| p.rule.clone()).collect();
+    rules.with_replaced(&added)
 }
 
 /// Runs the agent on what `outcome` left unexplained.
@@ -223,9 +230,9 @@ async fn ask_agent(
     agent: &Agent,
     calls: &[Call],
     project: &Project<'_>,
-    outcome: &Outcome,
-    rules: &RuleSet,
+    (outcome, rules): (&Outcome, &RuleSet),
     observed: &State,
+    replaceable: &dyn Fn(&Rule) -> bool,
 ) -> AgentReport {
     let options = LoadOptions {
         var_files: project.var_files.clone(),
@@ -254,6 +261,7 @@ async fn ask_agent(
         root: project.dir,
         var_files: &project.var_files,
         recheck: &recheck,
+        replaceable,
     };
     agent.explain(outcome, calls, &work).await
 }

@@ -239,6 +239,21 @@ impl RuleSet {
         set
     }
 
+    /// This set with `added` in it, each replacing the rule for the same API.
+    pub fn with_replaced(&self, added: &[Rule]) -> Result<RuleSet, RuleError> {
+        let replaced = |r: &Rule| {
+            added
+                .iter()
+                .any(|a| a.event_source == r.event_source && a.api() == r.api())
+        };
+        RuleSet::from_rules(
+            self.iter()
+                .filter(|r| !replaced(r))
+                .cloned()
+                .chain(added.iter().cloned()),
+        )
+    }
+
     /// The rules, in load order.
     pub fn iter(&self) -> impl Iterator<Item = &Rule> {
         self.rules.iter()
@@ -350,6 +365,37 @@ mod tests {
         let text = format!("{HEAD}{body}");
         let set = RuleSet::from_texts([("t.toml", text.as_str())]).expect("loads");
         set.check_schema(ProviderSchema::bundled().expect("schema"))
+    }
+
+    #[test]
+    fn a_rule_added_with_replacement_takes_the_place_of_the_one_for_its_api() {
+        let text = format!(
+            "{HEAD}[[rule]]\napi = \"A\"\nresource = \"aws_s3_bucket\"\nkind = \"update\"\nrisk = \"low\"\nsummary = \"old\"\nidentity = [{{ path = \"b\" }}]\n\
+             [[rule]]\napi = \"B\"\nresource = \"aws_s3_bucket\"\nkind = \"update\"\nrisk = \"low\"\nsummary = \"other\"\nidentity = [{{ path = \"b\" }}]\n"
+        );
+        let set = RuleSet::from_texts([("t.toml", text.as_str())]).expect("loads");
+        let mut new = set.find("s3.amazonaws.com", "A").expect("A").clone();
+        new.spec.summary = "new".into();
+        let replaced = set
+            .with_replaced(std::slice::from_ref(&new))
+            .expect("replaced");
+        assert_eq!(replaced.len(), 2);
+        assert_eq!(
+            replaced
+                .find("s3.amazonaws.com", "A")
+                .expect("A")
+                .spec
+                .summary,
+            "new"
+        );
+        assert_eq!(
+            replaced
+                .find("s3.amazonaws.com", "B")
+                .expect("B")
+                .spec
+                .summary,
+            "other"
+        );
     }
 
     #[test]

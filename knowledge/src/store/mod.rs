@@ -750,7 +750,7 @@ fn insert_rule(
 }
 
 /// Stores a learned rule unless the same rule (by hash) is already stored as learned or
-/// reviewed; returns its id.
+/// reviewed, making the learned rules it supersedes inactive; returns its id.
 fn learn(
     tx: &rusqlite::Transaction<'_>,
     rule: &Rule,
@@ -774,6 +774,13 @@ fn learn(
     } else {
         Provenance::Learned
     };
+    // A rule learned for an API supersedes the learned ones before it (it was learned because
+    // they read no change from a call); a reviewed rule stays, a person chose it.
+    tx.execute(
+        "UPDATE rules SET active = 0, updated_at = ?1 WHERE active = 1
+         AND provenance IN ('learned', 'agent') AND event_source = ?2 AND api = ?3",
+        params![now, rule.event_source, rule.api()],
+    )?;
     insert_rule(tx, rule, body, hash, provenance, Some(evidence), now)?;
     Ok(tx.last_insert_rowid())
 }

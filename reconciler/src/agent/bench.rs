@@ -295,11 +295,14 @@ impl Bench<'_> {
             Ok(rule) => rule,
             Err(reason) => return ToolOutput::text(format!("not a usable rule: {reason}")),
         };
-        let with =
-            match RuleSet::from_rules(self.sources.rules.iter().cloned().chain([rule.clone()])) {
-                Ok(set) => set,
-                Err(e) => return ToolOutput::text(format!("not a usable rule: {e}")),
-            };
+        let with = match self
+            .sources
+            .rules
+            .with_replaced(std::slice::from_ref(&rule))
+        {
+            Ok(set) => set,
+            Err(e) => return ToolOutput::text(format!("not a usable rule: {e}")),
+        };
         let problems =
             RuleSet::from_rules([rule.clone()]).map(|s| s.check_schema(self.sources.schema));
         if let Ok(problems) = &problems

@@ -69,6 +69,9 @@ pub struct Task<'a> {
     pub calls: Vec<&'a Call>,
     /// The managed addresses the calls touched.
     pub addresses: Vec<String>,
+    /// The learned rule for the API, when it read no change from these calls: the rule
+    /// proposed replaces it.
+    pub current: Option<&'a Rule>,
 }
 
 /// What the context is built from.
@@ -139,6 +142,13 @@ fn focused(task: &Task<'_>, s: &Sources<'_>) -> String {
                 schema_excerpt(s.schema, kind)
             );
         }
+    }
+    if let Some(rule) = task.current {
+        let _ = write!(
+            out,
+            "\nThe learned rule for this API read no change from these calls; the rule you propose replaces it:\n{}\n",
+            rule_json(rule)
+        );
     }
     let similar = similar_rules(s.rules, task.event_source, task.api, SIMILAR);
     if !similar.is_empty() {

@@ -208,6 +208,9 @@ pub struct Workspace<'a> {
     pub var_files: &'a [PathBuf],
     /// Reconciles again with a rule set.
     pub recheck: &'a Recheck<'a>,
+    /// Whether a rule may be replaced when it reads no change from a call (rules the store
+    /// learned; shipped rules are changed in their files).
+    pub replaceable: &'a dyn Fn(&Rule) -> bool,
 }
 
 impl Agent {
@@ -248,7 +251,7 @@ impl Agent {
             ..AgentReport::default()
         };
         let start = Instant::now();
-        for task in tasks(outcome, calls, work.sources.rules) {
+        for task in tasks(outcome, calls, work.sources.rules, work.replaceable) {
             let spent = report.usage.total();
             let left = Bounds {
                 tokens: self
@@ -480,19 +483,20 @@ fn write_prompt(dir: &Path, task: &Task<'_>, body: &serde_json::Value) -> TaskRe
     }
 }
 
-/// The tasks of an outcome: per API with no rule, its unexplained calls that touched a
-/// managed resource, with the addresses they touched.
+/// The tasks of an outcome: per API with no rule, or whose replaceable rule read no change,
+/// its unexplained calls that touched a managed resource, with the addresses they touched.
 pub fn tasks<'a>(
     outcome: &Outcome,
     calls: &'a [Call],
-    rules: &knowledge::rules::RuleSet,
+    rules: &'a knowledge::rules::RuleSet,
+    replaceable: &dyn Fn(&Rule) -> bool,
 ) -> Vec<Task<'a>> {
     let mut out: Vec<Task<'a>> = Vec::new();
     let findings = outcome
         .findings
         .iter()
         .filter(|f| f.kind == FindingKind::Unexplained && f.reach == Reach::Managed)
-        .filter(|f| rules.find(&f.event_source, &f.api).is_none());
+        .filter(|f| rules.find(&f.event_source, &f.api).is_none_or(replaceable));
     for finding in findings {
         let Some(call) = calls.iter().find(|c| c.event_id == finding.event_id) else {
             continue;
@@ -509,6 +513,7 @@ pub fn tasks<'a>(
                     api: call.api_name(),
                     calls: Vec::new(),
                     addresses: Vec::new(),
+                    current: rules.find(&call.event_source, call.api_name()),
                 });
                 out.len() - 1
             }
