@@ -51,6 +51,26 @@ pub struct Input<'a> {
     /// Whether an edit may land in a module outside the root, which other roots may share
     /// (`--allow-shared-module-edits`); else such an edit is left unplanned with the reason.
     pub shared_module_edits: bool,
+    /// Edits made beside the planner for parts it could not place (by the agent).
+    pub placed: Option<&'a Placed>,
+}
+
+/// Edits made beside the planner for parts it could not place: the whole new text of each
+/// file they change (over the planner's patch) and the parts they place.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Placed {
+    /// Path (relative to the project root) → the file's new text.
+    pub files: BTreeMap<String, String>,
+    /// The unplanned parts the edits place.
+    pub parts: Vec<Unplanned>,
+}
+
+impl Placed {
+    /// Adds another set of edits; its file texts, made over these, replace them.
+    pub fn extend(&mut self, other: Placed) {
+        self.files.extend(other.files);
+        self.parts.extend(other.parts);
+    }
 }
 
 /// How the run ended, as the exit code tells it.
@@ -212,6 +232,16 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
         outside: &outside,
     };
     let repair_rounds = repair(&checked, &project, &mut plan, &mut changed)?;
+    // The agent worked over the repaired patch, which the same input plans again.
+    if let Some(placed) = input.placed {
+        adopt(
+            &project,
+            placed,
+            input.shared_module_edits,
+            &mut plan,
+            &mut changed,
+        );
+    }
     let mut changes = ChangeSet::new();
     for (path, text) in &changed {
         let old = project.source(path).map(str::to_owned);
@@ -242,6 +272,43 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
         skipped_validators: skipped,
         repair_rounds,
     })
+}
+
+/// Takes edits made beside the planner: their files over the planner's, and the parts they
+/// place moved from `unplanned` to `placed`. Edits to a file outside the root (a shared
+/// module) are refused as the planner's are, unless such edits are allowed.
+fn adopt(
+    project: &Project,
+    placed: &Placed,
+    shared: bool,
+    plan: &mut Plan,
+    changed: &mut BTreeMap<String, String>,
+) {
+    let edited: Vec<(&String, &String)> = placed
+        .files
+        .iter()
+        .filter(|(path, text)| project.files().get(*path) != Some(*text))
+        .collect();
+    if let Some(reason) = edited
+        .iter()
+        .find_map(|(path, _)| unplaceable(path, shared))
+    {
+        tracing::warn!(%reason, "edits made beside the planner are refused");
+        return;
+    }
+    for (path, text) in edited {
+        changed.insert(path.clone(), text.clone());
+    }
+    let (now_placed, left): (Vec<Unplanned>, Vec<Unplanned>) = std::mem::take(&mut plan.unplanned)
+        .into_iter()
+        .partition(|u| {
+            placed
+                .parts
+                .iter()
+                .any(|p| p.intent == u.intent && p.resource == u.resource && p.part == u.part)
+        });
+    plan.unplanned = left;
+    plan.placed.extend(now_placed);
 }
 
 /// The files whose text the steps changed.
@@ -425,6 +492,25 @@ fn refusal(
         Some(file) => Refusal::Caution(format!(
             "edits {file}, a module outside this root: every root that uses it changes too"
         )),
+    }
+}
+
+/// Why a file may not take edits made beside the planner: JSON configuration (the planner
+/// writes those through its own steps), a module `terraform init` installs, or a module
+/// outside the root unless `shared` allows it.
+pub fn unplaceable(path: &str, shared: bool) -> Option<String> {
+    if path.ends_with(".tf.json") {
+        Some(format!("{path} is JSON configuration"))
+    } else if installed_module(path) {
+        Some(format!(
+            "{path} is in a module `terraform init` installs; a change there is lost at the next init"
+        ))
+    } else if path.starts_with("../") && !shared {
+        Some(format!(
+            "{path} is in a module outside this root that other roots may use"
+        ))
+    } else {
+        None
     }
 }
 

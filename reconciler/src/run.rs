@@ -13,7 +13,7 @@ use crate::learn::{self, Proposal};
 use crate::ownership::OwnershipConfig;
 use crate::pipeline::{self, InputSummary, PipelineError, Request};
 use crate::policy::Policy;
-use crate::reconcile::{Input, Outcome, ReconcileError, reconcile};
+use crate::reconcile::{Input, Outcome, Placed, ReconcileError, reconcile};
 use crate::record::{self, Knowledge, RecordError, Recorded};
 use crate::terraform::config::{self as tfconfig, LoadOptions};
 use crate::terraform::state::State;
@@ -187,13 +187,13 @@ pub async fn settle(
         let learned: Vec<Rule> = settled.learned.iter().map(|p| p.rule.clone()).collect();
         let replaceable =
             |rule: &Rule| learned.contains(rule) || knowledge.is_some_and(|k| k.is_learned(rule));
-        let report = ask_agent(
+        let (mut report, _) = ask_agent(
             agent,
             calls,
             project,
             (&settled.outcome, &rules),
             observed,
-            &replaceable,
+            (&replaceable, Phase::Explain),
         )
         .await;
         let found: Vec<Proposal> = report
@@ -209,14 +209,40 @@ pub async fn settle(
                 }),
             })
             .collect();
+        let rules = with_rules(&rules, &found)?;
         if !found.is_empty() {
-            let all = with_rules(&rules, &found)?;
-            settled.outcome = reconcile_with(calls, project, &all)?;
+            settled.outcome = reconcile_with(calls, project, &rules)?;
             settled.learned.extend(found);
+        }
+        if !settled.outcome.plan.unplanned.is_empty() {
+            let spent = Phase::Place(report.usage.total());
+            let (placing, placed) = ask_agent(
+                agent,
+                calls,
+                project,
+                (&settled.outcome, &rules),
+                observed,
+                (&replaceable, spent),
+            )
+            .await;
+            if !placed.parts.is_empty() {
+                settled.outcome = reconcile_placed(calls, project, &rules, Some(&placed))?;
+            }
+            report.usage.add(placing.usage);
+            report.tasks.extend(placing.tasks);
         }
         settled.agent = Some(report);
     }
     Ok(settled)
+}
+
+/// What the agent is asked to do.
+#[derive(Debug, Clone, Copy)]
+enum Phase {
+    /// Explain the calls no rule explains, with rules.
+    Explain,
+    /// Place the parts the planner could not, with edits; the run's tokens spent so far.
+    Place(u64),
 }
 
 /// `rules` with the proposals' rules added.
@@ -225,15 +251,15 @@ fn with_rules(rules: &RuleSet, proposals: &[Proposal]) -> Result<RuleSet, RuleEr
     rules.with_replaced(&added)
 }
 
-/// Runs the agent on what `outcome` left unexplained.
+/// Runs the agent on what `outcome` left unexplained, or on what its plan could not place.
 async fn ask_agent(
     agent: &Agent,
     calls: &[Call],
     project: &Project<'_>,
     (outcome, rules): (&Outcome, &RuleSet),
     observed: &State,
-    replaceable: &dyn Fn(&Rule) -> bool,
-) -> AgentReport {
+    (replaceable, phase): (&dyn Fn(&Rule) -> bool, Phase),
+) -> (AgentReport, Placed) {
     let options = LoadOptions {
         var_files: project.var_files.clone(),
         vars: Vec::new(),
@@ -243,11 +269,12 @@ async fn ask_agent(
         Ok(config) => config,
         Err(e) => {
             tracing::warn!(error = %e, "the agent cannot read the configuration");
-            return AgentReport::default();
+            return (AgentReport::default(), Placed::default());
         }
     };
     let redactor = Redactor::new(&[&project.state, observed], Some(&config), project.schema);
     let recheck = |with: &RuleSet| reconcile_with(calls, project, with);
+    let replan = |placed: &Placed| reconcile_placed(calls, project, rules, Some(placed));
     let work = agent::Workspace {
         sources: agent::context::Sources {
             all_calls: calls,
@@ -262,8 +289,19 @@ async fn ask_agent(
         var_files: &project.var_files,
         recheck: &recheck,
         replaceable,
+        replan: &replan,
+        shared_module_edits: project.shared_module_edits,
     };
-    agent.explain(outcome, calls, &work).await
+    match phase {
+        Phase::Explain => (
+            agent.explain(outcome, calls, &work).await,
+            Placed::default(),
+        ),
+        Phase::Place(spent) => {
+            let (placed, report) = agent.place(outcome, calls, &work, spent).await;
+            (report, placed)
+        }
+    }
 }
 
 /// Reconciles, then with a knowledge base and an observed cloud proposes rules from the
@@ -319,6 +357,16 @@ pub fn reconcile_with(
     project: &Project<'_>,
     rules: &RuleSet,
 ) -> Result<Outcome, ReconcileError> {
+    reconcile_placed(calls, project, rules, None)
+}
+
+/// One reconciliation of `calls` with `rules` and edits made beside the planner.
+pub fn reconcile_placed(
+    calls: &[Call],
+    project: &Project<'_>,
+    rules: &RuleSet,
+    placed: Option<&Placed>,
+) -> Result<Outcome, ReconcileError> {
     reconcile(Input {
         project: project.dir,
         var_files: project.var_files.clone(),
@@ -334,6 +382,7 @@ pub fn reconcile_with(
         ownership: project.ownership,
         validators: (project.validators)(),
         shared_module_edits: project.shared_module_edits,
+        placed,
     })
 }
 

@@ -344,3 +344,94 @@ async fn the_client_retries_a_busy_endpoint_and_names_a_refused_key() {
     assert!(reply.usage.prompt_tokens > 0);
     assert_eq!(again.bodies().len(), 2);
 }
+
+/// fixtures/agent/place/ is a log bucket made by a shared module outside the root
+/// (`../modules/bucket`), whose versioning status is `var.versioning_enabled ? "Enabled" :
+/// "Suspended"`; erin enabled versioning from the CLI. The planner cannot write the status
+/// (the module is shared, and a condition is no value to set), so the change is not placed.
+/// `transcripts/s3-place-PutBucketVersioning.json` finds the module input, sets it in the
+/// root's module call, checks and submits.
+fn reconcile_placement(config: Option<&Path>, kb: &Path) -> Output {
+    let place = fixture("place");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retrace"));
+    command.env_remove("RETRACE_KB");
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    command
+        .arg("--kb")
+        .arg(kb)
+        .arg("reconcile")
+        .arg("--project")
+        .arg(place.join("project"))
+        .arg("--state")
+        .arg(place.join("terraform.tfstate"))
+        .arg("--observed")
+        .arg(place.join("observed.tfstate"))
+        .arg("--logs")
+        .arg(place.join("trail"))
+        .args(["--no-terraform", "--format", "json"])
+        .output()
+        .expect("runs")
+}
+
+#[test]
+fn the_agent_places_a_change_the_planner_could_not_with_checked_edits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let alone = reconcile_placement(None, &dir.path().join("alone.sqlite"));
+    assert_eq!(alone.status.code(), Some(3));
+    let alone = report(&alone);
+    let reason = alone["plan"]["unplanned"][0]["reason"]
+        .as_str()
+        .expect("a reason");
+    assert!(reason.contains("a module outside this root"), "{reason}");
+
+    let model = model();
+    let config = dir.path().join("retrace.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[agent]\napi = \"openai\"\nendpoint = \"{}\"\nmodel = \"scripted\"\n",
+            model.openai_url()
+        ),
+    )
+    .expect("config");
+    let output = reconcile_placement(Some(&config), &dir.path().join("kb.sqlite"));
+    assert_eq!(output.status.code(), Some(2), "drift patched");
+    let done = report(&output);
+    let diff = done["diff"].as_str().expect("diff");
+    assert!(
+        diff.contains("-  versioning_enabled = false\n+  versioning_enabled = true\n"),
+        "{diff}"
+    );
+    assert_eq!(
+        diff.matches("+++ ").count(),
+        1,
+        "only main.tf changes: {diff}"
+    );
+    assert_eq!(done["plan"]["unplanned"], Value::Array(Vec::new()));
+    assert_eq!(
+        done["plan"]["placed"][0]["resource"],
+        "module.logs.aws_s3_bucket_versioning.this"
+    );
+    let task = &done["agent"]["tasks"][0];
+    assert_eq!(task["placement"], true);
+    assert_eq!(task["result"]["result"], "validated", "{task}");
+    assert_eq!(task["turns"], 3);
+    assert!(
+        done["validations"][0]["passed"]
+            .as_bool()
+            .expect("a verdict")
+    );
+    let first = &model.bodies()[0];
+    assert!(
+        first.contains(
+            "Task: place the change of eventName PutBucketVersioning of s3.amazonaws.com"
+        ),
+        "{first}"
+    );
+    assert!(
+        first.contains("module \\\"logs\\\""),
+        "the module call is in the context"
+    );
+}

@@ -6,16 +6,18 @@
 use super::context::{self, Sources};
 use super::redact::Redactor;
 use crate::learn::service_of;
-use crate::reconcile::{Outcome, ReconcileError};
+use crate::reconcile::{Outcome, Placed, ReconcileError, unplaceable};
 use crate::record;
 use crate::resolve::FindingKind;
 use crate::synthesize::edit::{Files, ToolCall, tools};
+use crate::synthesize::plan::Unplanned;
 use crate::validate::{Check, PlanCheck, Validator};
 use knowledge::rules::{Rule, RuleSet, RuleSpec, validate};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use super::Replan;
 use super::client::ToolDef;
 
 /// Lines a `read_file` call returns at most.
@@ -27,12 +29,15 @@ const MAX_MATCHES: usize = 20;
 /// Re-runs the reconciliation with another rule set (supplied by the run).
 pub type Recheck<'a> = dyn Fn(&RuleSet) -> Result<Outcome, ReconcileError> + 'a;
 
-/// What a tool call gave: the text for the model, and the rule when a proposal validated.
+/// What a tool call gave: the text for the model, and the rule or the edits when they
+/// validated.
 pub struct ToolOutput {
     /// The result, in words or compact JSON.
     pub text: String,
     /// The proposed rule, when retrace's check with it passed.
     pub validated: Option<Rule>,
+    /// The submitted edits, when they placed the task's parts and the check passed.
+    pub placed: Option<Placed>,
 }
 
 impl ToolOutput {
@@ -40,8 +45,19 @@ impl ToolOutput {
         ToolOutput {
             text: text.into(),
             validated: None,
+            placed: None,
         }
     }
+}
+
+/// What a task to place a change checks its edits with.
+pub struct PlaceCheck<'a> {
+    /// The parts to place.
+    pub parts: &'a [Unplanned],
+    /// Reconciles again with the edits.
+    pub replan: &'a Replan<'a>,
+    /// Whether edits may land in modules outside the root.
+    pub shared: bool,
 }
 
 /// The tools of one task, over a scratch copy of the configuration files.
@@ -62,8 +78,11 @@ pub struct Bench<'a> {
     pub addresses: &'a [String],
     /// Reconciles again with a rule set.
     pub recheck: &'a Recheck<'a>,
-    /// The scratch files the edit tools change.
+    /// The scratch files the edit tools change (for a task to place a change, they start
+    /// patched).
     pub files: Files,
+    /// For a task to place a change: how its edits are checked.
+    pub place: Option<PlaceCheck<'a>>,
 }
 
 /// The read-only and checking tools, then the edit tools, as the model sees them.
@@ -106,6 +125,11 @@ pub fn definitions() -> Vec<ToolDef> {
             "propose_rule",
             "Propose the rule for the task's API (the body of a [[rule]] table as JSON: api, resource, kind, risk, summary, identity, set, block, tags, ...). retrace plans the patch with it and checks it; done when the check passes.",
             json!({"type": "object", "properties": {"rule": {"type": "object"}}, "required": ["rule"]}),
+        ),
+        def(
+            "submit_edits",
+            "For a task to place a change: keep the scratch edits as the patch for the parts the planner could not place. retrace reconciles with them and checks the code against the observed cloud; done when the check passes.",
+            json!({"type": "object", "properties": {}}),
         ),
     ];
     let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
@@ -155,6 +179,7 @@ impl Bench<'_> {
             }
             "check_plan" => ToolOutput::text(self.check_plan()),
             "propose_rule" => self.propose(input.get("rule").unwrap_or(&Value::Null)),
+            "submit_edits" => self.submit(),
             "edit" => ToolOutput::text(match input.get("input") {
                 Some(edit) => self.edit(text("tool"), edit),
                 None => edit_tool_schema(text("tool")),
@@ -289,6 +314,60 @@ impl Bench<'_> {
         }
     }
 
+    /// Reconciles with the scratch edits beside the planner's patch; they are kept when they
+    /// place every part of the task and every validation passes.
+    fn submit(&self) -> ToolOutput {
+        let Some(place) = &self.place else {
+            return ToolOutput::text("this task explains an API: propose a rule with propose_rule");
+        };
+        let original = self.sources.project.files();
+        let files: Files = self
+            .files
+            .iter()
+            .filter(|(path, text)| original.get(*path) != Some(*text))
+            .map(|(path, text)| (path.clone(), text.clone()))
+            .collect();
+        if let Some(reason) = files.keys().find_map(|p| unplaceable(p, place.shared)) {
+            return ToolOutput::text(format!("refused: {reason}"));
+        }
+        let placed = Placed {
+            files,
+            parts: place.parts.to_vec(),
+        };
+        let outcome = match (place.replan)(&placed) {
+            Ok(outcome) => outcome,
+            Err(e) => return ToolOutput::text(format!("the reconciliation failed: {e}")),
+        };
+        let left = place
+            .parts
+            .iter()
+            .filter(|p| outcome.plan.unplanned.contains(p))
+            .count();
+        let mut text = String::new();
+        for v in outcome.validations.iter().filter(|v| !v.passed) {
+            for d in v.differences.iter().chain(&v.collateral) {
+                let _ = writeln!(
+                    text,
+                    "{} {}: code {} cloud {}",
+                    d.address, d.attribute, d.config, d.observed
+                );
+            }
+        }
+        if left == 0 && outcome.validations.iter().all(|v| v.passed) {
+            return ToolOutput {
+                text: "passed: the edits place every part and the check passes".to_owned(),
+                validated: None,
+                placed: Some(placed),
+            };
+        }
+        let head = if left > 0 {
+            format!("not kept: {left} part(s) are still not placed\n")
+        } else {
+            "not kept: the check failed\n".to_owned()
+        };
+        ToolOutput::text(self.redactor().text(&(head + &text)))
+    }
+
     /// Parses, checks against the schema, and reconciles with the proposed rule.
     fn propose(&self, body: &Value) -> ToolOutput {
         let rule = match self.parse_rule(body) {
@@ -322,6 +401,7 @@ impl Bench<'_> {
         ToolOutput {
             text: self.redactor().text(&summary),
             validated: passed.then_some(rule),
+            placed: None,
         }
     }
 

@@ -7,6 +7,7 @@
 
 use super::redact::Redactor;
 use crate::ingest::Call;
+use crate::synthesize::plan::Unplanned;
 use crate::terraform::config::Project;
 use crate::terraform::state::{Instance, State};
 use knowledge::rules::{Rule, RuleSet};
@@ -72,6 +73,16 @@ pub struct Task<'a> {
     /// The learned rule for the API, when it read no change from these calls: the rule
     /// proposed replaces it.
     pub current: Option<&'a Rule>,
+    /// For a task to place a change: the parts of the intent the planner could not place
+    /// (empty for a task to explain an API).
+    pub place: Vec<Unplanned>,
+}
+
+impl Task<'_> {
+    /// Whether the task is to place parts the planner could not, rather than explain an API.
+    pub fn is_placement(&self) -> bool {
+        !self.place.is_empty()
+    }
 }
 
 /// What the context is built from.
@@ -92,12 +103,20 @@ pub struct Sources<'a> {
     pub redactor: &'a Redactor,
 }
 
-/// The first line of every task message, naming the API (a scripted model keys on it).
+/// The first line of every task message, naming what to do and the API (a scripted model
+/// keys on it).
 pub fn task_line(task: &Task<'_>) -> String {
-    format!(
-        "Task: explain eventName {} of {}",
-        task.api, task.event_source
-    )
+    task_line_for(task.is_placement(), task.api, task.event_source)
+}
+
+/// The task line of a task to explain an API, or (`place`) to place a change of it.
+pub fn task_line_for(place: bool, api: &str, event_source: &str) -> String {
+    let verb = if place {
+        "place the change of"
+    } else {
+        "explain"
+    };
+    format!("Task: {verb} eventName {api} of {event_source}")
 }
 
 /// The task's first message in the given style, redacted.
@@ -111,6 +130,17 @@ pub fn first_message(style: Style, task: &Task<'_>, sources: &Sources<'_>) -> St
 
 fn focused(task: &Task<'_>, s: &Sources<'_>) -> String {
     let mut out = task_line(task);
+    if task.is_placement() {
+        out.push_str("\n\nThe rule explains these calls, but the planner could not write these parts of their change into the code:\n");
+        for part in &task.place {
+            let what = match part.part.attribute() {
+                "" => "the resource".to_owned(),
+                name => name.to_owned(),
+            };
+            let _ = writeln!(out, "- {} {what}: {}", part.resource, part.reason);
+        }
+        out.push_str("Edit the scratch copy with `edit`, check it with `check_plan`, and keep it with `submit_edits`.\n");
+    }
     out.push_str("\n\nCalls (request and response parameters):\n");
     for call in task.calls.iter().take(CALLS_SHOWN) {
         let line = json!({
@@ -134,6 +164,13 @@ fn focused(task: &Task<'_>, s: &Sources<'_>) -> String {
         out.push_str(&net_change(before, after, s.redactor));
         if let Some(code) = located_code(s.project, address) {
             let _ = write!(out, "Code ({}):\n{}\n", code.0, code.1);
+        }
+        if let Some(code) = task
+            .is_placement()
+            .then(|| module_call_code(s.project, address))
+            .flatten()
+        {
+            let _ = write!(out, "Module call ({}):\n{}\n", code.0, code.1);
         }
         if let Some(kind) = after.or(before).map(|i| i.resource_type.as_str()) {
             let _ = writeln!(
@@ -241,6 +278,18 @@ pub fn located_code(project: &Project, address: &str) -> Option<(String, String)
     let span = text.get(instance.span.clone())?;
     let line = text[..instance.span.start].lines().count() + 1;
     Some((format!("{}:{line}", instance.file), span.to_owned()))
+}
+
+/// The file and text of the `module` block that calls the module an address is in.
+pub fn module_call_code(project: &Project, address: &str) -> Option<(String, String)> {
+    let module = project.instance(address)?.module.clone()?;
+    let call = project.call_of(&module)?;
+    let text = project.files().get(&call.file)?;
+    let line = text[..call.span.start].lines().count() + 1;
+    Some((
+        format!("{}:{line}", call.file),
+        text.get(call.span)?.to_owned(),
+    ))
 }
 
 /// A type's settable attributes, `name:type` each, comma-separated.

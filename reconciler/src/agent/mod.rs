@@ -14,8 +14,10 @@ pub mod redact;
 pub mod scripted;
 
 use crate::ingest::Call;
-use crate::reconcile::Outcome;
+use crate::reconcile::{Outcome, Placed, ReconcileError};
 use crate::resolve::{FindingKind, Reach};
+use crate::synthesize::edit::Files;
+use crate::synthesize::plan::Unplanned;
 use bench::{Bench, Recheck};
 use client::{Api, Client, ClientError, Message, Part, Role, Usage, estimate_tokens};
 use context::{Sources, Style, Task};
@@ -147,6 +149,11 @@ pub struct TaskReport {
     /// The rule that validated.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<Rule>,
+    /// Whether the task was to place a change the planner could not (else to explain an API).
+    pub placement: bool,
+    /// For a task to place a change: the edits that validated.
+    #[serde(skip)]
+    pub placed: Option<Placed>,
 }
 
 /// What the agent did in a run.
@@ -198,6 +205,9 @@ pub struct Agent {
     dry_run: Option<PathBuf>,
 }
 
+/// Reconciles again with edits made beside the planner (supplied by the run).
+pub type Replan<'a> = dyn Fn(&Placed) -> Result<Outcome, ReconcileError> + 'a;
+
 /// What a run gives the agent besides the outcome.
 pub struct Workspace<'a> {
     /// The context's sources.
@@ -211,6 +221,10 @@ pub struct Workspace<'a> {
     /// Whether a rule may be replaced when it reads no change from a call (rules the store
     /// learned; shipped rules are changed in their files).
     pub replaceable: &'a dyn Fn(&Rule) -> bool,
+    /// Reconciles again with edits made beside the planner.
+    pub replan: &'a Replan<'a>,
+    /// Whether edits may land in modules outside the root.
+    pub shared_module_edits: bool,
 }
 
 impl Agent {
@@ -261,11 +275,55 @@ impl Agent {
                     .min(self.config.task_tokens),
                 until: start + Duration::from_secs(self.config.run_seconds),
             };
-            let done = self.attempt_all(&task, work, left).await;
+            let done = self
+                .attempt_all(&task, work, left, work.sources.project.files())
+                .await;
             report.usage.add(done.usage);
             report.tasks.push(done);
         }
         report
+    }
+
+    /// Works on the parts of intents the planner could not place, one intent at a time: the
+    /// model edits a copy of the patched code, and edits that place the parts and pass the
+    /// check are kept. Each task starts from the code as the tasks before it left it; `spent`
+    /// tokens of the run are already used.
+    pub async fn place(
+        &self,
+        outcome: &Outcome,
+        calls: &[Call],
+        work: &Workspace<'_>,
+        spent: u64,
+    ) -> (Placed, AgentReport) {
+        let mut report = AgentReport {
+            model: self.config.model.clone(),
+            ..AgentReport::default()
+        };
+        let start = Instant::now();
+        let mut placed = Placed::default();
+        let mut base = patched_files(work.sources.project, outcome);
+        for task in placements(outcome, calls) {
+            let left = Bounds {
+                tokens: self
+                    .config
+                    .run_tokens
+                    .saturating_sub(spent + report.usage.total())
+                    .min(self.config.task_tokens),
+                until: start + Duration::from_secs(self.config.run_seconds),
+            };
+            let done = self.attempt_all(&task, work, left, &base).await;
+            if let Some(found) = &done.placed {
+                let mut next = placed.clone();
+                next.extend(found.clone());
+                if let Ok(replanned) = (work.replan)(&next) {
+                    base = patched_files(work.sources.project, &replanned);
+                    placed = next;
+                }
+            }
+            report.usage.add(done.usage);
+            report.tasks.push(done);
+        }
+        (placed, report)
     }
 
     async fn attempt_all(
@@ -273,6 +331,7 @@ impl Agent {
         task: &Task<'_>,
         work: &Workspace<'_>,
         bounds: Bounds,
+        base: &Files,
     ) -> TaskReport {
         let mut report = TaskReport {
             event_source: task.event_source.to_owned(),
@@ -285,6 +344,8 @@ impl Agent {
             first_prompt_tokens: 0,
             context_tokens: 0,
             rule: None,
+            placement: task.is_placement(),
+            placed: None,
         };
         for sample in 0..self.config.samples.max(1) {
             report.attempts += 1;
@@ -293,13 +354,14 @@ impl Agent {
                 until: bounds.until,
             };
             let seed = self.config.seed.map(|s| s + u64::from(sample));
-            let attempt = self.attempt(task, work, left, seed).await;
+            let attempt = self.attempt(task, work, left, seed, base).await;
             report.turns += attempt.turns;
             report.usage.add(attempt.usage);
             report.first_prompt_tokens = attempt.first_prompt_tokens;
             report.context_tokens = attempt.context_tokens;
             report.result = attempt.result;
             report.rule = attempt.rule;
+            report.placed = attempt.placed;
             if !matches!(report.result, TaskResult::GaveUp | TaskResult::Failed(_)) {
                 break;
             }
@@ -314,6 +376,7 @@ impl Agent {
         work: &Workspace<'_>,
         bounds: Bounds,
         seed: Option<u64>,
+        base: &Files,
     ) -> Attempt {
         let system = context::system_prompt();
         let tools = bench::definitions();
@@ -354,7 +417,12 @@ impl Agent {
             event_ids: task.calls.iter().map(|c| c.event_id.clone()).collect(),
             addresses: &task.addresses,
             recheck: work.recheck,
-            files: work.sources.project.files().clone(),
+            files: base.clone(),
+            place: task.is_placement().then_some(bench::PlaceCheck {
+                parts: &task.place,
+                replan: work.replan,
+                shared: work.shared_module_edits,
+            }),
         };
         let task_until =
             (Instant::now() + Duration::from_secs(config.task_seconds)).min(bounds.until);
@@ -401,8 +469,11 @@ impl Agent {
                 if let Some(rule) = output.validated {
                     attempt.rule = Some(rule);
                 }
+                if let Some(placed) = output.placed {
+                    attempt.placed = Some(placed);
+                }
             }
-            if attempt.rule.is_some() {
+            if attempt.rule.is_some() || attempt.placed.is_some() {
                 attempt.result = TaskResult::Validated;
                 return attempt;
             }
@@ -430,6 +501,7 @@ struct Attempt {
     first_prompt_tokens: u64,
     context_tokens: u64,
     rule: Option<Rule>,
+    placed: Option<Placed>,
 }
 
 impl Default for Attempt {
@@ -441,6 +513,7 @@ impl Default for Attempt {
             first_prompt_tokens: 0,
             context_tokens: 0,
             rule: None,
+            placed: None,
         }
     }
 }
@@ -483,6 +556,63 @@ fn write_prompt(dir: &Path, task: &Task<'_>, body: &serde_json::Value) -> TaskRe
     }
 }
 
+/// The tasks to place changes: per intent, the parts the planner could not place, with the
+/// intent's calls and the addresses of those parts.
+pub fn placements<'a>(outcome: &Outcome, calls: &'a [Call]) -> Vec<Task<'a>> {
+    let mut out = Vec::new();
+    for decided in &outcome.intents {
+        let id = &decided.intent.id;
+        let place: Vec<Unplanned> = outcome
+            .plan
+            .unplanned
+            .iter()
+            .filter(|u| &u.intent == id)
+            .cloned()
+            .collect();
+        let ids: Vec<&str> = decided
+            .intent
+            .evidence
+            .iter()
+            .map(|e| e.event_id.as_str())
+            .collect();
+        let task_calls: Vec<&Call> = calls
+            .iter()
+            .filter(|c| ids.contains(&c.event_id.as_str()))
+            .collect();
+        let Some(first) = task_calls.first().filter(|_| !place.is_empty()) else {
+            continue;
+        };
+        let mut addresses: Vec<String> = Vec::new();
+        for part in &place {
+            if !addresses.contains(&part.resource) {
+                addresses.push(part.resource.clone());
+            }
+        }
+        out.push(Task {
+            event_source: &first.event_source,
+            api: first.api_name(),
+            calls: task_calls,
+            addresses,
+            current: None,
+            place,
+        });
+    }
+    out
+}
+
+/// The project's files with the outcome's patch applied.
+fn patched_files(project: &crate::terraform::config::Project, outcome: &Outcome) -> Files {
+    let mut files = project.files().clone();
+    for (path, change) in outcome.changes.changed() {
+        let path = path.to_string_lossy().into_owned();
+        match &change.new {
+            Some(text) => files.insert(path, text.clone()),
+            None => files.remove(&path),
+        };
+    }
+    files
+}
+
 /// The tasks of an outcome: per API with no rule, or whose replaceable rule read no change,
 /// its unexplained calls that touched a managed resource, with the addresses they touched.
 pub fn tasks<'a>(
@@ -514,6 +644,7 @@ pub fn tasks<'a>(
                     calls: Vec::new(),
                     addresses: Vec::new(),
                     current: rules.find(&call.event_source, call.api_name()),
+                    place: Vec::new(),
                 });
                 out.len() - 1
             }

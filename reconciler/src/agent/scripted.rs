@@ -10,6 +10,7 @@
 //! sizes ([`estimate_tokens`]), the same measure for every prompt style.
 
 use super::client::estimate_tokens;
+use super::context::task_line_for;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
@@ -25,6 +26,10 @@ pub struct Transcript {
     pub event_source: String,
     /// The API.
     pub api: String,
+    /// Whether the transcript places a change of the API the planner could not (default:
+    /// it explains the API with a rule).
+    #[serde(default)]
+    pub place: bool,
     /// Per turn, the tool calls the model makes.
     pub turns: Vec<Vec<ScriptedCall>>,
     /// The text the model ends with once the turns are used up.
@@ -220,7 +225,7 @@ fn answer(path: &str, body: &str, transcripts: &[Transcript]) -> Value {
     let task_line = first.lines().next().unwrap_or("");
     let transcript = transcripts
         .iter()
-        .find(|t| task_line == format!("Task: explain eventName {} of {}", t.api, t.event_source));
+        .find(|t| task_line == task_line_for(t.place, &t.api, &t.event_source));
     let calls = transcript.and_then(|t| t.turns.get(turn));
     let text = transcript.map_or_else(closing, |t| t.closing.clone());
     let prompt_tokens = estimate_tokens(body);

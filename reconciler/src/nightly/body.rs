@@ -343,6 +343,8 @@ mod tests {
                 first_prompt_tokens: 700,
                 context_tokens: 350,
                 rule: Some(rule),
+                placement: false,
+                placed: None,
             }],
             usage,
         };

@@ -10,6 +10,9 @@ pub fn lines(report: &AgentReport) -> Vec<String> {
         .iter()
         .map(|task| {
             let what = match &task.result {
+                TaskResult::Validated if task.placement => {
+                    "its edits placed the change and passed the check".to_owned()
+                }
                 TaskResult::Validated => "a rule validated and is learned".to_owned(),
                 TaskResult::GaveUp => "no rule that validates was found".to_owned(),
                 TaskResult::OverBudget(bound) => format!("stopped: {bound}"),
@@ -59,6 +62,8 @@ mod tests {
                 first_prompt_tokens: 500,
                 context_tokens: 250,
                 rule: None,
+                placement: false,
+                placed: None,
             }],
             usage,
         };

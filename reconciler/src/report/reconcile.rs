@@ -116,6 +116,18 @@ pub fn text(outcome: &Outcome) -> String {
     );
     section(
         &mut out,
+        "Placed by the agent",
+        outcome.plan.placed.iter().map(|u| {
+            let delta = delta_of(outcome, &u.intent, &u.resource);
+            let part = words::part(&u.part, delta);
+            format!(
+                "{} {} {part} (the planner: {})",
+                u.intent, u.resource, u.reason
+            )
+        }),
+    );
+    section(
+        &mut out,
         "Already in the code",
         outcome
             .plan

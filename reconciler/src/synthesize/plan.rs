@@ -77,6 +77,9 @@ pub struct Plan {
     /// Parts the code already holds (an import block for a created id, a value already
     /// written): nothing to do, as on a second run over the same trail.
     pub settled: Vec<Unplanned>,
+    /// Parts the planner could not place that edits from elsewhere (the agent's) placed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub placed: Vec<Unplanned>,
 }
 
 /// What the planner reads.

@@ -256,6 +256,8 @@ pub struct ModuleCall {
     pub parent: Option<String>,
     /// Whether the block has `count` or `for_each`.
     pub repeated: bool,
+    /// The block's byte range in its file.
+    pub span: std::ops::Range<usize>,
 }
 
 /// A loaded configuration: see the module documentation.
@@ -467,6 +469,7 @@ impl Project {
             name: decl.label(0).to_owned(),
             parent: parent.path.clone(),
             repeated,
+            span: decl.span(),
         })
     }
 
