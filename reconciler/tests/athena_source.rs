@@ -325,4 +325,37 @@ async fn a_failed_query_is_an_error_with_athenas_reason() {
         error.contains("ended FAILED") && error.contains("TABLE_NOT_FOUND"),
         "{error}"
     );
+    assert_eq!(
+        stop.num_calls(),
+        0,
+        "a query that ended is not stopped again"
+    );
+}
+
+#[tokio::test]
+async fn a_query_whose_state_cannot_be_read_is_stopped() {
+    // The query started, then GetQueryExecution is refused for good: the query must not be
+    // left running and billed.
+    let start = mock!(Client::start_query_execution).then_output(|| {
+        StartQueryExecutionOutput::builder()
+            .query_execution_id("qe-9")
+            .build()
+    });
+    let poll = mock!(Client::get_query_execution)
+        .sequence()
+        .http_status(
+            400,
+            Some(r#"{"__type":"AccessDeniedException","Message":"not allowed"}"#.to_owned()),
+        )
+        .build();
+    let stop = mock!(Client::stop_query_execution)
+        .match_requests(|request| request.query_execution_id() == Some("qe-9"))
+        .then_output(|| {
+            aws_sdk_athena::operation::stop_query_execution::StopQueryExecutionOutput::builder()
+                .build()
+        });
+    let source = athena(&[&start, &poll, &stop]);
+    let items: Vec<_> = source.calls(&pushdown()).collect().await;
+    assert!(items.len() == 1 && items[0].is_err(), "{items:?}");
+    assert_eq!(stop.num_calls(), 1);
 }

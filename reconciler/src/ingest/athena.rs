@@ -23,7 +23,8 @@ use serde_json::{Map, Value};
 
 use super::aws::{Pacer, Pacing, load_settings, record_item};
 use super::filter::Pushdown;
-use super::lake::{Polling, literals};
+use super::lake::literals;
+use super::query::{self, Canceller, Polling, Service, State, api_error};
 use super::record::Origin;
 use super::source::{CallStream, Source, SourceError, SourceItem, SourceResult};
 
@@ -407,55 +408,11 @@ impl Source for AthenaSource {
             config: self.config.clone(),
             client: self.client.clone(),
             pacer: self.pacer.clone(),
-            polling: self.polling,
             sql,
             columns: Vec::new(),
             next_row: 0,
         };
-        stream::unfold(Some(Step::Start(query)), |step| async move {
-            Some(step?.advance().await)
-        })
-        .flat_map(stream::iter)
-        .boxed()
-    }
-}
-
-/// Where a run stands: not started, or succeeded with result pages to fetch.
-enum Step {
-    Start(Query),
-    Fetch {
-        query: Query,
-        id: String,
-        token: Option<String>,
-    },
-}
-
-impl Step {
-    /// Takes the next step; returns the records it produced and the step after it.
-    async fn advance(self) -> (Vec<SourceResult>, Option<Step>) {
-        let outcome = match self {
-            Self::Start(query) => query.run().await.map(|id| {
-                let next = Self::Fetch {
-                    query,
-                    id,
-                    token: None,
-                };
-                (Vec::new(), Some(next))
-            }),
-            Self::Fetch {
-                mut query,
-                id,
-                token,
-            } => query.page(&id, token).await.map(|(items, more)| {
-                let next = more.map(|token| Self::Fetch {
-                    query,
-                    id,
-                    token: Some(token),
-                });
-                (items, next)
-            }),
-        };
-        outcome.unwrap_or_else(|error| (vec![Err(error)], None))
+        query::records(query, self.polling)
     }
 }
 
@@ -465,15 +422,17 @@ struct Query {
     config: AthenaConfig,
     client: Client,
     pacer: Pacer,
-    polling: Polling,
     sql: String,
     columns: Vec<String>,
     next_row: u64,
 }
 
-impl Query {
-    /// Starts the query and waits for it to succeed; returns its id.
-    async fn run(&self) -> Result<String, SourceError> {
+impl Service for Query {
+    fn name(&self) -> &str {
+        &self.source
+    }
+
+    async fn start(&self) -> Result<String, SourceError> {
         let context = QueryExecutionContext::builder()
             .database(&self.config.database)
             .build();
@@ -494,52 +453,39 @@ impl Query {
                     .send()
             })
             .await?;
-        let id = started
-            .query_execution_id
-            .ok_or_else(|| self.error("StartQueryExecution returned no query id".to_owned()))?;
-        tracing::info!(source = %self.source, query = %id, sql = %self.sql, "query started");
-        if let Err(error) = self.wait(&id).await {
-            let _ = self
-                .client
-                .stop_query_execution()
-                .query_execution_id(&id)
-                .send()
-                .await;
-            return Err(error);
-        }
-        Ok(id)
+        tracing::debug!(source = %self.source, sql = %self.sql, "query sent");
+        started.query_execution_id.ok_or_else(|| {
+            api_error(
+                &self.source,
+                "StartQueryExecution returned no query id".to_owned(),
+            )
+        })
     }
 
-    /// Polls the query's state until it has succeeded; a failed or cancelled query is an error
-    /// with Athena's reason.
-    async fn wait(&self, id: &str) -> Result<(), SourceError> {
-        let mut interval = self.polling.first;
-        loop {
-            let got = self
-                .pacer
-                .send(&self.source, "GetQueryExecution", || {
-                    self.client
-                        .get_query_execution()
-                        .query_execution_id(id)
-                        .send()
-                })
-                .await?;
-            let status = got.query_execution.and_then(|q| q.status);
-            let state = status.as_ref().and_then(|s| s.state.clone());
-            match state {
-                Some(QueryExecutionState::Succeeded) => return Ok(()),
-                Some(QueryExecutionState::Queued | QueryExecutionState::Running) => {}
-                other => {
-                    let state = other.as_ref().map_or("without a state", |s| s.as_str());
-                    let reason = status
-                        .and_then(|s| s.state_change_reason)
-                        .unwrap_or_else(|| "no reason given".to_owned());
-                    return Err(self.error(format!("query {id} ended {state}: {reason}")));
-                }
-            }
-            tokio::time::sleep(interval).await;
-            interval = (interval * 2).min(self.polling.max);
-        }
+    async fn state(&self, id: &str) -> Result<State, SourceError> {
+        let got = self
+            .pacer
+            .send(&self.source, "GetQueryExecution", || {
+                self.client
+                    .get_query_execution()
+                    .query_execution_id(id)
+                    .send()
+            })
+            .await?;
+        let status = got.query_execution.and_then(|q| q.status);
+        Ok(match status.as_ref().and_then(|s| s.state.clone()) {
+            Some(QueryExecutionState::Succeeded) => State::Done,
+            Some(QueryExecutionState::Queued | QueryExecutionState::Running) => State::Pending,
+            other => State::Ended(
+                other
+                    .as_ref()
+                    .map_or("without a state", |s| s.as_str())
+                    .to_owned(),
+                status
+                    .and_then(|s| s.state_change_reason)
+                    .unwrap_or_else(|| "no reason given".to_owned()),
+            ),
+        })
     }
 
     /// Fetches one page of results; returns its records and the token of the next page.
@@ -589,6 +535,26 @@ impl Query {
         Ok((items, output.next_token.filter(|t| !t.is_empty())))
     }
 
+    fn canceller(&self, id: &str) -> Canceller {
+        let (client, id) = (self.client.clone(), id.to_owned());
+        Box::new(move || Box::pin(stop(client, id)))
+    }
+}
+
+/// Asks Athena to stop a query; a failure is logged, not raised.
+async fn stop(client: Client, id: String) {
+    let stopped = client
+        .stop_query_execution()
+        .query_execution_id(&id)
+        .send()
+        .await;
+    match stopped {
+        Ok(_) => tracing::warn!(query = %id, "stopped the Athena query"),
+        Err(error) => tracing::debug!(query = %id, %error, "the query could not be stopped"),
+    }
+}
+
+impl Query {
     /// One row as a call, or a skipped record naming the row.
     fn item(&mut self, values: &[Option<String>]) -> SourceItem {
         let origin = Origin {
@@ -599,12 +565,5 @@ impl Query {
         self.next_row += 1;
         let record = record_of(&self.columns, values).to_string();
         record_item(Some(&record), origin, "the row is empty")
-    }
-
-    fn error(&self, message: String) -> SourceError {
-        SourceError::Api {
-            source_name: self.source.to_string(),
-            message,
-        }
     }
 }

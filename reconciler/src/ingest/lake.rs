@@ -4,16 +4,14 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
-use std::time::Duration;
 
 use aws_sdk_cloudtrail::Client;
 use aws_sdk_cloudtrail::types::QueryStatus;
 use chrono::{DateTime, TimeDelta, Utc};
-use futures::StreamExt;
-use futures::stream;
 
 use super::aws::{Pacer, Pacing, load_settings, record_item, regional_client};
 use super::filter::Pushdown;
+use super::query::{self, Canceller, Service, State, api_error};
 use super::record::Origin;
 use super::source::{CallStream, Source, SourceError, SourceItem, SourceResult};
 
@@ -150,24 +148,7 @@ pub(super) fn literals(values: &[String]) -> String {
     quoted.join(", ")
 }
 
-/// How often a running query is checked: first after `first`, then at doubling intervals
-/// up to `max`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Polling {
-    /// Wait before the second status check.
-    pub first: Duration,
-    /// Longest wait between two checks.
-    pub max: Duration,
-}
-
-impl Default for Polling {
-    fn default() -> Self {
-        Self {
-            first: Duration::from_secs(1),
-            max: Duration::from_secs(10),
-        }
-    }
-}
+pub use super::query::Polling;
 
 /// An event data store of CloudTrail Lake.
 #[derive(Debug, Clone)]
@@ -230,58 +211,19 @@ impl Source for LakeSource {
             source: Arc::from(format!("lake:{}", self.store)),
             client: self.client.clone(),
             pacer: self.pacer.clone(),
-            polling: self.polling,
             sql: query_sql(&self.store, pushdown),
             next_row: 0,
         };
-        stream::unfold(Some(Step::Start(query)), |step| async move {
-            Some(step?.advance().await)
-        })
-        .flat_map(stream::iter)
-        .boxed()
-    }
-}
-
-/// Queries started and not yet finished, so an interrupted run can cancel them.
-static RUNNING: std::sync::Mutex<Vec<(Client, String)>> = std::sync::Mutex::new(Vec::new());
-
-fn register(client: &Client, id: &str) {
-    if let Ok(mut running) = RUNNING.lock() {
-        running.push((client.clone(), id.to_owned()));
-    }
-}
-
-fn unregister(id: &str) {
-    if let Ok(mut running) = RUNNING.lock() {
-        running.retain(|(_, other)| other != id);
+        query::records(query, self.polling)
     }
 }
 
 /// Asks CloudTrail Lake to cancel a query; a failure is logged, not raised.
-async fn cancel(client: &Client, id: &str) {
-    match client.cancel_query().query_id(id).send().await {
+async fn cancel(client: Client, id: String) {
+    match client.cancel_query().query_id(&id).send().await {
         Ok(_) => tracing::warn!(query = %id, "cancelled the CloudTrail Lake query"),
         Err(error) => tracing::debug!(query = %id, %error, "the query could not be cancelled"),
     }
-}
-
-/// Cancels every query this process started and has not finished reading the status of:
-/// called when a run is interrupted (Ctrl-C), so no billable query is left running.
-pub async fn cancel_running() {
-    let running: Vec<(Client, String)> = match RUNNING.lock() {
-        Ok(mut running) => std::mem::take(&mut *running),
-        Err(_) => Vec::new(),
-    };
-    for (client, id) in running {
-        cancel(&client, &id).await;
-    }
-}
-
-/// Why waiting for a query stopped: the error, and whether the query itself ended (failed,
-/// cancelled, timed out) or may still be running.
-struct Stopped {
-    error: SourceError,
-    ended: bool,
 }
 
 /// One run of the query.
@@ -289,106 +231,48 @@ struct Query {
     source: Arc<str>,
     client: Client,
     pacer: Pacer,
-    polling: Polling,
     sql: String,
     next_row: u64,
 }
 
-/// Where a run stands: not started, or finished with result pages to fetch.
-enum Step {
-    Start(Query),
-    Fetch {
-        query: Query,
-        id: String,
-        next_token: Option<String>,
-    },
-}
-
-impl Step {
-    /// Takes the next step; returns the records it produced and the step after it.
-    async fn advance(self) -> (Vec<SourceResult>, Option<Step>) {
-        let outcome = match self {
-            Self::Start(query) => {
-                let id = query.run().await;
-                id.map(|id| (Vec::new(), Some(Self::fetch(query, id, None))))
-            }
-            Self::Fetch {
-                mut query,
-                id,
-                next_token,
-            } => {
-                let page = query.page(&id, next_token).await;
-                page.map(|(items, next)| (items, next.map(|t| Self::fetch(query, id, Some(t)))))
-            }
-        };
-        outcome.unwrap_or_else(|error| (vec![Err(error)], None))
+impl Service for Query {
+    fn name(&self) -> &str {
+        &self.source
     }
 
-    fn fetch(query: Query, id: String, next_token: Option<String>) -> Self {
-        Self::Fetch {
-            query,
-            id,
-            next_token,
-        }
-    }
-}
-
-impl Query {
-    /// Starts the query and waits for it to finish; returns its id.
-    async fn run(&self) -> Result<String, SourceError> {
+    async fn start(&self) -> Result<String, SourceError> {
         let started = self
             .pacer
             .send(&self.source, "StartQuery", || {
                 self.client.start_query().query_statement(&self.sql).send()
             })
             .await?;
-        let id = started
+        tracing::debug!(source = %self.source, sql = %self.sql, "query sent");
+        started
             .query_id
-            .ok_or_else(|| self.error("StartQuery returned no query id".to_owned()))?;
-        tracing::info!(source = %self.source, query = %id, sql = %self.sql, "query started");
-        register(&self.client, &id);
-        let waited = self.wait(&id).await;
-        if let Err(Stopped { ended: false, .. }) = &waited {
-            // A query whose status cannot be read any more is not left running (and billed).
-            cancel(&self.client, &id).await;
-        }
-        unregister(&id);
-        waited.map(|()| id).map_err(|stopped| stopped.error)
+            .ok_or_else(|| api_error(&self.source, "StartQuery returned no query id".to_owned()))
     }
 
-    /// Polls the query's status until it has finished, failing if it ends any other way or
-    /// its status cannot be read.
-    async fn wait(&self, id: &str) -> Result<(), Stopped> {
-        let mut interval = self.polling.first;
-        loop {
-            let described = self
-                .pacer
-                .send(&self.source, "DescribeQuery", || {
-                    self.client.describe_query().query_id(id).send()
-                })
-                .await
-                .map_err(|error| Stopped {
-                    error,
-                    ended: false,
-                })?;
-            match &described.query_status {
-                Some(QueryStatus::Finished) => return Ok(()),
-                Some(QueryStatus::Queued | QueryStatus::Running) => {}
-                other => {
-                    let status = other.as_ref().map_or("without a status", |s| s.as_str());
-                    let reason = described
-                        .error_message
-                        .as_deref()
-                        .unwrap_or("no reason given");
-                    return Err(Stopped {
-                        error: self.error(format!("query {id} ended {status}: {reason}")),
-                        ended: true,
-                    });
-                }
-            }
-            tokio::time::sleep(interval).await;
-            interval = (interval * 2).min(self.polling.max);
-        }
+    async fn state(&self, id: &str) -> Result<State, SourceError> {
+        let described = self
+            .pacer
+            .send(&self.source, "DescribeQuery", || {
+                self.client.describe_query().query_id(id).send()
+            })
+            .await?;
+        Ok(match described.query_status {
+            Some(QueryStatus::Finished) => State::Done,
+            Some(QueryStatus::Queued | QueryStatus::Running) => State::Pending,
+            other => State::Ended(
+                other
+                    .as_ref()
+                    .map_or("without a status", |s| s.as_str())
+                    .to_owned(),
+                described
+                    .error_message
+                    .unwrap_or_else(|| "no reason given".to_owned()),
+            ),
+        })
     }
 
     /// Fetches one page of results; returns its records and the token of the next page.
@@ -416,6 +300,13 @@ impl Query {
         Ok((items, output.next_token.filter(|t| !t.is_empty())))
     }
 
+    fn canceller(&self, id: &str) -> Canceller {
+        let (client, id) = (self.client.clone(), id.to_owned());
+        Box::new(move || Box::pin(cancel(client, id)))
+    }
+}
+
+impl Query {
     /// One result row's record as a call, or a skipped record.
     fn item(&mut self, row: &[HashMap<String, String>]) -> SourceItem {
         let origin = Origin {
@@ -430,13 +321,6 @@ impl Query {
             .find(|(name, _)| name.eq_ignore_ascii_case(RECORD_COLUMN))
             .map(|(_, value)| value.as_str());
         record_item(text, origin, "the result row has no eventJson column")
-    }
-
-    fn error(&self, message: String) -> SourceError {
-        SourceError::Api {
-            source_name: self.source.to_string(),
-            message,
-        }
     }
 }
 

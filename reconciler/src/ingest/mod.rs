@@ -11,6 +11,7 @@ pub mod identity;
 pub mod lake;
 pub mod lookup;
 pub mod order;
+pub mod query;
 pub mod record;
 pub mod source;
 pub mod verdict;

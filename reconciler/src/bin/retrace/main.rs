@@ -90,7 +90,7 @@ fn main() -> ExitCode {
         tokio::select! {
             result = run(cli) => result,
             _ = tokio::signal::ctrl_c() => {
-                reconciler::ingest::lake::cancel_running().await;
+                reconciler::ingest::query::cancel_running().await;
                 Err(anyhow::anyhow!("interrupted"))
             }
         }
