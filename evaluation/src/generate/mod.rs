@@ -16,6 +16,7 @@ mod fleet;
 mod identity;
 mod network;
 mod ops;
+mod platform;
 mod security;
 pub mod session;
 mod storage;
@@ -36,7 +37,7 @@ use change::Change;
 pub const DEFAULT_SEED: u64 = 20_260_302;
 
 /// How many scenarios at most per project and category.
-pub const PER_CATEGORY: usize = 15;
+pub const PER_CATEGORY: usize = 50;
 
 /// Generating scenarios failed.
 #[derive(Debug, thiserror::Error)]
@@ -187,6 +188,7 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         out.extend(ops::changes(instance, &all));
         out.extend(fleet::changes(instance, &all));
         out.extend(edge::changes(instance));
+        out.extend(platform::changes(instance));
     }
     out.extend(network::creations(&all));
     out.extend(identity::creations(&all));

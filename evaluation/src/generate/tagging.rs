@@ -26,7 +26,7 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
             "TagResource",
             json!({"resourceArn": arn, "tags": map}),
         ),
-        "aws_ecs_cluster" | "aws_ecs_service" => req(
+        "aws_ecs_cluster" | "aws_ecs_service" | "aws_ecs_task_definition" => req(
             "ecs.amazonaws.com",
             "TagResource",
             json!({"resourceArn": text(instance, "id"), "tags": pair}),

@@ -6,6 +6,7 @@ mod autoscaling;
 pub(super) mod cloudwatch;
 mod dynamodb;
 mod ec2;
+mod eks;
 mod elbv2;
 mod iam;
 mod lambda;
@@ -64,10 +65,14 @@ pub enum Service {
     Sts,
     /// Amazon API Gateway (HTTP APIs).
     ApiGateway,
+    /// Amazon EKS.
+    Eks,
+    /// Amazon ElastiCache.
+    ElastiCache,
 }
 
 /// Per service: event source, CLI name, Go SDK id and version, console user agent.
-const TABLE: [(Service, &str, &str, &str, &str, &str); 20] = [
+const TABLE: [(Service, &str, &str, &str, &str, &str); 22] = [
     (
         Service::Ec2,
         "ec2.amazonaws.com",
@@ -228,6 +233,22 @@ const TABLE: [(Service, &str, &str, &str, &str, &str); 20] = [
         "1.28.3",
         "AWS Internal",
     ),
+    (
+        Service::Eks,
+        "eks.amazonaws.com",
+        "eks",
+        "eks",
+        "1.56.0",
+        "AWS Internal",
+    ),
+    (
+        Service::ElastiCache,
+        "elasticache.amazonaws.com",
+        "elasticache",
+        "elasticache",
+        "1.44.0",
+        "AWS Internal",
+    ),
 ];
 
 /// The S3 console's user agent, brackets included as S3 records them.
@@ -354,6 +375,7 @@ impl Service {
     fn own_handler(self, api: &str) -> Option<Handler> {
         match self {
             Service::ApiGateway => apigw::handler(api),
+            Service::Eks | Service::ElastiCache => eks::handler(self, api),
             Service::Ec2 => ec2::handler(api),
             Service::S3 => s3::handler(api),
             Service::Iam => iam::handler(api),

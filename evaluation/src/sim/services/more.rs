@@ -2,7 +2,8 @@
 //! Auto Scaling policies, DB subnet groups, ECR lifecycle policies, ECS cluster settings,
 //! instance profiles and OIDC providers, KMS aliases, Lambda event source mappings and
 //! permissions, listener rules, hosted zones, bucket ownership and website configurations,
-//! SNS subscriptions, route table associations, and tagging of these.
+//! SNS subscriptions, route table associations, network ACL entries, flow logs, and tagging
+//! of these.
 
 use serde_json::{Value, json};
 
@@ -36,6 +37,9 @@ pub fn handler(service: Service, api: &str) -> Option<Handler> {
         (Service::Sns, "Unsubscribe") => unsubscribe,
         (Service::Ssm, "AddTagsToResource") => tag_parameter,
         (Service::Ec2, "DisassociateRouteTable") => disassociate_route_table,
+        (Service::Ec2, "ReplaceNetworkAclEntry") => replace_acl_entry,
+        (Service::Ec2, "DeleteNetworkAclEntry") => delete_acl_entry,
+        (Service::Ec2, "DeleteFlowLogs") => delete_flow_logs,
         _ => return None,
     })
 }
@@ -231,7 +235,7 @@ fn update_cluster_settings(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 fn tag_ecs(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let arn = params::string(p, "resourceArn")?;
     let at = ctx
-        .find_any(&["aws_ecs_cluster", "aws_ecs_service"], "arn", arn)
+        .find_any(&["aws_ecs_cluster", "aws_ecs_service", "aws_ecs_task_definition"], "arn", arn)
         .or_else(|| ctx.find("aws_ecs_service", "id", arn))
         .ok_or_else(|| {
             ApiError::new(
@@ -578,4 +582,74 @@ fn disassociate_route_table(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     )?;
     ctx.remove(at);
     Ok(ec2_true())
+}
+
+/// The network ACL rule resource a request names by ACL, number and direction.
+fn acl_entry(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
+    let acl = params::string(p, "networkAclId")?;
+    let number = params::int(p, "ruleNumber")?.to_string();
+    let egress = params::opt_bool(p, "egress").unwrap_or(false).to_string();
+    ctx.find_all(
+        "aws_network_acl_rule",
+        &[("network_acl_id", acl), ("rule_number", &number), ("egress", &egress)],
+    )
+    .first()
+    .copied()
+    .ok_or_else(|| {
+        ApiError::new(
+            "InvalidNetworkAclEntry.NotFound",
+            format!("The network acl entry identified by {number} could not be found."),
+        )
+    })
+}
+
+/// ReplaceNetworkAclEntry: protocol, action, CIDR and ports.
+fn replace_acl_entry(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let at = acl_entry(ctx, p)?;
+    let protocol = params::string(p, "aclProtocol")?;
+    ctx.set(at, "protocol", json!(protocol));
+    ctx.set(at, "rule_action", json!(params::string(p, "ruleAction")?));
+    if let Some(cidr) = params::opt_string(p, "cidrBlock") {
+        ctx.set(at, "cidr_block", json!(cidr));
+    }
+    let ports = p.get("portRange");
+    let port = |k: &str| ports.and_then(|r| params::opt_int(r, k));
+    match (protocol, port("from"), port("to")) {
+        ("-1", _, _) => {
+            ctx.set(at, "from_port", Value::Null);
+            ctx.set(at, "to_port", Value::Null);
+        }
+        (_, Some(from), Some(to)) => {
+            ctx.set(at, "from_port", json!(from));
+            ctx.set(at, "to_port", json!(to));
+        }
+        _ => return Err(params::missing("portRange")),
+    }
+    Ok(ec2_true())
+}
+
+/// DeleteNetworkAclEntry.
+fn delete_acl_entry(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let at = acl_entry(ctx, p)?;
+    ctx.remove(at);
+    Ok(ec2_true())
+}
+
+/// DeleteFlowLogs, as CloudTrail logs the request (`DeleteFlowLogsRequest`).
+fn delete_flow_logs(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let request = p.get("DeleteFlowLogsRequest").unwrap_or(p);
+    let id = request
+        .pointer("/FlowLogId/content")
+        .and_then(Value::as_str)
+        .ok_or_else(|| params::missing("FlowLogId"))?;
+    let at = found(
+        ctx,
+        "aws_flow_log",
+        "id",
+        id,
+        "InvalidFlowLogId.NotFound",
+        format!("These flow log ids in the input list are not found: [TotalCount: 1] {id}"),
+    )?;
+    ctx.remove(at);
+    Ok(json!({"DeleteFlowLogsResponse": {"xmlns": "http://ec2.amazonaws.com/doc/2016-11-15/", "unsuccessful": "", "requestId": ctx.uuid()}}))
 }
