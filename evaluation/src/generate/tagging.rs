@@ -29,7 +29,7 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
         "aws_ecs_cluster" | "aws_ecs_service" | "aws_ecs_task_definition" => req(
             "ecs.amazonaws.com",
             "TagResource",
-            json!({"resourceArn": text(instance, "id"), "tags": pair}),
+            json!({"resourceArn": ecs_arn(instance), "tags": pair}),
         ),
         "aws_ecr_repository" => req(
             "ecr.amazonaws.com",
@@ -90,4 +90,12 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
         _ => return None,
     };
     Some(request)
+}
+
+/// The ARN ECS names a resource by: a service's is its `id`, the others keep theirs in `arn`.
+fn ecs_arn(instance: &Instance) -> &str {
+    match text(instance, "arn") {
+        "" => text(instance, "id"),
+        arn => arn,
+    }
 }
