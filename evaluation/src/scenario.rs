@@ -128,6 +128,9 @@ pub struct Scenario {
     pub project: String,
     /// The kind of drift.
     pub category: Category,
+    /// The service family of the resource the scenario is about (`crate::family`).
+    #[serde(default)]
+    pub family: String,
     /// One line a reviewer reads: who did what to which resource.
     pub description: String,
     /// The generator that made it, `runbook/restrict-ssh`.

@@ -100,16 +100,16 @@ fn writing_replaces_what_was_there() {
 }
 
 #[test]
-fn every_project_has_at_least_sixty_scenarios_and_the_suite_372() {
+fn every_project_has_at_least_sixty_scenarios_and_the_suite_1000() {
     let counts = generate::counts(suite());
-    assert_eq!(counts.len(), 5, "{counts:?}");
+    assert_eq!(counts.len(), 6, "{counts:?}");
     let mut total = 0;
     for (project, row) in &counts {
         let n: usize = row.values().sum();
         assert!(n >= 60, "{project}: {n} scenarios");
         total += n;
     }
-    assert!(total >= 372, "{total} scenarios");
+    assert!(total >= 1000, "{total} scenarios");
     let mut per_category: BTreeMap<Category, usize> = BTreeMap::new();
     for row in counts.values() {
         for (c, n) in row {
@@ -294,6 +294,45 @@ fn the_committed_scenarios_match_a_fresh_generation() {
             stored[path] == *bytes,
             "scenarios/{} is stale: run `retrace-eval generate`",
             path.display()
+        );
+    }
+}
+
+/// Types in a fixture state with shipped rules that no scenario changes, and why.
+const KNOWN_GAPS: [(&str, &str); 0] = [];
+
+#[test]
+fn every_type_with_rules_in_a_fixture_state_appears_in_scenarios() {
+    let rules = knowledge::rules::RuleSet::load_dir(&repo().join("knowledge/rules"))
+        .expect("rules load");
+    let ruled: BTreeSet<&str> = rules.iter().flat_map(|r| r.resource_types()).collect();
+    let covered = generate::coverage::coverage(suite()).types;
+    assert!(covered.len() >= 60, "{} types: {covered:?}", covered.len());
+    let mut missing = BTreeSet::new();
+    for p in suite() {
+        for i in &p.base.instances {
+            let t = i.resource_type.as_str();
+            let gap = KNOWN_GAPS.iter().any(|(g, _)| *g == t);
+            if i.mode == reconciler::terraform::state::Mode::Managed
+                && ruled.contains(t)
+                && !covered.contains(t)
+                && !gap
+            {
+                missing.insert(t.to_owned());
+            }
+        }
+    }
+    assert!(missing.is_empty(), "types with rules never changed in a scenario: {missing:?}");
+}
+
+#[test]
+fn every_scenario_names_its_family() {
+    for g in suite().iter().flat_map(|p| &p.scenarios) {
+        let family = g.scenario.family.as_str();
+        assert!(
+            evaluation::family::ALL.contains(&family),
+            "{}: family {family:?}",
+            g.scenario.id
         );
     }
 }

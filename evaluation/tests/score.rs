@@ -60,6 +60,7 @@ fn build(
         id: id.into(),
         project: PROJECT.into(),
         category,
+        family: String::new(),
         description: format!("test scenario {id}"),
         generator: "test".into(),
         seed: 0,

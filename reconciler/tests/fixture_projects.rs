@@ -11,12 +11,13 @@ use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::functions::Value;
 use reconciler::terraform::state::{Mode, State};
 
-const PROJECTS: [&str; 5] = [
+const PROJECTS: [&str; 6] = [
     "web3tier",
     "serverless",
     "datalake",
     "static-site",
     "containers",
+    "platform",
 ];
 
 fn projects_dir() -> PathBuf {
@@ -309,6 +310,11 @@ fn static_site_configuration_matches_state() {
 #[test]
 fn containers_configuration_matches_state() {
     check_project("containers");
+}
+
+#[test]
+fn platform_configuration_matches_state() {
+    check_project("platform");
 }
 
 /// The value at a dotted path of attribute names and list indexes.

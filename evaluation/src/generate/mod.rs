@@ -10,12 +10,17 @@
 mod categories;
 pub mod change;
 mod compute;
+pub mod coverage;
+mod edge;
+mod fleet;
 mod identity;
 mod network;
 mod ops;
+mod platform;
 mod security;
 pub mod session;
 mod storage;
+mod tagging;
 mod tags;
 
 use crate::scenario::{self, Category, Scenario, ScenarioError, StateDelta};
@@ -32,7 +37,7 @@ use change::Change;
 pub const DEFAULT_SEED: u64 = 20_260_302;
 
 /// How many scenarios at most per project and category.
-pub const PER_CATEGORY: usize = 15;
+pub const PER_CATEGORY: usize = 50;
 
 /// Generating scenarios failed.
 #[derive(Debug, thiserror::Error)]
@@ -140,6 +145,7 @@ pub fn generate_project(
                     id,
                     project: name.to_owned(),
                     category,
+                    family: scenario_family(&candidate).to_owned(),
                     description: run.description,
                     generator: format!("{}/{}", category.name(), candidate.generator),
                     seed: run_seed,
@@ -159,6 +165,12 @@ pub fn generate_project(
     })
 }
 
+/// The family of the resource a candidate's first change is about.
+fn scenario_family(candidate: &Candidate) -> &'static str {
+    let address = candidate.changes.first().map_or("", |c| c.address.as_str());
+    crate::family::of_type(crate::family::type_of_address(address))
+}
+
 /// Every change the generators derive from the managed instances of `state`.
 pub fn all_changes(state: &State) -> Vec<Change> {
     let all: Vec<_> = state
@@ -175,6 +187,9 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         out.extend(identity::changes(instance, &all));
         out.extend(compute::changes(instance));
         out.extend(ops::changes(instance, &all));
+        out.extend(fleet::changes(instance, &all));
+        out.extend(edge::changes(instance));
+        out.extend(platform::changes(instance));
     }
     out.extend(network::creations(&all));
     out.extend(identity::creations(&all));

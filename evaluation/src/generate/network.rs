@@ -13,9 +13,9 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         "aws_subnet" => subnet(instance),
         "aws_vpc" => vpc(instance),
         "aws_route_table" => route_table(instance),
-        "aws_vpc_security_group_ingress_rule" | "aws_security_group_rule" => {
-            rule_resource(instance).into_iter().collect()
-        }
+        "aws_vpc_security_group_ingress_rule"
+        | "aws_vpc_security_group_egress_rule"
+        | "aws_security_group_rule" => rule_resource(instance).into_iter().collect(),
         _ => Vec::new(),
     }
 }
@@ -283,8 +283,14 @@ fn revoke_rules(instance: &Instance, id: &str) -> Vec<Change> {
         .collect()
 }
 
-/// The `ipPermissions` item of an ingress rule managed as its own resource, when it has
-/// exactly one peer.
+/// Whether a rule managed as its own resource is an egress rule.
+fn is_egress(instance: &Instance) -> bool {
+    instance.resource_type == "aws_vpc_security_group_egress_rule"
+        || text(instance, "type") == "egress"
+}
+
+/// The `ipPermissions` item of a rule managed as its own resource, when it has exactly one
+/// peer.
 fn rule_resource_item(instance: &Instance) -> Option<Value> {
     let a = &instance.attributes;
     let text = |k: &str| a.get(k).and_then(Value::as_str).filter(|v| !v.is_empty());
@@ -293,13 +299,13 @@ fn rule_resource_item(instance: &Instance) -> Option<Value> {
         _ => None,
     };
     let (protocol, ranges, v6, groups) = match instance.resource_type.as_str() {
-        "aws_vpc_security_group_ingress_rule" => (
+        "aws_vpc_security_group_ingress_rule" | "aws_vpc_security_group_egress_rule" => (
             text("ip_protocol")?,
             text("cidr_ipv4"),
             text("cidr_ipv6"),
             text("referenced_security_group_id"),
         ),
-        _ if text("type") == Some("ingress") => (
+        _ if matches!(text("type"), Some("ingress" | "egress")) => (
             text("protocol")?,
             one("cidr_blocks"),
             one("ipv6_cidr_blocks"),
@@ -317,18 +323,22 @@ fn rule_resource_item(instance: &Instance) -> Option<Value> {
     (peers == 1).then_some(item)
 }
 
-/// Revoking an ingress rule Terraform manages as its own resource.
+/// Revoking a rule Terraform manages as its own resource.
 fn rule_resource(instance: &Instance) -> Option<Change> {
     let item = rule_resource_item(instance)?;
     let group = text(instance, "security_group_id");
     let from = int(instance, "from_port").unwrap_or(0);
+    let (call, direction) = match is_egress(instance) {
+        true => ("RevokeSecurityGroupEgress", "egress"),
+        false => ("RevokeSecurityGroupIngress", "ingress"),
+    };
     Some(
         Change::modify(
             "sg-revoke-rule-resource",
             instance,
-            format!("revoked the ingress rule for port {from} from {group}"),
+            format!("revoked the {direction} rule for port {from} from {group}"),
             &[],
-            vec![sg_call("RevokeSecurityGroupIngress", group, vec![item])],
+            vec![sg_call(call, group, vec![item])],
         )
         .kind(Kind::Delete),
     )

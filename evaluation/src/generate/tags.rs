@@ -85,7 +85,7 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
             json!({"tags": [{
             "resourceId": text(instance, "name"), "resourceType": "auto-scaling-group", "key": key, "value": value, "propagateAtLaunch": true}]}),
         ),
-        _ => return None,
+        _ => return super::tagging::tag_request(instance, key, value),
     };
     Some(request)
 }

@@ -118,6 +118,7 @@ mod tests {
                 id: id.into(),
                 project: "p".into(),
                 category: Category::Console,
+                family: String::new(),
                 description: String::new(),
                 generator: String::new(),
                 seed: 0,

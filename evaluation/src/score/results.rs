@@ -542,6 +542,7 @@ mod tests {
             id: id.into(),
             project: project.into(),
             category,
+            family: String::new(),
             description: "d".into(),
             generator: "g".into(),
             seed: 0,

@@ -45,13 +45,18 @@ pub fn run(args: &GenerateArgs) -> anyhow::Result<()> {
         done.push(project);
     }
     let counts = generate::counts(&done);
+    let coverage = generate::coverage::coverage(&done);
     match args.format {
         Format::Json => {
             let total: usize = counts.values().flat_map(|r| r.values()).sum();
-            let json = serde_json::json!({"seed": args.seed, "projects": counts, "total": total});
+            let json = serde_json::json!({"seed": args.seed, "projects": counts, "total": total,
+                "types": coverage.types, "families": coverage.families});
             println!("{}", serde_json::to_string_pretty(&json)?);
         }
-        Format::Text => print_table(&counts),
+        Format::Text => {
+            print_table(&counts);
+            print_coverage(&coverage);
+        }
     }
     Ok(())
 }
@@ -79,4 +84,18 @@ fn print_table(
         line.push_str(&format!(" {t:>14}"));
     }
     println!("{line} {:>6}", totals.iter().sum::<usize>());
+}
+
+fn print_coverage(coverage: &generate::coverage::Coverage) {
+    println!();
+    println!(
+        "{} resource types changed, created or deleted in scenarios",
+        coverage.types.len()
+    );
+    let families: Vec<String> = coverage
+        .families
+        .iter()
+        .map(|(family, n)| format!("{family} {n}"))
+        .collect();
+    println!("scenarios per family: {}", families.join(", "));
 }

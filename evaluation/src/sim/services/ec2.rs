@@ -127,7 +127,7 @@ fn instance_state(ctx: &mut Ctx<'_>, p: &Value, target: &str) -> ApiResult {
 }
 
 /// Every EC2 resource type whose `id` is the EC2 resource id tags address.
-const TAGGABLE: [&str; 13] = [
+const TAGGABLE: [&str; 16] = [
     "aws_instance",
     "aws_security_group",
     "aws_vpc",
@@ -141,6 +141,9 @@ const TAGGABLE: [&str; 13] = [
     "aws_eip",
     "aws_network_interface",
     "aws_network_acl",
+    "aws_vpc_endpoint",
+    "aws_flow_log",
+    "aws_vpn_gateway",
 ];
 
 /// The resource of an EC2 id, or the not-found error EC2 gives for its kind.

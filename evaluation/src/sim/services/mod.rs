@@ -1,14 +1,17 @@
 //! The services the simulator models: what each is called in CloudTrail, the CLI and the Go
 //! SDK, and the handler of each write call.
 
+mod apigw;
 mod autoscaling;
 pub(super) mod cloudwatch;
 mod dynamodb;
 mod ec2;
+mod eks;
 mod elbv2;
 mod iam;
 mod lambda;
 mod misc;
+mod more;
 mod rds;
 mod s3;
 mod sg;
@@ -60,10 +63,16 @@ pub enum Service {
     Ecr,
     /// AWS STS (read-only noise only).
     Sts,
+    /// Amazon API Gateway (HTTP APIs).
+    ApiGateway,
+    /// Amazon EKS.
+    Eks,
+    /// Amazon ElastiCache.
+    ElastiCache,
 }
 
 /// Per service: event source, CLI name, Go SDK id and version, console user agent.
-const TABLE: [(Service, &str, &str, &str, &str, &str); 19] = [
+const TABLE: [(Service, &str, &str, &str, &str, &str); 22] = [
     (
         Service::Ec2,
         "ec2.amazonaws.com",
@@ -216,13 +225,38 @@ const TABLE: [(Service, &str, &str, &str, &str, &str); 19] = [
         "1.33.2",
         "AWS Internal",
     ),
+    (
+        Service::ApiGateway,
+        "apigateway.amazonaws.com",
+        "apigatewayv2",
+        "apigatewayv2",
+        "1.28.3",
+        "AWS Internal",
+    ),
+    (
+        Service::Eks,
+        "eks.amazonaws.com",
+        "eks",
+        "eks",
+        "1.56.0",
+        "AWS Internal",
+    ),
+    (
+        Service::ElastiCache,
+        "elasticache.amazonaws.com",
+        "elasticache",
+        "elasticache",
+        "1.44.0",
+        "AWS Internal",
+    ),
 ];
 
 /// The S3 console's user agent, brackets included as S3 records them.
 const S3_CONSOLE: &str = "[S3Console/0.4, aws-internal/3 aws-sdk-java/1.12.750 Linux/5.10.223-190.873.amzn2int.x86_64 OpenJDK_64-Bit_Server_VM/25.412-b09 java/1.8.0_412 vendor/Oracle_Corporation cfg/retry-mode/standard]";
 
 /// The version suffixes CloudTrail appends to Lambda event names.
-const LAMBDA_SUFFIXES: [(&str, &str); 8] = [
+const LAMBDA_SUFFIXES: [(&str, &str); 9] = [
+    ("RemovePermission", "20150331v2"),
     ("UpdateFunctionConfiguration", "20150331v2"),
     ("UpdateFunctionCode", "20150331v2"),
     ("GetFunction", "20150331v2"),
@@ -334,7 +368,14 @@ impl Service {
 
     /// The handler of a write call, by its API name.
     pub fn handler(self, api: &str) -> Option<Handler> {
+        self.own_handler(api).or_else(|| more::handler(self, api))
+    }
+
+    /// The handler of a call in the service's own module.
+    fn own_handler(self, api: &str) -> Option<Handler> {
         match self {
+            Service::ApiGateway => apigw::handler(api),
+            Service::Eks | Service::ElastiCache => eks::handler(self, api),
             Service::Ec2 => ec2::handler(api),
             Service::S3 => s3::handler(api),
             Service::Iam => iam::handler(api),

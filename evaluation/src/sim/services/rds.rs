@@ -85,10 +85,11 @@ fn modify_db_instance(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     }))
 }
 
-/// The DB instance of an ARN, or `DBInstanceNotFound`.
+/// The DB instance, subnet group or cluster of an ARN, or `DBInstanceNotFound`.
 fn by_arn(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
     let arn = params::string(p, "resourceName")?;
-    ctx.find("aws_db_instance", "arn", arn).ok_or_else(|| {
+    let types = ["aws_db_instance", "aws_db_subnet_group", "aws_rds_cluster"];
+    ctx.find_any(&types, "arn", arn).ok_or_else(|| {
         let id = arn.rsplit(':').next().unwrap_or(arn);
         ApiError::new("DBInstanceNotFound", format!("DBInstance {id} not found."))
     })
