@@ -22,6 +22,7 @@ fn learned_rule(api: &str) -> Rule {
         id_prefixes: Default::default(),
         spec: RuleSpec {
             api: api.into(),
+            requires: None,
             resource: Some("aws_vpc_endpoint".into()),
             resources: Vec::new(),
             kind: Kind::Update,
@@ -69,11 +70,11 @@ fn migrates_from_empty_and_reopens() {
     let path = dir.path().join("knowledge.db");
     {
         let mut store = Store::open(&path).expect("opens");
-        assert_eq!(store.schema_version().expect("version"), 2);
+        assert_eq!(store.schema_version().expect("version"), 3);
         store.sync_shipped(shipped()).expect("sync");
     }
     let store = Store::open(&path).expect("reopens");
-    assert_eq!(store.schema_version().expect("version"), 2);
+    assert_eq!(store.schema_version().expect("version"), 3);
     assert_eq!(store.active_rules().expect("rules").len(), shipped().len());
     let conn = rusqlite::Connection::open(&path).expect("raw open");
     let mode: String = conn

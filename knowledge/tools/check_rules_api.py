@@ -11,7 +11,7 @@ For every rule:
 * its `api` must be an operation of the service (CloudTrail's event names that differ from the
   API reference's operation names are listed in EVENT_NAMES, with the reason);
 * the first segment of every path it reads (identity parts, `set`s, `when`, block elements,
-  tags, `delete_unless`, `delete_when`, `hidden`) must name a member of the operation's input
+  tags, `requires`, `delete_unless`, `delete_when`, `hidden`) must name a member of the operation's input
   shape, or of its output shape for `from = "response"`. Names compare without case, by the
   member's name or its wire name (`locationName`, `queryName`). EC2 is a query-protocol
   service whose CloudTrail records use its XML names: a list member `Foos` is logged as
@@ -137,7 +137,7 @@ def rule_paths(rule: dict) -> list[tuple[str, str]]:
     for set_ in rule.get("set", []):
         add(set_)
         add(set_.get("when"))
-    add(rule.get("when"))
+    out.extend(("request", p) for p in paths_of(rule.get("requires")))
     block = rule.get("block")
     if block is not None:
         add(block, "each")

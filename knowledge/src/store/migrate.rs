@@ -67,6 +67,10 @@ const MIGRATIONS: &[&str] = &[
         corrected INTEGER NOT NULL DEFAULT 0,
         updated_at TEXT NOT NULL
     );",
+    // 3: shipped rules keyed by id: two services may share an event source and event names
+    // (API Gateway's REST and HTTP APIs), each rule reading the calls it `requires`.
+    "DROP INDEX rules_shipped_api;
+    CREATE UNIQUE INDEX rules_shipped_id ON rules (event_source, rule_id) WHERE provenance = 'shipped';",
 ];
 
 /// The schema version this build writes.
