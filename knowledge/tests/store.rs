@@ -106,7 +106,7 @@ fn sync_shipped_is_idempotent_and_retires_dropped_rules() {
     let stored = store.active_rules().expect("rules");
     for rule in shipped().iter() {
         assert_eq!(
-            stored.find(&rule.event_source, rule.api()),
+            stored.iter().find(|r| r.id() == rule.id()),
             Some(rule),
             "{}",
             rule.id()
