@@ -280,3 +280,37 @@ fn opensearch_config_events_and_acm() {
     );
     assert_eq!(x.tags.expect("tags").removed, ["owner"]);
 }
+
+#[test]
+fn s3_object_writes_and_legal_holds() {
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutObject",
+        json!({"bucketName": "site-assets", "key": "index.html", "Host": "site-assets.s3.amazonaws.com"}),
+        Value::Null,
+    );
+    assert_eq!(x.missing, Some(Missing::Create));
+    assert_eq!(x.identities(), ["site-assets/index.html"]);
+    assert_eq!(x.hidden, ["the object's content"]);
+
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutObjectLegalHold",
+        json!({"bucketName": "records", "key": "2024/ledger.csv", "legal-hold": "",
+               "LegalHold": {"Status": "OFF", "xmlns": "http://s3.amazonaws.com/doc/2006-03-01/"}}),
+        Value::Null,
+    );
+    assert_eq!(x.value("object_lock_legal_hold_status"), Some(&json!("OFF")));
+    assert_eq!(flagged(&x), ["object_lock_legal_hold_status"]);
+
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutObjectTagging",
+        json!({"bucketName": "records", "key": "a.csv", "tagging": "",
+               "Tagging": {"TagSet": {"Tag": {"Key": "class", "Value": "public"}}}}),
+        Value::Null,
+    );
+    let tags = x.tags.expect("tags");
+    assert_eq!((tags.op, x.targets[0].identity.as_str()), (TagOp::Replace, "a.csv"));
+    assert_eq!(tags.added.get("class").map(String::as_str), Some("public"));
+}

@@ -81,9 +81,10 @@ EXCEPTIONS = {
     # RunInstances is logged with the launch parameters grouped as `instancesSet.items[]`
     # (one element per MinCount/MaxCount request), a shape the input does not have.
     ("ec2", "RunInstances", "instancesSet"),
-    # DeleteBucketTagging sends no tags: its `replace` path finds nothing on purpose, which
+    # DeleteBucketTagging and DeleteObjectTagging send no tags: its `replace` path finds nothing on purpose, which
     # removes every tag (README.md, Tags).
     ("s3", "DeleteBucketTagging", "Tagging"),
+    ("s3", "DeleteObjectTagging", "Tagging"),
 }
 
 
