@@ -303,8 +303,8 @@ const KNOWN_GAPS: [(&str, &str); 0] = [];
 
 #[test]
 fn every_type_with_rules_in_a_fixture_state_appears_in_scenarios() {
-    let rules = knowledge::rules::RuleSet::load_dir(&repo().join("knowledge/rules"))
-        .expect("rules load");
+    let rules =
+        knowledge::rules::RuleSet::load_dir(&repo().join("knowledge/rules")).expect("rules load");
     let ruled: BTreeSet<&str> = rules.iter().flat_map(|r| r.resource_types()).collect();
     let covered = generate::coverage::coverage(suite()).types;
     assert!(covered.len() >= 60, "{} types: {covered:?}", covered.len());
@@ -322,7 +322,10 @@ fn every_type_with_rules_in_a_fixture_state_appears_in_scenarios() {
             }
         }
     }
-    assert!(missing.is_empty(), "types with rules never changed in a scenario: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "types with rules never changed in a scenario: {missing:?}"
+    );
 }
 
 #[test]

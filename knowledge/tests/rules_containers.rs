@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
     let rule = RuleSet::bundled()
         .expect("rules load")
-        .find(source, api)
+        .find_for(source, api, Some(&request))
         .unwrap_or_else(|| panic!("no rule for {source} {api}"));
     let response = (!response.is_null()).then_some(&response);
     rule.extract(Some(&request), response)
@@ -544,18 +544,27 @@ fn apigatewayv2_stage_throttling_and_access_logs() {
 }
 
 #[test]
-fn apigatewayv2_rest_api_stage_update_sets_nothing() {
-    let rule = RuleSet::bundled()
-        .expect("rules load")
-        .find(APIGW, "UpdateStage")
-        .expect("rule");
+fn api_gateway_rest_and_http_stage_updates_are_told_apart() {
+    // Both API versions log UpdateStage under one event source: a REST call names
+    // `restApiId` and sends JSON Patch operations, an HTTP API call names `apiId`.
     let v1 = json!({"restApiId": "r1", "stageName": "prod",
                     "patchOperations": [{"op": "replace", "path": "/tracingEnabled", "value": "true"}]});
-    // The identity is the stage name, which a REST API call also carries: the rule names the
-    // stage but sets nothing, and no v2 stage in state has that id unless one is named alike.
-    let x = rule.extract(Some(&v1), None).expect("extracts");
+    let x = extract(APIGW, "UpdateStage", v1, Value::Null);
+    assert_eq!(x.rule_id, "apigateway:UpdateStage");
+    assert_eq!(x.identities(), vec!["r1/prod"]);
+    assert_eq!(x.sets, sets(&[("xray_tracing_enabled", json!(true))]));
+    let v2 = json!({"apiId": "a1", "stageName": "prod", "autoDeploy": false});
+    let x = extract(APIGW, "UpdateStage", v2, Value::Null);
+    assert_eq!(x.rule_id, "apigatewayv2:UpdateStage");
     assert_eq!(x.identities(), vec!["prod"]);
-    assert!(x.sets.is_empty());
+    assert_eq!(x.sets, sets(&[("auto_deploy", json!(false))]));
+    let neither = json!({"stageName": "prod"});
+    assert!(
+        RuleSet::bundled()
+            .expect("rules load")
+            .find_for(APIGW, "UpdateStage", Some(&neither))
+            .is_none()
+    );
 }
 
 #[test]

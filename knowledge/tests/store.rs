@@ -22,6 +22,7 @@ fn learned_rule(api: &str) -> Rule {
         id_prefixes: Default::default(),
         spec: RuleSpec {
             api: api.into(),
+            requires: None,
             resource: Some("aws_vpc_endpoint".into()),
             resources: Vec::new(),
             kind: Kind::Update,
@@ -72,11 +73,11 @@ fn migrates_from_empty_and_reopens() {
     let path = dir.path().join("knowledge.db");
     {
         let mut store = Store::open(&path).expect("opens");
-        assert_eq!(store.schema_version().expect("version"), 3);
+        assert_eq!(store.schema_version().expect("version"), 4);
         store.sync_shipped(shipped()).expect("sync");
     }
     let store = Store::open(&path).expect("reopens");
-    assert_eq!(store.schema_version().expect("version"), 3);
+    assert_eq!(store.schema_version().expect("version"), 4);
     assert_eq!(store.active_rules().expect("rules").len(), shipped().len());
     let conn = rusqlite::Connection::open(&path).expect("raw open");
     let mode: String = conn
@@ -108,7 +109,7 @@ fn sync_shipped_is_idempotent_and_retires_dropped_rules() {
     let stored = store.active_rules().expect("rules");
     for rule in shipped().iter() {
         assert_eq!(
-            stored.find(&rule.event_source, rule.api()),
+            stored.iter().find(|r| r.id() == rule.id()),
             Some(rule),
             "{}",
             rule.id()
@@ -343,7 +344,7 @@ fn a_version_2_store_migrates_agent_rules_and_token_columns() {
     .expect("back to version 2");
     drop(conn);
     let store = Store::open(&path).expect("migrates");
-    assert_eq!(store.schema_version().expect("version"), 3);
+    assert_eq!(store.schema_version().expect("version"), 4);
     let stats = store.stats().expect("stats");
     assert_eq!(stats.rules_by_provenance.get("agent"), Some(&1));
     assert_eq!(stats.rules_by_provenance.get("learned"), Some(&1));

@@ -100,7 +100,7 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
     let path = dir.path().to_str().expect("utf-8");
     let report = json(&["kb", "coverage", "--project", path, "--format", "json"]);
     assert_eq!(report["types"], 4, "random_id is not an AWS type");
-    assert_eq!(report["covered"], 2);
+    assert_eq!(report["covered"], 3);
 
     let eks = entry(&report, "aws_eks_cluster");
     assert_eq!(eks["covered"], true);
@@ -132,10 +132,14 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
 
     let sfn = entry(&report, "aws_sfn_state_machine");
     assert_eq!(sfn["instances"], 2);
-    assert_eq!(sfn["covered"], false);
+    assert_eq!(sfn["covered"], true);
     assert_eq!(
-        sfn["missing"],
-        serde_json::json!(["create", "change", "delete", "tags"])
+        sfn["apis"]["change"],
+        serde_json::json!(["sfn:UpdateStateMachine"])
+    );
+    assert_eq!(
+        sfn["apis"]["tags"],
+        serde_json::json!(["sfn:TagResource", "sfn:UntagResource"])
     );
 
     let order: Vec<&str> = report["coverage"]

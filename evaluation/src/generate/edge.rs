@@ -39,7 +39,9 @@ fn api(instance: &Instance) -> Vec<Change> {
             &["description"],
             vec![api_call(json!({"apiId": id, "description": new}))],
         )
-        .undo(vec![api_call(json!({"apiId": id, "description": description}))]),
+        .undo(vec![api_call(
+            json!({"apiId": id, "description": description}),
+        )]),
     ];
     let cors = block(instance, "cors_configuration");
     if let Some(age) = cors.get("max_age").and_then(Value::as_i64) {
@@ -90,8 +92,12 @@ fn stage(instance: &Instance) -> Vec<Change> {
         )
     };
     let mut out = Vec::new();
-    let burst = settings.get("throttling_burst_limit").and_then(Value::as_i64);
-    let rate = settings.get("throttling_rate_limit").and_then(Value::as_f64);
+    let burst = settings
+        .get("throttling_burst_limit")
+        .and_then(Value::as_i64);
+    let rate = settings
+        .get("throttling_rate_limit")
+        .and_then(Value::as_f64);
     if let (Some(burst), Some(rate)) = (burst, rate)
         && burst > 0
     {
@@ -206,7 +212,9 @@ fn integration(instance: &Instance) -> Option<Change> {
 fn zone_comment(instance: &Instance) -> Change {
     let id = text(instance, "zone_id");
     let current = text(instance, "comment");
-    let new = format!("{current} - do not delete").trim_start_matches(" - ").to_owned();
+    let new = format!("{current} - do not delete")
+        .trim_start_matches(" - ")
+        .to_owned();
     let call = |c: &str| {
         req(
             "route53.amazonaws.com",
@@ -217,7 +225,10 @@ fn zone_comment(instance: &Instance) -> Change {
     Change::modify(
         "zone-comment",
         instance,
-        format!("changed the comment of hosted zone {}", text(instance, "name")),
+        format!(
+            "changed the comment of hosted zone {}",
+            text(instance, "name")
+        ),
         &["comment"],
         vec![call(&new)],
     )
@@ -229,7 +240,13 @@ fn put_website(bucket: &str, index: &str, error: Option<&str>) -> crate::sim::Re
     if let Some(key) = error {
         config["ErrorDocument"] = json!({"Key": key});
     }
-    s3("PutBucketWebsite", bucket, "WebsiteConfiguration", config, "website")
+    s3(
+        "PutBucketWebsite",
+        bucket,
+        "WebsiteConfiguration",
+        config,
+        "website",
+    )
 }
 
 /// A website's error page changed, and the website configuration removed.
@@ -241,7 +258,13 @@ fn website(instance: &Instance) -> Vec<Change> {
             instance,
             format!("turned off static website hosting on bucket {bucket}"),
             &[],
-            vec![s3("DeleteBucketWebsite", bucket, "", json!(null), "website")],
+            vec![s3(
+                "DeleteBucketWebsite",
+                bucket,
+                "",
+                json!(null),
+                "website",
+            )],
         )
         .kind(Kind::Delete),
     ];
@@ -300,7 +323,11 @@ fn ownership(instance: &Instance) -> Option<Change> {
 /// A second thumbprint trusted for an OIDC provider (a certificate rotation by hand).
 fn thumbprint(instance: &Instance) -> Option<Change> {
     const ROTATED: &str = "1c58a3a8518e8759bf075b76b750d4f2df264fcd";
-    let current: Vec<Value> = instance.attributes.get("thumbprint_list")?.as_array()?.clone();
+    let current: Vec<Value> = instance
+        .attributes
+        .get("thumbprint_list")?
+        .as_array()?
+        .clone();
     if current.iter().any(|t| t == ROTATED) {
         return None;
     }
@@ -318,7 +345,10 @@ fn thumbprint(instance: &Instance) -> Option<Change> {
         Change::modify(
             "oidc-thumbprint",
             instance,
-            format!("added a thumbprint to OIDC provider {}", text(instance, "url")),
+            format!(
+                "added a thumbprint to OIDC provider {}",
+                text(instance, "url")
+            ),
             &["thumbprint_list"],
             vec![call(&new)],
         )

@@ -55,7 +55,10 @@ fn cluster(instance: &Instance) -> Vec<Change> {
             instance,
             format!("upgraded EKS cluster {name} to Kubernetes {next}"),
             &["version"],
-            vec![eks("UpdateClusterVersion", json!({"name": name, "version": next}))],
+            vec![eks(
+                "UpdateClusterVersion",
+                json!({"name": name, "version": next}),
+            )],
         ));
     }
     let logged: Vec<&str> = instance
@@ -64,10 +67,16 @@ fn cluster(instance: &Instance) -> Vec<Change> {
         .and_then(Value::as_array)
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
-    let missing: Vec<&str> = ["api", "audit", "authenticator", "controllerManager", "scheduler"]
-        .into_iter()
-        .filter(|t| !logged.contains(t))
-        .collect();
+    let missing: Vec<&str> = [
+        "api",
+        "audit",
+        "authenticator",
+        "controllerManager",
+        "scheduler",
+    ]
+    .into_iter()
+    .filter(|t| !logged.contains(t))
+    .collect();
     if !missing.is_empty() {
         let logging = |enabled: bool| {
             eks(
@@ -79,7 +88,10 @@ fn cluster(instance: &Instance) -> Vec<Change> {
             Change::modify(
                 "eks-logging",
                 instance,
-                format!("turned on {} logs of EKS cluster {name}", missing.join(", ")),
+                format!(
+                    "turned on {} logs of EKS cluster {name}",
+                    missing.join(", ")
+                ),
                 &["enabled_cluster_log_types"],
                 vec![logging(true)],
             )
@@ -109,7 +121,10 @@ fn cluster(instance: &Instance) -> Vec<Change> {
 fn node_group(instance: &Instance) -> Option<Change> {
     let scaling = block(instance, "scaling_config");
     let max = scaling.get("max_size")?.as_i64()?;
-    let (cluster, name) = (text(instance, "cluster_name"), text(instance, "node_group_name"));
+    let (cluster, name) = (
+        text(instance, "cluster_name"),
+        text(instance, "node_group_name"),
+    );
     let call = |m: i64| {
         eks(
             "UpdateNodegroupConfig",
@@ -120,7 +135,10 @@ fn node_group(instance: &Instance) -> Option<Change> {
         Change::modify(
             "eks-nodegroup-max",
             instance,
-            format!("raised the maximum size of node group {name} to {}", max + 2),
+            format!(
+                "raised the maximum size of node group {name} to {}",
+                max + 2
+            ),
             &["scaling_config.0.max_size"],
             vec![call(max + 2)],
         )
@@ -131,7 +149,10 @@ fn node_group(instance: &Instance) -> Option<Change> {
 /// The next build of an add-on version (`v1.18.3-eksbuild.1` → `v1.18.3-eksbuild.2`).
 fn next_build(version: &str) -> Option<String> {
     let (base, build) = version.rsplit_once("-eksbuild.")?;
-    Some(format!("{base}-eksbuild.{}", build.parse::<u32>().ok()? + 1))
+    Some(format!(
+        "{base}-eksbuild.{}",
+        build.parse::<u32>().ok()? + 1
+    ))
 }
 
 /// An add-on updated to its next build, and an add-on removed.
@@ -171,7 +192,10 @@ fn addon(instance: &Instance) -> Vec<Change> {
 
 /// An access entry put in a read-only Kubernetes group, and an access entry removed.
 fn access_entry(instance: &Instance) -> Vec<Change> {
-    let (cluster, principal) = (text(instance, "cluster_name"), text(instance, "principal_arn"));
+    let (cluster, principal) = (
+        text(instance, "cluster_name"),
+        text(instance, "principal_arn"),
+    );
     let groups: Vec<Value> = instance
         .attributes
         .get("kubernetes_groups")
@@ -282,7 +306,11 @@ fn cache_subnets(instance: &Instance) -> Change {
 fn acl_rule(instance: &Instance) -> Vec<Change> {
     let acl = text(instance, "network_acl_id");
     let number = int(instance, "rule_number").unwrap_or(0);
-    let egress = instance.attributes.get("egress").cloned().unwrap_or(json!(false));
+    let egress = instance
+        .attributes
+        .get("egress")
+        .cloned()
+        .unwrap_or(json!(false));
     let from = int(instance, "from_port");
     let to = int(instance, "to_port");
     let (Some(from), Some(to)) = (from, to) else {

@@ -13,8 +13,13 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
     let pair = json!([{"key": key, "value": value}]);
     let map = json!({key: value});
     let request = match instance.resource_type.as_str() {
-        "aws_eip" | "aws_internet_gateway" | "aws_nat_gateway" | "aws_network_acl"
-        | "aws_vpc_endpoint" | "aws_flow_log" | "aws_vpn_gateway" => req(
+        "aws_eip"
+        | "aws_internet_gateway"
+        | "aws_nat_gateway"
+        | "aws_network_acl"
+        | "aws_vpc_endpoint"
+        | "aws_flow_log"
+        | "aws_vpn_gateway" => req(
             "ec2.amazonaws.com",
             "CreateTags",
             json!({

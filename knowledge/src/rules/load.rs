@@ -143,6 +143,9 @@ fn check_paths(spec: &RuleSpec) -> Result<(), String> {
     if let Some(when) = &spec.delete_when {
         JsonPath::parse(&when.path)?;
     }
+    if let Some(path) = &spec.requires {
+        JsonPath::parse(path)?;
+    }
     for paths in all {
         if paths.as_slice().is_empty() {
             return Err("an empty list of paths".into());

@@ -32,6 +32,14 @@ pub use transform::{Transform, name_from_arn};
 /// The shipped rule files, by the name errors use.
 pub(crate) const BUNDLED: &[(&str, &str)] = &[
     (
+        "knowledge/rules/acm.toml",
+        include_str!("../../rules/acm.toml"),
+    ),
+    (
+        "knowledge/rules/apigateway.toml",
+        include_str!("../../rules/apigateway.toml"),
+    ),
+    (
         "knowledge/rules/apigatewayv2.toml",
         include_str!("../../rules/apigatewayv2.toml"),
     ),
@@ -44,12 +52,28 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/autoscaling.toml"),
     ),
     (
+        "knowledge/rules/cloudfront.toml",
+        include_str!("../../rules/cloudfront.toml"),
+    ),
+    (
         "knowledge/rules/cloudtrail.toml",
         include_str!("../../rules/cloudtrail.toml"),
     ),
     (
         "knowledge/rules/cloudwatch.toml",
         include_str!("../../rules/cloudwatch.toml"),
+    ),
+    (
+        "knowledge/rules/cognito-identity.toml",
+        include_str!("../../rules/cognito-identity.toml"),
+    ),
+    (
+        "knowledge/rules/cognito-idp.toml",
+        include_str!("../../rules/cognito-idp.toml"),
+    ),
+    (
+        "knowledge/rules/config.toml",
+        include_str!("../../rules/config.toml"),
     ),
     (
         "knowledge/rules/dynamodb.toml",
@@ -68,6 +92,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/ecs.toml"),
     ),
     (
+        "knowledge/rules/efs.toml",
+        include_str!("../../rules/efs.toml"),
+    ),
+    (
         "knowledge/rules/eks.toml",
         include_str!("../../rules/eks.toml"),
     ),
@@ -80,8 +108,20 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/elbv2.toml"),
     ),
     (
+        "knowledge/rules/events.toml",
+        include_str!("../../rules/events.toml"),
+    ),
+    (
+        "knowledge/rules/firehose.toml",
+        include_str!("../../rules/firehose.toml"),
+    ),
+    (
         "knowledge/rules/iam.toml",
         include_str!("../../rules/iam.toml"),
+    ),
+    (
+        "knowledge/rules/kinesis.toml",
+        include_str!("../../rules/kinesis.toml"),
     ),
     (
         "knowledge/rules/kms.toml",
@@ -94,6 +134,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     (
         "knowledge/rules/logs.toml",
         include_str!("../../rules/logs.toml"),
+    ),
+    (
+        "knowledge/rules/opensearch.toml",
+        include_str!("../../rules/opensearch.toml"),
     ),
     (
         "knowledge/rules/rds.toml",
@@ -114,6 +158,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
     (
         "knowledge/rules/secretsmanager.toml",
         include_str!("../../rules/secretsmanager.toml"),
+    ),
+    (
+        "knowledge/rules/sfn.toml",
+        include_str!("../../rules/sfn.toml"),
     ),
     (
         "knowledge/rules/sns.toml",
@@ -137,7 +185,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct RuleSet {
     rules: Vec<Rule>,
-    index: HashMap<(String, String), usize>,
+    index: HashMap<(String, String), Vec<usize>>,
     prefixes: BTreeMap<String, String>,
 }
 
@@ -179,17 +227,17 @@ impl RuleSet {
         files: impl IntoIterator<Item = (&'a str, &'a str)>,
     ) -> Result<RuleSet, RuleError> {
         let mut set = RuleSet::default();
-        let mut origin: HashMap<(String, String), String> = HashMap::new();
+        let mut origin: Vec<String> = Vec::new();
         for (name, text) in files {
             for rule in load::parse_file(name, text)? {
-                let key = (rule.event_source.clone(), rule.spec.api.clone());
-                if let Some(other) = origin.insert(key, name.to_owned()) {
+                if let Some(other) = set.clash(&rule) {
                     return Err(RuleError::Duplicate {
                         file: name.to_owned(),
                         rule: rule.id(),
-                        other,
+                        other: origin[other].clone(),
                     });
                 }
+                origin.push(name.to_owned());
                 set.push(rule);
             }
         }
@@ -197,11 +245,11 @@ impl RuleSet {
     }
 
     /// A set of already-parsed rules; a second rule for the same event source and API is
-    /// rejected.
+    /// rejected unless the two `requires` different paths.
     pub fn from_rules(rules: impl IntoIterator<Item = Rule>) -> Result<RuleSet, RuleError> {
         let mut set = RuleSet::default();
         for rule in rules {
-            if set.find(&rule.event_source, &rule.spec.api).is_some() {
+            if set.clash(&rule).is_some() {
                 return Err(RuleError::Duplicate {
                     file: "(rules given)".to_owned(),
                     rule: rule.id(),
@@ -213,20 +261,61 @@ impl RuleSet {
         Ok(set)
     }
 
+    /// The position of a rule that `rule` may not sit beside: one with the same id, or one
+    /// for the same event source and API that reads the same calls (the same `requires`).
+    fn clash(&self, rule: &Rule) -> Option<usize> {
+        let key = (rule.event_source.clone(), rule.spec.api.clone());
+        let same_calls = self.index.get(&key).and_then(|positions| {
+            positions
+                .iter()
+                .copied()
+                .find(|i| self.rules[*i].spec.requires == rule.spec.requires)
+        });
+        same_calls.or_else(|| self.rules.iter().position(|r| r.id() == rule.id()))
+    }
+
     fn push(&mut self, rule: Rule) {
         for (prefix, ty) in &rule.id_prefixes {
             self.prefixes.insert(prefix.clone(), ty.clone());
         }
         let key = (rule.event_source.clone(), rule.spec.api.clone());
-        self.index.insert(key, self.rules.len());
+        self.index.entry(key).or_default().push(self.rules.len());
         self.rules.push(rule);
     }
 
-    /// The rule for a call; Lambda's versioned event names (`UpdateFunctionConfiguration20150331v2`)
-    /// are matched without their suffix.
+    /// A rule for an API, whatever calls of it it reads (the first loaded); Lambda's
+    /// versioned event names (`UpdateFunctionConfiguration20150331v2`) are matched without
+    /// their suffix.
     pub fn find(&self, event_source: &str, api: &str) -> Option<&Rule> {
+        self.candidates(event_source, api).next()
+    }
+
+    /// The rule that reads one call: the first rule for its API whose `requires` path holds a
+    /// value in the request, else the one that requires nothing.
+    pub fn find_for(
+        &self,
+        event_source: &str,
+        api: &str,
+        request: Option<&serde_json::Value>,
+    ) -> Option<&Rule> {
+        let has = |path: &str| {
+            request.is_some_and(|r| JsonPath::parse(path).is_ok_and(|p| !p.select(r).is_empty()))
+        };
+        self.candidates(event_source, api)
+            .find(|r| r.spec.requires.as_deref().is_some_and(has))
+            .or_else(|| {
+                self.candidates(event_source, api)
+                    .find(|r| r.spec.requires.is_none())
+            })
+    }
+
+    fn candidates(&self, event_source: &str, api: &str) -> impl Iterator<Item = &Rule> {
         let key = (event_source.to_owned(), normalize_api(api).to_owned());
-        self.index.get(&key).map(|i| &self.rules[*i])
+        self.index
+            .get(&key)
+            .into_iter()
+            .flatten()
+            .map(|i| &self.rules[*i])
     }
 
     /// This set without the rules whose ids (`service:Api`) are in `ids`: rules withheld to
@@ -239,12 +328,15 @@ impl RuleSet {
         set
     }
 
-    /// This set with `added` in it, each replacing the rule for the same API.
+    /// This set with `added` in it, each replacing the rule for the same API (and the same
+    /// `requires`).
     pub fn with_replaced(&self, added: &[Rule]) -> Result<RuleSet, RuleError> {
         let replaced = |r: &Rule| {
-            added
-                .iter()
-                .any(|a| a.event_source == r.event_source && a.api() == r.api())
+            added.iter().any(|a| {
+                a.event_source == r.event_source
+                    && a.api() == r.api()
+                    && a.spec.requires == r.spec.requires
+            })
         };
         RuleSet::from_rules(
             self.iter()

@@ -31,6 +31,11 @@ pub struct Rule {
 pub struct RuleSpec {
     /// The API (CloudTrail `eventName`, Lambda's without its version suffix).
     pub api: String,
+    /// A request path that must hold a value for the rule to read the call: two services
+    /// that share an event source and event names (API Gateway's REST APIs name `restApiId`,
+    /// its HTTP APIs `apiId`) each give one. Without it the rule reads any call of its API.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires: Option<String>,
     /// The one resource type changed, or `by-id-prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,

@@ -95,6 +95,10 @@ const MIGRATIONS: &[&str] = &[
     CREATE UNIQUE INDEX rules_learned_hash ON rules (hash) WHERE provenance <> 'shipped';
     ALTER TABLE reconciliations ADD COLUMN prompt_tokens INTEGER NOT NULL DEFAULT 0;
     ALTER TABLE reconciliations ADD COLUMN completion_tokens INTEGER NOT NULL DEFAULT 0;",
+    // 4: shipped rules keyed by id: two services may share an event source and event names
+    // (API Gateway's REST and HTTP APIs), each rule reading the calls it `requires`.
+    "DROP INDEX rules_shipped_api;
+    CREATE UNIQUE INDEX rules_shipped_id ON rules (event_source, rule_id) WHERE provenance = 'shipped';",
 ];
 
 /// The schema version this build writes.

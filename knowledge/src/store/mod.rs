@@ -333,8 +333,8 @@ impl Store {
             let existing: Option<(i64, String, bool)> = tx
                 .query_row(
                     "SELECT id, hash, active FROM rules
-                     WHERE provenance = 'shipped' AND event_source = ?1 AND api = ?2",
-                    params![rule.event_source, rule.api()],
+                     WHERE provenance = 'shipped' AND event_source = ?1 AND rule_id = ?2",
+                    params![rule.event_source, rule.id()],
                     |row| Ok((row.get(0)?, row.get(1)?, row.get(2)?)),
                 )
                 .optional()
@@ -395,7 +395,13 @@ impl Store {
         let mut seen = std::collections::HashSet::new();
         Ok(records
             .into_iter()
-            .filter(|r| seen.insert((r.rule.event_source.clone(), r.rule.api().to_owned())))
+            .filter(|r| {
+                seen.insert((
+                    r.rule.event_source.clone(),
+                    r.rule.api().to_owned(),
+                    r.rule.spec.requires.clone(),
+                ))
+            })
             .collect())
     }
 

@@ -74,7 +74,9 @@ impl<'a> Resolver<'a> {
         let finding = |kind, resources, reason: String| {
             Finding::new(kind, call, resources, self.scope, reason)
         };
-        let rule = self.rules.find(&call.event_source, call.api_name());
+        let rule = self
+            .rules
+            .find_for(&call.event_source, call.api_name(), request.as_ref());
         let extraction = rule.map(|r| r.extract(request.as_ref(), response.as_ref()));
         let mut resources = match &extraction {
             Some(Ok(extraction)) => self.targets(call, extraction),

@@ -24,7 +24,10 @@ pub fn handler(api: &str) -> Option<Handler> {
 }
 
 fn not_found(what: &str, id: &str) -> ApiError {
-    ApiError::new("NotFoundException", format!("Invalid {what} identifier specified {id}"))
+    ApiError::new(
+        "NotFoundException",
+        format!("Invalid {what} identifier specified {id}"),
+    )
 }
 
 fn api_of(ctx: &Ctx<'_>, p: &Value) -> Result<(String, usize), ApiError> {
@@ -208,8 +211,12 @@ fn update_integration(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 /// The API or stage an ARN names.
 fn tagged(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
     let arn = params::string(p, "resourceArn")?;
-    ctx.find_any(&["aws_apigatewayv2_api", "aws_apigatewayv2_stage"], "arn", arn)
-        .ok_or_else(|| ApiError::new("NotFoundException", format!("Invalid resource {arn}")))
+    ctx.find_any(
+        &["aws_apigatewayv2_api", "aws_apigatewayv2_stage"],
+        "arn",
+        arn,
+    )
+    .ok_or_else(|| ApiError::new("NotFoundException", format!("Invalid resource {arn}")))
 }
 
 /// TagResource: tags as a map.

@@ -71,7 +71,8 @@ fn update_cluster_version(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 fn update_cluster_config(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let at = cluster(ctx, params::string(p, "name")?)?;
     if let Some(logging) = p.pointer("/logging/clusterLogging") {
-        let mut types: Vec<String> = params::strings(ctx.get(at).attributes.get("enabled_cluster_log_types"));
+        let mut types: Vec<String> =
+            params::strings(ctx.get(at).attributes.get("enabled_cluster_log_types"));
         for entry in params::list(Some(logging)) {
             let enabled = params::opt_bool(entry, "enabled").unwrap_or(false);
             for t in params::strings(entry.get("types")) {
@@ -83,12 +84,20 @@ fn update_cluster_config(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         }
         types.sort();
         ctx.set(at, "enabled_cluster_log_types", json!(types));
-        return Ok(update(ctx, "LoggingUpdate", json!([{"type": "ClusterLogging", "value": logging.to_string()}])));
+        return Ok(update(
+            ctx,
+            "LoggingUpdate",
+            json!([{"type": "ClusterLogging", "value": logging.to_string()}]),
+        ));
     }
     let config = p
         .get("resourcesVpcConfig")
         .ok_or_else(|| params::missing("resourcesVpcConfig"))?;
-    let mut vpc = ctx.attr(at, "vpc_config").get(0).cloned().unwrap_or_default();
+    let mut vpc = ctx
+        .attr(at, "vpc_config")
+        .get(0)
+        .cloned()
+        .unwrap_or_default();
     for (param, attr) in [
         ("endpointPublicAccess", "endpoint_public_access"),
         ("endpointPrivateAccess", "endpoint_private_access"),
@@ -111,24 +120,47 @@ fn update_cluster_config(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 }
 
 /// The node group, add-on or access entry of a cluster: its position.
-fn member(ctx: &Ctx<'_>, resource_type: &str, key: &str, p: &Value, param: &str) -> Result<usize, ApiError> {
+fn member(
+    ctx: &Ctx<'_>,
+    resource_type: &str,
+    key: &str,
+    p: &Value,
+    param: &str,
+) -> Result<usize, ApiError> {
     let cluster_name = params::string(p, "clusterName")?;
     cluster(ctx, cluster_name)?;
     let name = params::string(p, param)?;
-    ctx.find_all(resource_type, &[("cluster_name", cluster_name), (key, name)])
-        .first()
-        .copied()
-        .ok_or_else(|| eks_not_found(param.trim_end_matches("Name").trim_end_matches("Arn"), name))
+    ctx.find_all(
+        resource_type,
+        &[("cluster_name", cluster_name), (key, name)],
+    )
+    .first()
+    .copied()
+    .ok_or_else(|| eks_not_found(param.trim_end_matches("Name").trim_end_matches("Arn"), name))
 }
 
 /// UpdateNodegroupConfig: scaling limits (min ≤ desired ≤ max).
 fn update_nodegroup_config(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
-    let at = member(ctx, "aws_eks_node_group", "node_group_name", p, "nodegroupName")?;
+    let at = member(
+        ctx,
+        "aws_eks_node_group",
+        "node_group_name",
+        p,
+        "nodegroupName",
+    )?;
     let Some(given) = p.get("scalingConfig") else {
         return Err(params::missing("scalingConfig"));
     };
-    let mut scaling = ctx.attr(at, "scaling_config").get(0).cloned().unwrap_or_default();
-    for (param, attr) in [("minSize", "min_size"), ("maxSize", "max_size"), ("desiredSize", "desired_size")] {
+    let mut scaling = ctx
+        .attr(at, "scaling_config")
+        .get(0)
+        .cloned()
+        .unwrap_or_default();
+    for (param, attr) in [
+        ("minSize", "min_size"),
+        ("maxSize", "max_size"),
+        ("desiredSize", "desired_size"),
+    ] {
         if let Some(v) = params::opt_int(given, param) {
             scaling[attr] = json!(v);
         }
@@ -165,7 +197,13 @@ fn delete_addon(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 
 /// UpdateAccessEntry: Kubernetes groups (EKS refuses `system:` groups).
 fn update_access_entry(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
-    let at = member(ctx, "aws_eks_access_entry", "principal_arn", p, "principalArn")?;
+    let at = member(
+        ctx,
+        "aws_eks_access_entry",
+        "principal_arn",
+        p,
+        "principalArn",
+    )?;
     if p.get("kubernetesGroups").is_some() {
         let mut groups = params::strings(p.get("kubernetesGroups"));
         if groups.iter().any(|g| g.starts_with("system:")) {
@@ -189,7 +227,13 @@ fn update_access_entry(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 
 /// DeleteAccessEntry.
 fn delete_access_entry(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
-    let at = member(ctx, "aws_eks_access_entry", "principal_arn", p, "principalArn")?;
+    let at = member(
+        ctx,
+        "aws_eks_access_entry",
+        "principal_arn",
+        p,
+        "principalArn",
+    )?;
     ctx.remove(at);
     Ok(Value::Null)
 }
@@ -198,7 +242,11 @@ fn delete_access_entry(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 fn tag_eks(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let arn = params::string(p, "resourceArn")?;
     let at = ctx
-        .find_any(&["aws_eks_cluster", "aws_eks_node_group", "aws_eks_addon"], "arn", arn)
+        .find_any(
+            &["aws_eks_cluster", "aws_eks_node_group", "aws_eks_addon"],
+            "arn",
+            arn,
+        )
         .or_else(|| ctx.find("aws_eks_access_entry", "access_entry_arn", arn))
         .ok_or_else(|| ApiError::new("NotFoundException", format!("Resource {arn} not found")))?;
     ctx.add_tags(at, &params::tag_map(p.get("tags")));
@@ -209,7 +257,11 @@ fn tag_eks(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 fn modify_replication_group(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let id = params::string(p, "replicationGroupId")?.to_lowercase();
     let at = ctx
-        .find("aws_elasticache_replication_group", "replication_group_id", &id)
+        .find(
+            "aws_elasticache_replication_group",
+            "replication_group_id",
+            &id,
+        )
         .ok_or_else(|| {
             ApiError::new(
                 "ReplicationGroupNotFoundFault",
@@ -265,9 +317,15 @@ fn modify_cache_subnet_group(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 /// ElastiCache AddTagsToResource.
 fn tag_cache(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let arn = params::string(p, "resourceName")?;
-    let types = ["aws_elasticache_replication_group", "aws_elasticache_subnet_group"];
+    let types = [
+        "aws_elasticache_replication_group",
+        "aws_elasticache_subnet_group",
+    ];
     let at = ctx.find_any(&types, "arn", arn).ok_or_else(|| {
-        ApiError::new("InvalidARN", format!("{arn} is not a valid ElastiCache resource"))
+        ApiError::new(
+            "InvalidARN",
+            format!("{arn} is not a valid ElastiCache resource"),
+        )
     })?;
     ctx.add_tags(at, &params::tag_list(p.get("tags")));
     Ok(json!({"tagList": ctx.attr(at, "tags_all")}))

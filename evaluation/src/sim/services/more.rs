@@ -160,9 +160,7 @@ fn put_lifecycle_policy(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
             );
         }
     }
-    Ok(
-        json!({"registryId": registry, "repositoryName": name, "lifecyclePolicyText": text}),
-    )
+    Ok(json!({"registryId": registry, "repositoryName": name, "lifecyclePolicyText": text}))
 }
 
 /// DeleteLifecyclePolicy.
@@ -235,7 +233,15 @@ fn update_cluster_settings(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 fn tag_ecs(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     let arn = params::string(p, "resourceArn")?;
     let at = ctx
-        .find_any(&["aws_ecs_cluster", "aws_ecs_service", "aws_ecs_task_definition"], "arn", arn)
+        .find_any(
+            &[
+                "aws_ecs_cluster",
+                "aws_ecs_service",
+                "aws_ecs_task_definition",
+            ],
+            "arn",
+            arn,
+        )
         .or_else(|| ctx.find("aws_ecs_service", "id", arn))
         .ok_or_else(|| {
             ApiError::new(
@@ -320,11 +326,16 @@ fn update_event_source_mapping(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         "uuid",
         uuid,
         "ResourceNotFoundException",
-        format!("The resource you requested does not exist. (Service: Lambda, Status Code: 404, Request ID: {uuid})"),
+        format!(
+            "The resource you requested does not exist. (Service: Lambda, Status Code: 404, Request ID: {uuid})"
+        ),
     )?;
     for (param, attr) in [
         ("batchSize", "batch_size"),
-        ("maximumBatchingWindowInSeconds", "maximum_batching_window_in_seconds"),
+        (
+            "maximumBatchingWindowInSeconds",
+            "maximum_batching_window_in_seconds",
+        ),
     ] {
         if let Some(v) = params::opt_int(p, param) {
             ctx.set(at, attr, json!(v));
@@ -481,7 +492,13 @@ fn put_ownership_controls(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         .ok_or_else(|| params::missing("OwnershipControls"))?;
     let rule = params::list(Some(rule)).first().copied().unwrap_or(rule);
     let ownership = params::string(rule, "ObjectOwnership")?;
-    if !["BucketOwnerEnforced", "BucketOwnerPreferred", "ObjectWriter"].contains(&ownership) {
+    if ![
+        "BucketOwnerEnforced",
+        "BucketOwnerPreferred",
+        "ObjectWriter",
+    ]
+    .contains(&ownership)
+    {
         return Err(ApiError::new(
             "MalformedXML",
             "The XML you provided was not well-formed or did not validate against our published schema",
@@ -517,10 +534,14 @@ fn put_website(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         .is_none()
     {
         attributes["website_domain"] = json!(format!("s3-website-{region}.amazonaws.com"));
-        attributes["website_endpoint"] =
-            json!(format!("{name}.s3-website-{region}.amazonaws.com"));
+        attributes["website_endpoint"] = json!(format!("{name}.s3-website-{region}.amazonaws.com"));
     }
-    bucket_config(ctx, "aws_s3_bucket_website_configuration", &name, attributes);
+    bucket_config(
+        ctx,
+        "aws_s3_bucket_website_configuration",
+        &name,
+        attributes,
+    );
     Ok(Value::Null)
 }
 
@@ -591,7 +612,11 @@ fn acl_entry(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
     let egress = params::opt_bool(p, "egress").unwrap_or(false).to_string();
     ctx.find_all(
         "aws_network_acl_rule",
-        &[("network_acl_id", acl), ("rule_number", &number), ("egress", &egress)],
+        &[
+            ("network_acl_id", acl),
+            ("rule_number", &number),
+            ("egress", &egress),
+        ],
     )
     .first()
     .copied()
@@ -651,5 +676,7 @@ fn delete_flow_logs(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         format!("These flow log ids in the input list are not found: [TotalCount: 1] {id}"),
     )?;
     ctx.remove(at);
-    Ok(json!({"DeleteFlowLogsResponse": {"xmlns": "http://ec2.amazonaws.com/doc/2016-11-15/", "unsuccessful": "", "requestId": ctx.uuid()}}))
+    Ok(
+        json!({"DeleteFlowLogsResponse": {"xmlns": "http://ec2.amazonaws.com/doc/2016-11-15/", "unsuccessful": "", "requestId": ctx.uuid()}}),
+    )
 }
