@@ -9,7 +9,9 @@ use knowledge::store::Store;
 use reconciler::agent::scripted::{ScriptedModel, load_transcripts};
 use serde_json::Value;
 
-/// The rules withheld: each has a transcript, and scenarios of the project call it.
+/// The rules withheld: each has a transcript, and scenarios of the project call it. The agent
+/// explains only (`place = false`): placements are not learned, and these tests measure what
+/// is.
 const WITHHELD: &str = "logs:PutRetentionPolicy,iam:UpdateRole,iam:TagRole,sns:SetTopicAttributes,s3:PutBucketVersioning";
 
 fn repo(path: &str) -> PathBuf {
@@ -24,7 +26,7 @@ fn model() -> ScriptedModel {
 fn agent_config(dir: &Path, model: &ScriptedModel) -> PathBuf {
     let path = dir.join("agent.toml");
     let text = format!(
-        "[agent]\napi = \"openai\"\nendpoint = \"{}\"\nmodel = \"scripted\"\nseed = 7\n",
+        "[agent]\napi = \"openai\"\nendpoint = \"{}\"\nmodel = \"scripted\"\nseed = 7\nplace = false\n",
         model.openai_url()
     );
     std::fs::write(&path, text).expect("config");

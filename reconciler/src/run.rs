@@ -214,7 +214,7 @@ pub async fn settle(
             settled.outcome = reconcile_with(calls, project, &rules)?;
             settled.learned.extend(found);
         }
-        if !settled.outcome.plan.unplanned.is_empty() {
+        if agent.config().place && !settled.outcome.plan.unplanned.is_empty() {
             let spent = Phase::Place(report.usage.total());
             let (placing, placed) = ask_agent(
                 agent,

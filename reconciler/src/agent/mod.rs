@@ -76,9 +76,16 @@ pub struct AgentConfig {
     /// The first message's style: `focused` (default) or `naive` (the evaluation's baseline).
     #[serde(default)]
     pub context: Style,
+    /// Whether the agent also places the parts the planner could not (default true). A
+    /// placement is not learned: a later run that needs it asks the model again.
+    #[serde(default = "defaults::place")]
+    pub place: bool,
 }
 
 mod defaults {
+    pub fn place() -> bool {
+        true
+    }
     pub fn max_tokens() -> u32 {
         1024
     }
