@@ -6,6 +6,7 @@
 pub mod baseline;
 pub mod checks;
 pub mod compare;
+pub mod family;
 pub mod hcl_scan;
 pub mod passk;
 pub mod results;
@@ -100,6 +101,9 @@ pub struct Sample {
     pub tokens: u64,
     /// Wall time of the reconciliation and its scoring, in milliseconds.
     pub wall_ms: f64,
+    /// CloudTrail records the reconciler read: the scenario's trail and its background day.
+    #[serde(default)]
+    pub records: usize,
     /// Whether the built-in checks all passed (`passed` is Terraform's verdict when it judged).
     #[serde(default)]
     pub builtin_passed: bool,
@@ -132,6 +136,21 @@ pub struct TrailCall {
     pub call: Call,
     /// Its verdict and reason.
     pub attribution: Attribution,
+}
+
+/// A trail file as the reconciler reads it, kept while in use.
+pub struct Trail {
+    /// How many records it holds.
+    pub records: usize,
+    path: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Trail {
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// What the scorer keeps per project: its directory, pre-drift state and evaluated code.
@@ -187,12 +206,60 @@ impl Scorer {
 
     /// Runs `n` reconciliations of the scenario and scores each.
     pub fn score(&mut self, stored: &Stored, n: usize) -> Result<Vec<Sample>, ScoreError> {
-        let calls = self.out_of_band(&stored.trail_path())?;
+        let trail = self.merged_trail(stored)?;
+        let calls = self.out_of_band(trail.path())?;
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
-            samples.push(self.sample(stored, &calls)?.0);
+            let mut sample = self.sample(stored, &calls)?.0;
+            sample.records = trail.records;
+            samples.push(sample);
         }
         Ok(samples)
+    }
+
+    /// The trail the reconciler reads: the scenario's records and, when the scenario has a
+    /// background day, the day's records, shuffled together into one file.
+    pub fn merged_trail(&mut self, stored: &Stored) -> Result<Trail, ScoreError> {
+        let own = stored.trail_path();
+        let fail = |message: String| ScoreError::Trail {
+            path: own.clone(),
+            message,
+        };
+        let bytes = std::fs::read(&own).map_err(|e| fail(e.to_string()))?;
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
+        let records = match doc["Records"].take() {
+            serde_json::Value::Array(records) => records,
+            _ => return Err(fail("no Records list".to_owned())),
+        };
+        let Some(background) = stored.scenario.background else {
+            return Ok(Trail {
+                records: records.len(),
+                path: own,
+                _dir: None,
+            });
+        };
+        self.prepare(stored)?;
+        let delta = stored.post()?;
+        let drifted = delta
+            .upserts
+            .iter()
+            .map(|i| i.address.clone())
+            .chain(delta.removed.iter().cloned())
+            .collect();
+        let pre = &self.prepared[&stored.scenario.project].pre;
+        let day = crate::generate::background::day(pre, &background, &drifted);
+        let merged = crate::generate::background::merge(records, day, background.seed);
+        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+        let path = dir.path().join("trail.json");
+        let text = serde_json::to_vec(&serde_json::json!({ "Records": merged }))
+            .map_err(|e| fail(e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| fail(e.to_string()))?;
+        Ok(Trail {
+            records: merged.len(),
+            path,
+            _dir: Some(dir),
+        })
     }
 
     /// One reconciliation and its score, with the reconciler's outcome.
@@ -205,7 +272,12 @@ impl Scorer {
         let scenario = &stored.scenario;
         let post_delta = stored.post()?;
         self.prepare(stored)?;
-        let (rules, schema, policy) = (self.rules, self.schema, &self.policy);
+        let withheld = match scenario.withhold.is_empty() {
+            true => None,
+            false => Some(without(self.rules, &scenario.withhold)?),
+        };
+        let rules = withheld.as_ref().unwrap_or(self.rules);
+        let (schema, policy) = (self.schema, &self.policy);
         let prepared = &self.prepared[&scenario.project];
         let post = post_delta.apply(&prepared.pre);
         let scratch = tempfile::tempdir().map_err(|source| ScoreError::Scratch {
@@ -280,6 +352,7 @@ impl Scorer {
             overrides: outcome.plan.steps.len() - at_source,
             tokens: 0,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+            records: 0,
         };
         Ok((sample, outcome))
     }
@@ -381,6 +454,25 @@ pub fn refreshed(pre: &State, post: &State) -> State {
     out
 }
 
+/// The rules without those `withhold` names (`service:Api`, `sqs:SetQueueAttributes`): an
+/// unknown name is an error, so a misspelt one cannot leave the rule in silently.
+pub fn without(rules: &RuleSet, withhold: &[String]) -> Result<RuleSet, ScoreError> {
+    let name = |r: &knowledge::rules::Rule| format!("{}:{}", r.service, r.api());
+    let known: std::collections::BTreeSet<String> = rules.iter().map(name).collect();
+    if let Some(unknown) = withhold.iter().find(|w| !known.contains(*w)) {
+        return Err(ScoreError::Setup(format!(
+            "withhold names {unknown}, which no shipped rule covers (write service:Api)"
+        )));
+    }
+    RuleSet::from_rules(
+        rules
+            .iter()
+            .filter(|r| !withhold.contains(&name(r)))
+            .cloned(),
+    )
+    .map_err(|e| ScoreError::Setup(e.to_string()))
+}
+
 /// Loads a configuration with the pre-drift state; the error as text.
 fn load(dir: &Path, state: &State) -> Result<Project, String> {
     let options = LoadOptions {
@@ -453,6 +545,7 @@ fn failed_run(error: &str, start: Instant) -> Sample {
         overrides: 0,
         tokens: 0,
         wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+        records: 0,
         builtin_passed: false,
         terraform: None,
     }
