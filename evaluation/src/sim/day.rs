@@ -162,6 +162,9 @@ impl Cloud {
             put("serviceEventDetails", details.clone());
         }
         put("eventCategory", json!(call.category));
+        if caller.is_console() && !service_event {
+            put("sessionCredentialFromConsole", json!("true"));
+        }
         if !service_event && !matches!(caller.agent, Agent::SsmAutomation | Agent::Service) {
             let host = format!(
                 "{}.{region}.amazonaws.com",
@@ -182,7 +185,7 @@ impl Cloud {
 fn foreign_agent(caller: &Caller, call: &Foreign) -> String {
     let service = call.event_source.trim_end_matches(".amazonaws.com");
     match caller.agent {
-        Agent::Console => "AWS Internal".to_owned(),
+        Agent::Console => "console.amazonaws.com".to_owned(),
         Agent::Cli => format!(
             "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5.0-1016-aws md/arch#x86_64 \
              lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#standard md/installer#exe \
