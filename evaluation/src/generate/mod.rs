@@ -17,6 +17,7 @@ mod identity;
 mod longtail;
 mod network;
 mod ops;
+mod runbooks;
 mod security;
 pub mod session;
 mod storage;
@@ -124,12 +125,14 @@ pub fn generate_project(
         .iter()
         .filter_map(|c| c.undo.first().cloned())
         .collect();
+    let mut with_runbooks = changes.clone();
+    with_runbooks.extend(runbooks::changes(&base));
     let mut scenarios = Vec::new();
     for category in Category::ALL {
-        let pool = if category == Category::Security {
-            &security
-        } else {
-            &changes
+        let pool = match category {
+            Category::Security => &security,
+            Category::Runbook => &with_runbooks,
+            _ => &changes,
         };
         let candidates = categories::candidates(category, pool, &base, &project);
         let mut picked: Vec<(String, Vec<String>, u64, Run)> = categories::pick(
