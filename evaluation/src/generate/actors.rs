@@ -23,7 +23,10 @@ const TAGGER_ROLE: &str = "tag-compliance";
 /// attributes.
 pub fn candidates(changes: &[Change]) -> Vec<Candidate> {
     let mut by_address: BTreeMap<&str, Vec<&Change>> = BTreeMap::new();
-    for c in changes.iter().filter(|c| c.kind == Kind::Modify && c.owned.is_empty()) {
+    for c in changes
+        .iter()
+        .filter(|c| c.kind == Kind::Modify && c.owned.is_empty())
+    {
         by_address.entry(c.address.as_str()).or_default().push(c);
     }
     let mut out = Vec::new();
@@ -118,7 +121,7 @@ pub fn session(s: &mut Session, candidate: &Candidate) -> Result<String, String>
                 s.terraform_refresh().map_err(err)?;
             }
             let minutes = s.rng.random_range(10..=90);
-                let later = s.later(&carol, minutes);
+            let later = s.later(&carol, minutes);
             s.look_at(&last.address, &later).map_err(err)?;
             s.apply(last, &carol)?;
             parts.push(format!("carol@example.com via SSO {}", last.what));
@@ -135,9 +138,5 @@ pub fn session(s: &mut Session, candidate: &Candidate) -> Result<String, String>
             }
         }
     }
-    Ok(format!(
-        "{} (on {})",
-        parts.join("; then "),
-        first.address
-    ))
+    Ok(format!("{} (on {})", parts.join("; then "), first.address))
 }

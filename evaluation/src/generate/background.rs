@@ -223,12 +223,21 @@ impl Day {
             );
             invoke.category = "Data";
             invoke.read_only = false;
-            invoke.resources = vec![json!({"accountId": account, "type": "AWS::Lambda::Function", "ARN": arn})];
-            let via = ["apigateway.amazonaws.com", "events.amazonaws.com", "sqs.amazonaws.com"];
+            invoke.resources =
+                vec![json!({"accountId": account, "type": "AWS::Lambda::Function", "ARN": arn})];
+            let via = [
+                "apigateway.amazonaws.com",
+                "events.amazonaws.com",
+                "sqs.amazonaws.com",
+            ];
             let service = via.choose(&mut self.rng).copied().unwrap_or(via[0]);
             (invoke, Caller::service(service))
         } else if let Some(bucket) = buckets.choose(&mut self.rng).cloned() {
-            let key = format!("data/{:04}/part-{:05}.json", self.rng.random_range(2020..2027), self.rng.random_range(0..99_999));
+            let key = format!(
+                "data/{:04}/part-{:05}.json",
+                self.rng.random_range(2020..2027),
+                self.rng.random_range(0..99_999)
+            );
             let mut get = Foreign::call(
                 "s3.amazonaws.com",
                 "GetObject",
@@ -240,9 +249,11 @@ impl Day {
                 json!({"type": "AWS::S3::Object", "ARN": format!("arn:aws:s3:::{bucket}/{key}")}),
                 json!({"accountId": account, "type": "AWS::S3::Bucket", "ARN": format!("arn:aws:s3:::{bucket}")}),
             ];
-            get.details = Some(json!({"SignatureVersion": "SigV4", "CipherSuite": "TLS_AES_128_GCM_SHA256",
+            get.details = Some(
+                json!({"SignatureVersion": "SigV4", "CipherSuite": "TLS_AES_128_GCM_SHA256",
                 "bytesTransferredIn": 0, "AuthenticationMethod": "AuthHeader",
-                "bytesTransferredOut": self.rng.random_range(200..2_000_000)}));
+                "bytesTransferredOut": self.rng.random_range(200..2_000_000)}),
+            );
             let reader = Identity::AssumedRole {
                 role: "app-task-role".to_owned(),
                 session: "app".to_owned(),
@@ -281,12 +292,7 @@ impl Day {
                 json!({"instancesSet": {}, "filterSet": {}}),
                 Value::Null,
             ),
-            _ => Foreign::call(
-                "sqs.amazonaws.com",
-                "ListQueues",
-                Value::Null,
-                Value::Null,
-            ),
+            _ => Foreign::call("sqs.amazonaws.com", "ListQueues", Value::Null, Value::Null),
         };
         let mut caller = self.reader();
         if self.rng.random_bool(0.5) {
@@ -315,7 +321,10 @@ impl Day {
         let (request, caller) = match throttled {
             true => (self.cloud.noise_request(), self.reader()),
             false => (
-                writes.choose(&mut self.rng).cloned().unwrap_or_else(|| self.cloud.noise_request()),
+                writes
+                    .choose(&mut self.rng)
+                    .cloned()
+                    .unwrap_or_else(|| self.cloud.noise_request()),
                 Caller::sso_console("erin@example.com", "ReadOnlyAccess"),
             ),
         };
@@ -349,16 +358,24 @@ impl Day {
             .iter()
             .filter(|i| i.resource_type == "aws_kms_key")
             .filter(|i| i.attributes["enable_key_rotation"] == json!(true))
-            .filter_map(|i| Some((i.string_attribute("arn")?.to_owned(), i.string_attribute("key_id")?.to_owned())))
+            .filter_map(|i| {
+                Some((
+                    i.string_attribute("arn")?.to_owned(),
+                    i.string_attribute("key_id")?.to_owned(),
+                ))
+            })
             .collect();
         for (arn, key_id) in keys {
             if !self.rng.random_bool(0.5) {
                 continue;
             }
-            let mut event = Foreign::call("kms.amazonaws.com", "RotateKey", Value::Null, Value::Null);
+            let mut event =
+                Foreign::call("kms.amazonaws.com", "RotateKey", Value::Null, Value::Null);
             event.event_type = "AwsServiceEvent";
             event.read_only = false;
-            event.resources = vec![json!({"accountId": self.cloud.account_id(), "type": "AWS::KMS::Key", "ARN": arn})];
+            event.resources = vec![
+                json!({"accountId": self.cloud.account_id(), "type": "AWS::KMS::Key", "ARN": arn}),
+            ];
             event.details = Some(json!({"rotationType": "AUTOMATIC", "keyId": key_id}));
             let caller = self.at(Caller::service("kms.amazonaws.com"));
             let record = self.cloud.foreign(&event, &caller);
@@ -390,12 +407,30 @@ fn reasserts(base: &State, drifted: &BTreeSet<String>) -> Vec<Request> {
 /// Account-wide reads the console and scripts make.
 type Params = fn() -> Value;
 const ACCOUNT_READS: [(&str, &str, Params); 10] = [
-    ("ec2.amazonaws.com", "DescribeInstances", || json!({"instancesSet": {}, "filterSet": {}})),
-    ("ec2.amazonaws.com", "DescribeSecurityGroups", || json!({"securityGroupSet": {}, "securityGroupIdSet": {}, "filterSet": {}})),
-    ("ec2.amazonaws.com", "DescribeVpcs", || json!({"vpcSet": {}, "filterSet": {}})),
-    ("s3.amazonaws.com", "ListBuckets", || json!({"Host": "s3.amazonaws.com"})),
+    (
+        "ec2.amazonaws.com",
+        "DescribeInstances",
+        || json!({"instancesSet": {}, "filterSet": {}}),
+    ),
+    (
+        "ec2.amazonaws.com",
+        "DescribeSecurityGroups",
+        || json!({"securityGroupSet": {}, "securityGroupIdSet": {}, "filterSet": {}}),
+    ),
+    (
+        "ec2.amazonaws.com",
+        "DescribeVpcs",
+        || json!({"vpcSet": {}, "filterSet": {}}),
+    ),
+    (
+        "s3.amazonaws.com",
+        "ListBuckets",
+        || json!({"Host": "s3.amazonaws.com"}),
+    ),
     ("iam.amazonaws.com", "ListRoles", || Value::Null),
-    ("lambda.amazonaws.com", "ListFunctions20150331", || Value::Null),
+    ("lambda.amazonaws.com", "ListFunctions20150331", || {
+        Value::Null
+    }),
     ("rds.amazonaws.com", "DescribeDBInstances", || Value::Null),
     ("logs.amazonaws.com", "DescribeLogGroups", || Value::Null),
     ("kms.amazonaws.com", "ListKeys", || Value::Null),
@@ -440,7 +475,10 @@ mod tests {
     #[test]
     fn a_day_has_its_volume_and_is_the_same_from_the_same_seed() {
         let base = state();
-        let background = Background { seed: 7, records: 2_500 };
+        let background = Background {
+            seed: 7,
+            records: 2_500,
+        };
         let one = day(&base, &background, &BTreeSet::new());
         assert_eq!(one.len(), 2_500);
         assert_eq!(one, day(&base, &background, &BTreeSet::new()));
@@ -448,28 +486,44 @@ mod tests {
         assert!(kinds(&|r| r["eventCategory"] == "Data") > 100);
         assert!(kinds(&|r| r["errorCode"].is_string()) > 20);
         assert!(kinds(&|r| r["recipientAccountId"] == OTHER_ACCOUNT) > 20);
-        assert!(kinds(&|r| r["userAgent"].as_str().is_some_and(|a| a.contains("Terraform/"))) > 10);
+        assert!(
+            kinds(&|r| r["userAgent"]
+                .as_str()
+                .is_some_and(|a| a.contains("Terraform/")))
+                > 10
+        );
     }
 
     #[test]
     fn the_day_leaves_the_cloud_as_it_was_on_the_project() {
         let base = state();
-        let background = Background { seed: 11, records: 3_000 };
+        let background = Background {
+            seed: 11,
+            records: 3_000,
+        };
         let mut replay = Day::new(&base, 11);
         let records = day(&base, &background, &BTreeSet::new());
         // Every write by someone other than Terraform is refused, elsewhere, or data.
         for r in &records {
             let ours = r["recipientAccountId"] == replay.cloud.account_id()
                 && r["awsRegion"] == replay.cloud.region();
-            let terraform = r["userAgent"].as_str().is_some_and(|a| a.contains("Terraform/"));
+            let terraform = r["userAgent"]
+                .as_str()
+                .is_some_and(|a| a.contains("Terraform/"));
             let plain_write = r["readOnly"] == false
                 && r["errorCode"].is_null()
                 && r["eventCategory"] == "Management"
                 && r["eventType"] == "AwsApiCall";
-            assert!(!(ours && plain_write && !terraform), "an out-of-band write: {r}");
+            assert!(
+                !(ours && plain_write && !terraform),
+                "an out-of-band write: {r}"
+            );
         }
         replay.terraform_runs(3_000, &base, &BTreeSet::new());
-        assert_eq!(replay.cloud.resources(), Cloud::from_state(&base, &Settings::default()).resources());
+        assert_eq!(
+            replay.cloud.resources(),
+            Cloud::from_state(&base, &Settings::default()).resources()
+        );
     }
 
     #[test]

@@ -125,10 +125,12 @@ pub fn play(event: &Event, finding: Finding, seed: u64, base: &State) -> Result<
     }
     let mut expect = Expect::default();
     match finding {
-        Finding::Unexplained => expect.unexplained.extend(event.address.iter().map(|a| Target {
-            address: a.clone(),
-            attribute: String::new(),
-        })),
+        Finding::Unexplained => expect
+            .unexplained
+            .extend(event.address.iter().map(|a| Target {
+                address: a.clone(),
+                attribute: String::new(),
+            })),
         Finding::Security => expect.security.push(format!(
             "{}:{}",
             event.request.event_source, event.request.event_name

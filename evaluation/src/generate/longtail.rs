@@ -109,7 +109,12 @@ fn calls(i: &Instance, all: &[&Instance]) -> Vec<Event> {
             let name = text(i, "name");
             if let (Some((region, account)), false) = (
                 place(i),
-                owned(all, "aws_cloudwatch_log_subscription_filter", "log_group_name", name),
+                owned(
+                    all,
+                    "aws_cloudwatch_log_subscription_filter",
+                    "log_group_name",
+                    name,
+                ),
             ) {
                 out.push(event(
                     "logs-subscription-filter",
@@ -192,7 +197,9 @@ fn calls(i: &Instance, all: &[&Instance]) -> Vec<Event> {
         "aws_ecs_cluster" => {
             let cluster = text(i, "name");
             if let Some((region, account)) = place(i) {
-                let task = format!("arn:aws:ecs:{region}:{account}:task/{cluster}/0f9de4e1b2c34a5d8e6f7a8b9c0d1e2f");
+                let task = format!(
+                    "arn:aws:ecs:{region}:{account}:task/{cluster}/0f9de4e1b2c34a5d8e6f7a8b9c0d1e2f"
+                );
                 out.push(event(
                     "ecs-stop-task",
                     i,

@@ -135,7 +135,7 @@ pub fn generate_project(
             _ => &changes,
         };
         let candidates = categories::candidates(category, pool, &base, &project);
-        let mut picked: Vec<(String, Vec<String>, u64, Run)> = categories::pick(
+        let mut picked: Vec<Picked> = categories::pick(
             candidates,
             seed,
             name,
@@ -180,6 +180,9 @@ pub fn generate_project(
     })
 }
 
+/// A picked scenario before it is named: its generator, what it touches, its seed and run.
+type Picked = (String, Vec<String>, u64, Run);
+
 /// Account-level security events (at most [`ACCOUNT_EVENTS`]) and long-tail calls: the
 /// scenarios of `category` played outside the model ([`events`]).
 fn events(
@@ -187,7 +190,7 @@ fn events(
     base: &State,
     seed: u64,
     project: &str,
-) -> Result<Vec<(String, Vec<String>, u64, Run)>, GenerateError> {
+) -> Result<Vec<Picked>, GenerateError> {
     let (pool, finding, want) = match category {
         Category::Security => (
             security::account_events(base),
@@ -195,10 +198,11 @@ fn events(
             ACCOUNT_EVENTS,
         ),
         Category::LongTail => {
-            let rules = knowledge::rules::RuleSet::bundled().map_err(|e| GenerateError::Config {
-                project: project.to_owned(),
-                message: e.to_string(),
-            })?;
+            let rules =
+                knowledge::rules::RuleSet::bundled().map_err(|e| GenerateError::Config {
+                    project: project.to_owned(),
+                    message: e.to_string(),
+                })?;
             (
                 longtail::events(base, rules),
                 events::Finding::Unexplained,

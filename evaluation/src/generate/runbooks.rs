@@ -99,7 +99,10 @@ mod tests {
         );
         let found = changes(&passthrough);
         assert_eq!(found.len(), 1);
-        assert_eq!(found[0].calls[0].request_parameters["tracingConfig"]["mode"], "Active");
+        assert_eq!(
+            found[0].calls[0].request_parameters["tracingConfig"]["mode"],
+            "Active"
+        );
         let active = state(
             r#"{"id":"f","function_name":"f","tracing_config":[{"mode":"Active"}]}"#,
             "aws_lambda_function",

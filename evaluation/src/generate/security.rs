@@ -140,19 +140,31 @@ pub fn account_events(state: &State) -> Vec<Event> {
         event(
             "cloudtrail-stop-logging",
             "stopped the account's CloudTrail trail",
-            req("cloudtrail.amazonaws.com", "StopLogging", json!({"name": trail})),
+            req(
+                "cloudtrail.amazonaws.com",
+                "StopLogging",
+                json!({"name": trail}),
+            ),
             Value::Null,
         ),
         event(
             "cloudtrail-delete-trail",
             "deleted the account's CloudTrail trail",
-            req("cloudtrail.amazonaws.com", "DeleteTrail", json!({"name": trail})),
+            req(
+                "cloudtrail.amazonaws.com",
+                "DeleteTrail",
+                json!({"name": trail}),
+            ),
             Value::Null,
         ),
         event(
             "guardduty-delete-detector",
             "deleted the GuardDuty detector",
-            req("guardduty.amazonaws.com", "DeleteDetector", json!({"detectorId": detector})),
+            req(
+                "guardduty.amazonaws.com",
+                "DeleteDetector",
+                json!({"detectorId": detector}),
+            ),
             Value::Null,
         ),
         event(
@@ -168,7 +180,11 @@ pub fn account_events(state: &State) -> Vec<Event> {
         event(
             "iam-access-key-for-another-user",
             "created an access key for the IAM user backup-operator",
-            req("iam.amazonaws.com", "CreateAccessKey", json!({"userName": "backup-operator"})),
+            req(
+                "iam.amazonaws.com",
+                "CreateAccessKey",
+                json!({"userName": "backup-operator"}),
+            ),
             json!({"accessKey": {"userName": "backup-operator", "accessKeyId": "AKIAQX3EXAMPLEK7Z2LM",
                                  "status": "Active", "createDate": "Mar 2, 2026 9:14:07 AM"}}),
         ),
@@ -209,7 +225,11 @@ pub fn account_events(state: &State) -> Vec<Event> {
         event(
             "ebs-default-encryption-off",
             "turned off EBS encryption by default",
-            req("ec2.amazonaws.com", "DisableEbsEncryptionByDefault", json!({"DisableEbsEncryptionByDefaultRequest": ""})),
+            req(
+                "ec2.amazonaws.com",
+                "DisableEbsEncryptionByDefault",
+                json!({"DisableEbsEncryptionByDefaultRequest": ""}),
+            ),
             json!({"DisableEbsEncryptionByDefaultResponse": {"xmlns": "http://ec2.amazonaws.com/doc/2016-11-15/",
                    "ebsEncryptionByDefault": false}}),
         ),

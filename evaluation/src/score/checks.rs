@@ -154,7 +154,8 @@ fn security(outcome: &Outcome, events: &[String]) -> CheckResult {
         .iter()
         .filter(|event| {
             !outcome.findings.iter().any(|f| {
-                f.kind == FindingKind::Security && format!("{}:{}", f.event_source, f.api) == **event
+                f.kind == FindingKind::Security
+                    && format!("{}:{}", f.event_source, f.api) == **event
             })
         })
         .map(|event| format!("{event}: a security event, but no security finding reports it"))

@@ -80,7 +80,11 @@ mod tests {
         assert_eq!(of("aws_iam_role_policy"), "identity");
         assert_eq!(of("guardduty.amazonaws.com"), "security");
         assert_eq!(of("aws_something_new"), "other");
-        let touches = ["aws_sqs_queue".to_owned(), "aws_sns_topic".to_owned(), "aws_vpc".to_owned()];
+        let touches = [
+            "aws_sqs_queue".to_owned(),
+            "aws_sns_topic".to_owned(),
+            "aws_vpc".to_owned(),
+        ];
         assert_eq!(all(&touches), vec!["messaging", "network"]);
     }
 }

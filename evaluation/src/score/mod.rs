@@ -560,7 +560,11 @@ mod tests {
         let rules = RuleSet::bundled().expect("the shipped rules load");
         let fewer = without(rules, &["sqs:SetQueueAttributes".to_owned()]).expect("a known rule");
         assert_eq!(fewer.len(), rules.len() - 1);
-        assert!(fewer.find("sqs.amazonaws.com", "SetQueueAttributes").is_none());
+        assert!(
+            fewer
+                .find("sqs.amazonaws.com", "SetQueueAttributes")
+                .is_none()
+        );
         assert!(fewer.find("sqs.amazonaws.com", "CreateQueue").is_some());
         let typo = without(rules, &["sqs:SetQueueAttribute".to_owned()]);
         assert!(matches!(typo, Err(ScoreError::Setup(m)) if m.contains("sqs:SetQueueAttribute")));

@@ -347,7 +347,10 @@ impl Results {
             self.overall.records,
             self.overall.records as f64 / self.overall.scenarios.max(1) as f64
         );
-        for (title, groups) in [("by category", &self.by_category), ("by service family", &self.by_family)] {
+        for (title, groups) in [
+            ("by category", &self.by_category),
+            ("by service family", &self.by_family),
+        ] {
             let _ = writeln!(out, "{title}:");
             for (name, g) in groups {
                 let _ = writeln!(

@@ -113,7 +113,10 @@ impl Cloud {
     /// (`invokedBy`), address and agent, and no TLS details.
     pub fn foreign(&mut self, call: &Foreign, caller: &Caller) -> Value {
         let time = self.tick(caller).format("%Y-%m-%dT%H:%M:%SZ").to_string();
-        let account = call.account.clone().unwrap_or_else(|| self.account_id.clone());
+        let account = call
+            .account
+            .clone()
+            .unwrap_or_else(|| self.account_id.clone());
         let region = caller.region.clone().unwrap_or_else(|| self.region.clone());
         let request_id = ctx::uuid(&mut self.rng);
         let event_id = ctx::uuid(&mut self.rng);
@@ -125,7 +128,11 @@ impl Cloud {
         };
         put(
             "eventVersion",
-            json!(if call.category == "Data" { "1.10" } else { "1.09" }),
+            json!(if call.category == "Data" {
+                "1.10"
+            } else {
+                "1.09"
+            }),
         );
         let identity = match service_event {
             true => json!({"accountId": account, "invokedBy": "AWS Internal"}),
@@ -192,10 +199,12 @@ fn foreign_agent(caller: &Caller, call: &Foreign) -> String {
              md/prompt#off md/command#{service}.{}",
             kebab(&call.event_name)
         ),
-        Agent::Boto3 => "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0 os/linux#5.10.213-201.855.amzn2.x86_64 \
+        Agent::Boto3 => {
+            "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0 os/linux#5.10.213-201.855.amzn2.x86_64 \
              md/arch#x86_64 lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#legacy \
              Botocore/1.34.69"
-            .to_owned(),
+                .to_owned()
+        }
         Agent::Terraform => format!(
             "APN/1.0 HashiCorp/1.0 Terraform/1.9.8 (+https://www.terraform.io) \
              terraform-provider-aws/5.80.0 (+https://registry.terraform.io/providers/hashicorp/aws) \

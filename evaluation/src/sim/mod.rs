@@ -26,8 +26,8 @@ use serde_json::Value;
 
 pub use caller::{Agent, Caller, Identity};
 pub use ctx::ApiError;
-pub use day::Foreign;
 use ctx::Ctx;
+pub use day::Foreign;
 pub use reconciler::terraform::state::tfstate_json;
 use services::Service;
 /// The PutMetricAlarm request fields and the alarm attributes they set.
