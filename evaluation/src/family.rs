@@ -85,6 +85,36 @@ pub fn of_type(resource_type: &str) -> &'static str {
     })
 }
 
+/// Event sources of calls on nothing a state holds, and their families.
+const SOURCES: [(&str, &str); 6] = [
+    ("cloudtrail.amazonaws.com", "observability"),
+    ("guardduty.amazonaws.com", "security"),
+    ("iam.amazonaws.com", "identity"),
+    ("ec2.amazonaws.com", "compute"),
+    ("rds.amazonaws.com", "database"),
+    ("s3.amazonaws.com", "storage"),
+];
+
+/// The family of what a scenario touches: a resource type, or the event source of a call on
+/// nothing a state holds; `other` when none is known.
+pub fn of(touched: &str) -> &'static str {
+    if touched.starts_with("aws_") {
+        return of_type(touched);
+    }
+    SOURCES
+        .iter()
+        .find(|(source, _)| *source == touched)
+        .map_or("other", |(_, family)| family)
+}
+
+/// The families of everything a scenario touches, each once, sorted.
+pub fn all(touches: &[String]) -> Vec<&'static str> {
+    let mut families: Vec<&'static str> = touches.iter().map(|t| of(t)).collect();
+    families.sort_unstable();
+    families.dedup();
+    families
+}
+
 /// The resource type of an instance address (`module.m.aws_vpc.main["a"]` → `aws_vpc`).
 pub fn type_of_address(address: &str) -> &str {
     address
@@ -109,6 +139,19 @@ mod tests {
         assert_eq!(of_type("aws_lambda_event_source_mapping"), "integration");
         assert_eq!(of_type("aws_cloudwatch_log_group"), "observability");
         assert_eq!(of_type("aws_unknown_thing"), "other");
+    }
+
+    #[test]
+    fn sources_and_touches_map_to_families() {
+        assert_eq!(of("guardduty.amazonaws.com"), "security");
+        assert_eq!(of("aws_sqs_queue"), "integration");
+        assert_eq!(of("unknown.amazonaws.com"), "other");
+        let touches = [
+            "aws_sqs_queue".to_owned(),
+            "aws_sns_topic".to_owned(),
+            "aws_vpc".to_owned(),
+        ];
+        assert_eq!(all(&touches), vec!["integration", "network"]);
     }
 
     #[test]

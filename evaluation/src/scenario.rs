@@ -48,11 +48,18 @@ pub enum Category {
     /// A security event (a role trusted by a foreign account, a topic or bucket opened to
     /// everyone): flagged for a person whatever the policy says, nothing written.
     Security,
+    /// A day where several people and automations change overlapping resources: the answer
+    /// is the net effect, each part ruled on its own (one actor's change flagged, another's
+    /// absorbed on the same resource).
+    MultiActor,
+    /// A write with no shipped rule on a managed resource: reported as unexplained, never
+    /// silent, never patched.
+    LongTail,
 }
 
 impl Category {
     /// Every category, in report order.
-    pub const ALL: [Category; 9] = [
+    pub const ALL: [Category; 11] = [
         Category::Runbook,
         Category::Console,
         Category::NoiseOnly,
@@ -62,6 +69,8 @@ impl Category {
         Category::Provenance,
         Category::PolicyGated,
         Category::Security,
+        Category::MultiActor,
+        Category::LongTail,
     ];
 
     /// The kebab-case name used in ids, files and on the command line.
@@ -76,6 +85,8 @@ impl Category {
             Category::Provenance => "provenance",
             Category::PolicyGated => "policy-gated",
             Category::Security => "security",
+            Category::MultiActor => "multi-actor",
+            Category::LongTail => "long-tail",
         }
     }
 
@@ -117,6 +128,24 @@ pub struct Expect {
     /// outside any workspace, not imported.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unowned: Vec<Target>,
+    /// Parts changed by a call no rule explains: reported as unexplained findings naming the
+    /// resource, the code keeping its value.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unexplained: Vec<Target>,
+    /// Calls that must raise a security finding (`cloudtrail.amazonaws.com:StopLogging`),
+    /// whatever they touched.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub security: Vec<String>,
+}
+
+/// The day of background activity a scenario's trail is embedded in: synthesised from the
+/// seed when the scenario is run (`generate::background`), never stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Background {
+    /// The seed of the day.
+    pub seed: u64,
+    /// How many background records the day holds.
+    pub records: usize,
 }
 
 /// A scenario's `scenario.json`.
@@ -141,8 +170,16 @@ pub struct Scenario {
     pub base_state_sha256: String,
     /// What a correct answer is.
     pub expect: Expect,
-    /// Shipped rules left out when the scenario runs (`service:Api`): the long tail, whose
-    /// calls only the learner or the agent can explain.
+    /// What the scenario is about: the resource types its changes touch, or the event
+    /// source of a call on nothing a state holds; results are reported per service family
+    /// of these.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub touches: Vec<String>,
+    /// The background day around the trail.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub background: Option<Background>,
+    /// Shipped rules withheld from the run, as `service:Api` (`sqs:SetQueueAttributes`): the
+    /// reconciler runs without them, so an agent has to explain those calls itself.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub withhold: Vec<String>,
 }

@@ -65,8 +65,10 @@ fn build(
         generator: "test".into(),
         seed: 0,
         base_state_sha256: sha256_file(&state_path()).unwrap(),
-        withhold: Vec::new(),
         expect,
+        touches: Vec::new(),
+        background: None,
+        withhold: Vec::new(),
     };
     let delta = StateDelta::between(&base, &post);
     scenario::save(root, &scenario, &records, &delta, &base).unwrap();
@@ -344,7 +346,7 @@ fn a_flagged_target_must_be_flagged_and_kept() {
             attribute: "receive_wait_time_seconds".into(),
         }],
         ignore: Vec::new(),
-        unowned: Vec::new(),
+        ..Expect::default()
     };
     // The code absorbed what it should have left alone, and nothing was flagged.
     let absorbed = edited_copy(
@@ -379,7 +381,7 @@ fn an_ignored_target_needs_ignore_changes() {
             address: "aws_sqs_queue.jobs".into(),
             attribute: "receive_wait_time_seconds".into(),
         }],
-        unowned: Vec::new(),
+        ..Expect::default()
     };
     let plain = load(&projects().join(PROJECT), &state);
     assert_eq!(
@@ -598,7 +600,7 @@ fn an_attached_admin_policy_flagged_on_its_attachment_counts_for_the_role() {
             },
         ],
         ignore: Vec::new(),
-        unowned: Vec::new(),
+        ..Expect::default()
     };
     let stored = build(
         dir.path(),

@@ -88,6 +88,9 @@ pub fn candidates(
         }
         Category::NoiseOnly => noise_candidates(changes),
         Category::MultiResource => multi_candidates(changes, base),
+        Category::MultiActor => super::actors::candidates(changes),
+        // Long-tail calls are not changes the model runs: see `super::events`.
+        Category::LongTail => Vec::new(),
     }
 }
 
@@ -197,13 +200,13 @@ pub fn path_steps(path: &str) -> Vec<PathStep> {
 }
 
 /// A 64-bit mix (SplitMix64's finaliser).
-fn mix(mut z: u64) -> u64 {
+pub(super) fn mix(mut z: u64) -> u64 {
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
     z ^ (z >> 31)
 }
 
-fn name_hash(text: &str) -> u64 {
+pub(super) fn name_hash(text: &str) -> u64 {
     text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     })
@@ -270,6 +273,7 @@ pub fn run(
     let description = match (category, candidate.noise) {
         (Category::Runbook, _) => runbook_session(&mut session, candidate)?,
         (Category::NoiseOnly, Some(noise)) => noise_session(&mut session, candidate, noise)?,
+        (Category::MultiActor, _) => super::actors::session(&mut session, candidate)?,
         _ => console_session(&mut session, candidate)?,
     };
     let delta = StateDelta::between(base, &session.cloud.snapshot());
@@ -520,6 +524,16 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         Category::PolicyGated | Category::Security => {
             all.iter().filter(|t| meant(t)).cloned().collect()
         }
+        // Only the parts a risky change set: the other actors' parts are absorbed.
+        Category::MultiActor => all
+            .iter()
+            .filter(|t| {
+                changes.iter().any(|c| {
+                    c.risky && c.address == t.address && c.top_attributes().contains(&t.attribute)
+                })
+            })
+            .cloned()
+            .collect(),
         _ => Vec::new(),
     };
     let owned: BTreeSet<(String, String)> = changes
@@ -550,6 +564,7 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         flag,
         ignore,
         unowned,
+        ..Expect::default()
     }
 }
 

@@ -7,16 +7,21 @@
 //! category and its position), so it is reproducible on its own. When a category yields more
 //! candidates than wanted, the pick is seeded too, round-robin across generators.
 
+mod actors;
+pub mod background;
 mod categories;
 pub mod change;
 mod compute;
 pub mod coverage;
 mod edge;
+mod events;
 mod fleet;
 mod identity;
+mod longtail;
 mod network;
 mod ops;
 mod platform;
+mod runbooks;
 mod security;
 pub mod session;
 mod storage;
@@ -30,7 +35,7 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use categories::Candidate;
+pub use categories::{Candidate, Run};
 use change::Change;
 
 /// The master seed `retrace-eval generate` uses unless told otherwise.
@@ -38,6 +43,10 @@ pub const DEFAULT_SEED: u64 = 20_260_302;
 
 /// How many scenarios at most per project and category.
 pub const PER_CATEGORY: usize = 50;
+
+/// How many account-level security events at most per project, beside the security
+/// category's events on managed resources.
+pub const ACCOUNT_EVENTS: usize = 6;
 
 /// Generating scenarios failed.
 #[derive(Debug, thiserror::Error)]
@@ -121,15 +130,17 @@ pub fn generate_project(
         .iter()
         .filter_map(|c| c.undo.first().cloned())
         .collect();
+    let mut with_runbooks = changes.clone();
+    with_runbooks.extend(runbooks::changes(&base));
     let mut scenarios = Vec::new();
     for category in Category::ALL {
-        let pool = if category == Category::Security {
-            &security
-        } else {
-            &changes
+        let pool = match category {
+            Category::Security => &security,
+            Category::Runbook => &with_runbooks,
+            _ => &changes,
         };
         let candidates = categories::candidates(category, pool, &base, &project);
-        let picked = categories::pick(
+        let mut picked: Vec<Picked> = categories::pick(
             candidates,
             seed,
             name,
@@ -137,21 +148,34 @@ pub fn generate_project(
             PER_CATEGORY,
             &base,
             &reasserts,
-        );
-        for (n, (candidate, run_seed, run)) in picked.into_iter().enumerate() {
+        )
+        .into_iter()
+        .map(|(candidate, run_seed, run)| {
+            let addresses = candidate.changes.iter().map(|c| c.address.clone());
+            let touches = touches(addresses, &run.delta, None);
+            (candidate.generator, touches, run_seed, run)
+        })
+        .collect();
+        picked.extend(events(category, &base, seed, name)?);
+        for (n, (generator, touches, run_seed, run)) in picked.into_iter().enumerate() {
             let id = format!("{name}-{}-{:03}", category.name(), n + 1);
             scenarios.push(Generated {
                 scenario: Scenario {
                     id,
                     project: name.to_owned(),
                     category,
-                    family: scenario_family(&candidate).to_owned(),
+                    family: touches
+                        .first()
+                        .map_or("other", |t| crate::family::of(t))
+                        .to_owned(),
                     description: run.description,
-                    generator: format!("{}/{}", category.name(), candidate.generator),
+                    generator: format!("{}/{generator}", category.name()),
                     seed: run_seed,
                     base_state_sha256: digest.clone(),
-                    withhold: Vec::new(),
                     expect: run.expect,
+                    touches,
+                    background: Some(background::plan(run_seed)),
+                    withhold: Vec::new(),
                 },
                 records: run.records,
                 delta: run.delta,
@@ -165,10 +189,77 @@ pub fn generate_project(
     })
 }
 
-/// The family of the resource a candidate's first change is about.
-fn scenario_family(candidate: &Candidate) -> &'static str {
-    let address = candidate.changes.first().map_or("", |c| c.address.as_str());
-    crate::family::of_type(crate::family::type_of_address(address))
+/// A picked scenario before it is named: its generator, what it touches, its seed and run.
+type Picked = (String, Vec<String>, u64, Run);
+
+/// Account-level security events (at most [`ACCOUNT_EVENTS`]) and long-tail calls: the
+/// scenarios of `category` played outside the model ([`events`]).
+fn events(
+    category: Category,
+    base: &State,
+    seed: u64,
+    project: &str,
+) -> Result<Vec<Picked>, GenerateError> {
+    let (pool, finding, want) = match category {
+        Category::Security => (
+            security::account_events(base),
+            events::Finding::Security,
+            ACCOUNT_EVENTS,
+        ),
+        Category::LongTail => {
+            let rules =
+                knowledge::rules::RuleSet::bundled().map_err(|e| GenerateError::Config {
+                    project: project.to_owned(),
+                    message: e.to_string(),
+                })?;
+            (
+                longtail::events(base, rules),
+                events::Finding::Unexplained,
+                PER_CATEGORY,
+            )
+        }
+        _ => return Ok(Vec::new()),
+    };
+    let picked = events::pick(pool, finding, seed, project, category, want, base);
+    Ok(picked
+        .into_iter()
+        .map(|(event, run_seed, run)| {
+            let touches = touches(
+                event.address.iter().cloned(),
+                &run.delta,
+                Some(&event.request.event_source),
+            );
+            (event.generator.to_owned(), touches, run_seed, run)
+        })
+        .collect())
+}
+
+/// The resource types of `addresses` and of what `delta` changed; the event source when
+/// there are none.
+fn touches(
+    addresses: impl Iterator<Item = String>,
+    delta: &StateDelta,
+    event_source: Option<&str>,
+) -> Vec<String> {
+    let changed = delta
+        .upserts
+        .iter()
+        .map(|i| i.address.clone())
+        .chain(delta.removed.iter().cloned());
+    let mut types: Vec<String> = addresses
+        .chain(changed)
+        .filter_map(|a| {
+            a.split('.')
+                .find(|s| s.starts_with("aws_"))
+                .map(str::to_owned)
+        })
+        .collect();
+    types.sort();
+    types.dedup();
+    if types.is_empty() {
+        types.extend(event_source.map(str::to_owned));
+    }
+    types
 }
 
 /// Every change the generators derive from the managed instances of `state`.

@@ -2,8 +2,10 @@
 //! or a bucket opened to everyone. A correct reconciliation flags each for a person and writes
 //! nothing for it: the security-events category. They are derived apart from the other
 //! families so adding them leaves every other category's candidates as they were.
+//! [`account_events`] adds events on nothing a state holds, played by [`super::events`].
 
 use super::change::{Change, req, s3, text};
+use super::events::Event;
 use crate::sim::canonical_json;
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde_json::{Value, json};
@@ -109,4 +111,127 @@ fn public_bucket(instance: &Instance) -> Option<Change> {
         )
         .undo(vec![put(original)]),
     )
+}
+
+/// Account-level security events: calls on nothing a Terraform state holds (the account's
+/// trail, its GuardDuty detector, IAM users, snapshots), each an attack technique a person
+/// must hear about: audit logging stopped or deleted (MITRE ATT&CK T1562.008), threat
+/// detection deleted or disabled (T1562.001), credentials made for another user (T1098.001),
+/// snapshots shared with a foreign account (T1537), default EBS encryption turned off.
+pub fn account_events(state: &State) -> Vec<Event> {
+    let Some((region, account)) = state.instances.iter().find_map(|i| {
+        let arn = i.string_attribute("arn")?;
+        let mut parts = arn.split(':').skip(3);
+        let region = parts.next().filter(|r| !r.is_empty())?;
+        Some((region.to_owned(), parts.next()?.to_owned()))
+    }) else {
+        return Vec::new();
+    };
+    let trail = format!("arn:aws:cloudtrail:{region}:{account}:trail/management-events");
+    let detector = "6ec5f2c1a3b84d0e9f7a2b3c4d5e6f70";
+    let event = |generator, what: &str, request, response| Event {
+        generator,
+        what: what.to_owned(),
+        request,
+        response,
+        address: None,
+    };
+    vec![
+        event(
+            "cloudtrail-stop-logging",
+            "stopped the account's CloudTrail trail",
+            req(
+                "cloudtrail.amazonaws.com",
+                "StopLogging",
+                json!({"name": trail}),
+            ),
+            Value::Null,
+        ),
+        event(
+            "cloudtrail-delete-trail",
+            "deleted the account's CloudTrail trail",
+            req(
+                "cloudtrail.amazonaws.com",
+                "DeleteTrail",
+                json!({"name": trail}),
+            ),
+            Value::Null,
+        ),
+        event(
+            "guardduty-delete-detector",
+            "deleted the GuardDuty detector",
+            req(
+                "guardduty.amazonaws.com",
+                "DeleteDetector",
+                json!({"detectorId": detector}),
+            ),
+            Value::Null,
+        ),
+        event(
+            "guardduty-disable-detector",
+            "suspended the GuardDuty detector",
+            req(
+                "guardduty.amazonaws.com",
+                "UpdateDetector",
+                json!({"detectorId": detector, "enable": false}),
+            ),
+            Value::Null,
+        ),
+        event(
+            "iam-access-key-for-another-user",
+            "created an access key for the IAM user backup-operator",
+            req(
+                "iam.amazonaws.com",
+                "CreateAccessKey",
+                json!({"userName": "backup-operator"}),
+            ),
+            json!({"accessKey": {"userName": "backup-operator", "accessKeyId": "AKIAQX3EXAMPLEK7Z2LM",
+                                 "status": "Active", "createDate": "Mar 2, 2026 9:14:07 AM"}}),
+        ),
+        event(
+            "iam-login-profile",
+            "gave the IAM user svc-reporting a console password",
+            req(
+                "iam.amazonaws.com",
+                "CreateLoginProfile",
+                json!({"userName": "svc-reporting", "passwordResetRequired": false}),
+            ),
+            json!({"loginProfile": {"userName": "svc-reporting", "createDate": "Mar 2, 2026 9:14:07 AM",
+                                    "passwordResetRequired": false}}),
+        ),
+        event(
+            "ebs-snapshot-shared",
+            &format!("shared an EBS snapshot with account {FOREIGN_ACCOUNT}"),
+            req(
+                "ec2.amazonaws.com",
+                "ModifySnapshotAttribute",
+                json!({"snapshotId": "snap-0a1b2c3d4e5f60718", "attributeType": "CREATE_VOLUME_PERMISSION",
+                       "createVolumePermission": {"add": {"items": [{"userId": FOREIGN_ACCOUNT}]}}}),
+            ),
+            json!({"_return": true}),
+        ),
+        event(
+            "rds-snapshot-shared",
+            &format!("shared a database snapshot with account {FOREIGN_ACCOUNT}"),
+            req(
+                "rds.amazonaws.com",
+                "ModifyDBSnapshotAttribute",
+                json!({"dBSnapshotIdentifier": "nightly-2026-03-01", "attributeName": "restore",
+                       "valuesToAdd": [FOREIGN_ACCOUNT]}),
+            ),
+            json!({"dBSnapshotIdentifier": "nightly-2026-03-01",
+                   "dBSnapshotAttributes": [{"attributeName": "restore", "attributeValues": [FOREIGN_ACCOUNT]}]}),
+        ),
+        event(
+            "ebs-default-encryption-off",
+            "turned off EBS encryption by default",
+            req(
+                "ec2.amazonaws.com",
+                "DisableEbsEncryptionByDefault",
+                json!({"DisableEbsEncryptionByDefaultRequest": ""}),
+            ),
+            json!({"DisableEbsEncryptionByDefaultResponse": {"xmlns": "http://ec2.amazonaws.com/doc/2016-11-15/",
+                   "ebsEncryptionByDefault": false}}),
+        ),
+    ]
 }

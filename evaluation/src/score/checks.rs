@@ -61,6 +61,12 @@ pub fn run(e: &Evidence) -> Vec<CheckResult> {
     if !e.expect.patch {
         out.push(no_patch(e.outcome));
     }
+    if !e.expect.unexplained.is_empty() {
+        out.push(unexplained(e.outcome, &e.expect.unexplained));
+    }
+    if !e.expect.security.is_empty() {
+        out.push(security(e.outcome, &e.expect.security));
+    }
     let patched = match &e.patched {
         Ok(p) => p,
         Err(reason) => {
@@ -117,6 +123,44 @@ fn no_patch(outcome: &Outcome) -> CheckResult {
         })
         .collect();
     CheckResult::new("no-patch", reasons)
+}
+
+/// Each call no rule explains is reported as an unexplained finding naming its managed
+/// resource: never silent.
+fn unexplained(outcome: &Outcome, targets: &[Target]) -> CheckResult {
+    let reasons = targets
+        .iter()
+        .filter(|t| {
+            !outcome.findings.iter().any(|f| {
+                f.kind == FindingKind::Unexplained
+                    && f.resources
+                        .iter()
+                        .any(|r| r.address.as_deref() == Some(t.address.as_str()))
+            })
+        })
+        .map(|t| {
+            format!(
+                "{}: a call no rule explains touched it, but no unexplained finding names it",
+                t.address
+            )
+        })
+        .collect();
+    CheckResult::new("unexplained-reported", reasons)
+}
+
+/// Each security event (`source:Api`) raised a security finding.
+fn security(outcome: &Outcome, events: &[String]) -> CheckResult {
+    let reasons = events
+        .iter()
+        .filter(|event| {
+            !outcome.findings.iter().any(|f| {
+                f.kind == FindingKind::Security
+                    && format!("{}:{}", f.event_source, f.api) == **event
+            })
+        })
+        .map(|event| format!("{event}: a security event, but no security finding reports it"))
+        .collect();
+    CheckResult::new("security-reported", reasons)
 }
 
 /// What the drift did, from the states before and after it.

@@ -112,6 +112,9 @@ pub struct Sample {
     pub context_tokens: u64,
     /// Wall time of the reconciliation and its scoring, in milliseconds.
     pub wall_ms: f64,
+    /// CloudTrail records the reconciler read: the scenario's trail and its background day.
+    #[serde(default)]
+    pub records: usize,
     /// Whether the built-in checks all passed (`passed` is Terraform's verdict when it judged).
     #[serde(default)]
     pub builtin_passed: bool,
@@ -144,6 +147,21 @@ pub struct TrailCall {
     pub call: Call,
     /// Its verdict and reason.
     pub attribution: Attribution,
+}
+
+/// A trail file as the reconciler reads it, kept while in use.
+pub struct Trail {
+    /// How many records it holds.
+    pub records: usize,
+    path: PathBuf,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Trail {
+    /// The file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
 }
 
 /// What the scorer keeps per project: its directory, pre-drift state and evaluated code.
@@ -223,18 +241,21 @@ impl Scorer {
     }
 
     /// The rules a scenario runs with: the bundled ones less those withheld.
-    fn rules_for(&self, scenario: &crate::scenario::Scenario) -> Cow<'static, RuleSet> {
+    fn rules_for(
+        &self,
+        scenario: &crate::scenario::Scenario,
+    ) -> Result<Cow<'static, RuleSet>, ScoreError> {
         let withheld: Vec<String> = self
             .withhold
             .iter()
             .chain(&scenario.withhold)
             .cloned()
             .collect();
-        if withheld.is_empty() {
+        Ok(if withheld.is_empty() {
             Cow::Borrowed(self.rules)
         } else {
-            Cow::Owned(self.rules.without(&withheld))
-        }
+            Cow::Owned(without(self.rules, &withheld)?)
+        })
     }
 
     /// Lets Terraform judge every sample (`passed` becomes its verdict; the built-in
@@ -248,12 +269,60 @@ impl Scorer {
 
     /// Runs `n` reconciliations of the scenario and scores each.
     pub fn score(&mut self, stored: &Stored, n: usize) -> Result<Vec<Sample>, ScoreError> {
-        let calls = self.out_of_band(&stored.trail_path())?;
+        let trail = self.merged_trail(stored)?;
+        let calls = self.out_of_band(trail.path())?;
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
-            samples.push(self.sample(stored, &calls)?.0);
+            let mut sample = self.sample(stored, &calls)?.0;
+            sample.records = trail.records;
+            samples.push(sample);
         }
         Ok(samples)
+    }
+
+    /// The trail the reconciler reads: the scenario's records and, when the scenario has a
+    /// background day, the day's records, shuffled together into one file.
+    pub fn merged_trail(&mut self, stored: &Stored) -> Result<Trail, ScoreError> {
+        let own = stored.trail_path();
+        let fail = |message: String| ScoreError::Trail {
+            path: own.clone(),
+            message,
+        };
+        let bytes = std::fs::read(&own).map_err(|e| fail(e.to_string()))?;
+        let mut doc: serde_json::Value =
+            serde_json::from_slice(&bytes).map_err(|e| fail(e.to_string()))?;
+        let records = match doc["Records"].take() {
+            serde_json::Value::Array(records) => records,
+            _ => return Err(fail("no Records list".to_owned())),
+        };
+        let Some(background) = stored.scenario.background else {
+            return Ok(Trail {
+                records: records.len(),
+                path: own,
+                _dir: None,
+            });
+        };
+        self.prepare(stored)?;
+        let delta = stored.post()?;
+        let drifted = delta
+            .upserts
+            .iter()
+            .map(|i| i.address.clone())
+            .chain(delta.removed.iter().cloned())
+            .collect();
+        let pre = &self.prepared[&stored.scenario.project].pre;
+        let day = crate::generate::background::day(pre, &background, &drifted);
+        let merged = crate::generate::background::merge(records, day, background.seed);
+        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+        let path = dir.path().join("trail.json");
+        let text = serde_json::to_vec(&serde_json::json!({ "Records": merged }))
+            .map_err(|e| fail(e.to_string()))?;
+        std::fs::write(&path, text).map_err(|e| fail(e.to_string()))?;
+        Ok(Trail {
+            records: merged.len(),
+            path,
+            _dir: Some(dir),
+        })
     }
 
     /// One reconciliation and its score, with the reconciler's outcome.
@@ -266,7 +335,7 @@ impl Scorer {
         let scenario = &stored.scenario;
         let post_delta = stored.post()?;
         self.prepare(stored)?;
-        let rules = self.rules_for(scenario);
+        let rules = self.rules_for(scenario)?;
         let rules = rules.as_ref();
         let (schema, policy) = (self.schema, &self.policy);
         let prepared = &self.prepared[&scenario.project];
@@ -351,6 +420,7 @@ impl Scorer {
             prompt_tokens: spent.usage.prompt_tokens,
             context_tokens: spent.context_tokens,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+            records: 0,
         };
         Ok((sample, outcome))
     }
@@ -485,6 +555,20 @@ pub fn refreshed(pre: &State, post: &State) -> State {
     out
 }
 
+/// The rules without those `withhold` names (`service:Api`, `sqs:SetQueueAttributes`): an
+/// unknown name is an error, so a misspelt one cannot leave the rule in silently.
+pub fn without(rules: &RuleSet, withhold: &[String]) -> Result<RuleSet, ScoreError> {
+    if let Some(unknown) = withhold
+        .iter()
+        .find(|w| !rules.iter().any(|r| &r.id() == *w))
+    {
+        return Err(ScoreError::Setup(format!(
+            "withhold names {unknown}, which no shipped rule covers (write service:Api)"
+        )));
+    }
+    Ok(rules.without(withhold))
+}
+
 /// Loads a configuration with the pre-drift state; the error as text.
 fn load(dir: &Path, state: &State) -> Result<Project, String> {
     let options = LoadOptions {
@@ -559,7 +643,28 @@ fn failed_run(error: &str, start: Instant) -> Sample {
         prompt_tokens: 0,
         context_tokens: 0,
         wall_ms: start.elapsed().as_secs_f64() * 1000.0,
+        records: 0,
         builtin_passed: false,
         terraform: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn withheld_rules_leave_the_set_and_unknown_names_are_refused() {
+        let rules = RuleSet::bundled().expect("the shipped rules load");
+        let fewer = without(rules, &["sqs:SetQueueAttributes".to_owned()]).expect("a known rule");
+        assert_eq!(fewer.len(), rules.len() - 1);
+        assert!(
+            fewer
+                .find("sqs.amazonaws.com", "SetQueueAttributes")
+                .is_none()
+        );
+        assert!(fewer.find("sqs.amazonaws.com", "CreateQueue").is_some());
+        let typo = without(rules, &["sqs:SetQueueAttribute".to_owned()]);
+        assert!(matches!(typo, Err(ScoreError::Setup(m)) if m.contains("sqs:SetQueueAttribute")));
     }
 }

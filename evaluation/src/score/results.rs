@@ -19,6 +19,12 @@ pub struct ScenarioResult {
     pub category: Category,
     /// Its one-line description.
     pub description: String,
+    /// The service families it touches.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub families: Vec<String>,
+    /// CloudTrail records the reconciler read (the trail and its background day).
+    #[serde(default)]
+    pub records: usize,
     /// Samples run.
     pub n: usize,
     /// Samples that passed.
@@ -68,6 +74,8 @@ impl ScenarioResult {
             project: scenario.project.clone(),
             category: scenario.category,
             description: scenario.description.clone(),
+            families: families(scenario),
+            records: samples.first().map_or(0, |s| s.records),
             n,
             c,
             pass_at_1: pass_at_k(n, c, 1)?,
@@ -100,6 +108,8 @@ impl ScenarioResult {
             project: scenario.project.clone(),
             category: scenario.category,
             description: scenario.description.clone(),
+            families: families(scenario),
+            records: 0,
             n,
             c: 0,
             pass_at_1: 0.0,
@@ -119,6 +129,13 @@ impl ScenarioResult {
     }
 }
 
+fn families(scenario: &Scenario) -> Vec<String> {
+    crate::family::all(&scenario.touches)
+        .into_iter()
+        .map(str::to_owned)
+        .collect()
+}
+
 /// pass@1 and pass@k over a group of scenarios.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Group {
@@ -130,6 +147,9 @@ pub struct Group {
     pub pass_at_1: f64,
     /// Mean pass@k.
     pub pass_at_k: f64,
+    /// CloudTrail records read over the group's scenarios (once per scenario).
+    #[serde(default)]
+    pub records: usize,
 }
 
 impl Group {
@@ -140,6 +160,7 @@ impl Group {
             g.passed += usize::from(r.passed);
             g.pass_at_1 += r.pass_at_1;
             g.pass_at_k += r.pass_at_k;
+            g.records += r.records;
         }
         if g.scenarios > 0 {
             g.pass_at_1 /= g.scenarios as f64;
@@ -177,6 +198,9 @@ pub struct Results {
     pub by_category: BTreeMap<String, Group>,
     /// Per project.
     pub by_project: BTreeMap<String, Group>,
+    /// Per service family (a scenario touching several counts in each).
+    #[serde(default)]
+    pub by_family: BTreeMap<String, Group>,
     /// Patch size and where edits were made.
     pub patch: PatchFigures,
     /// Language-model tokens in all.
@@ -268,6 +292,16 @@ impl Results {
                 (p, g)
             })
             .collect();
+        let mut names: Vec<&String> = scenarios.iter().flat_map(|r| &r.families).collect();
+        names.sort();
+        names.dedup();
+        let by_family = names
+            .into_iter()
+            .map(|f| {
+                let g = Group::of(scenarios.iter().filter(|r| r.families.contains(f)));
+                (f.clone(), g)
+            })
+            .collect();
         let mut patch = PatchFigures::default();
         for r in &scenarios {
             patch.lines_added += r.lines_added;
@@ -284,6 +318,7 @@ impl Results {
             overall: Group::of(scenarios.iter()),
             by_category,
             by_project,
+            by_family,
             patch,
             tokens: scenarios.iter().map(|r| r.tokens).sum(),
             prompt_tokens: scenarios.iter().map(|r| r.prompt_tokens).sum(),
@@ -330,12 +365,24 @@ impl Results {
             self.overall.scenarios - self.overall.passed,
             self.wall_seconds
         );
-        for (name, g) in &self.by_category {
-            let _ = writeln!(
-                out,
-                "  {name:<15} {:>4} scenarios  pass@1 {:.3}  pass@{} {:.3}",
-                g.scenarios, g.pass_at_1, self.k, g.pass_at_k
-            );
+        let _ = writeln!(
+            out,
+            "{} CloudTrail records read ({:.0} per scenario)",
+            self.overall.records,
+            self.overall.records as f64 / self.overall.scenarios.max(1) as f64
+        );
+        for (title, groups) in [
+            ("by category", &self.by_category),
+            ("by service family", &self.by_family),
+        ] {
+            let _ = writeln!(out, "{title}:");
+            for (name, g) in groups {
+                let _ = writeln!(
+                    out,
+                    "  {name:<15} {:>4} scenarios  pass@1 {:.3}  pass@{} {:.3}",
+                    g.scenarios, g.pass_at_1, self.k, g.pass_at_k
+                );
+            }
         }
         if self.tokens > 0 {
             let _ = writeln!(
@@ -404,7 +451,7 @@ impl Results {
         let _ = writeln!(
             out,
             "Planner: {}; judged by the {} checks; n = {} samples per scenario; k = {}; {} scenarios \
-             in {:.1} s (mean {:.1} ms per scenario); {} language-model tokens.\n",
+             in {:.1} s (mean {:.1} ms per scenario); {} CloudTrail records read; {} language-model tokens.\n",
             self.planner,
             self.oracle,
             self.n,
@@ -412,9 +459,11 @@ impl Results {
             self.overall.scenarios,
             self.wall_seconds,
             self.mean_scenario_ms,
+            self.overall.records,
             self.tokens
         );
         self.table(&mut out, "Category", &self.by_category);
+        self.table(&mut out, "Service family", &self.by_family);
         self.table(&mut out, "Project", &self.by_project);
         self.agreement_section(&mut out);
         let p = &self.patch;
@@ -450,7 +499,7 @@ impl Results {
     fn table(&self, out: &mut String, title: &str, groups: &BTreeMap<String, Group>) {
         let _ = writeln!(
             out,
-            "## By {}\n\n| {title} | scenarios | passed | pass@1 | pass@{} |\n|---|---:|---:|---:|---:|",
+            "## By {}\n\n| {title} | scenarios | passed | pass@1 | pass@{} | records |\n|---|---:|---:|---:|---:|---:|",
             title.to_lowercase(),
             self.k
         );
@@ -458,8 +507,8 @@ impl Results {
         for (name, g) in groups.iter().map(|(n, g)| (n.clone(), g)).chain([all]) {
             let _ = writeln!(
                 out,
-                "| {name} | {} | {} | {:.3} | {:.3} |",
-                g.scenarios, g.passed, g.pass_at_1, g.pass_at_k
+                "| {name} | {} | {} | {:.3} | {:.3} | {} |",
+                g.scenarios, g.passed, g.pass_at_1, g.pass_at_k, g.records
             );
         }
         out.push('\n');
@@ -547,8 +596,10 @@ mod tests {
             generator: "g".into(),
             seed: 0,
             base_state_sha256: String::new(),
-            withhold: Vec::new(),
             expect: Expect::default(),
+            touches: vec!["aws_sqs_queue".into()],
+            background: None,
+            withhold: Vec::new(),
         }
     }
 
@@ -564,6 +615,7 @@ mod tests {
             prompt_tokens: 0,
             context_tokens: 0,
             wall_ms: 1.0,
+            records: 10,
             builtin_passed: passed,
             terraform: None,
         }

@@ -146,7 +146,7 @@ mod tests {
                 address: "aws_autoscaling_group.web".into(),
                 attribute: String::new(),
             }],
-            unowned: Vec::new(),
+            ..Expect::default()
         };
         assert_eq!(
             excused(&expect),

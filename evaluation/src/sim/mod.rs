@@ -12,6 +12,7 @@
 
 mod caller;
 mod ctx;
+mod day;
 mod noise;
 mod params;
 mod record;
@@ -26,6 +27,7 @@ use serde_json::Value;
 pub use caller::{Agent, Caller, Identity};
 pub use ctx::ApiError;
 use ctx::Ctx;
+pub use day::Foreign;
 pub use reconciler::terraform::state::tfstate_json;
 use services::Service;
 /// The PutMetricAlarm request fields and the alarm attributes they set.
@@ -188,7 +190,8 @@ impl Cloud {
         };
         let time = self.tick(caller);
         let region = service.region(caller.region.as_deref().unwrap_or(&self.region));
-        let before = self.resources.clone();
+        // Reads change nothing, so only writes keep a copy to restore when refused.
+        let before = (!read_only).then(|| self.resources.clone());
         let mut ctx = Ctx::new(self, region.clone(), time);
         let result = match handler {
             Some(handler) => handler(&mut ctx, &request.request_parameters),
@@ -198,7 +201,9 @@ impl Cloud {
         let (response, error, touched) = match result {
             Ok(response) => (response, None, touched),
             Err(error) => {
-                self.resources = before;
+                if let Some(before) = before {
+                    self.resources = before;
+                }
                 (Value::Null, Some(error), Vec::new())
             }
         };

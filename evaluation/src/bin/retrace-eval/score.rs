@@ -503,7 +503,8 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         })?;
     let mut scorer = Scorer::new(&args.place.projects)?;
     let trail = scorer.trail(&stored.trail_path())?;
-    let calls = scorer.out_of_band(&stored.trail_path())?;
+    let merged = scorer.merged_trail(&stored)?;
+    let calls = scorer.out_of_band(merged.path())?;
     let (sample, outcome) = scorer.sample(&stored, &calls)?;
     let s = &stored.scenario;
     let mut out = std::io::stdout().lock();
@@ -512,7 +513,13 @@ pub fn show(args: ShowArgs) -> Result<u8> {
         "{} ({}, {}): {}",
         s.id, s.project, s.category, s.description
     )?;
-    writeln!(out, "generator {} seed {}\n\nTrail:", s.generator, s.seed)?;
+    writeln!(out, "generator {} seed {}", s.generator, s.seed)?;
+    writeln!(
+        out,
+        "the reconciler reads {} records: these {} and a background day\n\nTrail:",
+        merged.records,
+        trail.len()
+    )?;
     for t in &trail {
         let c = &t.call;
         let failed = c
