@@ -314,7 +314,21 @@ fn the_committed_scenarios_match_a_fresh_generation() {
 }
 
 /// Types in a fixture state with shipped rules that no scenario changes, and why.
-const KNOWN_GAPS: [(&str, &str); 0] = [];
+const KNOWN_GAPS: [(&str, &str); 4] = [
+    ("aws_acm_certificate", "the simulator has no ACM API yet"),
+    (
+        "aws_cloudfront_distribution",
+        "the simulator has no CloudFront API yet",
+    ),
+    (
+        "aws_cloudfront_origin_access_control",
+        "the simulator has no CloudFront API yet",
+    ),
+    (
+        "aws_s3_object",
+        "the simulator does not model S3 object data events",
+    ),
+];
 
 #[test]
 fn every_type_with_rules_in_a_fixture_state_appears_in_scenarios() {

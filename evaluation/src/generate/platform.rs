@@ -81,7 +81,7 @@ fn cluster(instance: &Instance) -> Vec<Change> {
         let logging = |enabled: bool| {
             eks(
                 "UpdateClusterConfig",
-                json!({"name": name, "logging": {"clusterLogging": [{"types": missing, "enabled": enabled}]}}),
+                json!({"logging": {"clusterLogging": [{"enabled": enabled, "types": missing}]}, "name": name}),
             )
         };
         out.push(
