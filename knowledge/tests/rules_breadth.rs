@@ -4,18 +4,11 @@
 //! with lowerCamelCase keys (REST path parameters beside the body for EKS, query parameters for
 //! EC2 and ElastiCache). Every expected value was worked out by hand from the payload.
 
-use knowledge::{Extraction, FlagLevel, Kind, Missing, RuleSet, TagOp};
+use knowledge::{FlagLevel, Kind, Missing, TagOp};
 use serde_json::{Value, json};
 
-fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
-    let rule = RuleSet::bundled()
-        .expect("rules load")
-        .find(source, api)
-        .unwrap_or_else(|| panic!("no rule for {source} {api}"));
-    let response = (!response.is_null()).then_some(&response);
-    rule.extract(Some(&request), response)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
+mod common;
+use common::extract;
 
 #[test]
 fn eks_create_cluster_reads_the_vpc_config() {

@@ -3,22 +3,11 @@
 //! lowerCamelCase CloudTrail logs. Every expected value was worked out by hand from the record
 //! and the Terraform provider's documented attribute for each parameter.
 
-use knowledge::{Extraction, FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
+use knowledge::{FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
 use serde_json::{Value, json};
 
-fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
-    let rule = RuleSet::bundled()
-        .expect("rules load")
-        .find_for(source, api, Some(&request))
-        .unwrap_or_else(|| panic!("no rule for {source} {api}"));
-    let response = (!response.is_null()).then_some(&response);
-    rule.extract(Some(&request), response)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn flagged(x: &Extraction) -> Vec<&str> {
-    x.flags.iter().map(|f| f.field.as_str()).collect()
-}
+mod common;
+use common::{extract, flagged};
 
 fn sets(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {
     pairs

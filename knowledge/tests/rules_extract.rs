@@ -8,15 +8,8 @@ use std::path::PathBuf;
 use knowledge::{Extraction, FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
 use serde_json::{Value, json};
 
-fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
-    let rule = RuleSet::bundled()
-        .expect("rules load")
-        .find(source, api)
-        .unwrap_or_else(|| panic!("no rule for {source} {api}"));
-    let response = (!response.is_null()).then_some(&response);
-    rule.extract(Some(&request), response)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
+mod common;
+use common::extract;
 
 fn types(x: &Extraction) -> Vec<Option<&str>> {
     x.targets

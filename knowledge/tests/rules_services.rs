@@ -5,22 +5,11 @@
 //! `{quantity, items}`, as in AWS's sample UpdateDistribution record). Every expected value
 //! was worked out by hand from the payload and the provider's attribute for each member.
 
-use knowledge::{Extraction, Kind, Missing, RuleSet, TagOp};
+use knowledge::{Kind, Missing, TagOp};
 use serde_json::{Value, json};
 
-fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
-    let rule = RuleSet::bundled()
-        .expect("rules load")
-        .find_for(source, api, Some(&request))
-        .unwrap_or_else(|| panic!("no rule for {source} {api}"));
-    let response = (!response.is_null()).then_some(&response);
-    rule.extract(Some(&request), response)
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-fn flagged(x: &Extraction) -> Vec<&str> {
-    x.flags.iter().map(|f| f.field.as_str()).collect()
-}
+mod common;
+use common::{extract, flagged};
 
 #[test]
 fn cloudfront_distribution_update_create_and_tags() {

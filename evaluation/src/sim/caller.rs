@@ -213,33 +213,49 @@ impl Caller {
         }
         let agent = match self.agent {
             Agent::Console => return service.console_agent().to_owned(),
-            Agent::Cli => format!(
-                "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5.0-1016-aws md/arch#x86_64 \
-                 lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#standard md/installer#exe \
-                 md/prompt#off md/command#{}.{}",
-                service.cli_name(),
-                service.cli_command(api)
-            ),
-            Agent::Boto3 => {
-                "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0 os/linux#5.10.213-201.855.amzn2.x86_64 \
-                 md/arch#x86_64 lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#legacy \
-                 Botocore/1.34.69"
-                    .to_owned()
-            }
-            Agent::Terraform => format!(
-                "APN/1.0 HashiCorp/1.0 Terraform/1.9.8 (+https://www.terraform.io) \
-                 terraform-provider-aws/5.80.0 (+https://registry.terraform.io/providers/hashicorp/aws) \
-                 aws-sdk-go-v2/1.32.6 ua/2.1 os/linux lang/go#1.23.3 md/GOOS#linux md/GOARCH#amd64 \
-                 api/{}#{} m/C,g",
-                service.sdk_id(),
-                service.sdk_version()
-            ),
             Agent::SsmAutomation | Agent::Service => "aws-internal/3".to_owned(),
+            program => program_agent(
+                program,
+                service.cli_name(),
+                &service.cli_command(api),
+                (service.sdk_id(), service.sdk_version()),
+            ),
         };
         match service == Service::S3 {
             true => format!("[{agent}]"),
             false => agent,
         }
+    }
+}
+
+/// The user agent of the CLI, boto3 or Terraform calling the CLI command `command` of the
+/// service `cli_name` (Terraform names the SDK's id and version); empty for other callers.
+pub(super) fn program_agent(
+    agent: Agent,
+    cli_name: &str,
+    command: &str,
+    sdk: (&str, &str),
+) -> String {
+    match agent {
+        Agent::Cli => format!(
+            "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5.0-1016-aws md/arch#x86_64 \
+             lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#standard md/installer#exe \
+             md/prompt#off md/command#{cli_name}.{command}"
+        ),
+        Agent::Boto3 => {
+            "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0 os/linux#5.10.213-201.855.amzn2.x86_64 \
+             md/arch#x86_64 lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#legacy \
+             Botocore/1.34.69"
+                .to_owned()
+        }
+        Agent::Terraform => format!(
+            "APN/1.0 HashiCorp/1.0 Terraform/1.9.8 (+https://www.terraform.io) \
+             terraform-provider-aws/5.80.0 (+https://registry.terraform.io/providers/hashicorp/aws) \
+             aws-sdk-go-v2/1.32.6 ua/2.1 os/linux lang/go#1.23.3 md/GOOS#linux md/GOARCH#amd64 \
+             api/{}#{} m/C,g",
+            sdk.0, sdk.1
+        ),
+        Agent::Console | Agent::SsmAutomation | Agent::Service => String::new(),
     }
 }
 

@@ -5,6 +5,7 @@
 
 use serde_json::{Map, Value, json};
 
+use super::caller::program_agent;
 use super::ctx::{self, ApiError};
 use super::record;
 use super::services::Service;
@@ -193,25 +194,13 @@ fn foreign_agent(caller: &Caller, call: &Foreign) -> String {
     let service = call.event_source.trim_end_matches(".amazonaws.com");
     match caller.agent {
         Agent::Console => "console.amazonaws.com".to_owned(),
-        Agent::Cli => format!(
-            "aws-cli/2.15.30 md/awscrt#0.19.19 ua/2.0 os/linux#6.5.0-1016-aws md/arch#x86_64 \
-             lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#standard md/installer#exe \
-             md/prompt#off md/command#{service}.{}",
-            kebab(&call.event_name)
-        ),
-        Agent::Boto3 => {
-            "Boto3/1.34.69 md/Botocore#1.34.69 ua/2.0 os/linux#5.10.213-201.855.amzn2.x86_64 \
-             md/arch#x86_64 lang/python#3.11.8 md/pyimpl#CPython cfg/retry-mode#legacy \
-             Botocore/1.34.69"
-                .to_owned()
-        }
-        Agent::Terraform => format!(
-            "APN/1.0 HashiCorp/1.0 Terraform/1.9.8 (+https://www.terraform.io) \
-             terraform-provider-aws/5.80.0 (+https://registry.terraform.io/providers/hashicorp/aws) \
-             aws-sdk-go-v2/1.32.6 ua/2.1 os/linux lang/go#1.23.3 md/GOOS#linux md/GOARCH#amd64 \
-             api/{service}#1.0.0 m/C,g"
-        ),
         Agent::SsmAutomation | Agent::Service => caller.source_ip(),
+        program => program_agent(
+            program,
+            service,
+            &kebab(&call.event_name),
+            (service, "1.0.0"),
+        ),
     }
 }
 
