@@ -94,13 +94,7 @@ fn update_api(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 
 /// UpdateStage: the default route settings, description and stage variables.
 fn update_stage(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
-    let (id, _) = api_of(ctx, p)?;
-    let name = params::string(p, "stageName")?;
-    let at = ctx
-        .find_all("aws_apigatewayv2_stage", &[("api_id", &id), ("name", name)])
-        .first()
-        .copied()
-        .ok_or_else(|| not_found("stage", name))?;
+    let (name, at) = child(ctx, p, ("aws_apigatewayv2_stage", "name"), "stageName")?;
     if let Some(description) = params::opt_string(p, "description") {
         ctx.set(at, "description", json!(description));
     }
@@ -134,14 +128,28 @@ fn update_stage(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 }
 
 fn route(ctx: &Ctx<'_>, p: &Value) -> Result<(String, usize), ApiError> {
+    child(ctx, p, ("aws_apigatewayv2_route", "id"), "routeId")
+}
+
+/// The API's resource of `kind` whose `key` attribute is the request's `param`: its key and
+/// position.
+fn child(
+    ctx: &Ctx<'_>,
+    p: &Value,
+    (kind, key): (&str, &str),
+    param: &str,
+) -> Result<(String, usize), ApiError> {
     let (api, _) = api_of(ctx, p)?;
-    let id = params::string(p, "routeId")?;
+    let value = params::string(p, param)?;
     let at = ctx
-        .find_all("aws_apigatewayv2_route", &[("api_id", &api), ("id", id)])
+        .find_all(kind, &[("api_id", &api), (key, value)])
         .first()
         .copied()
-        .ok_or_else(|| not_found("route", id))?;
-    Ok((id.to_owned(), at))
+        .ok_or_else(|| {
+            let what = kind.trim_start_matches("aws_apigatewayv2_");
+            not_found(what, value)
+        })?;
+    Ok((value.to_owned(), at))
 }
 
 /// UpdateRoute: authorization and API key requirement.
@@ -177,16 +185,12 @@ fn delete_route(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 
 /// UpdateIntegration: the timeout (50 ms to 30 s for HTTP APIs) and description.
 fn update_integration(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
-    let (api, _) = api_of(ctx, p)?;
-    let id = params::string(p, "integrationId")?;
-    let at = ctx
-        .find_all(
-            "aws_apigatewayv2_integration",
-            &[("api_id", &api), ("id", id)],
-        )
-        .first()
-        .copied()
-        .ok_or_else(|| not_found("integration", id))?;
+    let (id, at) = child(
+        ctx,
+        p,
+        ("aws_apigatewayv2_integration", "id"),
+        "integrationId",
+    )?;
     if let Some(timeout) = params::opt_int(p, "timeoutInMillis") {
         if !(50..=30_000).contains(&timeout) {
             return Err(ApiError::new(
