@@ -48,21 +48,29 @@ fn config(dir: &Path, url: &str, context: &str) -> PathBuf {
 }
 
 fn reconcile(config: &Path, kb: &Path, extra: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_retrace"))
-        .env_remove("RETRACE_KB")
-        .arg("--config")
-        .arg(config)
+    reconcile_in(&fixture(""), Some(config), kb, extra)
+}
+
+/// `retrace reconcile` over the project, states and trail under `dir` (the layout of
+/// fixtures/agent/), with the configuration when given.
+fn reconcile_in(dir: &Path, config: Option<&Path>, kb: &Path, extra: &[&str]) -> Output {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retrace"));
+    command.env_remove("RETRACE_KB");
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    command
         .arg("--kb")
         .arg(kb)
         .arg("reconcile")
         .arg("--project")
-        .arg(fixture("project"))
+        .arg(dir.join("project"))
         .arg("--state")
-        .arg(fixture("terraform.tfstate"))
+        .arg(dir.join("terraform.tfstate"))
         .arg("--observed")
-        .arg(fixture("observed.tfstate"))
+        .arg(dir.join("observed.tfstate"))
         .arg("--logs")
-        .arg(fixture("trail"))
+        .arg(dir.join("trail"))
         .args(["--no-terraform", "--format", "json"])
         .args(extra)
         .output()
@@ -352,27 +360,7 @@ async fn the_client_retries_a_busy_endpoint_and_names_a_refused_key() {
 /// `transcripts/s3-place-PutBucketVersioning.json` finds the module input, sets it in the
 /// root's module call, checks and submits.
 fn reconcile_placement(config: Option<&Path>, kb: &Path) -> Output {
-    let place = fixture("place");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_retrace"));
-    command.env_remove("RETRACE_KB");
-    if let Some(config) = config {
-        command.arg("--config").arg(config);
-    }
-    command
-        .arg("--kb")
-        .arg(kb)
-        .arg("reconcile")
-        .arg("--project")
-        .arg(place.join("project"))
-        .arg("--state")
-        .arg(place.join("terraform.tfstate"))
-        .arg("--observed")
-        .arg(place.join("observed.tfstate"))
-        .arg("--logs")
-        .arg(place.join("trail"))
-        .args(["--no-terraform", "--format", "json"])
-        .output()
-        .expect("runs")
+    reconcile_in(&fixture("place"), config, kb, &[])
 }
 
 #[test]
