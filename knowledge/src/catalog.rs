@@ -37,6 +37,11 @@ pub struct Entry {
     /// Terraform only resets it or stops managing it, so there is no delete API to cover.
     #[serde(default)]
     pub no_delete: bool,
+    /// Whether Terraform adopts the type rather than creating it, and on destroy only stops
+    /// managing it (the default security group, route table and network ACL AWS makes with
+    /// each VPC): there is no create or delete API to cover.
+    #[serde(default)]
+    pub adopted: bool,
     /// Nested blocks whose items the state may manage as separate resources.
     #[serde(default)]
     pub split: Vec<Split>,
@@ -65,6 +70,11 @@ pub struct Split {
     /// An older type that holds items of several blocks, told apart by a field.
     #[serde(default)]
     pub legacy: Option<Legacy>,
+    /// Block fields that name an item, when the parent holds at most one item per value (a
+    /// table routes each destination once): an item added for a value the parent holds
+    /// already replaces that item, so the block's add rules also change the item's resource.
+    #[serde(default)]
+    pub key: Vec<String>,
 }
 
 /// An older resource type for a split block, with the field that names the block.
@@ -182,9 +192,16 @@ impl Catalog {
             .is_some_and(|e| e.association || e.immutable)
     }
 
-    /// Whether AWS has no call that removes a type.
+    /// Whether AWS has no call that removes a type (or Terraform only adopts it).
     pub fn has_no_delete(&self, resource_type: &str) -> bool {
-        self.entry(resource_type).is_some_and(|e| e.no_delete)
+        self.entry(resource_type)
+            .is_some_and(|e| e.no_delete || e.adopted)
+    }
+
+    /// Whether Terraform adopts a type that AWS makes with another resource, so there is no
+    /// call that creates it.
+    pub fn has_no_create(&self, resource_type: &str) -> bool {
+        self.entry(resource_type).is_some_and(|e| e.adopted)
     }
 
     /// The parent type and block whose items a type holds as separate resources

@@ -3,13 +3,15 @@
 //!
 //! A type is covered when rules create it, delete it, change it (unless the catalog says it
 //! has nothing to update: an association, or a type whose every argument forces a new
-//! resource) and tag it (when the provider schema gives it `tags`). A rule counts as creating
+//! resource; a type Terraform adopts, such as a VPC's default security group, needs no create
+//! or delete) and tag it (when the provider schema gives it `tags`). A rule counts as creating
 //! the type when its kind is `create` or `associate`, or when it creates the resource a state
 //! lacks (`missing = "create"`); as deleting it for `delete` and `disassociate`, or when it
 //! reads a deletion from the request (`delete_unless`, `delete_when`). A type the catalog
 //! says AWS cannot remove needs no delete. Items of a block the state may hold as separate
 //! resources (security group rules) are created and deleted by the parent's `add-block` and
-//! `remove-block` rules for that block, as resolve reads them.
+//! `remove-block` rules for that block, as resolve reads them; where the parent holds one
+//! item per key (a table's route per destination), the `add-block` rules change items too.
 
 use serde::Serialize;
 
@@ -120,7 +122,14 @@ fn split_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(
             .filter(|r| r.resource_types().contains(&parent))
         {
             let on_block = rule.spec.block.as_ref().is_some_and(|b| b.name == block);
+            let keyed = catalog
+                .split(parent, block)
+                .is_some_and(|s| !s.key.is_empty());
             match rule.kind() {
+                Kind::AddBlock if on_block && keyed => {
+                    found.push((Part::Create, rule.id()));
+                    found.push((Part::Change, rule.id()));
+                }
                 Kind::AddBlock if on_block => found.push((Part::Create, rule.id())),
                 Kind::RemoveBlock if on_block => found.push((Part::Delete, rule.id())),
                 _ => {}
@@ -130,10 +139,14 @@ fn split_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(
     found
 }
 
-/// The parts a type needs: create and delete always, change unless the catalog says it has
-/// nothing to update, tags when the schema gives it a `tags` argument.
+/// The parts a type needs: create and delete unless the catalog says Terraform adopts it (or,
+/// for delete, that AWS cannot remove it), change unless it has nothing to update, tags when
+/// the schema gives it a `tags` argument.
 pub fn needed_parts(resource_type: &str, catalog: &Catalog, schema: &ProviderSchema) -> Vec<Part> {
-    let mut needed = vec![Part::Create];
+    let mut needed = Vec::new();
+    if !catalog.has_no_create(resource_type) {
+        needed.push(Part::Create);
+    }
     if !catalog.has_no_update(resource_type) {
         needed.push(Part::Change);
     }

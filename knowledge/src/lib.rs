@@ -29,8 +29,8 @@ pub mod signals;
 pub mod store;
 
 pub use rules::{
-    BlockChange, Extraction, FiredFlag, FlagLevel, Kind, Missing, Risk, Rule, RuleError, RuleSet,
-    RuleSpec, TagChange, TagOp, Target, Transform,
+    BlockChange, Extraction, FiredFlag, FlagLevel, Kind, Missing, Requires, Risk, Rule, RuleError,
+    RuleSet, RuleSpec, TagChange, TagOp, Target, Transform,
 };
 pub use schema::{
     AttrType, Attribute, Block, Member, NestedAttributes, NestedBlock, NestingMode, Presence,

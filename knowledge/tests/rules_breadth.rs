@@ -250,3 +250,152 @@ fn s3_inventory_is_keyed_by_bucket_and_configuration_id() {
     assert_eq!(x.value("enabled"), Some(&json!(true)));
     assert_eq!(x.value("schedule.frequency"), Some(&json!("Weekly")));
 }
+
+#[test]
+fn a_kms_key_for_imported_material_is_an_external_key() {
+    let request = json!({
+        "origin": "EXTERNAL",
+        "keyUsage": "ENCRYPT_DECRYPT",
+        "keySpec": "SYMMETRIC_DEFAULT",
+        "description": "byok",
+        "tags": [{"tagKey": "team", "tagValue": "pay"}]
+    });
+    let response = json!({"keyMetadata": {"keyId": "0b7fd7dd-7d36-4a64-9d6a-6f1b2d4c9a10", "origin": "EXTERNAL"}});
+    let x = extract("kms.amazonaws.com", "CreateKey", request, response);
+    assert_eq!(x.rule_id, "kms:CreateKey:external");
+    assert_eq!(x.resource_types, ["aws_kms_external_key"]);
+    assert_eq!(x.identities(), ["0b7fd7dd-7d36-4a64-9d6a-6f1b2d4c9a10"]);
+    assert_eq!(x.value("description"), Some(&json!("byok")));
+    assert_eq!(x.value("tags"), Some(&json!({"team": "pay"})));
+
+    let plain = json!({"keyUsage": "ENCRYPT_DECRYPT", "origin": "AWS_KMS"});
+    let response = json!({"keyMetadata": {"keyId": "1b7fd7dd-7d36-4a64-9d6a-6f1b2d4c9a10"}});
+    let x = extract("kms.amazonaws.com", "CreateKey", plain, response);
+    assert_eq!(x.rule_id, "kms:CreateKey");
+    assert_eq!(x.resource_types, ["aws_kms_key"]);
+}
+
+#[test]
+fn a_replica_of_an_external_key_is_told_by_the_response_origin() {
+    let request = json!({
+        "keyId": "arn:aws:kms:us-east-1:111122223333:key/mrk-1234abcd",
+        "replicaRegion": "eu-west-1"
+    });
+    let external = json!({"replicaKeyMetadata": {"keyId": "mrk-1234abcd", "origin": "EXTERNAL"}});
+    let x = extract(
+        "kms.amazonaws.com",
+        "ReplicateKey",
+        request.clone(),
+        external,
+    );
+    assert_eq!(x.resource_types, ["aws_kms_replica_external_key"]);
+    assert_eq!(
+        x.value("primary_key_arn"),
+        Some(&json!(
+            "arn:aws:kms:us-east-1:111122223333:key/mrk-1234abcd"
+        ))
+    );
+    let own = json!({"replicaKeyMetadata": {"keyId": "mrk-1234abcd", "origin": "AWS_KMS"}});
+    let x = extract("kms.amazonaws.com", "ReplicateKey", request, own);
+    assert_eq!(x.resource_types, ["aws_kms_replica_key"]);
+}
+
+#[test]
+fn imported_key_material_is_hidden_and_its_expiry_read() {
+    let request = json!({
+        "keyId": "arn:aws:kms:us-east-1:111122223333:key/0b7fd7dd-7d36",
+        "importToken": "HIDDEN",
+        "encryptedKeyMaterial": "HIDDEN",
+        "expirationModel": "KEY_MATERIAL_EXPIRES",
+        "validTo": "Jun 1, 2027, 12:00:00 AM"
+    });
+    let x = extract(
+        "kms.amazonaws.com",
+        "ImportKeyMaterial",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.identities(), ["0b7fd7dd-7d36"]);
+    assert_eq!(
+        x.value("valid_to"),
+        Some(&json!("Jun 1, 2027, 12:00:00 AM"))
+    );
+    assert_eq!(x.hidden, ["the imported key material"]);
+}
+
+#[test]
+fn a_security_group_rule_resource_changed_in_place() {
+    let request = json!({"ModifySecurityGroupRulesRequest": {
+        "GroupId": "sg-0a1b",
+        "SecurityGroupRule": {
+            "SecurityGroupRuleId": "sgr-0123456789abcdef0",
+            "SecurityGroupRule": {
+                "IpProtocol": "tcp", "FromPort": "22", "ToPort": "22",
+                "CidrIpv4": "0.0.0.0/0", "Description": "ssh"
+            },
+            "tag": 1
+        }
+    }});
+    let x = extract(
+        "ec2.amazonaws.com",
+        "ModifySecurityGroupRules",
+        request,
+        json!({"ModifySecurityGroupRulesResponse": {"return": true}}),
+    );
+    assert_eq!(x.identities(), ["sgr-0123456789abcdef0"]);
+    assert_eq!(x.value("from_port"), Some(&json!(22)));
+    assert_eq!(x.value("to_port"), Some(&json!(22)));
+    assert_eq!(x.value("ip_protocol"), Some(&json!("tcp")));
+    assert_eq!(x.value("cidr_ipv4"), Some(&json!("0.0.0.0/0")));
+    assert_eq!(x.value("description"), Some(&json!("ssh")));
+    assert!(x.value("cidr_ipv6").is_none());
+    assert_eq!(common::flagged(&x), ["cidr_ipv4"]);
+}
+
+#[test]
+fn tags_on_a_security_group_rule_or_default_vpc_name_both_possible_types() {
+    let request = json!({
+        "resourcesSet": {"items": [{"resourceId": "sgr-0abc"}, {"resourceId": "vpc-0def"}]},
+        "tagSet": {"items": [{"key": "team", "value": "net"}]}
+    });
+    let x = extract("ec2.amazonaws.com", "CreateTags", request, Value::Null);
+    let types: Vec<&[String]> = x
+        .targets
+        .iter()
+        .map(|t| t.resource_types.as_slice())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            &[
+                "aws_vpc_security_group_ingress_rule".to_owned(),
+                "aws_vpc_security_group_egress_rule".to_owned()
+            ][..],
+            &["aws_vpc".to_owned(), "aws_default_vpc".to_owned()][..],
+        ]
+    );
+}
+
+#[test]
+fn a_directory_bucket_is_created_under_its_own_event_source() {
+    let request = json!({
+        "bucketName": "logs--usw2-az1--x-s3",
+        "CreateBucketConfiguration": {
+            "Location": {"Type": "AvailabilityZone", "Name": "usw2-az1"},
+            "Bucket": {"DataRedundancy": "SingleAvailabilityZone", "Type": "Directory"}
+        }
+    });
+    let x = extract(
+        "s3express.amazonaws.com",
+        "CreateBucket",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.resource_types, ["aws_s3_directory_bucket"]);
+    assert_eq!(x.identities(), ["logs--usw2-az1--x-s3"]);
+    assert_eq!(x.value("location.name"), Some(&json!("usw2-az1")));
+    assert_eq!(
+        x.value("data_redundancy"),
+        Some(&json!("SingleAvailabilityZone"))
+    );
+}

@@ -51,12 +51,19 @@ fn every_service_has_a_distinct_event_source() {
 #[test]
 fn id_prefixes_find_types() {
     assert_eq!(
-        rules().id_prefix_type("sg-0abc"),
-        Some("aws_security_group")
+        rules().id_prefix_types("sg-0abc"),
+        ["aws_security_group", "aws_default_security_group"]
     );
-    assert_eq!(rules().id_prefix_type("subnet-1"), Some("aws_subnet"));
-    assert_eq!(rules().id_prefix_type("eipalloc-9"), Some("aws_eip"));
-    assert_eq!(rules().id_prefix_type("ami-1"), None);
+    assert_eq!(rules().id_prefix_types("subnet-1"), ["aws_subnet"]);
+    assert_eq!(rules().id_prefix_types("eipalloc-9"), ["aws_eip"]);
+    assert!(rules().id_prefix_types("ami-1").is_empty());
+    assert_eq!(
+        rules().id_prefix_types("sgr-0abc"),
+        [
+            "aws_vpc_security_group_ingress_rule",
+            "aws_vpc_security_group_egress_rule"
+        ]
+    );
 }
 
 #[test]

@@ -54,7 +54,7 @@ fn ecs_update_service_scales_and_redeploys() {
     assert_eq!(x.kind, Kind::Update);
     assert_eq!(x.identities(), vec![SERVICE_ARN]);
     assert_eq!(
-        x.targets[0].resource_type.as_deref(),
+        x.targets[0].resource_types.first().map(String::as_str),
         Some("aws_ecs_service")
     );
     assert_eq!(
@@ -227,7 +227,7 @@ fn ecs_tags_by_arn_of_any_container_resource() {
     );
     assert_eq!(x.identities(), vec![task_definition]);
     // Several types may hold the ARN; the reconciler finds the one whose `arn` it is.
-    assert_eq!(x.targets[0].resource_type, None);
+    assert!(x.targets[0].resource_types.is_empty());
     assert_eq!(
         x.resource_types,
         vec![
@@ -309,7 +309,7 @@ fn ecr_lifecycle_policy_is_a_json_document() {
     );
     assert_eq!(x.identities(), vec!["web"]);
     assert_eq!(
-        x.targets[0].resource_type.as_deref(),
+        x.targets[0].resource_types.first().map(String::as_str),
         Some("aws_ecr_lifecycle_policy")
     );
     assert_eq!(x.missing, Some(Missing::Create));
@@ -394,7 +394,10 @@ fn elb_load_balancer_attributes_by_key() {
         json!({"attributes": request["attributes"].clone()}),
     );
     assert_eq!(x.identities(), vec![LB_ARN]);
-    assert_eq!(x.targets[0].resource_type.as_deref(), Some("aws_lb"));
+    assert_eq!(
+        x.targets[0].resource_types.first().map(String::as_str),
+        Some("aws_lb")
+    );
     // Rule order, not record order; keys the record lacks are left out.
     assert_eq!(
         x.sets,
@@ -509,7 +512,7 @@ fn apigatewayv2_stage_throttling_and_access_logs() {
     );
     assert_eq!(x.identities(), vec!["$default"]);
     assert_eq!(
-        x.targets[0].resource_type.as_deref(),
+        x.targets[0].resource_types.first().map(String::as_str),
         Some("aws_apigatewayv2_stage")
     );
     assert_eq!(
@@ -551,7 +554,7 @@ fn api_gateway_rest_and_http_stage_updates_are_told_apart() {
     assert!(
         RuleSet::bundled()
             .expect("rules load")
-            .find_for(APIGW, "UpdateStage", Some(&neither))
+            .find_for(APIGW, "UpdateStage", Some(&neither), None)
             .is_none()
     );
 }
@@ -604,7 +607,7 @@ fn apigatewayv2_integration_timeout() {
     );
     assert_eq!(x.identities(), vec!["i7k"]);
     assert_eq!(
-        x.targets[0].resource_type.as_deref(),
+        x.targets[0].resource_types.first().map(String::as_str),
         Some("aws_apigatewayv2_integration")
     );
     assert_eq!(x.sets, sets(&[("timeout_milliseconds", json!(15000))]));

@@ -14,7 +14,7 @@ use common::extract;
 fn types(x: &Extraction) -> Vec<Option<&str>> {
     x.targets
         .iter()
-        .map(|t| t.resource_type.as_deref())
+        .map(|t| t.resource_types.first().map(String::as_str))
         .collect()
 }
 

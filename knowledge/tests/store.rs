@@ -22,6 +22,7 @@ fn learned_rule(api: &str) -> Rule {
         id_prefixes: Default::default(),
         spec: RuleSpec {
             api: api.into(),
+            variant: None,
             requires: None,
             resource: Some("aws_vpc_endpoint".into()),
             resources: Vec::new(),

@@ -47,6 +47,8 @@ BOTOCORE_NAMES = {
     "efs": "efs",
     "cognito-idp": "cognito-idp",
     "cognito-identity": "cognito-identity",
+    # Directory buckets' bucket-level calls are operations of botocore's S3 model.
+    "s3express": "s3",
 }
 
 # CloudTrail event names that are not the API reference's operation names.
@@ -65,6 +67,7 @@ ALIASES = {
     # object key as `key`.
     # The bucket policy document is logged parsed, as `bucketPolicy`.
     "s3": {"bucketname": "Bucket", "key": "Key", "bucketpolicy": "Policy"},
+    "s3express": {"bucketname": "Bucket"},
     # EC2 logs the older XML names of some members (AWS's sample CreateVolume record has
     # `zone`; CreateNetworkAclEntry records have `aclProtocol`), instance ids as
     # `instancesSet.items[]` and RunInstances' security groups as `groupSet.items[]`.
@@ -138,7 +141,11 @@ def rule_paths(rule: dict) -> list[tuple[str, str]]:
     for set_ in rule.get("set", []):
         add(set_)
         add(set_.get("when"))
-    out.extend(("request", p) for p in paths_of(rule.get("requires")))
+    requires = rule.get("requires")
+    if isinstance(requires, dict):
+        add(requires)
+    else:
+        out.extend(("request", p) for p in paths_of(requires))
     block = rule.get("block")
     if block is not None:
         add(block, "each")

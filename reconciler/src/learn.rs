@@ -137,6 +137,7 @@ fn propose_one(
             id_prefixes: Default::default(),
             spec: RuleSpec {
                 api: api.to_owned(),
+                variant: None,
                 requires: None,
                 resource: Some(resource_type.clone()),
                 resources: Vec::new(),

@@ -594,3 +594,69 @@ fn aws_ia_vpc_endpoints_writes_a_change_into_json() {
     let diff = result.report["diff"].as_str().unwrap();
     assert!(diff.starts_with("diff --git a/../../main.tf"), "{diff}");
 }
+
+/// The vpc module writes its routes as `aws_route` resources: a route added in the console to
+/// one of its route tables becomes a new `aws_route` imported by the provider's import id
+/// (`<table>_<destination>`), not a `route` block on the table (the provider warns against
+/// mixing the two).
+#[test]
+fn tam_vpc_complete_adds_a_route_as_an_aws_route_resource() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let deployed = deploy(&corpus, "tam-vpc-complete");
+    let table = deployed.attributes("module.vpc.aws_route_table.public[0]");
+    let table_id = table["id"].as_str().unwrap();
+    let record = console_call(
+        "ec2.amazonaws.com",
+        "CreateRoute",
+        "eu-west-1",
+        json!({
+            "routeTableId": table_id,
+            "destinationCidrBlock": "10.99.0.0/16",
+            "vpcPeeringConnectionId": "pcx-0a1b2c3d4e5f60718"
+        }),
+    );
+    let result = reconcile(&deployed, vec![record], &[]);
+    patched(&deployed, &result, 12);
+    let diff = result.report["diff"].as_str().unwrap();
+    assert!(diff.contains("+resource \"aws_route\""), "{diff}");
+    assert!(
+        diff.contains(&format!("id = \"{table_id}_10.99.0.0/16\"")),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("destination_cidr_block    = \"10.99.0.0/16\""),
+        "{diff}"
+    );
+    assert!(!diff.contains("route {"), "{diff}");
+}
+
+/// `ReplaceRoute` on a route the module holds as an `aws_route`: the change of that route's
+/// target, written where the module sets it (a shared module, so only when allowed).
+#[test]
+fn tam_vpc_complete_replaces_a_route_target_on_its_aws_route() {
+    let Some(corpus) = common::corpus() else {
+        return;
+    };
+    let deployed = deploy(&corpus, "tam-vpc-complete");
+    let table = deployed.attributes("module.vpc.aws_route_table.public[0]");
+    let record = console_call(
+        "ec2.amazonaws.com",
+        "ReplaceRoute",
+        "eu-west-1",
+        json!({
+            "routeTableId": table["id"],
+            "destinationCidrBlock": "0.0.0.0/0",
+            "gatewayId": "igw-0fedcba9876543210"
+        }),
+    );
+    let result = reconcile(&deployed, vec![record], &[]);
+    let intents = result.report["intents"].to_string();
+    assert!(
+        intents.contains("module.vpc.aws_route.public_internet_gateway[0]"),
+        "{}",
+        serde_json::to_string_pretty(&result.report).unwrap()
+    );
+    assert!(!intents.contains("\"route\""), "{intents}");
+}

@@ -62,8 +62,9 @@ impl Extraction {
 pub struct Target {
     /// The identity: an id, a name, or composite parts joined with `/`.
     pub identity: String,
-    /// Its resource type, when the rule determines one (a single type, or an id prefix).
-    pub resource_type: Option<String>,
+    /// The types it may be, when the rule narrows them for this target (a single type, or
+    /// those of an id prefix), in the order to try; empty: any of the rule's types.
+    pub resource_types: Vec<String>,
 }
 
 /// Nested blocks added or removed, one map of fields per block.
@@ -292,16 +293,16 @@ impl Reader<'_> {
                     .map(|p| p[i.min(p.len() - 1)].as_str())
                     .collect::<Vec<_>>()
                     .join(separator);
-                let resource_type = if self.rule.by_id_prefix() {
-                    self.rule.id_prefix_type(&identity).map(str::to_owned)
+                let resource_types = if self.rule.by_id_prefix() {
+                    self.rule.id_prefix_types(&identity).to_vec()
                 } else if types.len() == 1 {
-                    Some(types[0].to_owned())
+                    vec![types[0].to_owned()]
                 } else {
-                    None
+                    Vec::new()
                 };
                 Target {
                     identity,
-                    resource_type,
+                    resource_types,
                 }
             })
             .collect())

@@ -14,8 +14,8 @@ use super::path::JsonPath;
 struct RuleFile {
     service: String,
     event_source: String,
-    #[serde(default)]
-    id_prefixes: BTreeMap<String, String>,
+    #[serde(default, deserialize_with = "super::model::one_or_many")]
+    id_prefixes: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     rule: Vec<toml::Spanned<RuleSpec>>,
     /// The catalog's `[[resource]]` tables, read by [`crate::catalog::Catalog::add_file`].
@@ -143,8 +143,8 @@ fn check_paths(spec: &RuleSpec) -> Result<(), String> {
     if let Some(when) = &spec.delete_when {
         JsonPath::parse(&when.path)?;
     }
-    if let Some(path) = &spec.requires {
-        JsonPath::parse(path)?;
+    if let Some(requires) = &spec.requires {
+        JsonPath::parse(&requires.path)?;
     }
     for paths in all {
         if paths.as_slice().is_empty() {

@@ -24,7 +24,7 @@ pub use extract::{BlockChange, Extraction, FiredFlag, TagChange, Target};
 pub use load::validate;
 pub use model::{
     BY_ID_PREFIX, BlockSpec, FieldSpec, FlagLevel, FlagSpec, HiddenSpec, Kind, Missing, Paths,
-    Payload, Risk, Rule, RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
+    Payload, Requires, Risk, Rule, RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
 };
 pub use path::JsonPath;
 pub use transform::{Transform, name_from_arn};
@@ -156,6 +156,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/s3.toml"),
     ),
     (
+        "knowledge/rules/s3express.toml",
+        include_str!("../../rules/s3express.toml"),
+    ),
+    (
         "knowledge/rules/secretsmanager.toml",
         include_str!("../../rules/secretsmanager.toml"),
     ),
@@ -186,7 +190,7 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
 pub struct RuleSet {
     rules: Vec<Rule>,
     index: HashMap<(String, String), Vec<usize>>,
-    prefixes: BTreeMap<String, String>,
+    prefixes: BTreeMap<String, Vec<String>>,
 }
 
 impl RuleSet {
@@ -275,8 +279,8 @@ impl RuleSet {
     }
 
     fn push(&mut self, rule: Rule) {
-        for (prefix, ty) in &rule.id_prefixes {
-            self.prefixes.insert(prefix.clone(), ty.clone());
+        for (prefix, types) in &rule.id_prefixes {
+            self.prefixes.insert(prefix.clone(), types.clone());
         }
         let key = (rule.event_source.clone(), rule.spec.api.clone());
         self.index.entry(key).or_default().push(self.rules.len());
@@ -290,19 +294,32 @@ impl RuleSet {
         self.candidates(event_source, api).next()
     }
 
-    /// The rule that reads one call: the first rule for its API whose `requires` path holds a
-    /// value in the request, else the one that requires nothing.
+    /// The rule that reads one call: the first rule for its API whose `requires` the call
+    /// meets, else the one that requires nothing.
     pub fn find_for(
         &self,
         event_source: &str,
         api: &str,
         request: Option<&serde_json::Value>,
+        response: Option<&serde_json::Value>,
     ) -> Option<&Rule> {
-        let has = |path: &str| {
-            request.is_some_and(|r| JsonPath::parse(path).is_ok_and(|p| !p.select(r).is_empty()))
+        let meets = |requires: &Requires| {
+            let payload = match requires.from {
+                Payload::Request => request,
+                Payload::Response => response,
+            };
+            let found = match (payload, JsonPath::parse(&requires.path)) {
+                (Some(p), Ok(path)) => path.select(p),
+                _ => Vec::new(),
+            };
+            match (found.first(), &requires.equals) {
+                (None, _) => false,
+                (Some(_), None) => true,
+                (Some(first), Some(value)) => *first == value,
+            }
         };
         self.candidates(event_source, api)
-            .find(|r| r.spec.requires.as_deref().is_some_and(has))
+            .find(|r| r.spec.requires.as_ref().is_some_and(meets))
             .or_else(|| {
                 self.candidates(event_source, api)
                     .find(|r| r.spec.requires.is_none())
@@ -366,10 +383,11 @@ impl RuleSet {
         self.rules.iter().map(|r| r.service.as_str()).collect()
     }
 
-    /// The resource type a cloud id names by its prefix (`sg-` → `aws_security_group`), by the
-    /// longest prefix in any file's `[id_prefixes]` table.
-    pub fn id_prefix_type(&self, id: &str) -> Option<&str> {
-        model::prefix_type(&self.prefixes, id)
+    /// The resource types a cloud id may name by its prefix (`sg-` → `aws_security_group`,
+    /// `aws_default_security_group`), by the longest prefix in any file's `[id_prefixes]`
+    /// table.
+    pub fn id_prefix_types(&self, id: &str) -> &[String] {
+        model::prefix_types(&self.prefixes, id)
     }
 
     /// Problems found checking every rule against a provider schema: unknown resource types

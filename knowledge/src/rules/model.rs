@@ -18,9 +18,14 @@ pub struct Rule {
     pub service: String,
     /// CloudTrail's `eventSource`, e.g. `ec2.amazonaws.com`.
     pub event_source: String,
-    /// Cloud id prefix → resource type, for rules whose resource is `by-id-prefix`.
-    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
-    pub id_prefixes: BTreeMap<String, String>,
+    /// Cloud id prefix → the resource types whose ids have it, for rules whose resource is
+    /// `by-id-prefix` (a default VPC's id is a VPC's: `vpc-` names both types).
+    #[serde(
+        default,
+        skip_serializing_if = "BTreeMap::is_empty",
+        deserialize_with = "one_or_many"
+    )]
+    pub id_prefixes: BTreeMap<String, Vec<String>>,
     /// What the rule does with the call.
     pub spec: RuleSpec,
 }
@@ -31,11 +36,16 @@ pub struct Rule {
 pub struct RuleSpec {
     /// The API (CloudTrail `eventName`, Lambda's without its version suffix).
     pub api: String,
-    /// A request path that must hold a value for the rule to read the call: two services
-    /// that share an event source and event names (API Gateway's REST APIs name `restApiId`,
-    /// its HTTP APIs `apiId`) each give one. Without it the rule reads any call of its API.
+    /// Tells apart two rules of one service for one API (a KMS key created with external
+    /// key material): the rule id becomes `service:Api:variant`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub requires: Option<String>,
+    pub variant: Option<String>,
+    /// What a call must hold for the rule to read it: two services that share an event
+    /// source and event names (API Gateway's REST APIs name `restApiId`, its HTTP APIs
+    /// `apiId`) each give a path; a value makes it a condition (`origin` is `EXTERNAL`).
+    /// Without it the rule reads any call of its API that no other rule claims.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub requires: Option<Requires>,
     /// The one resource type changed, or `by-id-prefix`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource: Option<String>,
@@ -168,6 +178,56 @@ pub enum Missing {
     /// Treat the call as an out-of-band creation of the resource (e.g. `aws_s3_bucket_versioning`,
     /// a separate resource whose configuration call also creates it).
     Create,
+}
+
+/// A rule's condition on the calls it reads: a value at a path of the request (or response),
+/// optionally equal to a given value. Written as a path alone, or as a table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Requires {
+    /// `request` (default) or `response`.
+    #[serde(default, skip_serializing_if = "is_request")]
+    pub from: Payload,
+    /// The path that must hold a value.
+    pub path: String,
+    /// The value the first value at the path must equal, when given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub equals: Option<Value>,
+}
+
+fn is_request(from: &Payload) -> bool {
+    *from == Payload::Request
+}
+
+impl<'de> Deserialize<'de> for Requires {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Table {
+            #[serde(default)]
+            from: Payload,
+            path: String,
+            #[serde(default)]
+            equals: Option<Value>,
+        }
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Written {
+            Path(String),
+            Table(Table),
+        }
+        Ok(match Written::deserialize(deserializer)? {
+            Written::Path(path) => Requires {
+                from: Payload::Request,
+                path,
+                equals: None,
+            },
+            Written::Table(t) => Requires {
+                from: t.from,
+                path: t.path,
+                equals: t.equals,
+            },
+        })
+    }
 }
 
 /// Which payload of the record a path reads.
@@ -407,7 +467,10 @@ impl FlagLevel {
 impl Rule {
     /// The rule's id, `service:Api`, e.g. `ec2:ModifyInstanceAttribute`.
     pub fn id(&self) -> String {
-        format!("{}:{}", self.service, self.spec.api)
+        match &self.spec.variant {
+            Some(variant) => format!("{}:{}:{variant}", self.service, self.spec.api),
+            None => format!("{}:{}", self.service, self.spec.api),
+        }
     }
 
     /// The API name.
@@ -430,7 +493,12 @@ impl Rule {
     pub fn resource_types(&self) -> Vec<&str> {
         match self.spec.resource.as_deref() {
             Some(BY_ID_PREFIX) => {
-                let mut types: Vec<&str> = self.id_prefixes.values().map(String::as_str).collect();
+                let mut types: Vec<&str> = self
+                    .id_prefixes
+                    .values()
+                    .flatten()
+                    .map(String::as_str)
+                    .collect();
                 types.sort_unstable();
                 types.dedup();
                 types
@@ -445,17 +513,41 @@ impl Rule {
         self.spec.resource.as_deref() == Some(BY_ID_PREFIX)
     }
 
-    /// The type for a cloud id by the longest matching prefix.
-    pub fn id_prefix_type(&self, id: &str) -> Option<&str> {
-        prefix_type(&self.id_prefixes, id)
+    /// The types a cloud id may name, by the longest matching prefix (none when no prefix
+    /// matches).
+    pub fn id_prefix_types(&self, id: &str) -> &[String] {
+        prefix_types(&self.id_prefixes, id)
     }
 }
 
-/// The type for a cloud id by the longest matching prefix in a table.
-pub(crate) fn prefix_type<'a>(table: &'a BTreeMap<String, String>, id: &str) -> Option<&'a str> {
+/// The types for a cloud id by the longest matching prefix in a table.
+pub(crate) fn prefix_types<'a>(table: &'a BTreeMap<String, Vec<String>>, id: &str) -> &'a [String] {
     table
         .iter()
         .filter(|(prefix, _)| id.starts_with(prefix.as_str()))
         .max_by_key(|(prefix, _)| prefix.len())
-        .map(|(_, ty)| ty.as_str())
+        .map_or(&[], |(_, types)| types.as_slice())
+}
+
+/// A prefix table whose values are one type or a list of types.
+pub(crate) fn one_or_many<'de, D>(
+    deserializer: D,
+) -> Result<BTreeMap<String, Vec<String>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Types {
+        One(String),
+        Many(Vec<String>),
+    }
+    let table = BTreeMap::<String, Types>::deserialize(deserializer)?;
+    Ok(table
+        .into_iter()
+        .map(|(prefix, types)| match types {
+            Types::One(one) => (prefix, vec![one]),
+            Types::Many(many) => (prefix, many),
+        })
+        .collect())
 }

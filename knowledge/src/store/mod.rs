@@ -399,7 +399,7 @@ impl Store {
                 seen.insert((
                     r.rule.event_source.clone(),
                     r.rule.api().to_owned(),
-                    r.rule.spec.requires.clone(),
+                    serde_json::to_string(&r.rule.spec.requires).unwrap_or_default(),
                 ))
             })
             .collect())

@@ -135,6 +135,7 @@ mod tests {
             id_prefixes: Default::default(),
             spec: RuleSpec {
                 api: api.into(),
+                variant: None,
                 requires: None,
                 resource: Some("aws_sns_topic_subscription".into()),
                 resources: Vec::new(),

@@ -7,11 +7,11 @@ use serde_json::Value;
 /// What the bundled rule for the call reads from its request and response (`null`: none);
 /// panics naming the call when no rule takes it or the rule cannot read it.
 pub fn extract(source: &str, api: &str, request: Value, response: Value) -> Extraction {
+    let response = (!response.is_null()).then_some(&response);
     let rule = RuleSet::bundled()
         .expect("rules load")
-        .find_for(source, api, Some(&request))
+        .find_for(source, api, Some(&request), response)
         .unwrap_or_else(|| panic!("no rule for {source} {api}"));
-    let response = (!response.is_null()).then_some(&response);
     rule.extract(Some(&request), response)
         .unwrap_or_else(|e| panic!("{e}"))
 }

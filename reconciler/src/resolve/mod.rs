@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 pub mod effect;
 mod finding;
+mod routes;
 mod scope;
 mod sg_rules;
 
@@ -74,9 +75,12 @@ impl<'a> Resolver<'a> {
         let finding = |kind, resources, reason: String| {
             Finding::new(kind, call, resources, self.scope, reason)
         };
-        let rule = self
-            .rules
-            .find_for(&call.event_source, call.api_name(), request.as_ref());
+        let rule = self.rules.find_for(
+            &call.event_source,
+            call.api_name(),
+            request.as_ref(),
+            response.as_ref(),
+        );
         let extraction = rule.map(|r| r.extract(request.as_ref(), response.as_ref()));
         let mut resources = match &extraction {
             Some(Ok(extraction)) => self.targets(call, extraction),
@@ -178,7 +182,8 @@ impl<'a> Resolver<'a> {
                 });
             }
         }
-        sg_rules::as_rule_resources(effects, call, self.state)
+        let effects = sg_rules::as_rule_resources(effects, call, self.state);
+        routes::as_routes(effects, self.state)
     }
 
     /// The rule's targets as touched resources, with their addresses when managed.
@@ -201,14 +206,12 @@ impl<'a> Resolver<'a> {
         extraction: &Extraction,
         target: &Target,
     ) -> (ResourceKey, Option<String>) {
-        let candidates: Vec<&str> = match &target.resource_type {
-            Some(t) => vec![t.as_str()],
-            None => extraction
-                .resource_types
-                .iter()
-                .map(String::as_str)
-                .collect(),
+        let narrowed = if target.resource_types.is_empty() {
+            &extraction.resource_types
+        } else {
+            &target.resource_types
         };
+        let candidates: Vec<&str> = narrowed.iter().map(String::as_str).collect();
         let origin = finding::origin(call);
         for resource_type in &candidates {
             let found = self.state.lookup(Some(resource_type), &target.identity);

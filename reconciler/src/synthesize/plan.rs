@@ -664,10 +664,7 @@ impl<'a> Planner<'a> {
             .get("Name")
             .cloned()
             .or(named)
-            .unwrap_or_else(|| {
-                let id = &delta.resource.identity;
-                id.rsplit([':', '/']).next().unwrap_or(id).to_owned()
-            });
+            .unwrap_or_else(|| name_from_identity(&delta.resource));
         // A name on the project's prefix is named by the rest, as its siblings are.
         let base = match self.idiom.string(&base) {
             Some(written) => written.rsplit_once('}').map_or(base.clone(), |(_, rest)| {
@@ -1088,6 +1085,23 @@ fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
         .filter(|(_, v)| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// A name for a new resource from its identity: the last part of an ARN or path (`role/app` →
+/// `app`), or, when that holds no letter (a route's `rtb-1_10.0.0.0/16`), the type's short
+/// name and the identity's last `_` part (`route_10_0_0_0_16`).
+fn name_from_identity(resource: &crate::resolve::effect::ResourceKey) -> String {
+    let id = &resource.identity;
+    let last = id.rsplit([':', '/']).next().unwrap_or(id);
+    if last.chars().any(|c| c.is_ascii_alphabetic()) {
+        return last.to_owned();
+    }
+    let short = resource
+        .resource_type
+        .strip_prefix("aws_")
+        .unwrap_or(&resource.resource_type);
+    let tail = id.rsplit('_').next().unwrap_or(id);
+    format!("{short}_{tail}")
 }
 
 #[cfg(test)]

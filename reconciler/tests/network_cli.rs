@@ -1,0 +1,138 @@
+//! Network drift on the web3tier fixture project (`fixtures/projects/web3tier`), whose
+//! application security group's rules are resources of their own: a rule changed in place in
+//! the console (`ModifySecurityGroupRules`, logged as the raw request) and a tag put on a rule
+//! (`sgr-` id) are written on that rule's resource block.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+/// A copy of the fixture project in a scratch directory.
+fn project() -> (tempfile::TempDir, PathBuf) {
+    let scratch = tempfile::tempdir().unwrap();
+    let from = common::repo().join("fixtures/projects/web3tier");
+    let root = scratch.path().join("web3tier");
+    copy_dir(&from, &root);
+    (scratch, root)
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+        }
+    }
+}
+
+/// A console user's call in the project's account and region.
+fn console_call(name: &str, request: Value) -> Value {
+    json!({
+        "eventVersion": "1.09",
+        "userIdentity": {"type": "IAMUser", "principalId": "AIDAEXAMPLEBOB000001",
+            "arn": "arn:aws:iam::123456789012:user/bob", "accountId": "123456789012",
+            "accessKeyId": "ASIAEXAMPLEBOB000001", "userName": "bob"},
+        "eventTime": "2026-11-20T10:00:00Z",
+        "eventSource": "ec2.amazonaws.com",
+        "eventName": name,
+        "awsRegion": "us-east-1",
+        "sourceIPAddress": "203.0.113.9",
+        "userAgent": "AWS Internal",
+        "requestParameters": request,
+        "responseElements": {"requestId": "r-1", "_return": true},
+        "requestID": "r-1",
+        "eventID": format!("network-{name}"),
+        "readOnly": false,
+        "eventType": "AwsApiCall",
+        "managementEvent": true,
+        "recipientAccountId": "123456789012",
+        "sessionCredentialFromConsole": "true"
+    })
+}
+
+/// `retrace reconcile --write` on the project with the records; the exit code and report.
+fn reconcile(root: &Path, records: Vec<Value>) -> (Option<i32>, Value) {
+    let trail = root.join("../trail.json");
+    std::fs::write(&trail, json!({"Records": records}).to_string()).unwrap();
+    let output = common::retrace(&[
+        "reconcile",
+        "--project",
+        root.to_str().unwrap(),
+        "--state",
+        root.join("terraform.tfstate").to_str().unwrap(),
+        "--logs",
+        trail.to_str().unwrap(),
+        "--no-record",
+        "--no-terraform",
+        "--write",
+        "--format",
+        "json",
+    ]);
+    (output.status.code(), common::json(&output))
+}
+
+#[test]
+fn a_rule_resource_changed_in_place_is_written_on_its_block() {
+    let (_scratch, root) = project();
+    let request = json!({"ModifySecurityGroupRulesRequest": {
+        "GroupId": "sg-00c4ce524514a93a7",
+        "SecurityGroupRule": {
+            "SecurityGroupRuleId": "sgr-08fa1747a1e114b3e",
+            "SecurityGroupRule": {
+                "IpProtocol": "tcp", "FromPort": 8080, "ToPort": 8080,
+                "ReferencedGroupId": "sg-03d71fb0ee728d938",
+                "Description": "App port from the ALB"
+            },
+            "tag": 1
+        }
+    }});
+    let (code, report) = reconcile(
+        &root,
+        vec![console_call("ModifySecurityGroupRules", request)],
+    );
+    assert_eq!(code, Some(2), "{report:#}");
+    let diff = report["diff"].as_str().unwrap();
+    assert!(
+        diff.contains(
+            "-  description                  = \"Application port from the load balancer\""
+        ) && diff.contains("+  description                  = \"App port from the ALB\""),
+        "{diff}"
+    );
+    // Only the description changed: the ports stay written through the variable.
+    assert_eq!(
+        diff.lines()
+            .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+            .count(),
+        1,
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_tag_on_a_rule_resource_is_written_on_its_block() {
+    let (_scratch, root) = project();
+    let request = json!({
+        "resourcesSet": {"items": [{"resourceId": "sgr-08fa1747a1e114b3e"}]},
+        "tagSet": {"items": [{"key": "Owner", "value": "platform"}]}
+    });
+    let (code, report) = reconcile(&root, vec![console_call("CreateTags", request)]);
+    assert_eq!(code, Some(2), "{report:#}");
+    let diff = report["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("Owner") && diff.contains("platform"),
+        "{diff}"
+    );
+    assert!(
+        report["intents"]
+            .to_string()
+            .contains("aws_vpc_security_group_ingress_rule.app_from_alb"),
+        "{report:#}"
+    );
+}
