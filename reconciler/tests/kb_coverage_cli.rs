@@ -17,6 +17,13 @@ resource "aws_route" "internet" {
   gateway_id             = "igw-0a1b2c3d"
 }
 
+resource "aws_ecs_capacity_provider" "spot" {
+  name = "spot"
+  auto_scaling_group_provider {
+    auto_scaling_group_arn = "arn:aws:autoscaling:eu-west-1:123456789012:autoScalingGroup:1a2b:autoScalingGroupName/spot"
+  }
+}
+
 resource "aws_eks_cluster" "main" {
   name     = "main"
   role_arn = "arn:aws:iam::123456789012:role/eks"
@@ -99,8 +106,8 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
     let dir = project();
     let path = dir.path().to_str().expect("utf-8");
     let report = json(&["kb", "coverage", "--project", path, "--format", "json"]);
-    assert_eq!(report["types"], 4, "random_id is not an AWS type");
-    assert_eq!(report["covered"], 3);
+    assert_eq!(report["types"], 5, "random_id is not an AWS type");
+    assert_eq!(report["covered"], 4);
 
     let eks = entry(&report, "aws_eks_cluster");
     assert_eq!(eks["covered"], true);
@@ -121,13 +128,26 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
         serde_json::json!(["eks:TagResource", "eks:UntagResource"])
     );
 
-    // Routes are blocks of the route table to the rules (CreateRoute adds a `route` block).
+    // Routes held as `aws_route` resources are made by the table's route rules: a route
+    // added for a destination the table routes already replaces that route's target.
     let route = entry(&report, "aws_route");
-    assert_eq!(route["covered"], false);
+    assert_eq!(route["covered"], true);
     assert_eq!(
-        route["missing"],
-        serde_json::json!(["create", "change", "delete"]),
-        "aws_route has no tags"
+        route["apis"]["create"],
+        serde_json::json!(["ec2:CreateRoute", "ec2:ReplaceRoute"])
+    );
+    assert_eq!(
+        route["apis"]["change"],
+        serde_json::json!(["ec2:CreateRoute", "ec2:ReplaceRoute"])
+    );
+    assert_eq!(route["apis"]["delete"], serde_json::json!(["ec2:DeleteRoute"]));
+
+    let capacity = entry(&report, "aws_ecs_capacity_provider");
+    assert_eq!(capacity["covered"], false);
+    assert_eq!(
+        capacity["missing"],
+        serde_json::json!(["create", "change", "delete", "tags"]),
+        "no rule reads the capacity provider APIs"
     );
 
     let sfn = entry(&report, "aws_sfn_state_machine");
@@ -154,9 +174,10 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
             "aws_route",
             "aws_vpc",
             "aws_eks_cluster",
+            "aws_ecs_capacity_provider",
             "aws_sfn_state_machine"
         ],
-        "by rank: 9, 27, 99, 137"
+        "by rank: 9, 27, 99, 113, 137"
     );
 }
 
