@@ -45,6 +45,25 @@ pub struct Entry {
     /// Nested blocks whose items the state may manage as separate resources.
     #[serde(default)]
     pub split: Vec<Split>,
+    /// Arguments the state may manage through a resource of their own (a queue's `policy`
+    /// through `aws_sqs_queue_policy`).
+    #[serde(default)]
+    pub companion: Vec<Companion>,
+}
+
+/// An argument of a type that a resource of its own may manage instead: the provider's
+/// create, update and delete of that resource all call the parent's API that sets the
+/// argument (`SetQueueAttributes` with `Policy`), and its documentation warns against setting
+/// the argument on both.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Companion {
+    /// The argument, named alike on both types: `policy`.
+    pub attribute: String,
+    /// The type that manages it on its own: `aws_sqs_queue_policy`.
+    pub resource: String,
+    /// The attribute of that type naming the parent by the parent's `id`: `queue_url`.
+    pub parent: String,
 }
 
 /// An attribute an automation owns.
@@ -218,6 +237,23 @@ impl Catalog {
                         .is_some_and(|l| l.resource == resource_type)
             })
             .map(|(e, s)| (e.resource_type.as_str(), s.block.as_str()))
+            .collect()
+    }
+
+    /// How an argument of a type may be managed by a resource of its own, when it can be.
+    pub fn companion(&self, resource_type: &str, attribute: &str) -> Option<&Companion> {
+        let entry = self.entry(resource_type)?;
+        entry.companion.iter().find(|c| c.attribute == attribute)
+    }
+
+    /// The parent types and arguments a type manages as a companion
+    /// (`aws_sqs_queue_policy` → `aws_sqs_queue`, `policy`).
+    pub fn companion_parents(&self, resource_type: &str) -> Vec<(&str, &str)> {
+        self.entries
+            .values()
+            .flat_map(|e| e.companion.iter().map(move |c| (e, c)))
+            .filter(|(_, c)| c.resource == resource_type)
+            .map(|(e, c)| (e.resource_type.as_str(), c.attribute.as_str()))
             .collect()
     }
 

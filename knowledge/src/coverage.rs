@@ -12,6 +12,8 @@
 //! resources (security group rules) are created and deleted by the parent's `add-block` and
 //! `remove-block` rules for that block, as resolve reads them; where the parent holds one
 //! item per key (a table's route per destination), the `add-block` rules change items too.
+//! An argument a resource of its own may manage (a queue's policy through
+//! `aws_sqs_queue_policy`) is created, changed and deleted by the parent's rules that set it.
 
 use serde::Serialize;
 
@@ -139,6 +141,24 @@ fn split_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(
     found
 }
 
+/// The rules that set an argument a type manages for its parent: the provider creates,
+/// changes and deletes the companion through that very call.
+fn companion_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(Part, String)> {
+    let mut found = Vec::new();
+    for (parent, attribute) in catalog.companion_parents(resource_type) {
+        for rule in rules
+            .iter()
+            .filter(|r| r.resource_types().contains(&parent))
+            .filter(|r| r.spec.sets.iter().any(|s| s.attribute == attribute))
+        {
+            for part in [Part::Create, Part::Change, Part::Delete] {
+                found.push((part, rule.id()));
+            }
+        }
+    }
+    found
+}
+
 /// The parts a type needs: create and delete unless the catalog says Terraform adopts it (or,
 /// for delete, that AWS cannot remove it), change unless it has nothing to update, tags when
 /// the schema gives it a `tags` argument.
@@ -177,7 +197,10 @@ pub fn coverage(
             }
         }
     }
-    for (part, id) in split_rules(resource_type, rules, catalog) {
+    let derived = split_rules(resource_type, rules, catalog)
+        .into_iter()
+        .chain(companion_rules(resource_type, rules, catalog));
+    for (part, id) in derived {
         if let Some((_, ids)) = apis.iter_mut().find(|(p, _)| *p == part) {
             ids.push(id);
         }

@@ -111,3 +111,22 @@ fn a_type_without_rules_misses_every_part_it_needs() {
     let unknown = coverage("aws_not_a_type", &rules, Catalog::bundled(), schema());
     assert!(!unknown.in_schema && !unknown.is_covered());
 }
+
+#[test]
+fn a_policy_held_apart_is_covered_by_the_parents_call_that_sets_it() {
+    let rules = RuleSet::bundled().expect("rules load");
+    for (companion, rule) in [
+        ("aws_sqs_queue_policy", "sqs:SetQueueAttributes"),
+        ("aws_sns_topic_policy", "sns:SetTopicAttributes"),
+    ] {
+        let c = coverage(companion, rules, Catalog::bundled(), schema());
+        for part in [Part::Create, Part::Change, Part::Delete] {
+            assert!(
+                c.apis_for(part).contains(&rule.to_owned()),
+                "{companion} {part:?}: {:?}",
+                c.apis
+            );
+        }
+        assert!(c.is_covered(), "{companion}: {:?}", c.missing);
+    }
+}

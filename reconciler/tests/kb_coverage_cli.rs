@@ -140,7 +140,10 @@ fn a_project_report_names_the_rules_and_what_is_missing() {
         route["apis"]["change"],
         serde_json::json!(["ec2:CreateRoute", "ec2:ReplaceRoute"])
     );
-    assert_eq!(route["apis"]["delete"], serde_json::json!(["ec2:DeleteRoute"]));
+    assert_eq!(
+        route["apis"]["delete"],
+        serde_json::json!(["ec2:DeleteRoute"])
+    );
 
     let capacity = entry(&report, "aws_ecs_capacity_provider");
     assert_eq!(capacity["covered"], false);

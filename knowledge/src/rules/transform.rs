@@ -162,6 +162,10 @@ fn to_json(value: &Value) -> Result<Value, String> {
         return Ok(value.clone());
     };
     let trimmed = text.trim_start();
+    if trimmed.is_empty() {
+        // An empty document removes it (SQS's `Policy` set to "" removes the queue policy).
+        return Ok(Value::Null);
+    }
     let decoded = if trimmed.starts_with('%') || !trimmed.starts_with(['{', '[']) {
         percent_decode(text)?
     } else {

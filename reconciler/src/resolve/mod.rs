@@ -14,6 +14,7 @@ use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, T
 use knowledge::signals::{CallView, Fired, SignalSet};
 use serde_json::{Map, Value};
 
+mod companions;
 pub mod effect;
 mod finding;
 mod routes;
@@ -183,7 +184,8 @@ impl<'a> Resolver<'a> {
             }
         }
         let effects = sg_rules::as_rule_resources(effects, call, self.state);
-        routes::as_routes(effects, self.state)
+        let effects = routes::as_routes(effects, self.state);
+        companions::as_companions(effects, self.state)
     }
 
     /// The rule's targets as touched resources, with their addresses when managed.

@@ -1,7 +1,8 @@
-//! Network drift on the web3tier fixture project (`fixtures/projects/web3tier`), whose
-//! application security group's rules are resources of their own: a rule changed in place in
-//! the console (`ModifySecurityGroupRules`, logged as the raw request) and a tag put on a rule
-//! (`sgr-` id) are written on that rule's resource block.
+//! Drift on the fixture projects (`fixtures/projects/`) where the code holds a part of a
+//! resource in a resource of its own: web3tier's application security group rules (a rule
+//! changed in place in the console with `ModifySecurityGroupRules`, logged as the raw request,
+//! and a tag put on a rule's `sgr-` id) and serverless's queue policy (`SetQueueAttributes`
+//! with `Policy`) are written on those resources' blocks.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -10,11 +11,11 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-/// A copy of the fixture project in a scratch directory.
-fn project() -> (tempfile::TempDir, PathBuf) {
+/// A copy of a fixture project in a scratch directory.
+fn project(name: &str) -> (tempfile::TempDir, PathBuf) {
     let scratch = tempfile::tempdir().unwrap();
-    let from = common::repo().join("fixtures/projects/web3tier");
-    let root = scratch.path().join("web3tier");
+    let from = common::repo().join("fixtures/projects").join(name);
+    let root = scratch.path().join(name);
     copy_dir(&from, &root);
     (scratch, root)
 }
@@ -32,17 +33,22 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A console user's call in the project's account and region.
+/// A console user's EC2 call in web3tier's account and region.
 fn console_call(name: &str, request: Value) -> Value {
+    console_call_to("ec2.amazonaws.com", "us-east-1", name, request)
+}
+
+/// A console user's call in the fixtures' account, to a service in a region.
+fn console_call_to(source: &str, region: &str, name: &str, request: Value) -> Value {
     json!({
         "eventVersion": "1.09",
         "userIdentity": {"type": "IAMUser", "principalId": "AIDAEXAMPLEBOB000001",
             "arn": "arn:aws:iam::123456789012:user/bob", "accountId": "123456789012",
             "accessKeyId": "ASIAEXAMPLEBOB000001", "userName": "bob"},
         "eventTime": "2026-11-20T10:00:00Z",
-        "eventSource": "ec2.amazonaws.com",
+        "eventSource": source,
         "eventName": name,
-        "awsRegion": "us-east-1",
+        "awsRegion": region,
         "sourceIPAddress": "203.0.113.9",
         "userAgent": "AWS Internal",
         "requestParameters": request,
@@ -80,7 +86,7 @@ fn reconcile(root: &Path, records: Vec<Value>) -> (Option<i32>, Value) {
 
 #[test]
 fn a_rule_resource_changed_in_place_is_written_on_its_block() {
-    let (_scratch, root) = project();
+    let (_scratch, root) = project("web3tier");
     let request = json!({"ModifySecurityGroupRulesRequest": {
         "GroupId": "sg-00c4ce524514a93a7",
         "SecurityGroupRule": {
@@ -117,7 +123,7 @@ fn a_rule_resource_changed_in_place_is_written_on_its_block() {
 
 #[test]
 fn a_tag_on_a_rule_resource_is_written_on_its_block() {
-    let (_scratch, root) = project();
+    let (_scratch, root) = project("web3tier");
     let request = json!({
         "resourcesSet": {"items": [{"resourceId": "sgr-08fa1747a1e114b3e"}]},
         "tagSet": {"items": [{"key": "Owner", "value": "platform"}]}
@@ -133,6 +139,65 @@ fn a_tag_on_a_rule_resource_is_written_on_its_block() {
         report["intents"]
             .to_string()
             .contains("aws_vpc_security_group_ingress_rule.app_from_alb"),
+        "{report:#}"
+    );
+}
+
+const JOBS_QUEUE: &str = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders-staging-jobs";
+
+/// serverless holds the jobs queue's policy in `aws_sqs_queue_policy.jobs`: a policy set on
+/// the queue in the console is written there, not as a `policy` argument of the queue, which
+/// the provider documentation warns would fight the policy resource.
+#[test]
+fn a_queue_policy_held_apart_is_written_on_its_resource() {
+    let (_scratch, root) = project("serverless");
+    let policy = json!({"Version": "2012-10-17", "Statement": [{
+        "Sid": "AllowOrderEvents", "Effect": "Allow",
+        "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+        "Resource": "arn:aws:sqs:eu-west-1:123456789012:orders-staging-jobs",
+        "Condition": {"ArnEquals": {"aws:SourceArn": "arn:aws:sns:eu-west-1:123456789012:orders-staging-audit"}}
+    }]});
+    let request = json!({"queueUrl": JOBS_QUEUE, "attributes": {"Policy": policy.to_string()}});
+    let call = console_call_to(
+        "sqs.amazonaws.com",
+        "eu-west-1",
+        "SetQueueAttributes",
+        request,
+    );
+    let (code, report) = reconcile(&root, vec![call]);
+    assert_eq!(code, Some(2), "{report:#}");
+    let intents = report["intents"].to_string();
+    assert!(intents.contains("aws_sqs_queue_policy.jobs"), "{report:#}");
+    let diff = report["diff"].as_str().unwrap();
+    assert!(diff.contains("orders-staging-audit"), "{diff}");
+    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    let queue = main
+        .split("resource \"aws_sqs_queue\" \"jobs\"")
+        .nth(1)
+        .unwrap();
+    let queue = queue.split("\n}\n").next().unwrap();
+    assert!(
+        !queue.lines().any(|l| l.trim_start().starts_with("policy ")),
+        "the queue block is left alone:\n{queue}"
+    );
+}
+
+/// An empty `Policy` removes the queue's policy: the policy resource goes.
+#[test]
+fn a_queue_policy_removed_deletes_its_resource() {
+    let (_scratch, root) = project("serverless");
+    let request = json!({"queueUrl": JOBS_QUEUE, "attributes": {"Policy": ""}});
+    let call = console_call_to(
+        "sqs.amazonaws.com",
+        "eu-west-1",
+        "SetQueueAttributes",
+        request,
+    );
+    let (code, report) = reconcile(&root, vec![call]);
+    assert_ne!(code, Some(1), "{report:#}");
+    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    assert!(
+        !main.contains("resource \"aws_sqs_queue_policy\" \"jobs\""),
         "{report:#}"
     );
 }
