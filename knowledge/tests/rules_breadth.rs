@@ -399,3 +399,45 @@ fn a_directory_bucket_is_created_under_its_own_event_source() {
         Some(&json!("SingleAvailabilityZone"))
     );
 }
+
+#[test]
+fn an_instance_of_a_cluster_is_told_by_its_cluster_identifier() {
+    let request = json!({
+        "dBInstanceIdentifier": "orders-2",
+        "dBClusterIdentifier": "orders",
+        "dBInstanceClass": "db.r6g.large",
+        "engine": "aurora-postgresql",
+        "promotionTier": 1,
+        "publiclyAccessible": true
+    });
+    let x = extract(
+        "rds.amazonaws.com",
+        "CreateDBInstance",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.rule_id, "rds:CreateDBInstance:cluster");
+    assert_eq!(x.resource_types, ["aws_rds_cluster_instance"]);
+    assert_eq!(x.value("cluster_identifier"), Some(&json!("orders")));
+    assert_eq!(x.value("promotion_tier"), Some(&json!(1)));
+    assert_eq!(common::flagged(&x), ["publicly_accessible"]);
+
+    // RDS logs the DBInstance it returns: a member of a cluster names the cluster there.
+    let modify = json!({"dBInstanceIdentifier": "orders-2", "dBInstanceClass": "db.r6g.xlarge", "applyImmediately": true});
+    let member = json!({"dBInstanceIdentifier": "orders-2", "dBClusterIdentifier": "orders", "dBInstanceClass": "db.r6g.large"});
+    let x = extract(
+        "rds.amazonaws.com",
+        "ModifyDBInstance",
+        modify.clone(),
+        member.clone(),
+    );
+    assert_eq!(x.resource_types, ["aws_rds_cluster_instance"]);
+    assert_eq!(x.value("instance_class"), Some(&json!("db.r6g.xlarge")));
+    let alone = json!({"dBInstanceIdentifier": "orders-2", "dBInstanceClass": "db.r6g.large"});
+    let x = extract("rds.amazonaws.com", "ModifyDBInstance", modify, alone);
+    assert_eq!(x.resource_types, ["aws_db_instance"]);
+
+    let delete = json!({"dBInstanceIdentifier": "orders-2", "skipFinalSnapshot": true});
+    let x = extract("rds.amazonaws.com", "DeleteDBInstance", delete, member);
+    assert_eq!(x.rule_id, "rds:DeleteDBInstance:cluster");
+}
