@@ -123,7 +123,7 @@ fn split_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(
             .iter()
             .filter(|r| r.resource_types().contains(&parent))
         {
-            let on_block = rule.spec.block.as_ref().is_some_and(|b| b.name == block);
+            let on_block = rule.spec.blocks.iter().any(|b| b.name == block);
             let keyed = catalog
                 .split(parent, block)
                 .is_some_and(|s| !s.key.is_empty());

@@ -441,3 +441,87 @@ fn an_instance_of_a_cluster_is_told_by_its_cluster_identifier() {
     let x = extract("rds.amazonaws.com", "DeleteDBInstance", delete, member);
     assert_eq!(x.rule_id, "rds:DeleteDBInstance:cluster");
 }
+
+#[test]
+fn bucket_notifications_read_each_kind_of_destination() {
+    let request = json!({
+        "bucketName": "media-uploads",
+        "notification": "",
+        "NotificationConfiguration": {
+            "xmlns": "http://s3.amazonaws.com/doc/2006-03-01/",
+            "QueueConfiguration": {
+                "Id": "thumbnails",
+                "Queue": "arn:aws:sqs:eu-west-1:123456789012:thumbnails",
+                "Event": ["s3:ObjectCreated:Put", "s3:ObjectCreated:Post"],
+                "Filter": {"S3Key": {"FilterRule": [
+                    {"Name": "prefix", "Value": "uploads/"},
+                    {"Name": "suffix", "Value": ".jpg"}
+                ]}}
+            },
+            "CloudFunctionConfiguration": [
+                {"Id": "scan", "CloudFunction": "arn:aws:lambda:eu-west-1:123456789012:function:scan",
+                 "Event": "s3:ObjectCreated:*"},
+                {"Id": "purge", "CloudFunction": "arn:aws:lambda:eu-west-1:123456789012:function:purge",
+                 "Event": "s3:ObjectRemoved:*",
+                 "Filter": {"S3Key": {"FilterRule": {"Name": "Prefix", "Value": "tmp/"}}}}
+            ]
+        }
+    });
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketNotification",
+        request,
+        Value::Null,
+    );
+    assert_eq!(x.resource_types, ["aws_s3_bucket_notification"]);
+    assert_eq!(x.kind, knowledge::Kind::AddBlock);
+    assert_eq!(x.value("eventbridge"), Some(&json!(false)));
+    let names: Vec<(&str, usize)> = x
+        .blocks
+        .iter()
+        .map(|b| (b.name.as_str(), b.items.len()))
+        .collect();
+    assert_eq!(names, [("queue", 1), ("topic", 0), ("lambda_function", 2)]);
+    let queue = &x.blocks[0].items[0];
+    assert_eq!(
+        queue["queue_arn"],
+        json!("arn:aws:sqs:eu-west-1:123456789012:thumbnails")
+    );
+    assert_eq!(
+        queue["events"],
+        json!(["s3:ObjectCreated:Post", "s3:ObjectCreated:Put"])
+    );
+    assert_eq!(queue["filter_prefix"], json!("uploads/"));
+    assert_eq!(queue["filter_suffix"], json!(".jpg"));
+    let purge = &x.blocks[2].items[1];
+    assert_eq!(purge["events"], json!(["s3:ObjectRemoved:*"]));
+    assert_eq!(
+        purge["filter_prefix"],
+        json!("tmp/"),
+        "S3 takes the rule name in either case"
+    );
+    assert!(x.blocks.iter().all(|b| b.key.as_deref() == Some("id")));
+}
+
+#[test]
+fn an_empty_notification_configuration_removes_it_and_eventbridge_alone_keeps_it() {
+    let empty = json!({"bucketName": "media-uploads", "notification": "",
+        "NotificationConfiguration": {"xmlns": "http://s3.amazonaws.com/doc/2006-03-01/"}});
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketNotification",
+        empty,
+        Value::Null,
+    );
+    assert_eq!(x.kind, knowledge::Kind::Delete);
+    let eventbridge = json!({"bucketName": "media-uploads", "notification": "",
+        "NotificationConfiguration": {"EventBridgeConfiguration": ""}});
+    let x = extract(
+        "s3.amazonaws.com",
+        "PutBucketNotification",
+        eventbridge,
+        Value::Null,
+    );
+    assert_eq!(x.kind, knowledge::Kind::AddBlock);
+    assert_eq!(x.value("eventbridge"), Some(&json!(true)));
+}

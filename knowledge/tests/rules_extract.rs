@@ -41,7 +41,7 @@ fn security_group_ingress_nested_form() {
     assert_eq!(x.kind, Kind::AddBlock);
     assert_eq!(x.risk, Risk::High);
     assert_eq!(x.identities(), vec!["sg-0a1b"]);
-    let blocks = x.blocks.as_ref().expect("blocks");
+    let blocks = x.blocks.first().expect("blocks");
     assert_eq!(blocks.name, "ingress");
     assert_eq!(
         Value::Array(blocks.items.iter().cloned().map(Value::Object).collect()),
@@ -490,7 +490,7 @@ fn sample_security_group_flat_form() {
     };
     let x = sample_extraction(&records, "AuthorizeSecurityGroupIngress");
     assert_eq!(x.identities(), vec!["sg-003dc7f1f1c686164"]);
-    let blocks = x.blocks.as_ref().expect("blocks");
+    let blocks = x.blocks.first().expect("blocks");
     assert_eq!(
         Value::Object(blocks.items[0].clone()),
         json!({"protocol": "tcp", "from_port": 22, "to_port": 22, "cidr_blocks": ["208.236.235.254/0"]})
@@ -736,7 +736,7 @@ fn autoscaling_tags_are_tag_blocks_of_the_group() {
     );
     assert_eq!(x.kind, Kind::AddBlock);
     assert_eq!(x.identities(), vec!["web-asg"]);
-    let blocks = x.blocks.expect("blocks");
+    let blocks = x.blocks.into_iter().next().expect("blocks");
     assert_eq!(blocks.name, "tag");
     assert_eq!(
         Value::Object(blocks.items[0].clone()),
@@ -750,7 +750,7 @@ fn autoscaling_tags_are_tag_blocks_of_the_group() {
         Value::Null,
     );
     assert_eq!(x.kind, Kind::RemoveBlock);
-    let blocks = x.blocks.expect("blocks");
+    let blocks = x.blocks.into_iter().next().expect("blocks");
     assert_eq!(
         Value::Object(blocks.items[0].clone()),
         json!({"key": "CostCenter"})

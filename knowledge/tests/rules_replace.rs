@@ -34,7 +34,7 @@ fn a_lifecycle_configuration_is_a_keyed_set_of_rules() {
         }),
     );
     assert_eq!(x.kind, Kind::AddBlock);
-    let blocks = x.blocks.as_ref().expect("blocks");
+    let blocks = x.blocks.first().expect("blocks");
     assert_eq!(blocks.key.as_deref(), Some("id"));
     assert_eq!(
         Value::Array(blocks.items.iter().cloned().map(Value::Object).collect()),

@@ -37,7 +37,7 @@ fn learned_rule(api: &str) -> Rule {
             separator: None,
             missing: None,
             sets: Vec::new(),
-            block: None,
+            blocks: Vec::new(),
             tags: None,
             flags: Vec::new(),
             delete_unless: None,

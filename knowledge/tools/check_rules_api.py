@@ -146,9 +146,10 @@ def rule_paths(rule: dict) -> list[tuple[str, str]]:
         add(requires)
     else:
         out.extend(("request", p) for p in paths_of(requires))
-    block = rule.get("block")
-    if block is not None:
-        add(block, "each")
+    blocks = rule.get("block")
+    for block in blocks if isinstance(blocks, list) else [blocks]:
+        if block is not None:
+            add(block, "each")
     add(rule.get("tags"))
     out.extend(("request", p) for p in paths_of(rule.get("delete_unless")))
     add(rule.get("delete_when"))

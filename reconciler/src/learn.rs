@@ -152,7 +152,7 @@ fn propose_one(
                 separator: None,
                 missing: None,
                 sets,
-                block: None,
+                blocks: Vec::new(),
                 tags: None,
                 flags: Vec::new(),
                 delete_unless: None,

@@ -2,7 +2,8 @@
 //! resource in a resource of its own: web3tier's application security group rules (a rule
 //! changed in place in the console with `ModifySecurityGroupRules`, logged as the raw request,
 //! and a tag put on a rule's `sgr-` id) and serverless's queue policy (`SetQueueAttributes`
-//! with `Policy`) are written on those resources' blocks.
+//! with `Policy`) are written on those resources' blocks; a bucket's notification
+//! configuration, which the call replaces whole, is written as the net change of its blocks.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -200,4 +201,79 @@ fn a_queue_policy_removed_deletes_its_resource() {
         !main.contains("resource \"aws_sqs_queue_policy\" \"jobs\""),
         "{report:#}"
     );
+}
+
+const NOTIFIED: &str = r#"resource "aws_s3_bucket" "media" {
+  bucket = "media-uploads"
+}
+
+resource "aws_s3_bucket_notification" "media" {
+  bucket = aws_s3_bucket.media.id
+
+  queue {
+    id            = "thumbnails"
+    queue_arn     = "arn:aws:sqs:eu-west-1:123456789012:thumbnails"
+    events        = ["s3:ObjectCreated:Put"]
+    filter_prefix = "uploads/"
+  }
+}
+"#;
+
+/// A state for [`NOTIFIED`] as the provider writes it.
+fn notified_state() -> Value {
+    let bucket = json!({"id": "media-uploads", "bucket": "media-uploads",
+        "arn": "arn:aws:s3:::media-uploads", "tags": {}, "tags_all": {}});
+    let notification = json!({"id": "media-uploads", "bucket": "media-uploads", "eventbridge": false,
+        "lambda_function": [], "topic": [],
+        "queue": [{"id": "thumbnails", "queue_arn": "arn:aws:sqs:eu-west-1:123456789012:thumbnails",
+                   "events": ["s3:ObjectCreated:Put"], "filter_prefix": "uploads/", "filter_suffix": ""}]});
+    let resource = |ty: &str, attributes: Value| {
+        json!({"mode": "managed", "type": ty, "name": "media",
+        "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+        "instances": [{"schema_version": 0, "attributes": attributes}]})
+    };
+    json!({"version": 4, "terraform_version": "1.11.4", "serial": 1, "lineage": "notified",
+        "outputs": {}, "resources": [resource("aws_s3_bucket", bucket),
+        resource("aws_s3_bucket_notification", notification)]})
+}
+
+/// The whole configuration sent again with one more event on the queue and a new topic: the
+/// queue block gains the event and a topic block is added; nothing else moves.
+#[test]
+fn a_notification_configuration_sent_whole_is_written_as_its_net_change() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("media");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("main.tf"), NOTIFIED).unwrap();
+    std::fs::write(root.join("terraform.tfstate"), notified_state().to_string()).unwrap();
+    let request = json!({"bucketName": "media-uploads", "notification": "",
+        "NotificationConfiguration": {
+            "QueueConfiguration": {"Id": "thumbnails",
+                "Queue": "arn:aws:sqs:eu-west-1:123456789012:thumbnails",
+                "Event": ["s3:ObjectCreated:Put", "s3:ObjectCreated:CompleteMultipartUpload"],
+                "Filter": {"S3Key": {"FilterRule": {"Name": "prefix", "Value": "uploads/"}}}},
+            "TopicConfiguration": {"Id": "deletions",
+                "Topic": "arn:aws:sns:eu-west-1:123456789012:media-deletions",
+                "Event": "s3:ObjectRemoved:*"}}});
+    let call = console_call_to(
+        "s3.amazonaws.com",
+        "eu-west-1",
+        "PutBucketNotification",
+        request,
+    );
+    let (code, report) = reconcile(&root, vec![call]);
+    assert_eq!(code, Some(2), "{report:#}");
+    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    assert!(
+        main.contains("s3:ObjectCreated:CompleteMultipartUpload"),
+        "{main}"
+    );
+    assert!(main.contains("topic {"), "{main}");
+    assert!(
+        main.contains("arn:aws:sns:eu-west-1:123456789012:media-deletions"),
+        "{main}"
+    );
+    assert_eq!(main.matches("queue {").count(), 1, "{main}");
+    assert!(main.contains("filter_prefix = \"uploads/\""), "{main}");
+    insta::assert_snapshot!(report["diff"].as_str().unwrap());
 }

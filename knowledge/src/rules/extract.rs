@@ -31,8 +31,8 @@ pub struct Extraction {
     pub targets: Vec<Target>,
     /// Attribute path → value, in rule order; paths the record lacks are left out.
     pub sets: Vec<(String, Value)>,
-    /// The nested blocks added or removed.
-    pub blocks: Option<BlockChange>,
+    /// The nested blocks added or removed, one change per kind of block.
+    pub blocks: Vec<BlockChange>,
     /// The tag change.
     pub tags: Option<TagChange>,
     /// The rule's flags that fired.
@@ -136,17 +136,17 @@ impl Rule {
         let sets = reader.sets()?;
         let blocks = self
             .spec
-            .block
-            .as_ref()
+            .blocks
+            .iter()
             .map(|b| reader.blocks(b))
-            .transpose()?;
+            .collect::<Result<Vec<_>, _>>()?;
         let tags = self
             .spec
             .tags
             .as_ref()
             .map(|t| reader.tags(t))
             .transpose()?;
-        let flags = fired_flags(&self.spec.flags, &sets, blocks.as_ref());
+        let flags = fired_flags(&self.spec.flags, &sets, &blocks);
         let removes = self.spec.delete_unless.as_ref().is_some_and(|paths| {
             reader
                 .payload(Payload::Request)
@@ -227,7 +227,8 @@ impl Reader<'_> {
         field: &str,
     ) -> Result<Option<Value>, RuleError> {
         let Some((values, iterated)) = root.and_then(|r| select_first(r, paths)) else {
-            return Ok(None);
+            let absent = transform == Some(Transform::Present) && root.is_some();
+            return Ok(absent.then_some(Value::Bool(false)));
         };
         transform
             .unwrap_or(Transform::Raw)
@@ -421,7 +422,7 @@ fn scalar_text(value: &Value) -> String {
 fn fired_flags(
     flags: &[FlagSpec],
     sets: &[(String, Value)],
-    blocks: Option<&BlockChange>,
+    blocks: &[BlockChange],
 ) -> Vec<FiredFlag> {
     let mut fired = Vec::new();
     for flag in flags {
@@ -430,7 +431,7 @@ fn fired_flags(
             .filter(|(name, _)| *name == flag.field)
             .map(|(_, v)| v);
         let from_blocks = blocks
-            .into_iter()
+            .iter()
             .flat_map(|b| b.items.iter())
             .filter_map(|item| item.get(&flag.field));
         let mut values = from_sets.chain(from_blocks).peekable();

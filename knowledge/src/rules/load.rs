@@ -95,19 +95,18 @@ fn check_resources(rule: &Rule) -> Result<(), String> {
 
 fn check_parts(spec: &RuleSpec) -> Result<(), String> {
     let blocky = matches!(spec.kind, Kind::AddBlock | Kind::RemoveBlock);
-    if blocky != spec.block.is_some() {
+    if blocky == spec.blocks.is_empty() {
         return Err("a [rule.block] table goes with kind add-block or remove-block, only".into());
     }
     if (spec.kind == Kind::Tags) != spec.tags.is_some() {
         return Err("a [rule.tags] table goes with kind tags, only".into());
     }
-    if let Some(key) = spec.block.as_ref().and_then(|b| b.key.as_ref())
-        && !spec
-            .block
-            .as_ref()
-            .is_some_and(|b| b.fields.contains_key(key))
-    {
-        return Err(format!("the block's `key` {key} must be one of its fields"));
+    for block in &spec.blocks {
+        if let Some(key) = &block.key
+            && !block.fields.contains_key(key)
+        {
+            return Err(format!("the block's `key` {key} must be one of its fields"));
+        }
     }
     if spec.identity.is_empty() {
         return Err("`identity` needs at least one part".into());
@@ -131,7 +130,7 @@ fn check_parts(spec: &RuleSpec) -> Result<(), String> {
 fn check_paths(spec: &RuleSpec) -> Result<(), String> {
     let mut all: Vec<&Paths> = spec.identity.iter().map(|p| &p.path).collect();
     all.extend(spec.sets.iter().filter_map(|s| s.path.as_ref()));
-    if let Some(block) = &spec.block {
+    for block in &spec.blocks {
         all.push(&block.each);
         all.extend(block.fields.values().map(|f| f.parts().0));
     }
@@ -182,9 +181,9 @@ fn check_flags(spec: &RuleSpec) -> Result<(), String> {
         }
         let is_set = spec.sets.iter().any(|s| s.attribute == flag.field);
         let is_field = spec
-            .block
-            .as_ref()
-            .is_some_and(|b| b.fields.contains_key(&flag.field));
+            .blocks
+            .iter()
+            .any(|b| b.fields.contains_key(&flag.field));
         if !is_set && !is_field {
             return Err(format!(
                 "flag {}: not an attribute the rule sets or a block field",

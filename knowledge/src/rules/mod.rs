@@ -441,7 +441,7 @@ fn check_paths(rule: &Rule, resource: &ResourceSchema) -> Vec<String> {
         .filter(|s| !is_attribute(&s.attribute))
         .map(|s| format!("no attribute {}", s.attribute))
         .collect();
-    if let Some(block) = &spec.block {
+    for block in &spec.blocks {
         let holds_objects = match resource.member(&block.name) {
             Some(Member::Block(_)) => true,
             Some(Member::Attribute(a)) => a.nested.is_some(),

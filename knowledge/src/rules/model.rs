@@ -72,9 +72,16 @@ pub struct RuleSpec {
     /// Attribute values the call sets.
     #[serde(default, rename = "set", skip_serializing_if = "Vec::is_empty")]
     pub sets: Vec<SetSpec>,
-    /// For `add-block` / `remove-block`: the nested blocks added or removed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub block: Option<BlockSpec>,
+    /// For `add-block` / `remove-block`: the nested blocks added or removed, one table or,
+    /// for a call that sets several kinds of block at once (S3's notification configuration
+    /// holds queues, topics and functions), an array of tables.
+    #[serde(
+        default,
+        rename = "block",
+        deserialize_with = "one_or_more",
+        skip_serializing_if = "Vec::is_empty"
+    )]
+    pub blocks: Vec<BlockSpec>,
     /// For `tags`: the tag change.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<TagSpec>,
@@ -527,6 +534,24 @@ pub(crate) fn prefix_types<'a>(table: &'a BTreeMap<String, Vec<String>>, id: &st
         .filter(|(prefix, _)| id.starts_with(prefix.as_str()))
         .max_by_key(|(prefix, _)| prefix.len())
         .map_or(&[], |(_, types)| types.as_slice())
+}
+
+/// One table or an array of them.
+fn one_or_more<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Written<T> {
+        One(T),
+        Many(Vec<T>),
+    }
+    Ok(match Written::deserialize(deserializer)? {
+        Written::One(one) => vec![one],
+        Written::Many(many) => many,
+    })
 }
 
 /// A prefix table whose values are one type or a list of types.

@@ -44,12 +44,18 @@ pub enum Transform {
     DnsName,
     /// The first of the values (e.g. the image of a `RunInstances` call's one instance set).
     First,
+    /// Whether the path holds anything: `true` for any value (an empty XML element such as
+    /// S3's `<EventBridgeConfiguration/>` counts), `false` when the payload lacks it.
+    Present,
 }
 
 impl Transform {
     /// Whether the transform works on a whole collection rather than on each value.
     pub fn is_collection(self) -> bool {
-        matches!(self, Self::List | Self::Set | Self::TagMap | Self::First)
+        matches!(
+            self,
+            Self::List | Self::Set | Self::TagMap | Self::First | Self::Present
+        )
     }
 
     /// Applies the transform to the values a path selected; `iterated` says whether the path
@@ -92,6 +98,7 @@ impl Transform {
                 .map(|s| Value::String(s.rsplit('/').next().unwrap_or_default().to_owned())),
             Self::DnsName => to_string(&value)
                 .map(|s| Value::String(s.strip_suffix('.').unwrap_or(&s).to_owned())),
+            Self::Present => Ok(Value::Bool(true)),
             Self::First => match value {
                 Value::Array(items) => Ok(items.into_iter().next().unwrap_or(Value::Null)),
                 other => Ok(other),

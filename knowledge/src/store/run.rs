@@ -150,7 +150,7 @@ mod tests {
                 separator: None,
                 missing: None,
                 sets: Vec::new(),
-                block: None,
+                blocks: Vec::new(),
                 tags: None,
                 flags: Vec::new(),
                 delete_unless: None,

@@ -288,11 +288,13 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
                     value: value.clone(),
                 })
                 .collect();
-            match (&extraction.blocks, state) {
-                (Some(blocks), Some(state)) if blocks.key.is_some() => {
-                    out.extend(replaced_blocks(blocks, state));
+            for blocks in &extraction.blocks {
+                match state {
+                    Some(state) if blocks.key.is_some() => {
+                        out.extend(replaced_blocks(blocks, state));
+                    }
+                    _ => out.extend(block_changes(blocks, extraction.kind)),
                 }
-                _ => out.extend(block_changes(extraction)),
             }
             out.extend(tag_change(extraction));
             out
@@ -300,17 +302,15 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
     }
 }
 
-fn block_changes(extraction: &Extraction) -> Vec<Change> {
-    let Some(blocks) = &extraction.blocks else {
-        return Vec::new();
-    };
+/// The blocks of one kind a call added or removed, as changes.
+fn block_changes(blocks: &BlockChange, kind: Kind) -> Vec<Change> {
     blocks
         .items
         .iter()
         .map(|fields| {
             let block = blocks.name.clone();
             let fields = fields.clone();
-            if extraction.kind == Kind::RemoveBlock {
+            if kind == Kind::RemoveBlock {
                 Change::RemoveBlock { block, fields }
             } else {
                 Change::AddBlock { block, fields }

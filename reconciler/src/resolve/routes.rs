@@ -282,6 +282,10 @@ mod tests {
         }
     }
 
+    fn fields(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
     #[test]
     fn a_new_target_for_an_inline_route_replaces_its_block() {
         let state = index(json!([resource(
@@ -306,17 +310,11 @@ mod tests {
             [
                 &Change::RemoveBlock {
                     block: "route".into(),
-                    fields: json!({"cidr_block": "0.0.0.0/0", "gateway_id": "igw-1"})
-                        .as_object()
-                        .cloned()
-                        .unwrap()
+                    fields: fields(json!({"cidr_block": "0.0.0.0/0", "gateway_id": "igw-1"}))
                 },
                 &Change::AddBlock {
                     block: "route".into(),
-                    fields: json!({"cidr_block": "0.0.0.0/0", "nat_gateway_id": "nat-2"})
-                        .as_object()
-                        .cloned()
-                        .unwrap()
+                    fields: fields(json!({"cidr_block": "0.0.0.0/0", "nat_gateway_id": "nat-2"}))
                 },
             ]
         );
