@@ -49,6 +49,20 @@ pub struct Entry {
     /// through `aws_sqs_queue_policy`).
     #[serde(default)]
     pub companion: Vec<Companion>,
+    /// Whether the type holds one tag of another resource (`aws_ec2_tag`), and whose.
+    #[serde(default)]
+    pub tag_of: Option<TagOf>,
+}
+
+/// A type that holds one tag (`key`, `value`) of a resource it names by id, imported as
+/// `<id>,<key>`: the tag calls of `service` create, change and delete it.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TagOf {
+    /// The attribute naming the tagged resource by its id: `resource_id`.
+    pub parent: String,
+    /// The service whose tag rules tag that resource: `ec2`.
+    pub service: String,
 }
 
 /// An argument of a type that a resource of its own may manage instead: the provider's
@@ -255,6 +269,13 @@ impl Catalog {
             .filter(|(_, c)| c.resource == resource_type)
             .map(|(e, c)| (e.resource_type.as_str(), c.attribute.as_str()))
             .collect()
+    }
+
+    /// The types that hold one tag of another resource, with how they name it.
+    pub fn tag_holders(&self) -> impl Iterator<Item = (&str, &TagOf)> {
+        self.entries
+            .values()
+            .filter_map(|e| Some((e.resource_type.as_str(), e.tag_of.as_ref()?)))
     }
 
     /// How a nested block of a type is split into separate resources, when it can be.

@@ -13,12 +13,13 @@
 //! `remove-block` rules for that block, as resolve reads them; where the parent holds one
 //! item per key (a table's route per destination), the `add-block` rules change items too.
 //! An argument a resource of its own may manage (a queue's policy through
-//! `aws_sqs_queue_policy`) is created, changed and deleted by the parent's rules that set it.
+//! `aws_sqs_queue_policy`) is created, changed and deleted by the parent's rules that set it;
+//! a type holding one tag of another resource (`aws_ec2_tag`) by its service's tag rules.
 
 use serde::Serialize;
 
 use crate::catalog::Catalog;
-use crate::rules::{Kind, Missing, Rule, RuleSet};
+use crate::rules::{Kind, Missing, Rule, RuleSet, TagOp};
 use crate::schema::ProviderSchema;
 
 /// A part of a type's life cycle a rule can cover.
@@ -159,6 +160,26 @@ fn companion_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> V
     found
 }
 
+/// The tag rules of the service whose tags a single-tag type holds: a tag set creates or
+/// changes it, a tag removed deletes it.
+fn tag_rules(resource_type: &str, rules: &RuleSet, catalog: &Catalog) -> Vec<(Part, String)> {
+    let Some(tag_of) = catalog.entry(resource_type).and_then(|e| e.tag_of.as_ref()) else {
+        return Vec::new();
+    };
+    rules
+        .iter()
+        .filter(|r| r.service == tag_of.service && r.kind() == Kind::Tags)
+        .flat_map(|rule| {
+            let parts = match rule.spec.tags.as_ref().map(|t| t.op) {
+                Some(TagOp::Remove) => vec![Part::Delete],
+                Some(_) => vec![Part::Create, Part::Change],
+                None => Vec::new(),
+            };
+            parts.into_iter().map(move |p| (p, rule.id()))
+        })
+        .collect()
+}
+
 /// The parts a type needs: create and delete unless the catalog says Terraform adopts it (or,
 /// for delete, that AWS cannot remove it), change unless it has nothing to update, tags when
 /// the schema gives it a `tags` argument.
@@ -199,7 +220,8 @@ pub fn coverage(
     }
     let derived = split_rules(resource_type, rules, catalog)
         .into_iter()
-        .chain(companion_rules(resource_type, rules, catalog));
+        .chain(companion_rules(resource_type, rules, catalog))
+        .chain(tag_rules(resource_type, rules, catalog));
     for (part, id) in derived {
         if let Some((_, ids)) = apis.iter_mut().find(|(p, _)| *p == part) {
             ids.push(id);

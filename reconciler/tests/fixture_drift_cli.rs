@@ -3,7 +3,8 @@
 //! changed in place in the console with `ModifySecurityGroupRules`, logged as the raw request,
 //! and a tag put on a rule's `sgr-` id) and serverless's queue policy (`SetQueueAttributes`
 //! with `Policy`) are written on those resources' blocks; a bucket's notification
-//! configuration, which the call replaces whole, is written as the net change of its blocks.
+//! configuration, which the call replaces whole, is written as the net change of its blocks;
+//! tags of a shared subnet held one by one (`aws_ec2_tag`) are written on those resources.
 #![allow(clippy::unwrap_used)]
 
 mod common;
@@ -275,5 +276,69 @@ fn a_notification_configuration_sent_whole_is_written_as_its_net_change() {
     );
     assert_eq!(main.matches("queue {").count(), 1, "{main}");
     assert!(main.contains("filter_prefix = \"uploads/\""), "{main}");
+    insta::assert_snapshot!(report["diff"].as_str().unwrap());
+}
+
+const SHARED_SUBNET: &str = "subnet-0a1b2c3d4e5f60718";
+
+const SUBNET_TAGS: &str = r#"variable "shared_subnet_id" {
+  type    = string
+  default = "subnet-0a1b2c3d4e5f60718"
+}
+
+resource "aws_ec2_tag" "elb_role" {
+  resource_id = var.shared_subnet_id
+  key         = "kubernetes.io/role/elb"
+  value       = "1"
+}
+
+resource "aws_ec2_tag" "team" {
+  resource_id = var.shared_subnet_id
+  key         = "team"
+  value       = "web"
+}
+"#;
+
+/// A state for [`SUBNET_TAGS`] as the provider writes it.
+fn subnet_tags_state() -> Value {
+    let tag = |name: &str, key: &str, value: &str| {
+        json!({"mode": "managed", "type": "aws_ec2_tag",
+        "name": name, "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+        "instances": [{"schema_version": 0, "attributes": {"id": format!("{SHARED_SUBNET},{key}"),
+            "resource_id": SHARED_SUBNET, "key": key, "value": value}}]})
+    };
+    json!({"version": 4, "terraform_version": "1.11.4", "serial": 1, "lineage": "tags",
+        "outputs": {}, "resources": [tag("elb_role", "kubernetes.io/role/elb", "1"),
+        tag("team", "team", "web")]})
+}
+
+/// The project tags a subnet it does not manage, one `aws_ec2_tag` a key: the console changes
+/// one key's value, adds a key and removes another. Each lands on its own resource: the value
+/// set, a new `aws_ec2_tag` imported as `<subnet>,<key>`, the removed one's block deleted.
+#[test]
+fn tags_of_a_shared_subnet_held_one_by_one_are_written_on_their_resources() {
+    let scratch = tempfile::tempdir().unwrap();
+    let root = scratch.path().join("tags");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join("main.tf"), SUBNET_TAGS).unwrap();
+    std::fs::write(
+        root.join("terraform.tfstate"),
+        subnet_tags_state().to_string(),
+    )
+    .unwrap();
+    let resources = json!({"items": [{"resourceId": SHARED_SUBNET}]});
+    let create = console_call(
+        "CreateTags",
+        json!({"resourcesSet": resources,
+        "tagSet": {"items": [{"key": "team", "value": "platform"}, {"key": "owner", "value": "ops"}]}}),
+    );
+    let mut delete = console_call(
+        "DeleteTags",
+        json!({"resourcesSet": resources,
+        "tagSet": {"items": [{"key": "kubernetes.io/role/elb"}]}}),
+    );
+    delete["eventTime"] = json!("2026-11-20T10:05:00Z");
+    let (code, report) = reconcile(&root, vec![create, delete]);
+    assert_eq!(code, Some(2), "{report:#}");
     insta::assert_snapshot!(report["diff"].as_str().unwrap());
 }

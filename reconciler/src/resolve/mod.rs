@@ -20,6 +20,7 @@ mod finding;
 mod routes;
 mod scope;
 mod sg_rules;
+mod single_tags;
 
 pub use finding::{Finding, FindingKind, Reach, Touched, touched};
 pub use scope::{Origin, Scope, arn_parts, is_global};
@@ -185,7 +186,8 @@ impl<'a> Resolver<'a> {
         }
         let effects = sg_rules::as_rule_resources(effects, call, self.state);
         let effects = routes::as_routes(effects, self.state);
-        companions::as_companions(effects, self.state)
+        let effects = companions::as_companions(effects, self.state);
+        single_tags::as_single_tags(effects, self.state)
     }
 
     /// The rule's targets as touched resources, with their addresses when managed.

@@ -653,11 +653,16 @@ impl<'a> Planner<'a> {
         (attributes, blocks)
     }
 
-    /// A resource name from the Name tag or the identity, unused in the root module.
+    /// A resource name from the Name tag, the name (a tag's key, for a type holding one tag)
+    /// or the identity, unused in the root module.
     fn new_name(&self, delta: &Delta) -> String {
+        let holds_a_tag = knowledge::catalog::Catalog::bundled()
+            .entry(&delta.resource.resource_type)
+            .is_some_and(|e| e.tag_of.is_some());
+        let name_attribute = if holds_a_tag { "key" } else { "name" };
         let named = delta
             .attributes
-            .get("name")
+            .get(name_attribute)
             .and_then(|a| a.after.as_str().map(str::to_owned));
         let base = delta
             .tags_set
