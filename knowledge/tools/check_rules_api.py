@@ -112,6 +112,18 @@ def member_names(shape, ec2: bool) -> set[str]:
     return names
 
 
+def unwrapped_member_names(shape) -> set[str]:
+    """The members of a query-protocol output's one structure member: CloudTrail logs such a
+    response unwrapped (a real RDS ModifyDBSnapshotAttribute record's response holds
+    `dBSnapshotIdentifier` where the model has `DBSnapshotAttributesResult`)."""
+    if shape is None or len(shape.members) != 1:
+        return set()
+    (inner,) = shape.members.values()
+    if inner.type_name != "structure":
+        return set()
+    return member_names(inner, False)
+
+
 def first_segment(path: str) -> str:
     """The first key of a dotted rule path, without `[]` or `[Field=literal]`."""
     head = path.split(".", 1)[0]
@@ -165,6 +177,8 @@ def check_path(service: str, op, payload: str, path: str, ec2: bool) -> str | No
         return None
     shape = op.output_shape if payload == "response" else op.input_shape
     names = member_names(shape, ec2)
+    if payload == "response" and op.service_model.protocol == "query":
+        names |= unwrapped_member_names(shape)
     suffix = "Response" if payload == "response" else "Request"
     if ec2 and segment.lower() == f"{op.name}{suffix}".lower():
         # The newer EC2 APIs are logged as the raw request (or response) under a wrapper.
