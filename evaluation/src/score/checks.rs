@@ -576,7 +576,7 @@ impl Ctx<'_> {
                     r.decision == decision
                         && (target.attribute.is_empty()
                             || r.part == Part::Resource
-                            || r.part.attribute() == target.attribute)
+                            || within(r.part.attribute(), &target.attribute))
                 })
         })
     }
@@ -730,11 +730,28 @@ fn moved_address(old: &ResourceInstance, moves: &[hcl_scan::Move]) -> Option<Str
     old.index.is_none().then(|| format!("{}[0]", old.address))
 }
 
+/// Whether an attribute path is the expected one or a field inside it (a ruling on
+/// `vpc_config.endpoint_public_access` stands for an expectation on `vpc_config`).
+fn within(attribute: &str, expected: &str) -> bool {
+    attribute == expected
+        || attribute
+            .strip_prefix(expected)
+            .is_some_and(|rest| rest.starts_with('.'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use reconciler::terraform::functions::Value as Config;
     use reconciler::terraform::state::IndexKey;
+
+    #[test]
+    fn a_flag_on_a_field_stands_for_its_block_and_not_for_a_namesake() {
+        assert!(within("vpc_config", "vpc_config"));
+        assert!(within("vpc_config.endpoint_public_access", "vpc_config"));
+        assert!(!within("vpc_config_extra", "vpc_config"));
+        assert!(!within("vpc", "vpc_config"));
+    }
 
     fn policy(index: Option<IndexKey>) -> ResourceInstance {
         let key = match &index {
