@@ -28,7 +28,9 @@ pub fn changes(instance: &Instance) -> Vec<Change> {
                     json!({"DeleteFlowLogsRequest": {"FlowLogId": {"content": text(instance, "id"), "tag": 1}}}),
                 )],
             )
-            .kind(Kind::Delete),
+            .kind(Kind::Delete)
+            // Logging removed: retrace holds it for a person (a security signal fires).
+            .risky(),
         ],
         _ => Vec::new(),
     }

@@ -4,6 +4,7 @@
 
 use crate::resolve::effect::{Change, Effect, Flag, ResourceKey, Risk};
 use crate::terraform::values::{lookup, removes, same_block, same_value, string_map};
+use knowledge::catalog::Catalog;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet};
@@ -190,10 +191,17 @@ fn toggle_block(
     fields: &Map<String, Value>,
     flags: &[Flag],
 ) {
+    let key = Catalog::bundled()
+        .split(&delta.resource.resource_type, block)
+        .map(|s| s.key.as_slice())
+        .unwrap_or_default();
     let opposite = delta.blocks.iter().position(|b| {
-        // A revoke undoes an earlier authorize as AWS matches it, without the description; an
-        // authorize undoes an earlier revoke only when it brings back the same block.
+        // A revoke undoes an earlier authorize as AWS matches it, without the description; a
+        // block the parent holds once per key (a table's route per destination) is removed by
+        // its key alone; an authorize undoes an earlier revoke only when it brings back the
+        // same block.
         let undone = match op {
+            BlockOp::Removed if !key.is_empty() => same_key(key, fields, &b.fields),
             BlockOp::Removed => removes(fields, &b.fields),
             BlockOp::Added => same_block(&b.fields, fields),
         };
@@ -225,6 +233,16 @@ fn toggle_block(
             flags: flags.to_vec(),
         }),
     }
+}
+
+/// Whether two blocks name the same item by the key fields (absent and empty alike).
+fn same_key(key: &[String], a: &Map<String, Value>, b: &Map<String, Value>) -> bool {
+    let given = |m: &Map<String, Value>, k: &String| {
+        m.get(k)
+            .filter(|v| !matches!(v, Value::Null) && v.as_str() != Some(""))
+            .cloned()
+    };
+    key.iter().all(|k| given(a, k) == given(b, k)) && key.iter().any(|k| given(a, k).is_some())
 }
 
 fn apply_tags(
@@ -348,6 +366,40 @@ mod tests {
             .collect();
         let refs: Vec<&Effect> = effects.iter().collect();
         net(&refs, Some(state)).expect("a delta")
+    }
+
+    #[test]
+    fn a_route_deleted_by_its_destination_undoes_its_addition() {
+        let route = |fields: Value| fields.as_object().cloned().unwrap_or_default();
+        let added = Change::AddBlock {
+            block: "route".into(),
+            fields: route(json!({"cidr_block": "192.168.0.0/16", "nat_gateway_id": "nat-1"})),
+        };
+        let deleted = |cidr: &str| Change::RemoveBlock {
+            block: "route".into(),
+            fields: route(json!({"cidr_block": cidr})),
+        };
+        let on_table = |changes: Vec<Change>| {
+            let effects: Vec<Effect> = changes
+                .into_iter()
+                .enumerate()
+                .map(|(i, c)| {
+                    let mut e = effect(i as u32, c);
+                    e.resource.resource_type = "aws_route_table".into();
+                    e
+                })
+                .collect();
+            let refs: Vec<&Effect> = effects.iter().collect();
+            net(&refs, Some(&json!({"route": []}))).expect("a delta")
+        };
+        let d = on_table(vec![added.clone(), deleted("192.168.0.0/16")]);
+        assert!(d.is_empty(), "{d:?}");
+        let d = on_table(vec![added, deleted("10.0.0.0/8")]);
+        assert_eq!(
+            d.blocks.len(),
+            2,
+            "another destination is another route: {d:?}"
+        );
     }
 
     #[test]
