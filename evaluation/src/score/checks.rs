@@ -296,7 +296,12 @@ impl Ctx<'_> {
                 }
                 continue;
             };
-            let got = code_value(instance, attribute);
+            let before = self
+                .drift
+                .pre
+                .get(address.as_str())
+                .and_then(|i| i.attributes.get(attribute));
+            let got = code_value(instance, attribute).map(|v| unset_as_before(v, before, want));
             let unset = got
                 .as_ref()
                 .is_some_and(|v| v.is_null() || v == &Value::Array(Vec::new()));
@@ -730,6 +735,33 @@ fn moved_address(old: &ResourceInstance, moves: &[hcl_scan::Move]) -> Option<Str
     old.index.is_none().then(|| format!("{}[0]", old.address))
 }
 
+/// The code's value with each member it leaves unset that the drift did not change (the
+/// cloud holds what it held before) taken from the cloud: a provider default the code never
+/// wrote (a target group's `health_check.enabled`) is not drift left unabsorbed.
+fn unset_as_before(code: Value, before: Option<&Value>, cloud: &Value) -> Value {
+    match (code, before, cloud) {
+        (Value::Null, Some(b), c) if b == c => c.clone(),
+        (Value::Object(mut fields), Some(Value::Object(b)), Value::Object(c)) => {
+            for (key, value) in c {
+                let given = fields.remove(key).unwrap_or(Value::Null);
+                fields.insert(key.clone(), unset_as_before(given, b.get(key), value));
+            }
+            Value::Object(fields)
+        }
+        (Value::Array(items), Some(Value::Array(b)), Value::Array(c))
+            if items.len() == c.len() && b.len() == c.len() =>
+        {
+            let items = items
+                .into_iter()
+                .zip(b.iter().zip(c))
+                .map(|(item, (b, c))| unset_as_before(item, Some(b), c))
+                .collect();
+            Value::Array(items)
+        }
+        (code, _, _) => code,
+    }
+}
+
 /// Whether an attribute path is the expected one or a field inside it (a ruling on
 /// `vpc_config.endpoint_public_access` stands for an expectation on `vpc_config`).
 fn within(attribute: &str, expected: &str) -> bool {
@@ -744,6 +776,19 @@ mod tests {
     use super::*;
     use reconciler::terraform::functions::Value as Config;
     use reconciler::terraform::state::IndexKey;
+
+    #[test]
+    fn a_default_the_drift_left_alone_is_not_unabsorbed_drift() {
+        let before = serde_json::json!([{"enabled": true, "path": "/", "timeout": 5}]);
+        let cloud = serde_json::json!([{"enabled": true, "path": "/healthz", "timeout": 5}]);
+        let patched = serde_json::json!([{"enabled": null, "path": "/healthz"}]);
+        assert_eq!(unset_as_before(patched, Some(&before), &cloud), cloud);
+        // A member the drift changed stays as the code gives it.
+        let unpatched = serde_json::json!([{"enabled": null, "path": null}]);
+        let filled = unset_as_before(unpatched, Some(&before), &cloud);
+        assert_eq!(filled[0]["path"], Value::Null);
+        assert_eq!(filled[0]["enabled"], serde_json::json!(true));
+    }
 
     #[test]
     fn a_flag_on_a_field_stands_for_its_block_and_not_for_a_namesake() {
