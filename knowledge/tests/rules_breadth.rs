@@ -525,3 +525,41 @@ fn an_empty_notification_configuration_removes_it_and_eventbridge_alone_keeps_it
     assert_eq!(x.kind, knowledge::Kind::AddBlock);
     assert_eq!(x.value("eventbridge"), Some(&json!(true)));
 }
+
+#[test]
+fn eks_logging_names_the_types_it_turns_on_and_off() {
+    let request = json!({"name": "ledger", "logging": {"clusterLogging": [
+        {"types": ["scheduler", "controllerManager"], "enabled": true},
+        {"types": ["audit"], "enabled": false}
+    ]}});
+    let x = extract(
+        "eks.amazonaws.com",
+        "UpdateClusterConfig",
+        request,
+        Value::Null,
+    );
+    let members: Vec<(&str, knowledge::rules::Members, &[Value])> = x
+        .members
+        .iter()
+        .map(|m| (m.attribute.as_str(), m.op, m.values.as_slice()))
+        .collect();
+    assert_eq!(
+        members,
+        [
+            (
+                "enabled_cluster_log_types",
+                knowledge::rules::Members::Add,
+                &[json!("controllerManager"), json!("scheduler")][..]
+            ),
+            (
+                "enabled_cluster_log_types",
+                knowledge::rules::Members::Remove,
+                &[json!("audit")][..]
+            ),
+        ]
+    );
+    assert!(
+        x.value("enabled_cluster_log_types").is_none(),
+        "not a whole set"
+    );
+}

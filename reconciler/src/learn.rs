@@ -187,6 +187,7 @@ fn set_for(drift: &Drift, leaves: &[(String, Value)], identity: &str) -> Option<
             value: None,
             transform: (*transform != Transform::Raw).then_some(*transform),
             when: naming_sibling(path, leaves, identity),
+            members: None,
         });
     }
     None

@@ -6,8 +6,8 @@ use serde_json::{Map, Value};
 
 use super::error::RuleError;
 use super::model::{
-    BlockSpec, FlagLevel, FlagSpec, Kind, Missing, Paths, Payload, Risk, Rule, TagOp, TagSpec,
-    ValueSource, When,
+    BlockSpec, FlagLevel, FlagSpec, Kind, Members, Missing, Paths, Payload, Risk, Rule, TagOp,
+    TagSpec, ValueSource, When,
 };
 use super::path::JsonPath;
 use super::transform::Transform;
@@ -31,6 +31,8 @@ pub struct Extraction {
     pub targets: Vec<Target>,
     /// Attribute path → value, in rule order; paths the record lacks are left out.
     pub sets: Vec<(String, Value)>,
+    /// Values added to or removed from set attributes, in rule order.
+    pub members: Vec<MemberChange>,
     /// The nested blocks added or removed, one change per kind of block.
     pub blocks: Vec<BlockChange>,
     /// The tag change.
@@ -65,6 +67,17 @@ pub struct Target {
     /// The types it may be, when the rule narrows them for this target (a single type, or
     /// those of an id prefix), in the order to try; empty: any of the rule's types.
     pub resource_types: Vec<String>,
+}
+
+/// Values a call added to or removed from a set attribute.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemberChange {
+    /// The attribute, `enabled_cluster_log_types`.
+    pub attribute: String,
+    /// Whether the values join or leave the set.
+    pub op: Members,
+    /// The values.
+    pub values: Vec<Value>,
 }
 
 /// Nested blocks added or removed, one map of fields per block.
@@ -134,6 +147,7 @@ impl Rule {
         };
         let targets = reader.targets()?;
         let sets = reader.sets()?;
+        let members = reader.members()?;
         let blocks = self
             .spec
             .blocks
@@ -188,6 +202,7 @@ impl Rule {
             missing: self.spec.missing,
             targets,
             sets,
+            members,
             blocks,
             tags,
             flags,
@@ -309,6 +324,33 @@ impl Reader<'_> {
             .collect())
     }
 
+    fn members(&self) -> Result<Vec<MemberChange>, RuleError> {
+        let mut out = Vec::new();
+        for set in &self.rule.spec.sets {
+            let (Some(op), Some(paths)) = (set.members, &set.path) else {
+                continue;
+            };
+            if !self.applies(set.when.as_ref()) {
+                continue;
+            }
+            let transform = set.transform.or(Some(Transform::Set));
+            let values =
+                match self.read(self.payload(set.from), paths, transform, &set.attribute)? {
+                    Some(Value::Array(values)) => values,
+                    Some(Value::Null) | None => Vec::new(),
+                    Some(one) => vec![one],
+                };
+            if !values.is_empty() {
+                out.push(MemberChange {
+                    attribute: set.attribute.clone(),
+                    op,
+                    values,
+                });
+            }
+        }
+        Ok(out)
+    }
+
     fn applies(&self, when: Option<&When>) -> bool {
         when.is_none_or(|w| {
             let found = self
@@ -321,7 +363,7 @@ impl Reader<'_> {
     fn sets(&self) -> Result<Vec<(String, Value)>, RuleError> {
         let mut sets = Vec::new();
         for set in &self.rule.spec.sets {
-            if !self.applies(set.when.as_ref()) {
+            if set.members.is_some() || !self.applies(set.when.as_ref()) {
                 continue;
             }
             let value = match (&set.value, &set.path) {

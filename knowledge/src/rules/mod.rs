@@ -20,11 +20,11 @@ use std::sync::OnceLock;
 use crate::schema::{Member, ProviderSchema, ResourceSchema};
 
 pub use error::RuleError;
-pub use extract::{BlockChange, Extraction, FiredFlag, TagChange, Target};
+pub use extract::{BlockChange, Extraction, FiredFlag, MemberChange, TagChange, Target};
 pub use load::validate;
 pub use model::{
-    BY_ID_PREFIX, BlockSpec, FieldSpec, FlagLevel, FlagSpec, HiddenSpec, Kind, Missing, Paths,
-    Payload, Requires, Risk, Rule, RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
+    BY_ID_PREFIX, BlockSpec, FieldSpec, FlagLevel, FlagSpec, HiddenSpec, Kind, Members, Missing,
+    Paths, Payload, Requires, Risk, Rule, RuleSpec, SetSpec, TagOp, TagSpec, ValueSource, When,
 };
 pub use path::JsonPath;
 pub use transform::{Transform, name_from_arn};

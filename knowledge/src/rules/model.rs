@@ -313,6 +313,20 @@ pub struct SetSpec {
     /// the attribute it sets in `attributeName`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub when: Option<When>,
+    /// When the call adds values to or removes them from a set attribute rather than giving
+    /// the whole set (EKS's `UpdateClusterConfig` names the log types it turns on or off).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members: Option<Members>,
+}
+
+/// What a call does to the members of a set attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Members {
+    /// The values join the set.
+    Add,
+    /// The values leave the set.
+    Remove,
 }
 
 /// A condition on the payload for one `set`.

@@ -5,7 +5,8 @@
 //! The empty path names the payload itself. A segment ending in `[Field=literal]` keeps the
 //! elements of the array at that key whose `Field` is the string `literal` (ELBv2's attribute
 //! lists: `attributes[Key=idle_timeout.timeout_seconds].Value`); the literal may hold dots but
-//! not `]`, and the path does not count as iterating, since it names one entry of a list.
+//! not `]`, and the path does not count as iterating, since it names one entry of a list. A
+//! boolean or number field matches its written form (`clusterLogging[enabled=true]`).
 
 use serde_json::Value;
 
@@ -118,7 +119,10 @@ fn step_into<'a>(step: &Step, value: &'a Value) -> Vec<&'a Value> {
     match (step, value) {
         (Step::Select { field, equals }, value) => step_into(&Step::Each, value)
             .into_iter()
-            .filter(|item| item.get(field).and_then(Value::as_str) == Some(equals.as_str()))
+            .filter(|item| {
+                item.get(field)
+                    .is_some_and(|v| written(v).as_deref() == Some(equals.as_str()))
+            })
             .collect(),
         (Step::Key(key), Value::Object(map)) => map.get(key).into_iter().collect(),
         (Step::Key(_), _) => Vec::new(),
@@ -126,6 +130,15 @@ fn step_into<'a>(step: &Step, value: &'a Value) -> Vec<&'a Value> {
         (Step::Each, Value::Null) => Vec::new(),
         // An XML-shaped payload holding one element drops the array around it.
         (Step::Each, other) => vec![other],
+    }
+}
+
+/// A scalar as a selector literal writes it: a string itself, a boolean or number in words.
+fn written(value: &Value) -> Option<std::borrow::Cow<'_, str>> {
+    match value {
+        Value::String(s) => Some(std::borrow::Cow::Borrowed(s)),
+        Value::Bool(_) | Value::Number(_) => Some(std::borrow::Cow::Owned(value.to_string())),
+        _ => None,
     }
 }
 

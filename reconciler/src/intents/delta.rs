@@ -150,6 +150,26 @@ fn apply(delta: &mut Delta, effect: &Effect, state: Option<&Value>) {
                 },
             );
         }
+        Change::Members {
+            attribute,
+            add,
+            remove,
+        } => {
+            let before = state.and_then(|s| lookup(s, attribute)).cloned();
+            let current = delta
+                .attributes
+                .get(attribute)
+                .map(|a| a.after.clone())
+                .or_else(|| before.clone());
+            delta.attributes.insert(
+                attribute.clone(),
+                AttributeDelta {
+                    before,
+                    after: with_members(current, add, remove),
+                    flags: effect.flags.clone(),
+                },
+            );
+        }
         Change::AddBlock { block, fields } => {
             toggle_block(delta, BlockOp::Added, block, fields, &effect.flags);
         }
@@ -233,6 +253,19 @@ fn toggle_block(
             flags: flags.to_vec(),
         }),
     }
+}
+
+/// A set with values added and removed, sorted as Terraform lists a set of strings.
+fn with_members(current: Option<Value>, add: &[Value], remove: &[Value]) -> Value {
+    let mut items: Vec<Value> = match current {
+        Some(Value::Array(items)) => items,
+        _ => Vec::new(),
+    };
+    items.extend(add.iter().cloned());
+    items.retain(|v| !remove.contains(v));
+    items.sort_by_key(ToString::to_string);
+    items.dedup();
+    Value::Array(items)
 }
 
 /// Whether two blocks name the same item by the key fields (absent and empty alike).
@@ -400,6 +433,26 @@ mod tests {
             2,
             "another destination is another route: {d:?}"
         );
+    }
+
+    #[test]
+    fn members_added_and_removed_by_several_calls_add_up() {
+        let state = json!({"enabled_cluster_log_types": ["api", "audit"]});
+        let members = |add: &[&str], remove: &[&str]| Change::Members {
+            attribute: "enabled_cluster_log_types".into(),
+            add: add.iter().map(|v| json!(v)).collect(),
+            remove: remove.iter().map(|v| json!(v)).collect(),
+        };
+        let d = run(
+            vec![
+                members(&["scheduler"], &[]),
+                members(&["authenticator"], &["audit"]),
+            ],
+            &state,
+        );
+        let a = &d.attributes["enabled_cluster_log_types"];
+        assert_eq!(a.before, Some(json!(["api", "audit"])));
+        assert_eq!(a.after, json!(["api", "authenticator", "scheduler"]));
     }
 
     #[test]

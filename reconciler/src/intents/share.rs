@@ -80,7 +80,7 @@ fn last_writer(on: &[(usize, &Effect)], wrote: impl Fn(&Change) -> bool) -> Opti
 
 fn sets(change: &Change, path: &str) -> bool {
     match change {
-        Change::Set { attribute, .. } => attribute == path,
+        Change::Set { attribute, .. } | Change::Members { attribute, .. } => attribute == path,
         Change::Create { attributes } => attributes.iter().any(|(p, _)| p == path),
         _ => false,
     }

@@ -73,6 +73,16 @@ pub enum Change {
         /// The new value, in Terraform's shape.
         value: Value,
     },
+    /// Values joined or left a set attribute (EKS's enabled log types): the set is the state's,
+    /// or what earlier calls made it, with these added and removed.
+    Members {
+        /// The attribute path.
+        attribute: String,
+        /// Values added.
+        add: Vec<Value>,
+        /// Values removed.
+        remove: Vec<Value>,
+    },
     /// A nested block (Terraform treats repeated blocks as sets) was added.
     AddBlock {
         /// The block type, e.g. `ingress`.

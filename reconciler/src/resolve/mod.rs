@@ -10,7 +10,9 @@ use crate::terraform::state::{Mode, StateIndex};
 use crate::terraform::values::{lookup, same_value};
 use effect::{Change, Effect, Evidence, Flag, ResourceKey};
 use knowledge::FlagLevel;
-use knowledge::rules::{BlockChange, Extraction, Kind, Missing, RuleSet, TagOp, Target};
+use knowledge::rules::{
+    BlockChange, Extraction, Kind, MemberChange, Members, Missing, RuleSet, TagOp, Target,
+};
 use knowledge::signals::{CallView, Fired, SignalSet};
 use serde_json::{Map, Value};
 
@@ -270,7 +272,15 @@ fn standing_flags(extraction: &Extraction, state: Option<&Value>) -> Vec<Flag> {
 
 /// What the extraction did to one target, whose state attributes are `state` when managed.
 fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec<Change> {
-    let attributes = || extraction.sets.clone();
+    // A created resource holds the members the call added.
+    let attributes = || {
+        let added = extraction
+            .members
+            .iter()
+            .filter(|m| m.op == Members::Add)
+            .map(|m| (m.attribute.clone(), Value::Array(m.values.clone())));
+        extraction.sets.iter().cloned().chain(added).collect()
+    };
     match extraction.kind {
         Kind::Create | Kind::Associate => vec![Change::Create {
             attributes: attributes(),
@@ -290,6 +300,7 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
                     value: value.clone(),
                 })
                 .collect();
+            out.extend(extraction.members.iter().map(member_change));
             for blocks in &extraction.blocks {
                 match state {
                     Some(state) if blocks.key.is_some() => {
@@ -301,6 +312,19 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
             out.extend(tag_change(extraction));
             out
         }
+    }
+}
+
+/// Values a call added to or removed from a set attribute, as a change.
+fn member_change(members: &MemberChange) -> Change {
+    let (add, remove) = match members.op {
+        Members::Add => (members.values.clone(), Vec::new()),
+        Members::Remove => (Vec::new(), members.values.clone()),
+    };
+    Change::Members {
+        attribute: members.attribute.clone(),
+        add,
+        remove,
     }
 }
 
