@@ -57,7 +57,7 @@ struct Run {
 fn reconcile(project: &Path, state: &Path, trail: &Path, extra: &[&str]) -> Run {
     let work = tempfile::tempdir().unwrap();
     let copy = work.path().join("project");
-    copy_dir(project, &copy);
+    common::copy_dir(project, &copy);
     let before = snapshot(&copy);
     let mut args = vec![
         "reconcile".to_owned(),
@@ -84,19 +84,6 @@ fn reconcile(project: &Path, state: &Path, trail: &Path, extra: &[&str]) -> Run 
         code: output.status.code().unwrap_or(-1),
         doc: common::json(&output),
         unchanged: snapshot(&copy) == before,
-    }
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    fs::create_dir_all(to).unwrap();
-    for entry in fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_dir(&path, &target);
-        } else {
-            fs::copy(&path, &target).unwrap();
-        }
     }
 }
 

@@ -53,7 +53,7 @@ fn deploy(corpus: &Path, name: &str) -> Deployed {
         .find(|p| p["name"] == name)
         .unwrap();
     let scratch = tempfile::tempdir().unwrap();
-    copy_dir(&corpus.join(name), &scratch.path().join(name));
+    common::copy_dir(&corpus.join(name), &scratch.path().join(name));
     let root = scratch.path().join(entry["root_module"].as_str().unwrap());
     let data_path = corpus.join(entry["state"].as_str().unwrap());
     let var_files: Vec<PathBuf> = (entry["var_files"].as_array().unwrap().iter())
@@ -192,19 +192,6 @@ fn fnv(text: &str) -> u128 {
         .fold(0x6c62272e07bb014262b821756295c58d, |hash, byte| {
             (hash ^ u128::from(byte)).wrapping_mul(0x0000000001000000000000000000013B)
         })
-}
-
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }
 
 /// A CloudTrail record of a console user's call.

@@ -6,7 +6,7 @@
 //! state holds the companion resource for the parent a call changed, the change belongs to
 //! that resource: its argument set, or, when the call cleared the argument, its deletion.
 
-use super::effect::{Change, Effect, ResourceKey};
+use super::effect::{Change, Effect};
 use crate::terraform::state::{Instance, Mode, StateIndex};
 use knowledge::catalog::{Catalog, Companion};
 use serde_json::Value;
@@ -14,10 +14,9 @@ use serde_json::Value;
 /// The effects with argument changes on managed parents moved onto the companion resources
 /// the state holds for them.
 pub(super) fn as_companions(effects: Vec<Effect>, state: &StateIndex) -> Vec<Effect> {
-    effects
-        .into_iter()
-        .map(|effect| on_companion(&effect, state).unwrap_or(effect))
-        .collect()
+    super::rewrite(effects, |effect| {
+        on_companion(effect, state).map(|e| vec![e])
+    })
 }
 
 /// The effect on the companion resource, or `None` when the effect sets no argument a
@@ -34,15 +33,7 @@ fn on_companion(effect: &Effect, state: &StateIndex) -> Option<Effect> {
     } else {
         effect.change.clone()
     };
-    Some(Effect {
-        resource: ResourceKey {
-            resource_type: held.resource_type.clone(),
-            identity: held.string_attribute("id").unwrap_or_default().to_owned(),
-        },
-        address: Some(held.address.clone()),
-        change,
-        ..effect.clone()
-    })
+    Some(effect.on_instance(held, change))
 }
 
 /// The managed companion resource naming the parent by its id.
@@ -70,52 +61,23 @@ fn is_cleared(value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::effect::{Evidence, Risk};
-    use crate::terraform::state::State;
+    use crate::resolve::testing::{effect, index, resource};
     use serde_json::json;
 
     const URL: &str = "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs";
 
-    fn index(resources: Value) -> StateIndex {
-        let text = json!({"version": 4, "resources": resources});
-        StateIndex::new(State::parse(text.to_string().as_bytes(), "t").expect("state"))
-    }
-
-    fn resource(resource_type: &str, name: &str, attributes: Value) -> Value {
-        json!({"mode": "managed", "type": resource_type, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    }
-
     fn policy_set(value: Value) -> Effect {
-        Effect {
-            evidence: Evidence {
-                event_id: "e".into(),
-                time: chrono::Utc::now(),
-                event_source: "sqs.amazonaws.com".into(),
-                api: "SetQueueAttributes".into(),
-                actor: "alice".into(),
-                client: "console".into(),
-                session: "s".into(),
-                region: "eu-west-1".into(),
-                account: None,
-            },
-            resource: ResourceKey {
-                resource_type: "aws_sqs_queue".into(),
-                identity: URL.into(),
-            },
-            address: Some("aws_sqs_queue.jobs".into()),
-            change: Change::Set {
-                attribute: "policy".into(),
-                value,
-            },
-            rule: "sqs:SetQueueAttributes".into(),
-            risk: Risk::Medium,
-            flags: Vec::new(),
-            summary: "changed queue attributes".into(),
-            mentions: Vec::new(),
-            allocates: Vec::new(),
-        }
+        let change = Change::Set {
+            attribute: "policy".into(),
+            value,
+        };
+        let queue = ("aws_sqs_queue", URL);
+        effect(
+            "SetQueueAttributes",
+            queue,
+            Some("aws_sqs_queue.jobs"),
+            change,
+        )
     }
 
     fn queue() -> Value {

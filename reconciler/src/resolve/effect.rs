@@ -8,6 +8,8 @@ use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 use std::fmt;
 
+use crate::terraform::state::Instance;
+
 /// A resource as calls refer to it: its Terraform type and its cloud identity (an id, an ARN, a
 /// name, or a composite natural key joined with `/`).
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -139,4 +141,23 @@ pub struct Effect {
     pub mentions: Vec<String>,
     /// Identities the response allocated (for causality edges).
     pub allocates: Vec<String>,
+}
+
+impl Effect {
+    /// The same call's effect on another managed instance (a rule resource, a route, a policy
+    /// or a tag held apart), with the change it made there.
+    pub fn on_instance(&self, instance: &Instance, change: Change) -> Effect {
+        Effect {
+            resource: ResourceKey {
+                resource_type: instance.resource_type.clone(),
+                identity: instance
+                    .string_attribute("id")
+                    .unwrap_or_default()
+                    .to_owned(),
+            },
+            address: Some(instance.address.clone()),
+            change,
+            ..self.clone()
+        }
+    }
 }

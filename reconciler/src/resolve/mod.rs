@@ -23,6 +23,8 @@ mod routes;
 mod scope;
 mod sg_rules;
 mod single_tags;
+#[cfg(test)]
+mod testing;
 
 pub use finding::{Finding, FindingKind, Reach, Touched, touched};
 pub use scope::{Origin, Scope, arn_parts, is_global};
@@ -313,6 +315,20 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
             out
         }
     }
+}
+
+/// The effects with each one `rewrite` replaces by its result (an empty result drops it), the
+/// others kept: how the passes that read effects as AWS applies them (security group rules,
+/// routes, companions, single tags) work.
+fn rewrite(effects: Vec<Effect>, rewrite: impl Fn(&Effect) -> Option<Vec<Effect>>) -> Vec<Effect> {
+    let mut out = Vec::new();
+    for effect in effects {
+        match rewrite(&effect) {
+            Some(replaced) => out.extend(replaced),
+            None => out.push(effect),
+        }
+    }
+    out
 }
 
 /// Values a call added to or removed from a set attribute, as a change.

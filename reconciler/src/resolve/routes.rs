@@ -34,14 +34,7 @@ const TARGETS: [&str; 9] = [
 /// The effects with route changes on managed tables read as AWS applies them: replacements of
 /// a destination's route, and changes of the table's `aws_route` resources when it has any.
 pub(super) fn as_routes(effects: Vec<Effect>, state: &StateIndex) -> Vec<Effect> {
-    let mut out = Vec::new();
-    for effect in effects {
-        match route_change(&effect, state) {
-            Some(replaced) => out.extend(replaced),
-            None => out.push(effect),
-        }
-    }
-    out
+    super::rewrite(effects, |effect| route_change(effect, state))
 }
 
 /// The replacement of one effect, or `None` when it is not a route change on a managed table
@@ -70,7 +63,7 @@ fn route_change(effect: &Effect, state: &StateIndex) -> Option<Vec<Effect>> {
     Some(match (added, existing) {
         (true, Some(route)) => retargeted(effect, fields, route),
         (true, None) => vec![created(effect, fields, split, field, destination)],
-        (false, Some(route)) => vec![on_route(effect, route, Change::Delete)],
+        (false, Some(route)) => vec![effect.on_instance(route, Change::Delete)],
         (false, None) => return None,
     })
 }
@@ -108,19 +101,6 @@ fn routes_to(route: &Instance, field: &str, destination: &str) -> bool {
     route.string_attribute(&route_attribute(field)) == Some(destination)
 }
 
-/// An effect of the same call on a route resource.
-fn on_route(effect: &Effect, route: &Instance, change: Change) -> Effect {
-    Effect {
-        resource: ResourceKey {
-            resource_type: route.resource_type.clone(),
-            identity: route.string_attribute("id").unwrap_or_default().to_owned(),
-        },
-        address: Some(route.address.clone()),
-        change,
-        ..effect.clone()
-    }
-}
-
 /// The new target of the route resource for the destination: the target the call names, and
 /// every other target the resource had cleared.
 fn retargeted(effect: &Effect, fields: &Map<String, Value>, route: &Instance) -> Vec<Effect> {
@@ -138,7 +118,7 @@ fn retargeted(effect: &Effect, fields: &Map<String, Value>, route: &Instance) ->
                 attribute: (*target).to_owned(),
                 value,
             };
-            Some(on_route(effect, route, change))
+            Some(effect.on_instance(route, change))
         })
         .collect()
 }
@@ -236,50 +216,16 @@ fn is_empty(value: &Value) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::effect::{Evidence, Risk};
-    use crate::terraform::state::State;
+    use crate::resolve::testing::{effect, index, resource};
     use serde_json::json;
 
-    fn index(resources: Value) -> StateIndex {
-        let text = json!({"version": 4, "resources": resources});
-        StateIndex::new(State::parse(text.to_string().as_bytes(), "t").expect("state"))
-    }
-
-    fn resource(resource_type: &str, name: &str, attributes: Value) -> Value {
-        json!({"mode": "managed", "type": resource_type, "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": attributes}]})
-    }
-
     fn added(fields: Value) -> Effect {
-        Effect {
-            evidence: Evidence {
-                event_id: "e".into(),
-                time: chrono::Utc::now(),
-                event_source: "ec2.amazonaws.com".into(),
-                api: "ReplaceRoute".into(),
-                actor: "alice".into(),
-                client: "console".into(),
-                session: "s".into(),
-                region: "us-east-1".into(),
-                account: None,
-            },
-            resource: ResourceKey {
-                resource_type: "aws_route_table".into(),
-                identity: "rtb-1".into(),
-            },
-            address: Some("aws_route_table.main".into()),
-            change: Change::AddBlock {
-                block: "route".into(),
-                fields: fields.as_object().cloned().unwrap_or_default(),
-            },
-            rule: "ec2:ReplaceRoute".into(),
-            risk: Risk::High,
-            flags: Vec::new(),
-            summary: "changed a route's target".into(),
-            mentions: Vec::new(),
-            allocates: Vec::new(),
-        }
+        let change = Change::AddBlock {
+            block: "route".into(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+        };
+        let table = ("aws_route_table", "rtb-1");
+        effect("ReplaceRoute", table, Some("aws_route_table.main"), change)
     }
 
     fn fields(value: Value) -> Map<String, Value> {

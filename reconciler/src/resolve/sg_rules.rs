@@ -26,14 +26,9 @@ pub(super) fn as_rule_resources(
     state: &StateIndex,
 ) -> Vec<Effect> {
     let response = call.response_elements.json();
-    let mut out = Vec::new();
-    for effect in effects {
-        match separate_rule_change(&effect, response.as_ref(), state) {
-            Some(replaced) if !replaced.is_empty() => out.extend(replaced),
-            _ => out.push(effect),
-        }
-    }
-    out
+    super::rewrite(effects, |effect| {
+        separate_rule_change(effect, response.as_ref(), state).filter(|r| !r.is_empty())
+    })
 }
 
 /// The replacement of one effect, or `None` when it is not an inline rule change on a group
@@ -159,15 +154,7 @@ fn deleted(
     rules
         .iter()
         .filter(|rule| matches(fields, rule, is_legacy(rule, split)))
-        .map(|rule| Effect {
-            resource: ResourceKey {
-                resource_type: rule.resource_type.clone(),
-                identity: rule.string_attribute("id").unwrap_or_default().to_owned(),
-            },
-            address: Some(rule.address.clone()),
-            change: Change::Delete,
-            ..effect.clone()
-        })
+        .map(|rule| effect.on_instance(rule, Change::Delete))
         .collect()
 }
 

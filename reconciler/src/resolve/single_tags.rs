@@ -16,14 +16,7 @@ use std::collections::BTreeMap;
 /// The effects with tag changes moved onto the single-tag resources the state holds for the
 /// tagged resource.
 pub(super) fn as_single_tags(effects: Vec<Effect>, state: &StateIndex) -> Vec<Effect> {
-    let mut out = Vec::new();
-    for effect in effects {
-        match split(&effect, state) {
-            Some(replaced) => out.extend(replaced),
-            None => out.push(effect),
-        }
-    }
-    out
+    super::rewrite(effects, |effect| split(effect, state))
 }
 
 /// The tag change of one effect shared between its resource and the holders of its keys, or
@@ -48,7 +41,7 @@ fn split(effect: &Effect, state: &StateIndex) -> Option<Vec<Effect>> {
     let mut rest_set = BTreeMap::new();
     for (key, value) in set {
         match held(key) {
-            Some(holder) => out.push(on_holder(effect, holder, set_value(value))),
+            Some(holder) => out.push(effect.on_instance(holder, set_value(value))),
             None if effect.address.is_none() => {
                 out.push(created(effect, &holder_type, id, key, value));
             }
@@ -60,7 +53,7 @@ fn split(effect: &Effect, state: &StateIndex) -> Option<Vec<Effect>> {
     let mut rest_remove = Vec::new();
     for key in remove {
         match held(key) {
-            Some(holder) => out.push(on_holder(effect, holder, Change::Delete)),
+            Some(holder) => out.push(effect.on_instance(holder, Change::Delete)),
             None => rest_remove.push(key.clone()),
         }
     }
@@ -99,19 +92,6 @@ fn set_value(value: &str) -> Change {
     }
 }
 
-/// An effect of the same call on a holder.
-fn on_holder(effect: &Effect, holder: &Instance, change: Change) -> Effect {
-    Effect {
-        resource: ResourceKey {
-            resource_type: holder.resource_type.clone(),
-            identity: holder.string_attribute("id").unwrap_or_default().to_owned(),
-        },
-        address: Some(holder.address.clone()),
-        change,
-        ..effect.clone()
-    }
-}
-
 /// A new holder for a key the resource did not have, named by the provider's import id.
 fn created(effect: &Effect, holder_type: &str, id: &str, key: &str, value: &str) -> Effect {
     let parent = Catalog::bundled()
@@ -143,57 +123,27 @@ fn created(effect: &Effect, holder_type: &str, id: &str, key: &str, value: &str)
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::resolve::effect::{Evidence, Risk};
-    use crate::terraform::state::State;
+    use crate::resolve::testing::{effect, index, resource};
     use serde_json::json;
 
     const SUBNET: &str = "subnet-0a1b2c3d4e5f60718";
 
-    fn index(resources: Value) -> StateIndex {
-        let text = json!({"version": 4, "resources": resources});
-        StateIndex::new(State::parse(text.to_string().as_bytes(), "t").expect("state"))
-    }
-
     fn tag(name: &str, key: &str, value: &str) -> Value {
-        json!({"mode": "managed", "type": "aws_ec2_tag", "name": name,
-               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances": [{"schema_version": 0, "attributes": {
-                   "id": format!("{SUBNET},{key}"), "resource_id": SUBNET, "key": key, "value": value}}]})
+        let attributes = json!({"id": format!("{SUBNET},{key}"), "resource_id": SUBNET,
+            "key": key, "value": value});
+        resource("aws_ec2_tag", name, attributes)
     }
 
     fn tagged(set: &[(&str, &str)], remove: &[&str]) -> Effect {
-        Effect {
-            evidence: Evidence {
-                event_id: "e".into(),
-                time: chrono::Utc::now(),
-                event_source: "ec2.amazonaws.com".into(),
-                api: "CreateTags".into(),
-                actor: "alice".into(),
-                client: "console".into(),
-                session: "s".into(),
-                region: "us-east-1".into(),
-                account: None,
-            },
-            resource: ResourceKey {
-                resource_type: "aws_subnet".into(),
-                identity: SUBNET.into(),
-            },
-            address: None,
-            change: Change::Tags {
-                set: set
-                    .iter()
-                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                    .collect(),
-                remove: remove.iter().map(|k| (*k).to_owned()).collect(),
-                replace: false,
-            },
-            rule: "ec2:CreateTags".into(),
-            risk: Risk::Low,
-            flags: Vec::new(),
-            summary: "tagged resources".into(),
-            mentions: Vec::new(),
-            allocates: Vec::new(),
-        }
+        let change = Change::Tags {
+            set: set
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                .collect(),
+            remove: remove.iter().map(|k| (*k).to_owned()).collect(),
+            replace: false,
+        };
+        effect("CreateTags", ("aws_subnet", SUBNET), None, change)
     }
 
     #[test]

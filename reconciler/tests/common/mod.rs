@@ -89,3 +89,17 @@ pub fn ids(doc: &serde_json::Value) -> Vec<String> {
         .map(|c| c["event_id"].as_str().unwrap().to_owned())
         .collect()
 }
+
+/// Copies a directory tree (a fixture project into a scratch directory).
+pub fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_dir(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
