@@ -306,17 +306,16 @@ fn modify_block_public_access(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 }
 
 /// The exclusion of a raw request's `ExclusionId`.
-fn exclusion<'a>(ctx: &Ctx<'_>, p: &'a Value) -> Result<(usize, &'a str), ApiError> {
+fn exclusion(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
     let id = params::string(p, "ExclusionId")?;
-    let at = existing(
+    existing(
         ctx,
         "aws_vpc_block_public_access_exclusion",
         "id",
         id,
         "InvalidVpcBlockPublicAccessExclusionId.NotFound",
         "exclusion",
-    )?;
-    Ok((at, id))
+    )
 }
 
 /// An exclusion as a response describes it.
@@ -332,7 +331,7 @@ fn exclusion_element(ctx: &Ctx<'_>, at: usize, state: &str) -> Value {
 fn modify_exclusion(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     const API: &str = "ModifyVpcBlockPublicAccessExclusion";
     let request = raw(p, API);
-    let (at, _) = exclusion(ctx, request)?;
+    let at = exclusion(ctx, request)?;
     let mode = params::string(request, "InternetGatewayExclusionMode")?;
     ctx.set(at, "internet_gateway_exclusion_mode", json!(mode));
     let element = exclusion_element(ctx, at, "update-in-progress");
@@ -342,7 +341,7 @@ fn modify_exclusion(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
 /// DeleteVpcBlockPublicAccessExclusion.
 fn delete_exclusion(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     const API: &str = "DeleteVpcBlockPublicAccessExclusion";
-    let (at, _) = exclusion(ctx, raw(p, API))?;
+    let at = exclusion(ctx, raw(p, API))?;
     let element = exclusion_element(ctx, at, "delete-in-progress");
     ctx.remove(at);
     Ok(raw_response(API, "vpcBlockPublicAccessExclusion", element))
