@@ -1913,3 +1913,290 @@ fn a_caller_session_is_kept_from_call_to_call() {
         ]
     );
 }
+
+/// A cloud seeded from the network fixture project's state.
+fn network_cloud() -> Cloud {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../fixtures/projects/network/terraform.tfstate");
+    let state = State::read(&path).expect("network state reads");
+    Cloud::from_state(&state, &Settings::default())
+}
+
+/// A string attribute of the instance at `address`.
+fn at(cloud: &Cloud, address: &str, key: &str) -> String {
+    cloud
+        .resources()
+        .iter()
+        .find(|i| i.address == address)
+        .and_then(|i| i.attributes[key].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[test]
+fn routes_of_route_resources_and_vpn_gateways() {
+    let mut c = network_cloud();
+    let table = at(&c, "aws_route.private_onprem", "route_table_id");
+    let vgw = at(&c, "aws_vpn_gateway.this", "id");
+    let vpc = at(&c, "aws_vpc.this", "id");
+    ok(
+        &mut c,
+        EC2,
+        "ReplaceRoute",
+        json!({"routeTableId": table, "destinationCidrBlock": "192.168.0.0/16", "transitGatewayId": "tgw-1"}),
+    );
+    assert_eq!(
+        at(&c, "aws_route.private_onprem", "transit_gateway_id"),
+        "tgw-1"
+    );
+    assert_eq!(at(&c, "aws_route.private_onprem", "gateway_id"), "");
+    fails(
+        &mut c,
+        EC2,
+        "ReplaceRoute",
+        json!({"routeTableId": table, "destinationCidrBlock": "10.99.0.0/16", "gatewayId": vgw}),
+        "InvalidParameterValue",
+    );
+    let routes = count(&c, "aws_route");
+    ok(
+        &mut c,
+        EC2,
+        "CreateRoute",
+        json!({"routeTableId": table, "destinationCidrBlock": "172.16.0.0/12", "gatewayId": vgw}),
+    );
+    assert_eq!(
+        count(&c, "aws_route"),
+        routes + 1,
+        "a table of aws_route resources gains one"
+    );
+    assert_eq!(
+        attrs(&c, "aws_route", "destination_cidr_block", "172.16.0.0/12")["id"],
+        json!(format!("r-{table}3337197873"))
+    );
+    ok(
+        &mut c,
+        EC2,
+        "DisableVgwRoutePropagation",
+        json!({"routeTableId": table, "gatewayId": vgw}),
+    );
+    assert_eq!(count(&c, "aws_vpn_gateway_route_propagation"), 0);
+    ok(
+        &mut c,
+        EC2,
+        "EnableVgwRoutePropagation",
+        json!({"routeTableId": table, "gatewayId": vgw}),
+    );
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_vpn_gateway_route_propagation",
+            "route_table_id",
+            &table
+        )["id"],
+        json!(format!("{vgw}_{table}"))
+    );
+    let attachment = json!({"vpnGatewayId": vgw, "vpcId": vpc});
+    fails(
+        &mut c,
+        EC2,
+        "AttachVpnGateway",
+        attachment.clone(),
+        "VpnGatewayAttachmentLimitExceeded",
+    );
+    ok(&mut c, EC2, "DetachVpnGateway", attachment.clone());
+    assert_eq!(count(&c, "aws_vpn_gateway_attachment"), 0);
+    let attached = ok(&mut c, EC2, "AttachVpnGateway", attachment);
+    assert_eq!(
+        attached.record["responseElements"]["attachment"]["state"],
+        json!("attaching")
+    );
+    assert_eq!(
+        attrs(&c, "aws_vpn_gateway_attachment", "vpc_id", &vpc)["id"],
+        json!(at(
+            &network_cloud(),
+            "aws_vpn_gateway_attachment.this",
+            "id"
+        )),
+        "the provider's id: vpn-attachment- and the CRC-32 of vpc-vgw"
+    );
+}
+
+#[test]
+fn vpc_options_ranges_and_block_public_access() {
+    let mut c = network_cloud();
+    let vpc = at(&c, "aws_vpc.this", "id");
+    ok(
+        &mut c,
+        EC2,
+        "AssociateDhcpOptions",
+        json!({"dhcpOptionsId": "default", "vpcId": vpc}),
+    );
+    assert_eq!(
+        at(&c, "aws_vpc_dhcp_options_association.this", "id"),
+        format!("default-{vpc}")
+    );
+    let assoc = at(&c, "aws_vpc_ipv4_cidr_block_association.this[0]", "id");
+    fails(
+        &mut c,
+        EC2,
+        "DisassociateVpcCidrBlock",
+        json!({"associationId": assoc}),
+        "InvalidCidrBlock.InUse",
+    );
+    let added = ok(
+        &mut c,
+        EC2,
+        "AssociateVpcCidrBlock",
+        json!({"vpcId": vpc, "cidrBlock": "10.62.0.0/16"}),
+    );
+    let id = added.record["responseElements"]["cidrBlockAssociation"]["associationId"].clone();
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_vpc_ipv4_cidr_block_association",
+            "cidr_block",
+            "10.62.0.0/16"
+        )["id"],
+        id
+    );
+    ok(
+        &mut c,
+        EC2,
+        "DisassociateVpcCidrBlock",
+        json!({"associationId": id}),
+    );
+    assert_eq!(count(&c, "aws_vpc_ipv4_cidr_block_association"), 1);
+    let off = ok(
+        &mut c,
+        EC2,
+        "ModifyVpcBlockPublicAccessOptions",
+        json!({"ModifyVpcBlockPublicAccessOptionsRequest": {"InternetGatewayBlockMode": "off"}}),
+    );
+    assert_eq!(
+        off.record["responseElements"]["ModifyVpcBlockPublicAccessOptionsResponse"]["vpcBlockPublicAccessOptions"]
+            ["awsRegion"],
+        json!("sa-east-1")
+    );
+    assert_eq!(
+        at(
+            &c,
+            "aws_vpc_block_public_access_options.this",
+            "internet_gateway_block_mode"
+        ),
+        "off"
+    );
+    let exclusion = at(&c, "aws_vpc_block_public_access_exclusion.public[0]", "id");
+    ok(
+        &mut c,
+        EC2,
+        "ModifyVpcBlockPublicAccessExclusion",
+        json!({"ModifyVpcBlockPublicAccessExclusionRequest": {"ExclusionId": exclusion, "InternetGatewayExclusionMode": "allow-egress"}}),
+    );
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_vpc_block_public_access_exclusion",
+            "id",
+            &exclusion
+        )["internet_gateway_exclusion_mode"],
+        json!("allow-egress")
+    );
+    ok(
+        &mut c,
+        EC2,
+        "DeleteVpcBlockPublicAccessExclusion",
+        json!({"DeleteVpcBlockPublicAccessExclusionRequest": {"ExclusionId": exclusion}}),
+    );
+    assert_eq!(count(&c, "aws_vpc_block_public_access_exclusion"), 1);
+    let pg = at(&c, "aws_placement_group.analytics", "placement_group_id");
+    ok(
+        &mut c,
+        EC2,
+        "CreateTags",
+        json!({"resourcesSet": {"items": [{"resourceId": pg}]}, "tagSet": {"items": [{"key": "Owner", "value": "hpc"}]}}),
+    );
+    assert_eq!(
+        attrs(&c, "aws_placement_group", "placement_group_id", &pg)["tags"]["Owner"],
+        json!("hpc")
+    );
+}
+
+#[test]
+fn default_group_redshift_targets_and_listener_certificates() {
+    let mut c = network_cloud();
+    let group = at(&c, "aws_default_security_group.this", "id");
+    ok(
+        &mut c,
+        EC2,
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": group, "ipPermissions": {"items": [{"ipProtocol": "-1",
+            "groups": {"items": [{"groupId": group}]}, "ipRanges": {}, "ipv6Ranges": {}, "prefixListIds": {}}]}}),
+    );
+    assert_eq!(
+        attrs(&c, "aws_default_security_group", "id", &group)["ingress"],
+        json!([])
+    );
+    let redshift = "redshift.amazonaws.com";
+    let subnets = attrs(
+        &c,
+        "aws_redshift_subnet_group",
+        "name",
+        "meridian-prod-redshift",
+    )["subnet_ids"]
+        .clone();
+    ok(
+        &mut c,
+        redshift,
+        "ModifyClusterSubnetGroup",
+        json!({"clusterSubnetGroupName": "Meridian-Prod-Redshift", "description": "reviewed", "subnetIds": subnets}),
+    );
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_redshift_subnet_group",
+            "name",
+            "meridian-prod-redshift"
+        )["description"],
+        json!("reviewed")
+    );
+    let elb = "elasticloadbalancing.amazonaws.com";
+    let tg = at(&c, "aws_lb_target_group.api", "arn");
+    let target = |ip: &str| json!({"targetGroupArn": tg, "targets": [{"id": ip, "port": 8443, "availabilityZone": "all"}]});
+    ok(&mut c, elb, "RegisterTargets", target("192.168.10.31"));
+    assert_eq!(count(&c, "aws_lb_target_group_attachment"), 3);
+    ok(&mut c, elb, "RegisterTargets", target("192.168.10.31"));
+    assert_eq!(
+        count(&c, "aws_lb_target_group_attachment"),
+        3,
+        "registering again changes nothing"
+    );
+    ok(&mut c, elb, "DeregisterTargets", target("192.168.10.21"));
+    assert!(
+        attrs(
+            &c,
+            "aws_lb_target_group_attachment",
+            "target_id",
+            "192.168.10.21"
+        )
+        .is_null()
+    );
+    let listener = at(&c, "aws_lb_listener.https", "arn");
+    let cert = at(
+        &c,
+        "aws_lb_listener_certificate.extra[\"legacy\"]",
+        "certificate_arn",
+    );
+    let certificates = json!({"listenerArn": listener, "certificates": [{"certificateArn": cert}]});
+    ok(
+        &mut c,
+        elb,
+        "RemoveListenerCertificates",
+        certificates.clone(),
+    );
+    assert_eq!(count(&c, "aws_lb_listener_certificate"), 0);
+    ok(&mut c, elb, "AddListenerCertificates", certificates);
+    assert_eq!(
+        attrs(&c, "aws_lb_listener_certificate", "certificate_arn", &cert)["id"],
+        json!(format!("{listener}_{cert}"))
+    );
+}

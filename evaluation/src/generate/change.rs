@@ -166,6 +166,26 @@ pub fn s3(name: &str, bucket: &str, key: &str, body: Value, marker: &str) -> Req
     req("s3.amazonaws.com", name, params)
 }
 
+/// A resource's description reworded by `call(description)`; `noun` names its kind in the
+/// change's description (`cache subnet group`).
+pub fn reworded(
+    generator: &'static str,
+    noun: &str,
+    instance: &Instance,
+    call: impl Fn(&str) -> Request,
+) -> Change {
+    let name = text(instance, "name");
+    let current = text(instance, "description");
+    Change::modify(
+        generator,
+        instance,
+        format!("reworded the description of {noun} {name}"),
+        &["description"],
+        vec![call(&format!("{current} (reviewed)"))],
+    )
+    .undo(vec![call(current)])
+}
+
 /// The S3 XML namespace CloudTrail keeps in bodies.
 pub const XMLNS: &str = "http://s3.amazonaws.com/doc/2006-03-01/";
 

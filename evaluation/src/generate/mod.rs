@@ -27,6 +27,7 @@ pub mod session;
 mod storage;
 mod tagging;
 mod tags;
+mod vpc;
 
 use crate::scenario::{self, Category, Scenario, ScenarioError, StateDelta};
 use reconciler::terraform::config::{LoadOptions, Project};
@@ -281,6 +282,7 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         out.extend(fleet::changes(instance, &all));
         out.extend(edge::changes(instance));
         out.extend(platform::changes(instance));
+        out.extend(vpc::changes(instance, &all));
     }
     out.extend(network::creations(&all));
     out.extend(identity::creations(&all));

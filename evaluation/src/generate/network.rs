@@ -11,7 +11,7 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
     match instance.resource_type.as_str() {
         "aws_security_group" => security_group(instance, all),
         "aws_subnet" => subnet(instance),
-        "aws_vpc" => vpc(instance),
+        "aws_vpc" | "aws_default_vpc" => vpc(instance),
         "aws_route_table" => route_table(instance),
         "aws_vpc_security_group_ingress_rule"
         | "aws_vpc_security_group_egress_rule"
@@ -21,7 +21,7 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
 }
 
 /// One `ipPermissions` item for a TCP port from one IPv4 or IPv6 range.
-fn permission(port: i64, cidr: &str, description: &str) -> Value {
+pub(super) fn permission(port: i64, cidr: &str, description: &str) -> Value {
     let mut range = match cidr.contains(':') {
         true => json!({"cidrIpv6": cidr}),
         false => json!({"cidrIp": cidr}),
@@ -37,7 +37,8 @@ fn permission(port: i64, cidr: &str, description: &str) -> Value {
            "ipRanges": v4, "ipv6Ranges": v6, "prefixListIds": {}})
 }
 
-fn sg_call(name: &str, group: &str, items: Vec<Value>) -> crate::sim::Request {
+/// A security group call on `group` with these `ipPermissions` items.
+pub(super) fn sg_call(name: &str, group: &str, items: Vec<Value>) -> crate::sim::Request {
     req(
         EC2,
         name,
@@ -86,7 +87,7 @@ fn port_open(instance: &Instance, port: i64) -> bool {
 }
 
 /// The CIDR block of the group's VPC, or a private range.
-fn vpc_cidr(instance: &Instance, all: &[Instance]) -> String {
+pub(super) fn vpc_cidr(instance: &Instance, all: &[Instance]) -> String {
     let vpc = text(instance, "vpc_id");
     all.iter()
         .find(|i| i.resource_type == "aws_vpc" && text(i, "id") == vpc)
@@ -167,7 +168,7 @@ fn security_group(instance: &Instance, all: &[Instance]) -> Vec<Change> {
 }
 
 /// The `ipPermissions` item that matches a Terraform rule element exactly.
-fn item_of(rule: &Value) -> Option<Value> {
+pub(super) fn item_of(rule: &Value) -> Option<Value> {
     let protocol = rule.get("protocol")?.as_str()?;
     let strings = |k: &str| -> Vec<String> {
         rule.get(k)

@@ -1,7 +1,7 @@
 //! Changes to platform services: EKS clusters, node groups, add-ons and access entries,
 //! ElastiCache replication and subnet groups, network ACL rules and VPC flow logs.
 
-use super::change::{Change, Kind, block, int, next_size, req, text};
+use super::change::{Change, Kind, block, int, next_size, req, reworded, text};
 use crate::sim::Request;
 use reconciler::terraform::state::Instance;
 use serde_json::{Value, json};
@@ -283,24 +283,19 @@ fn cache(instance: &Instance) -> Vec<Change> {
 /// A cache subnet group's description reworded.
 fn cache_subnets(instance: &Instance) -> Change {
     let name = text(instance, "name");
-    let current = text(instance, "description");
-    let new = format!("{current} (reviewed)");
     let subnets = instance.attributes.get("subnet_ids").cloned();
-    let call = |d: &str| {
-        req(
-            "elasticache.amazonaws.com",
-            "ModifyCacheSubnetGroup",
-            json!({"cacheSubnetGroupName": name, "cacheSubnetGroupDescription": d, "subnetIds": subnets}),
-        )
-    };
-    Change::modify(
+    reworded(
         "cache-subnet-description",
+        "cache subnet group",
         instance,
-        format!("reworded the description of cache subnet group {name}"),
-        &["description"],
-        vec![call(&new)],
+        |d| {
+            req(
+                "elasticache.amazonaws.com",
+                "ModifyCacheSubnetGroup",
+                json!({"cacheSubnetGroupName": name, "cacheSubnetGroupDescription": d, "subnetIds": subnets}),
+            )
+        },
     )
-    .undo(vec![call(current)])
 }
 
 /// A network ACL entry narrowed to the upper half of its port range, or (for an entry

@@ -16,6 +16,7 @@ pub fn changes(state: &State) -> Vec<Change> {
         .filter_map(|i| match i.resource_type.as_str() {
             "aws_lambda_function" => xray_tracing(i),
             "aws_db_instance" => minor_version_upgrade(i),
+            "aws_default_security_group" => super::vpc::remove_default_rules(i),
             _ => None,
         })
         .collect()

@@ -26,6 +26,7 @@ pub fn changes(state: &State) -> Vec<Change> {
             "aws_iam_role" => foreign_trust(instance),
             "aws_sns_topic" => public_topic(instance),
             "aws_s3_bucket_policy" => public_bucket(instance),
+            "aws_vpc_block_public_access_options" => super::vpc::block_public_access_off(instance),
             _ => None,
         });
     }

@@ -1,6 +1,8 @@
 //! Tagging calls for the types `tags::tag_request` leaves to this module: the EC2 network
-//! resources, API Gateway, ECS, ECR, IAM instance profiles and OIDC providers, DB subnet
-//! groups, hosted zones, SSM parameters, listeners, and the platform services.
+//! resources (the VPC's default ones, gateways, DHCP options, placement groups and block
+//! public access exclusions included), API Gateway, ECS, ECR, IAM instance profiles and OIDC
+//! providers, DB and Redshift subnet groups, hosted zones, SSM parameters, listeners, and the
+//! platform services.
 
 use super::change::{req, text};
 use crate::sim::Request;
@@ -19,12 +21,20 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
         | "aws_network_acl"
         | "aws_vpc_endpoint"
         | "aws_flow_log"
-        | "aws_vpn_gateway" => req(
-            "ec2.amazonaws.com",
+        | "aws_vpn_gateway"
+        | "aws_customer_gateway"
+        | "aws_egress_only_internet_gateway"
+        | "aws_vpc_dhcp_options"
+        | "aws_default_vpc"
+        | "aws_default_security_group"
+        | "aws_default_route_table"
+        | "aws_default_network_acl"
+        | "aws_vpc_block_public_access_exclusion" => ec2_tags(text(instance, "id"), key, value),
+        "aws_placement_group" => ec2_tags(text(instance, "placement_group_id"), key, value),
+        "aws_redshift_subnet_group" => req(
+            "redshift.amazonaws.com",
             "CreateTags",
-            json!({
-            "resourcesSet": {"items": [{"resourceId": text(instance, "id")}]},
-            "tagSet": {"items": [{"key": key, "value": value}]}}),
+            json!({"resourceName": arn, "tags": pair}),
         ),
         "aws_apigatewayv2_api" | "aws_apigatewayv2_stage" => req(
             "apigateway.amazonaws.com",
@@ -95,6 +105,17 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
         _ => return None,
     };
     Some(request)
+}
+
+/// EC2's CreateTags of `key=value` on the resource `id`.
+fn ec2_tags(id: &str, key: &str, value: &str) -> Request {
+    req(
+        "ec2.amazonaws.com",
+        "CreateTags",
+        json!({
+        "resourcesSet": {"items": [{"resourceId": id}]},
+        "tagSet": {"items": [{"key": key, "value": value}]}}),
+    )
 }
 
 /// The ARN ECS names a resource by: a service's is its `id`, the others keep theirs in `arn`.

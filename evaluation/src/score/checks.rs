@@ -706,7 +706,10 @@ pub fn names(import_id: &str, cloud: &Instance) -> bool {
     direct
         || strings.iter().any(|a| {
             strings.iter().any(|b| {
-                a != b && (import_id == format!("{a}/{b}") || import_id == format!("{a},{b}"))
+                a != b
+                    && ["/", ",", "_"]
+                        .iter()
+                        .any(|sep| import_id == format!("{a}{sep}{b}"))
             })
         })
 }

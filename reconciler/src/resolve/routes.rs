@@ -102,16 +102,18 @@ fn routes_to(route: &Instance, field: &str, destination: &str) -> bool {
 }
 
 /// The new target of the route resource for the destination: the target the call names, and
-/// every other target the resource had cleared.
+/// every other target empty: cleared when the resource had it, else as empty as the state
+/// holds it (so a target an earlier call of the trail set is undone too).
 fn retargeted(effect: &Effect, fields: &Map<String, Value>, route: &Instance) -> Vec<Effect> {
     TARGETS
         .iter()
         .filter_map(|target| {
             let given = fields.get(*target).filter(|v| !is_empty(v));
-            let had = route.attributes.get(*target).filter(|v| !is_empty(v));
-            let value = match (given, had) {
+            let stored = route.attributes.get(*target);
+            let value = match (given, stored) {
                 (Some(new), _) => new.clone(),
-                (None, Some(_)) => Value::Null,
+                (None, Some(had)) if !is_empty(had) => Value::Null,
+                (None, Some(empty)) => empty.clone(),
                 (None, None) => return None,
             };
             let change = Change::Set {
@@ -309,5 +311,34 @@ mod tests {
                 ("aws_route.default", "nat_gateway_id", &json!("nat-2")),
             ]
         );
+    }
+
+    #[test]
+    fn a_new_target_leaves_the_other_targets_as_empty_as_the_state_holds_them() {
+        let state = index(json!([
+            resource(
+                "aws_route_table",
+                "main",
+                json!({"id": "rtb-1", "route": []})
+            ),
+            resource(
+                "aws_route",
+                "onprem",
+                json!({
+                "id": "r-rtb-1123", "route_table_id": "rtb-1", "destination_cidr_block": "10.9.0.0/16",
+                "gateway_id": "vgw-1", "transit_gateway_id": ""})
+            ),
+        ]));
+        let effects = as_routes(
+            vec![added(
+                json!({"cidr_block": "10.9.0.0/16", "gateway_id": "vgw-1"}),
+            )],
+            &state,
+        );
+        let transit = effects.iter().find_map(|e| match &e.change {
+            Change::Set { attribute, value } if attribute == "transit_gateway_id" => Some(value),
+            _ => None,
+        });
+        assert_eq!(transit, Some(&json!("")));
     }
 }

@@ -1,12 +1,13 @@
 //! Amazon EC2: instances, tags, subnets, VPCs, routes, launch templates and volumes
-//! (security groups are in `sg.rs`).
+//! (security groups are in `sg.rs`, VPN gateways, DHCP options, VPC CIDR blocks and block
+//! public access in `vpc.rs`).
 
 use serde_json::{Value, json};
 
 use super::super::ApiError;
 use super::super::ctx::{ApiResult, Ctx, ec2_true};
 use super::super::params::{self, items, list};
-use super::{Handler, sg};
+use super::{Handler, sg, vpc};
 
 /// The handler of an EC2 write call.
 pub fn handler(api: &str) -> Option<Handler> {
@@ -26,10 +27,11 @@ pub fn handler(api: &str) -> Option<Handler> {
         "ModifyVpcAttribute" => modify_vpc_attribute,
         "CreateRoute" => create_route,
         "DeleteRoute" => delete_route,
+        "ReplaceRoute" => replace_route,
         "ModifyLaunchTemplate" => modify_launch_template,
         "CreateLaunchTemplateVersion" => create_launch_template_version,
         "ModifyVolume" => modify_volume,
-        _ => return None,
+        _ => return vpc::handler(api),
     })
 }
 
@@ -127,7 +129,7 @@ fn instance_state(ctx: &mut Ctx<'_>, p: &Value, target: &str) -> ApiResult {
 }
 
 /// Every EC2 resource type whose `id` is the EC2 resource id tags address.
-const TAGGABLE: [&str; 16] = [
+const TAGGABLE: [&str; 23] = [
     "aws_instance",
     "aws_security_group",
     "aws_vpc",
@@ -144,11 +146,21 @@ const TAGGABLE: [&str; 16] = [
     "aws_vpc_endpoint",
     "aws_flow_log",
     "aws_vpn_gateway",
+    "aws_customer_gateway",
+    "aws_egress_only_internet_gateway",
+    "aws_vpc_dhcp_options",
+    "aws_default_security_group",
+    "aws_default_route_table",
+    "aws_default_network_acl",
+    "aws_vpc_block_public_access_exclusion",
 ];
 
 /// The resource of an EC2 id, or the not-found error EC2 gives for its kind.
 fn ec2_resource(ctx: &Ctx<'_>, id: &str) -> Result<usize, ApiError> {
-    if let Some(at) = ctx.find_any(&TAGGABLE, "id", id) {
+    if let Some(at) = ctx
+        .find_any(&TAGGABLE, "id", id)
+        .or_else(|| ctx.find("aws_placement_group", "placement_group_id", id))
+    {
         return Ok(at);
     }
     let (code, noun) = match id.split('-').next().unwrap_or_default() {
@@ -272,7 +284,7 @@ fn set_one_flag(
 }
 
 /// The route targets of CreateRoute and their Terraform attribute names.
-const ROUTE_TARGETS: [(&str, &str); 7] = [
+const ROUTE_TARGETS: [(&str, &str); 8] = [
     ("gatewayId", "gateway_id"),
     ("natGatewayId", "nat_gateway_id"),
     ("instanceId", "instance_id"),
@@ -280,6 +292,7 @@ const ROUTE_TARGETS: [(&str, &str); 7] = [
     ("vpcPeeringConnectionId", "vpc_peering_connection_id"),
     ("transitGatewayId", "transit_gateway_id"),
     ("vpcEndpointId", "vpc_endpoint_id"),
+    ("egressOnlyInternetGatewayId", "egress_only_gateway_id"),
 ];
 
 /// The destination of a route request: (parameter, attribute, value).
@@ -377,8 +390,11 @@ fn create_route(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
             format!("The route identified by {dest} already exists."),
         ));
     }
+    let separate = !ctx
+        .find_all("aws_route", &[("route_table_id", table_id)])
+        .is_empty();
     match table {
-        Some(at) if inline.is_array() => {
+        Some(at) if inline.is_array() && !separate => {
             let mut routes = inline.as_array().cloned().unwrap_or_default();
             routes.push(route_element(p, key, &dest));
             ctx.set(at, "route", Value::Array(routes));
@@ -431,8 +447,42 @@ fn delete_route(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     ))
 }
 
+/// ReplaceRoute: the route for the destination gets the request's target in place of its
+/// old one, on an `aws_route` or an inline route alike.
+fn replace_route(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let table_id = params::string(p, "routeTableId")?;
+    let (key, dest) = destination(p)?;
+    let table = route_table(ctx, table_id)?;
+    if let Some(at) = ctx
+        .find_all("aws_route", &[("route_table_id", table_id), (key, &dest)])
+        .first()
+        .copied()
+    {
+        for (param, attr) in ROUTE_TARGETS {
+            let target = params::opt_string(p, param).unwrap_or_default();
+            ctx.set(at, attr, json!(target));
+        }
+        return Ok(ec2_true());
+    }
+    let routes = table.map(|at| ctx.attr(at, "route")).unwrap_or(Value::Null);
+    let mut routes = routes.as_array().cloned().unwrap_or_default();
+    let Some(n) = routes.iter().position(|r| same_destination(r, key, &dest)) else {
+        return Err(ApiError::new(
+            "InvalidParameterValue",
+            format!(
+                "There is no route defined for '{dest}' in the route table. Please use AddRoute instead."
+            ),
+        ));
+    };
+    routes[n] = route_element(p, key, &dest);
+    if let Some(at) = table {
+        ctx.set(at, "route", Value::Array(routes));
+    }
+    Ok(ec2_true())
+}
+
 /// CRC-32 (IEEE), the hash Terraform's `aws_route` ids are made of.
-fn crc32(bytes: &[u8]) -> u32 {
+pub(super) fn crc32(bytes: &[u8]) -> u32 {
     let mut crc = 0xffff_ffffu32;
     for b in bytes {
         crc ^= u32::from(*b);

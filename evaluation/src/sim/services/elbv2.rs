@@ -1,5 +1,5 @@
 //! Elastic Load Balancing v2: target group health checks and attributes, load balancer
-//! attributes, listeners and tags.
+//! attributes, listeners, registered targets, listener certificates and tags.
 
 use serde_json::{Value, json};
 
@@ -17,6 +17,10 @@ pub fn handler(api: &str) -> Option<Handler> {
         "ModifyListener" => modify_listener,
         "AddTags" => add_tags,
         "RemoveTags" => remove_tags,
+        "RegisterTargets" => register_targets,
+        "DeregisterTargets" => deregister_targets,
+        "AddListenerCertificates" => add_listener_certificates,
+        "RemoveListenerCertificates" => remove_listener_certificates,
         _ => return None,
     })
 }
@@ -278,5 +282,106 @@ fn remove_tags(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     for at in tagged(ctx, p)? {
         ctx.remove_tags(at, &keys);
     }
+    Ok(Value::Null)
+}
+
+/// The registrations of `target` with the target group, as attachments.
+fn registrations(ctx: &Ctx<'_>, group: &str, target: &Value) -> Result<Vec<usize>, ApiError> {
+    let id = params::string(target, "id")?;
+    let mut pairs = vec![("target_group_arn", group), ("target_id", id)];
+    let port = params::opt_int(target, "port").map(|p| p.to_string());
+    if let Some(port) = &port {
+        pairs.push(("port", port));
+    }
+    Ok(ctx.find_all("aws_lb_target_group_attachment", &pairs))
+}
+
+/// RegisterTargets: each target not yet registered becomes an attachment.
+fn register_targets(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let group = ctx.attr_str(target_group(ctx, p)?, "arn");
+    for target in list(p.get("targets")) {
+        if !registrations(ctx, &group, target)?.is_empty() {
+            continue;
+        }
+        let stamp = format!(
+            "{}{:04}",
+            ctx.time.format("%Y%m%d%H%M%S"),
+            ctx.time.timestamp_subsec_micros() / 100
+        );
+        let counter = ctx.hex(8);
+        ctx.create(
+            "aws_lb_target_group_attachment",
+            json!({
+                "id": format!("{group}-{stamp}{counter}"),
+                "target_group_arn": group,
+                "target_id": target.get("id"),
+                "port": target.get("port"),
+                "availability_zone": target.get("availabilityZone"),
+            }),
+        );
+    }
+    Ok(Value::Null)
+}
+
+/// DeregisterTargets.
+fn deregister_targets(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let group = ctx.attr_str(target_group(ctx, p)?, "arn");
+    let mut found = Vec::new();
+    for target in list(p.get("targets")) {
+        found.extend(registrations(ctx, &group, target)?);
+    }
+    ctx.remove_all(found);
+    Ok(Value::Null)
+}
+
+/// The listener of `listenerArn` and the certificate ARNs of a certificates call.
+fn listener_certificates(ctx: &Ctx<'_>, p: &Value) -> Result<(String, Vec<String>), ApiError> {
+    let arn = params::string(p, "listenerArn")?;
+    ctx.find("aws_lb_listener", "arn", arn)
+        .ok_or_else(|| ApiError::new("ListenerNotFound", "One or more listeners not found"))?;
+    let certificates = list(p.get("certificates"))
+        .into_iter()
+        .filter_map(|c| params::opt_string(c, "certificateArn").map(str::to_owned))
+        .collect();
+    Ok((arn.to_owned(), certificates))
+}
+
+/// AddListenerCertificates: each certificate the listener does not serve yet.
+fn add_listener_certificates(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let (listener, certificates) = listener_certificates(ctx, p)?;
+    for cert in &certificates {
+        let pairs = [
+            ("listener_arn", listener.as_str()),
+            ("certificate_arn", cert),
+        ];
+        if ctx
+            .find_all("aws_lb_listener_certificate", &pairs)
+            .is_empty()
+        {
+            ctx.create(
+                "aws_lb_listener_certificate",
+                json!({"id": format!("{listener}_{cert}"), "listener_arn": listener, "certificate_arn": cert}),
+            );
+        }
+    }
+    let listed: Vec<Value> = certificates
+        .iter()
+        .map(|c| json!({"certificateArn": c, "isDefault": false}))
+        .collect();
+    Ok(json!({"certificates": listed}))
+}
+
+/// RemoveListenerCertificates.
+fn remove_listener_certificates(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let (listener, certificates) = listener_certificates(ctx, p)?;
+    let mut found = Vec::new();
+    for cert in &certificates {
+        let pairs = [
+            ("listener_arn", listener.as_str()),
+            ("certificate_arn", cert),
+        ];
+        found.extend(ctx.find_all("aws_lb_listener_certificate", &pairs));
+    }
+    ctx.remove_all(found);
     Ok(Value::Null)
 }

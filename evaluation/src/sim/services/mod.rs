@@ -15,6 +15,7 @@ mod more;
 mod rds;
 mod s3;
 mod sg;
+mod vpc;
 
 use super::ctx::{ApiResult, Ctx};
 use serde_json::Value;
@@ -69,10 +70,12 @@ pub enum Service {
     Eks,
     /// Amazon ElastiCache.
     ElastiCache,
+    /// Amazon Redshift (subnet groups).
+    Redshift,
 }
 
 /// Per service: event source, CLI name, Go SDK id and version, console user agent.
-const TABLE: [(Service, &str, &str, &str, &str, &str); 22] = [
+const TABLE: [(Service, &str, &str, &str, &str, &str); 23] = [
     (
         Service::Ec2,
         "ec2.amazonaws.com",
@@ -249,6 +252,14 @@ const TABLE: [(Service, &str, &str, &str, &str, &str); 22] = [
         "1.44.0",
         "AWS Internal",
     ),
+    (
+        Service::Redshift,
+        "redshift.amazonaws.com",
+        "redshift",
+        "redshift",
+        "1.53.0",
+        "AWS Internal",
+    ),
 ];
 
 /// The S3 console's user agent, brackets included as S3 records them.
@@ -393,7 +404,7 @@ impl Service {
             | Service::SecretsManager
             | Service::Ecs
             | Service::Ecr => misc::handler(self, api),
-            Service::Sts => None,
+            Service::Sts | Service::Redshift => None,
         }
     }
 }

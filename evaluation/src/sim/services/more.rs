@@ -2,8 +2,8 @@
 //! Auto Scaling policies, DB subnet groups, ECR lifecycle policies, ECS cluster settings,
 //! instance profiles and OIDC providers, KMS aliases, Lambda event source mappings and
 //! permissions, listener rules, hosted zones, bucket ownership and website configurations,
-//! SNS subscriptions, route table associations, network ACL entries, flow logs, and tagging
-//! of these.
+//! SNS subscriptions, route table associations, network ACL entries, flow logs, Redshift
+//! subnet groups, and tagging of these.
 
 use serde_json::{Value, json};
 
@@ -40,6 +40,8 @@ pub fn handler(service: Service, api: &str) -> Option<Handler> {
         (Service::Ec2, "ReplaceNetworkAclEntry") => replace_acl_entry,
         (Service::Ec2, "DeleteNetworkAclEntry") => delete_acl_entry,
         (Service::Ec2, "DeleteFlowLogs") => delete_flow_logs,
+        (Service::Redshift, "ModifyClusterSubnetGroup") => modify_redshift_subnet_group,
+        (Service::Redshift, "CreateTags") => tag_redshift,
         _ => return None,
     })
 }
@@ -122,6 +124,59 @@ fn modify_db_subnet_group(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
         "subnetGroupStatus": "Complete",
         "dBSubnetGroupArn": ctx.attr(at, "arn"),
     }}))
+}
+
+/// The Redshift subnet group named by `clusterSubnetGroupName` (AWS keeps names in lower case).
+fn redshift_subnet_group(ctx: &Ctx<'_>, name: &str) -> Result<usize, ApiError> {
+    let name = name.to_lowercase();
+    found(
+        ctx,
+        "aws_redshift_subnet_group",
+        "name",
+        &name,
+        "ClusterSubnetGroupNotFoundFault",
+        format!("Cluster subnet group {name} not found."),
+    )
+}
+
+/// ModifyClusterSubnetGroup: the subnets (required) and the description.
+fn modify_redshift_subnet_group(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let at = redshift_subnet_group(ctx, params::string(p, "clusterSubnetGroupName")?)?;
+    if let Some(description) = params::opt_string(p, "description") {
+        ctx.set(at, "description", json!(description));
+    }
+    let mut subnets = params::strings(p.get("subnetIds"));
+    if subnets.is_empty() {
+        return Err(params::missing("subnetIds"));
+    }
+    subnets.sort();
+    ctx.set(at, "subnet_ids", json!(subnets));
+    let listed: Vec<Value> = subnets
+        .iter()
+        .map(|s| json!({"subnetIdentifier": s, "subnetStatus": "Active"}))
+        .collect();
+    Ok(json!({
+        "clusterSubnetGroupName": ctx.attr(at, "name"),
+        "description": ctx.attr(at, "description"),
+        "subnetGroupStatus": "Complete",
+        "subnets": listed,
+        "tags": [],
+    }))
+}
+
+/// Redshift CreateTags on a subnet group, named by its ARN.
+fn tag_redshift(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let arn = params::string(p, "resourceName")?;
+    let at = found(
+        ctx,
+        "aws_redshift_subnet_group",
+        "arn",
+        arn,
+        "ResourceNotFoundFault",
+        format!("The resource {arn} could not be found."),
+    )?;
+    ctx.add_tags(at, &params::tag_list(p.get("tags")));
+    Ok(Value::Null)
 }
 
 fn ecr_repository(ctx: &Ctx<'_>, name: &str) -> Result<usize, ApiError> {

@@ -175,9 +175,13 @@ pub fn group(ctx: &Ctx<'_>, params: &Value) -> Result<usize, ApiError> {
     let id = params::opt_string(params, "groupId")
         .or_else(|| params::opt_string(params, "groupName"))
         .ok_or_else(|| params::missing("groupId"))?;
-    ctx.find("aws_security_group", "id", id)
-        .or_else(|| ctx.find("aws_security_group", "name", id))
-        .ok_or_else(|| group_not_found(id))
+    ctx.find_any(
+        &["aws_security_group", "aws_default_security_group"],
+        "id",
+        id,
+    )
+    .or_else(|| ctx.find("aws_security_group", "name", id))
+    .ok_or_else(|| group_not_found(id))
 }
 
 /// `InvalidGroup.NotFound` for `id`.
