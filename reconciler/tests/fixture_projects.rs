@@ -11,13 +11,14 @@ use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::functions::Value;
 use reconciler::terraform::state::{Mode, State};
 
-const PROJECTS: [&str; 6] = [
+const PROJECTS: [&str; 7] = [
     "web3tier",
     "serverless",
     "datalake",
     "static-site",
     "containers",
     "platform",
+    "media",
 ];
 
 fn projects_dir() -> PathBuf {
@@ -315,6 +316,11 @@ fn containers_configuration_matches_state() {
 #[test]
 fn platform_configuration_matches_state() {
     check_project("platform");
+}
+
+#[test]
+fn media_configuration_matches_state() {
+    check_project("media");
 }
 
 /// The value at a dotted path of attribute names and list indexes.
