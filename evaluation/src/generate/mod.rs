@@ -8,6 +8,7 @@
 //! candidates than wanted, the pick is seeded too, round-robin across generators.
 
 mod actors;
+mod attached;
 pub mod background;
 mod categories;
 pub mod change;
@@ -281,6 +282,7 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         out.extend(fleet::changes(instance, &all));
         out.extend(edge::changes(instance));
         out.extend(platform::changes(instance));
+        out.extend(attached::changes(instance, &all));
     }
     out.extend(network::creations(&all));
     out.extend(identity::creations(&all));
