@@ -3,7 +3,7 @@
 //! requester pays, CORS, Intelligent-Tiering, Object Lock, replication, analytics, inventory,
 //! request metrics), object legal holds, directory buckets, KMS grants and the descriptions of
 //! replica and imported-material keys, Lambda URLs, asynchronous invocation, provisioned
-//! concurrency, recursion and layers, secret rotation, and Application Auto Scaling. Each
+//! concurrency, recursion, aliases and layers, secret rotation, and Application Auto Scaling. Each
 //! generator fires on its own resource type only, so the projects without these types keep
 //! their scenarios.
 
@@ -50,6 +50,7 @@ pub fn changes(instance: &Instance, all: &[Instance]) -> Vec<Change> {
         "aws_lambda_provisioned_concurrency_config" => provisioned(instance),
         "aws_lambda_function_recursion_config" => recursion(instance),
         "aws_lambda_layer_version" => vec![layer_delete(instance)],
+        "aws_lambda_alias" => vec![alias_description(instance)],
         "aws_secretsmanager_secret_rotation" => rotation(instance),
         "aws_appautoscaling_target" => scalable_target(instance),
         "aws_appautoscaling_policy" => scaling_policy(instance),
@@ -560,6 +561,26 @@ fn recursion(instance: &Instance) -> Vec<Change> {
         )
         .undo(vec![call(current)]),
     ]
+}
+
+/// An alias's description reworded.
+fn alias_description(instance: &Instance) -> Change {
+    let (function, name) = (text(instance, "function_name"), text(instance, "name"));
+    let current = text(instance, "description");
+    let call = |d: &str| {
+        lambda(
+            "UpdateAlias",
+            json!({"functionName": function, "name": name, "description": d}),
+        )
+    };
+    Change::modify(
+        "lambda-alias-description",
+        instance,
+        format!("described alias {name} of {function}"),
+        &["description"],
+        vec![call(&format!("{name} traffic of {function}"))],
+    )
+    .undo(vec![call(current)])
 }
 
 /// A layer version deleted.

@@ -1,6 +1,6 @@
 //! Resources attached to a key, a function, a secret, a table or a load balancer: KMS grants
 //! and key descriptions (multi-Region replicas and imported-material keys included), Lambda
-//! URLs, asynchronous invocation, provisioned concurrency, recursion and layer versions,
+//! aliases and URLs, asynchronous invocation, provisioned concurrency, recursion and layer versions,
 //! Secrets Manager rotation, Application Auto Scaling targets and policies, and WAFv2 web ACL
 //! associations and tags.
 
@@ -25,6 +25,7 @@ pub fn handler(service: Service, api: &str) -> Option<Handler> {
         (Service::Lambda, "DeleteProvisionedConcurrencyConfig") => delete_provisioned,
         (Service::Lambda, "PutFunctionRecursionConfig") => put_recursion,
         (Service::Lambda, "DeleteLayerVersion") => delete_layer_version,
+        (Service::Lambda, "UpdateAlias") => update_alias,
         (Service::SecretsManager, "RotateSecret") => rotate_secret,
         (Service::SecretsManager, "CancelRotateSecret") => cancel_rotation,
         (Service::ApplicationAutoScaling, "RegisterScalableTarget") => register_target,
@@ -215,6 +216,22 @@ fn delete_layer_version(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     );
     ctx.remove_all(found);
     Ok(Value::Null)
+}
+
+/// UpdateAlias: the version and description given.
+fn update_alias(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
+    let name = params::string(p, "name")?.to_owned();
+    let at = of_function(ctx, p, "aws_lambda_alias", &[("name", &name)])?;
+    for (param, attr) in [
+        ("functionVersion", "function_version"),
+        ("description", "description"),
+    ] {
+        if let Some(v) = params::opt_string(p, param) {
+            ctx.set(at, attr, json!(v));
+        }
+    }
+    Ok(json!({"aliasArn": ctx.attr(at, "arn"), "name": name,
+              "functionVersion": ctx.attr(at, "function_version"), "description": ctx.attr(at, "description")}))
 }
 
 /// RotateSecret: with rules, sets (or replaces) the rotation and rotates.
