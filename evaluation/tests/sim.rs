@@ -2200,3 +2200,111 @@ fn default_group_redshift_targets_and_listener_certificates() {
         json!(format!("{listener}_{cert}"))
     );
 }
+
+#[test]
+fn media_attachments_follow_their_calls() {
+    let mut c = project_cloud("media");
+    let bucket = "reelhouse-prod-media";
+    let xmlns = "http://s3.amazonaws.com/doc/2006-03-01/";
+    ok(
+        &mut c,
+        S3,
+        "PutBucketAccelerateConfiguration",
+        s3(
+            bucket,
+            "AccelerateConfiguration",
+            json!({"xmlns": xmlns, "Status": "Suspended"}),
+            "accelerate",
+        ),
+    );
+    let accelerate = attrs(
+        &c,
+        "aws_s3_bucket_accelerate_configuration",
+        "bucket",
+        bucket,
+    );
+    assert_eq!(accelerate["status"], json!("Suspended"));
+    fails(
+        &mut c,
+        S3,
+        "PutObjectLockConfiguration",
+        s3(
+            "reelhouse-prod-media-replica",
+            "ObjectLockConfiguration",
+            json!({"xmlns": xmlns, "ObjectLockEnabled": "Enabled"}),
+            "object-lock",
+        ),
+        "InvalidBucketState",
+    );
+
+    // A multi-Region key and its replica share their id: the region tells them apart.
+    let key = "mrk-4d93b94fb6e16366386a521e6aa00509";
+    let described = c
+        .execute(
+            &Request::new(
+                "kms.amazonaws.com",
+                "UpdateKeyDescription",
+                json!({"keyId": key, "description": "replica, reviewed"}),
+            )
+            .in_region("ca-west-1"),
+            &cli(),
+        )
+        .expect("modelled");
+    assert_eq!(described.record["awsRegion"], json!("ca-west-1"));
+    assert_eq!(
+        attrs(&c, "aws_kms_replica_key", "id", key)["description"],
+        json!("replica, reviewed")
+    );
+    assert_eq!(
+        attrs(&c, "aws_kms_key", "id", key)["description"],
+        json!("reelhouse-prod media encryption")
+    );
+
+    let warm = ok(
+        &mut c,
+        "lambda.amazonaws.com",
+        "PutProvisionedConcurrencyConfig",
+        json!({"functionName": "reelhouse-prod-transcode", "qualifier": "live",
+            "provisionedConcurrentExecutions": 8}),
+    );
+    assert_eq!(
+        warm.record["eventName"],
+        json!("PutProvisionedConcurrencyConfig20190930")
+    );
+    assert_eq!(
+        attrs(
+            &c,
+            "aws_lambda_provisioned_concurrency_config",
+            "qualifier",
+            "live"
+        )["provisioned_concurrent_executions"],
+        json!(8)
+    );
+
+    let grant = attrs(&c, "aws_kms_grant", "key_id", key)["grant_id"].clone();
+    ok(
+        &mut c,
+        "kms.amazonaws.com",
+        "RevokeGrant",
+        json!({"keyId": key, "grantId": grant}),
+    );
+    assert_eq!(count(&c, "aws_kms_grant"), 0);
+
+    let table = "table/reelhouse-prod-jobs";
+    fails(
+        &mut c,
+        "application-autoscaling.amazonaws.com",
+        "RegisterScalableTarget",
+        json!({"serviceNamespace": "dynamodb", "resourceId": table,
+            "scalableDimension": "dynamodb:table:ReadCapacityUnits", "minCapacity": 500}),
+        "ValidationException",
+    );
+    let lb = attrs(&c, "aws_lb", "name", "reelhouse-prod-api")["arn"].clone();
+    ok(
+        &mut c,
+        "wafv2.amazonaws.com",
+        "DisassociateWebACL",
+        json!({"resourceArn": lb}),
+    );
+    assert_eq!(count(&c, "aws_wafv2_web_acl_association"), 0);
+}

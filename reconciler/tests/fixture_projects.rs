@@ -19,6 +19,7 @@ const PROJECTS: [&str; 7] = [
     "containers",
     "platform",
     "network",
+    "media",
 ];
 
 fn projects_dir() -> PathBuf {
@@ -321,6 +322,11 @@ fn platform_configuration_matches_state() {
 #[test]
 fn network_configuration_matches_state() {
     check_project("network");
+}
+
+#[test]
+fn media_configuration_matches_state() {
+    check_project("media");
 }
 
 /// The value at a dotted path of attribute names and list indexes.

@@ -8,6 +8,7 @@
 //! candidates than wanted, the pick is seeded too, round-robin across generators.
 
 mod actors;
+mod attached;
 pub mod background;
 mod categories;
 pub mod change;
@@ -283,6 +284,7 @@ pub fn all_changes(state: &State) -> Vec<Change> {
         out.extend(edge::changes(instance));
         out.extend(platform::changes(instance));
         out.extend(vpc::changes(instance, &all));
+        out.extend(attached::changes(instance, &all));
     }
     out.extend(network::creations(&all));
     out.extend(identity::creations(&all));

@@ -4,7 +4,7 @@
 //! families so adding them leaves every other category's candidates as they were.
 //! [`account_events`] adds events on nothing a state holds, played by [`super::events`].
 
-use super::change::{Change, req, s3, text};
+use super::change::{Change, Kind, req, s3, text};
 use super::events::Event;
 use crate::sim::canonical_json;
 use reconciler::terraform::state::{Instance, Mode, State};
@@ -27,6 +27,10 @@ pub fn changes(state: &State) -> Vec<Change> {
             "aws_sns_topic" => public_topic(instance),
             "aws_s3_bucket_policy" => public_bucket(instance),
             "aws_vpc_block_public_access_options" => super::vpc::block_public_access_off(instance),
+            "aws_s3_bucket_acl" => Some(public_acl(instance)),
+            "aws_lambda_function_url" => Some(open_function_url(instance)),
+            "aws_kms_grant" => Some(foreign_grant(instance)),
+            "aws_wafv2_web_acl_association" => Some(unprotected(instance)),
             _ => None,
         });
     }
@@ -112,6 +116,80 @@ fn public_bucket(instance: &Instance) -> Option<Change> {
         )
         .undo(vec![put(original)]),
     )
+}
+
+/// PutBucketAcl with the `public-read` canned ACL.
+fn public_acl(instance: &Instance) -> Change {
+    let bucket = text(instance, "bucket");
+    let mut put = s3("PutBucketAcl", bucket, "", Value::Null, "acl");
+    put.request_parameters["x-amz-acl"] = json!(["public-read"]);
+    let mut back = put.clone();
+    back.request_parameters["x-amz-acl"] = json!(["private"]);
+    Change::modify(
+        "bucket-acl-public-read",
+        instance,
+        format!("gave everyone read access to bucket {bucket} by its ACL"),
+        &["access_control_policy"],
+        vec![put],
+    )
+    .undo(vec![back])
+}
+
+/// UpdateFunctionUrlConfig dropping the URL's authentication.
+fn open_function_url(instance: &Instance) -> Change {
+    let function = text(instance, "function_name");
+    let current = text(instance, "authorization_type");
+    let set = |auth: &str| {
+        req(
+            "lambda.amazonaws.com",
+            "UpdateFunctionUrlConfig",
+            json!({"functionName": function, "authType": auth}),
+        )
+    };
+    Change::modify(
+        "function-url-without-auth",
+        instance,
+        format!("let anyone call {function} through its URL"),
+        &["authorization_type"],
+        vec![set("NONE")],
+    )
+    .undo(vec![set(current)])
+}
+
+/// CreateGrant giving a foreign account the use of a grant's key.
+fn foreign_grant(instance: &Instance) -> Change {
+    let key = text(instance, "key_id");
+    let grantee = format!("arn:aws:iam::{FOREIGN_ACCOUNT}:root");
+    Change::modify(
+        "key-granted-to-foreign-account",
+        instance,
+        format!("let account {FOREIGN_ACCOUNT} decrypt with key {key}"),
+        &[],
+        vec![req(
+            "kms.amazonaws.com",
+            "CreateGrant",
+            json!({"keyId": key, "granteePrincipal": grantee, "operations": ["Decrypt"]}),
+        )],
+    )
+    .kind(Kind::Create)
+}
+
+/// DisassociateWebACL taking a resource out from behind its firewall.
+fn unprotected(instance: &Instance) -> Change {
+    let resource = text(instance, "resource_arn");
+    let acl = text(instance, "web_acl_arn");
+    Change::modify(
+        "web-acl-disassociated",
+        instance,
+        format!("took {resource} out from behind web ACL {acl}"),
+        &[],
+        vec![req(
+            "wafv2.amazonaws.com",
+            "DisassociateWebACL",
+            json!({"resourceArn": resource}),
+        )],
+    )
+    .kind(Kind::Delete)
 }
 
 /// Account-level security events: calls on nothing a Terraform state holds (the account's

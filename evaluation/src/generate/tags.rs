@@ -49,6 +49,11 @@ pub fn tag_request(instance: &Instance, key: &str, value: &str) -> Option<Reques
             "TagResource",
             json!({"resourceArn": arn, "tags": pair}),
         ),
+        "aws_wafv2_web_acl" => req(
+            "wafv2.amazonaws.com",
+            "TagResource",
+            json!({"resourceARN": arn, "tags": pair}),
+        ),
         "aws_lb" | "aws_lb_target_group" => req(
             "elasticloadbalancing.amazonaws.com",
             "AddTags",

@@ -70,6 +70,8 @@ pub struct Request {
     pub event_name: String,
     /// `requestParameters` exactly as CloudTrail logs them.
     pub request_parameters: Value,
+    /// The region the call goes to when not the caller's (a multi-Region key's replica).
+    pub region: Option<String>,
 }
 
 impl Request {
@@ -79,7 +81,14 @@ impl Request {
             event_source: event_source.to_owned(),
             event_name: event_name.to_owned(),
             request_parameters,
+            region: None,
         }
+    }
+
+    /// The same call sent to `region`'s endpoint.
+    pub fn in_region(mut self, region: &str) -> Self {
+        self.region = Some(region.to_owned());
+        self
     }
 }
 
@@ -189,7 +198,13 @@ impl Cloud {
             ),
         };
         let time = self.tick(caller);
-        let region = service.region(caller.region.as_deref().unwrap_or(&self.region));
+        let region = service.region(
+            request
+                .region
+                .as_deref()
+                .or(caller.region.as_deref())
+                .unwrap_or(&self.region),
+        );
         // Reads change nothing, so only writes keep a copy to restore when refused.
         let before = (!read_only).then(|| self.resources.clone());
         let mut ctx = Ctx::new(self, region.clone(), time);

@@ -20,7 +20,7 @@ pub fn handler(api: &str) -> Option<Handler> {
 }
 
 /// The function of a name, ARN or partial ARN, or `ResourceNotFoundException`.
-fn function(ctx: &Ctx<'_>, p: &Value, key: &str) -> Result<usize, ApiError> {
+pub(super) fn function(ctx: &Ctx<'_>, p: &Value, key: &str) -> Result<usize, ApiError> {
     let given = params::string(p, key)?;
     let name = match given.split_once(":function:") {
         Some((_, rest)) => rest.split(':').next().unwrap_or(rest),

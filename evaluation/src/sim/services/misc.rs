@@ -323,7 +323,7 @@ fn put_parameter(ctx: &mut Ctx<'_>, p: &Value) -> ApiResult {
     Ok(json!({"version": version, "tier": tier}))
 }
 
-fn secret(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
+pub(super) fn secret(ctx: &Ctx<'_>, p: &Value) -> Result<usize, ApiError> {
     let given = params::string(p, "secretId")?;
     ctx.find("aws_secretsmanager_secret", "arn", given)
         .or_else(|| ctx.find("aws_secretsmanager_secret", "name", given))

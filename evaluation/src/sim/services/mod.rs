@@ -2,6 +2,7 @@
 //! SDK, and the handler of each write call.
 
 mod apigw;
+mod attached;
 mod autoscaling;
 pub(super) mod cloudwatch;
 mod dynamodb;
@@ -14,6 +15,7 @@ mod misc;
 mod more;
 mod rds;
 mod s3;
+mod s3config;
 mod sg;
 mod vpc;
 
@@ -72,10 +74,16 @@ pub enum Service {
     ElastiCache,
     /// Amazon Redshift (subnet groups).
     Redshift,
+    /// Application Auto Scaling.
+    ApplicationAutoScaling,
+    /// AWS WAF (v2).
+    Wafv2,
+    /// Amazon S3 Express One Zone (directory buckets).
+    S3Express,
 }
 
 /// Per service: event source, CLI name, Go SDK id and version, console user agent.
-const TABLE: [(Service, &str, &str, &str, &str, &str); 23] = [
+const TABLE: [(Service, &str, &str, &str, &str, &str); 26] = [
     (
         Service::Ec2,
         "ec2.amazonaws.com",
@@ -260,13 +268,37 @@ const TABLE: [(Service, &str, &str, &str, &str, &str); 23] = [
         "1.53.0",
         "AWS Internal",
     ),
+    (
+        Service::ApplicationAutoScaling,
+        "application-autoscaling.amazonaws.com",
+        "application-autoscaling",
+        "applicationautoscaling",
+        "1.34.0",
+        "AWS Internal",
+    ),
+    (
+        Service::Wafv2,
+        "wafv2.amazonaws.com",
+        "wafv2",
+        "wafv2",
+        "1.55.0",
+        "AWS Internal",
+    ),
+    (
+        Service::S3Express,
+        "s3express.amazonaws.com",
+        "s3api",
+        "s3",
+        "1.71.0",
+        S3_CONSOLE,
+    ),
 ];
 
 /// The S3 console's user agent, brackets included as S3 records them.
 const S3_CONSOLE: &str = "[S3Console/0.4, aws-internal/3 aws-sdk-java/1.12.750 Linux/5.10.223-190.873.amzn2int.x86_64 OpenJDK_64-Bit_Server_VM/25.412-b09 java/1.8.0_412 vendor/Oracle_Corporation cfg/retry-mode/standard]";
 
 /// The version suffixes CloudTrail appends to Lambda event names.
-const LAMBDA_SUFFIXES: [(&str, &str); 9] = [
+const LAMBDA_SUFFIXES: [(&str, &str); 15] = [
     ("RemovePermission", "20150331v2"),
     ("UpdateFunctionConfiguration", "20150331v2"),
     ("UpdateFunctionCode", "20150331v2"),
@@ -276,6 +308,12 @@ const LAMBDA_SUFFIXES: [(&str, &str); 9] = [
     ("PutFunctionConcurrency", "20171031"),
     ("TagResource", "20170331v2"),
     ("UntagResource", "20170331v2"),
+    ("UpdateFunctionUrlConfig", "20211031"),
+    ("UpdateFunctionEventInvokeConfig", "20190925"),
+    ("PutProvisionedConcurrencyConfig", "20190930"),
+    ("DeleteProvisionedConcurrencyConfig", "20190930"),
+    ("PutFunctionRecursionConfig", "20240831"),
+    ("DeleteLayerVersion", "20181031"),
 ];
 
 impl Service {
@@ -366,6 +404,7 @@ impl Service {
         match self {
             Service::Iam => "iam.amazonaws.com".to_owned(),
             Service::Route53 => "route53.amazonaws.com".to_owned(),
+            Service::S3Express => format!("s3express-control.{region}.amazonaws.com"),
             Service::S3 => request
                 .get("Host")
                 .and_then(Value::as_str)
@@ -379,7 +418,9 @@ impl Service {
 
     /// The handler of a write call, by its API name.
     pub fn handler(self, api: &str) -> Option<Handler> {
-        self.own_handler(api).or_else(|| more::handler(self, api))
+        self.own_handler(api)
+            .or_else(|| more::handler(self, api))
+            .or_else(|| attached::handler(self, api))
     }
 
     /// The handler of a call in the service's own module.
@@ -388,7 +429,8 @@ impl Service {
             Service::ApiGateway => apigw::handler(api),
             Service::Eks | Service::ElastiCache => eks::handler(self, api),
             Service::Ec2 => ec2::handler(api),
-            Service::S3 => s3::handler(api),
+            Service::S3 => s3::handler(api).or_else(|| s3config::handler(api)),
+            Service::S3Express => s3config::express_handler(api),
             Service::Iam => iam::handler(api),
             Service::Lambda => lambda::handler(api),
             Service::Rds => rds::handler(api),
@@ -404,7 +446,10 @@ impl Service {
             | Service::SecretsManager
             | Service::Ecs
             | Service::Ecr => misc::handler(self, api),
-            Service::Sts | Service::Redshift => None,
+            Service::Sts
+            | Service::Redshift
+            | Service::ApplicationAutoScaling
+            | Service::Wafv2 => None,
         }
     }
 }

@@ -34,7 +34,7 @@ pub fn handler(api: &str) -> Option<Handler> {
 }
 
 /// The bucket of a request: its name and position, or `NoSuchBucket`.
-fn bucket(ctx: &Ctx<'_>, p: &Value) -> Result<(String, usize), ApiError> {
+pub(super) fn bucket(ctx: &Ctx<'_>, p: &Value) -> Result<(String, usize), ApiError> {
     let name = params::string(p, "bucketName")?;
     let at = ctx
         .find("aws_s3_bucket", "bucket", name)
@@ -44,7 +44,7 @@ fn bucket(ctx: &Ctx<'_>, p: &Value) -> Result<(String, usize), ApiError> {
 
 /// Sets `attributes` on the configuration resource of `resource_type` for `bucket`, adding
 /// the resource when there is none.
-fn upsert(ctx: &mut Ctx<'_>, resource_type: &str, bucket: &str, attributes: Value) {
+pub(super) fn upsert(ctx: &mut Ctx<'_>, resource_type: &str, bucket: &str, attributes: Value) {
     let at = match ctx.find(resource_type, "bucket", bucket) {
         Some(at) => at,
         None => ctx.create(
@@ -61,7 +61,7 @@ fn upsert(ctx: &mut Ctx<'_>, resource_type: &str, bucket: &str, attributes: Valu
 
 /// DeleteBucketPolicy, DeletePublicAccessBlock, DeleteBucketLifecycle: the configuration
 /// resource disappears (S3 answers success even when there was none).
-fn delete_config(ctx: &mut Ctx<'_>, p: &Value, resource_type: &str) -> ApiResult {
+pub(super) fn delete_config(ctx: &mut Ctx<'_>, p: &Value, resource_type: &str) -> ApiResult {
     let (name, _) = bucket(ctx, p)?;
     let found = ctx.find_all(resource_type, &[("bucket", &name)]);
     ctx.remove_all(found);
