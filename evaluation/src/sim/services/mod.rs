@@ -446,10 +446,9 @@ impl Service {
             | Service::SecretsManager
             | Service::Ecs
             | Service::Ecr => misc::handler(self, api),
-            Service::Sts
-            | Service::Redshift
-            | Service::ApplicationAutoScaling
-            | Service::Wafv2 => None,
+            Service::Sts | Service::Redshift | Service::ApplicationAutoScaling | Service::Wafv2 => {
+                None
+            }
         }
     }
 }
