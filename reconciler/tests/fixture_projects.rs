@@ -11,7 +11,7 @@ use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::functions::Value;
 use reconciler::terraform::state::{Mode, State};
 
-const PROJECTS: [&str; 7] = [
+const PROJECTS: [&str; 8] = [
     "web3tier",
     "serverless",
     "datalake",
