@@ -198,7 +198,18 @@ mod tests {
             vec![json!("false")]
         );
         assert!(select("attributes[key=routing.http2.enabled].value", &v).is_empty());
-        assert!(select("attributes[key=7].value", &v).is_empty());
+        // A number or boolean matches its written form (EKS's `clusterLogging[enabled=true]`).
+        assert_eq!(
+            select("attributes[key=7].value", &v),
+            vec![json!("not a string key")]
+        );
+        let logging = json!({"clusterLogging": [
+            {"enabled": true, "types": ["api"]}, {"enabled": false, "types": ["audit"]}
+        ]});
+        assert_eq!(
+            select("clusterLogging[enabled=false].types[]", &logging),
+            vec![json!("audit")]
+        );
         // A lone object is a one-element list here too; a root array is selected from.
         let lone = json!({"a": {"k": "x", "v": 1}});
         assert_eq!(select("a[k=x].v", &lone), vec![json!(1)]);
