@@ -52,6 +52,18 @@ fn console_call_to(source: &str, region: &str, name: &str, request: Value) -> Va
     })
 }
 
+/// One console call reconciled into the project with `--write`: the exit code, the report and
+/// the project's `main.tf` afterwards.
+fn reconcile_call(
+    root: &Path,
+    (source, region, name): (&str, &str, &str),
+    request: Value,
+) -> (Option<i32>, Value, String) {
+    let (code, report) = reconcile(root, vec![console_call_to(source, region, name, request)]);
+    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    (code, report, main)
+}
+
 /// `retrace reconcile --write` on the project with the records; the exit code and report.
 fn reconcile(root: &Path, records: Vec<Value>) -> (Option<i32>, Value) {
     let trail = root.join("../trail.json");
@@ -147,19 +159,16 @@ fn a_queue_policy_held_apart_is_written_on_its_resource() {
         "Condition": {"ArnEquals": {"aws:SourceArn": "arn:aws:sns:eu-west-1:123456789012:orders-staging-audit"}}
     }]});
     let request = json!({"queueUrl": JOBS_QUEUE, "attributes": {"Policy": policy.to_string()}});
-    let call = console_call_to(
-        "sqs.amazonaws.com",
-        "eu-west-1",
-        "SetQueueAttributes",
+    let (code, report, main) = reconcile_call(
+        &root,
+        ("sqs.amazonaws.com", "eu-west-1", "SetQueueAttributes"),
         request,
     );
-    let (code, report) = reconcile(&root, vec![call]);
     assert_eq!(code, Some(2), "{report:#}");
     let intents = report["intents"].to_string();
     assert!(intents.contains("aws_sqs_queue_policy.jobs"), "{report:#}");
     let diff = report["diff"].as_str().unwrap();
     assert!(diff.contains("orders-staging-audit"), "{diff}");
-    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
     let queue = main
         .split("resource \"aws_sqs_queue\" \"jobs\"")
         .nth(1)
@@ -176,15 +185,12 @@ fn a_queue_policy_held_apart_is_written_on_its_resource() {
 fn a_queue_policy_removed_deletes_its_resource() {
     let (_scratch, root) = project("serverless");
     let request = json!({"queueUrl": JOBS_QUEUE, "attributes": {"Policy": ""}});
-    let call = console_call_to(
-        "sqs.amazonaws.com",
-        "eu-west-1",
-        "SetQueueAttributes",
+    let (code, report, main) = reconcile_call(
+        &root,
+        ("sqs.amazonaws.com", "eu-west-1", "SetQueueAttributes"),
         request,
     );
-    let (code, report) = reconcile(&root, vec![call]);
     assert_eq!(code, Some(2), "{report:#}");
-    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
     assert!(
         !main.contains("resource \"aws_sqs_queue_policy\" \"jobs\""),
         "{report:#}"
@@ -259,15 +265,12 @@ fn a_notification_configuration_sent_whole_is_written_as_its_net_change() {
             "TopicConfiguration": {"Id": "deletions",
                 "Topic": "arn:aws:sns:eu-west-1:123456789012:media-deletions",
                 "Event": "s3:ObjectRemoved:*"}}});
-    let call = console_call_to(
-        "s3.amazonaws.com",
-        "eu-west-1",
-        "PutBucketNotification",
+    let (code, report, main) = reconcile_call(
+        &root,
+        ("s3.amazonaws.com", "eu-west-1", "PutBucketNotification"),
         request,
     );
-    let (code, report) = reconcile(&root, vec![call]);
     assert_eq!(code, Some(2), "{report:#}");
-    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
     assert!(
         main.contains("s3:ObjectCreated:CompleteMultipartUpload"),
         "{main}"

@@ -9,7 +9,7 @@
 
 use super::effect::{Change, Effect, ResourceKey};
 use crate::terraform::state::{Instance, Mode, StateIndex};
-use knowledge::catalog::Catalog;
+use knowledge::catalog::{Catalog, TagOf};
 use serde_json::Value;
 use std::collections::BTreeMap;
 
@@ -31,7 +31,7 @@ fn split(effect: &Effect, state: &StateIndex) -> Option<Vec<Effect>> {
         return None;
     };
     let id = effect.resource.identity.as_str();
-    let (holder_type, holders) = holders(state, id)?;
+    let (holder, holders) = holders(state, id)?;
     let held = |key: &str| {
         holders
             .iter()
@@ -43,7 +43,7 @@ fn split(effect: &Effect, state: &StateIndex) -> Option<Vec<Effect>> {
         match held(key) {
             Some(holder) => out.push(effect.on_instance(holder, set_value(value))),
             None if effect.address.is_none() => {
-                out.push(created(effect, &holder_type, id, key, value));
+                out.push(created(effect, holder, id, key, value));
             }
             None => {
                 rest_set.insert(key.clone(), value.clone());
@@ -70,8 +70,12 @@ fn split(effect: &Effect, state: &StateIndex) -> Option<Vec<Effect>> {
     Some(out)
 }
 
-/// The single-tag type and the managed instances of it that hold tags of the resource `id`.
-fn holders<'s>(state: &'s StateIndex, id: &str) -> Option<(String, Vec<&'s Instance>)> {
+/// The single-tag type (with how it names the tagged resource) and the managed instances of
+/// it that hold tags of the resource `id`.
+fn holders<'s>(
+    state: &'s StateIndex,
+    id: &str,
+) -> Option<((&'static str, &'static TagOf), Vec<&'s Instance>)> {
     Catalog::bundled()
         .tag_holders()
         .find_map(|(holder_type, tag_of)| {
@@ -81,7 +85,7 @@ fn holders<'s>(state: &'s StateIndex, id: &str) -> Option<(String, Vec<&'s Insta
                 .filter(|i| i.resource_type == holder_type)
                 .filter(|i| i.string_attribute(&tag_of.parent) == Some(id))
                 .collect();
-            (!found.is_empty()).then(|| (holder_type.to_owned(), found))
+            (!found.is_empty()).then_some(((holder_type, tag_of), found))
         })
 }
 
@@ -93,11 +97,13 @@ fn set_value(value: &str) -> Change {
 }
 
 /// A new holder for a key the resource did not have, named by the provider's import id.
-fn created(effect: &Effect, holder_type: &str, id: &str, key: &str, value: &str) -> Effect {
-    let parent = Catalog::bundled()
-        .entry(holder_type)
-        .and_then(|e| e.tag_of.as_ref())
-        .map_or("resource_id", |t| t.parent.as_str());
+fn created(
+    effect: &Effect,
+    (holder_type, tag_of): (&str, &TagOf),
+    id: &str,
+    key: &str,
+    value: &str,
+) -> Effect {
     let identity = format!("{id},{key}");
     let mut mentions = effect.mentions.clone();
     mentions.push(id.to_owned());
@@ -109,7 +115,7 @@ fn created(effect: &Effect, holder_type: &str, id: &str, key: &str, value: &str)
         address: None,
         change: Change::Create {
             attributes: vec![
-                (parent.to_owned(), Value::from(id)),
+                (tag_of.parent.clone(), Value::from(id)),
                 ("key".to_owned(), Value::from(key)),
                 ("value".to_owned(), Value::from(value)),
             ],
