@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# Seeds each fuzz target's corpus (fuzz/corpus/<target>/, not committed) from the repository's
-# own fixtures. Run from anywhere; safe to run again.
+# Seeds each fuzz target's corpus (fuzz/corpus/<target>/, not committed; or DIR/<target>/ when
+# a directory is given) from the repository's own fixtures. Run from anywhere; safe to run
+# again. The integration tests replay the same seeds through `reconciler::fuzzing`.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
-corpus="$here/corpus"
+corpus="${1:-$here/corpus}"
 mkdir -p "$corpus"/{framing,state,hcl_edit,expression}
 find "$root/fixtures" -name '*.json' -size -200k -path '*trail*' -exec cp {} "$corpus/framing/" \;
 find "$root/fixtures" \( -name '*.ndjson' -o -name '*.json' \) -path '*cloudtrail*' -exec cp {} "$corpus/framing/" \;

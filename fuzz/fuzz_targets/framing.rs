@@ -4,29 +4,5 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use reconciler::ingest::Origin;
-use reconciler::ingest::framing::{FrameBody, Splitter, resync};
-use reconciler::ingest::record::Call;
 
-fuzz_target!(|data: &[u8]| {
-    let mut splitter = Splitter::new(data);
-    while let Ok(Some(frame)) = splitter.next_frame() {
-        assert!(frame.offset as usize <= data.len());
-        match frame.body {
-            FrameBody::Record(bytes) => {
-                let origin = Origin {
-                    source: "fuzz".into(),
-                    index: frame.index,
-                    offset: Some(frame.offset),
-                };
-                let _ = Call::parse(bytes, origin);
-            }
-            FrameBody::Truncated(bytes) => {
-                if let Some((end, next)) = resync(bytes) {
-                    assert!(end <= next && next < bytes.len());
-                }
-            }
-            FrameBody::Garbage => {}
-        }
-    }
-});
+fuzz_target!(|data: &[u8]| reconciler::fuzzing::framing(data));

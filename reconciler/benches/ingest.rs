@@ -8,7 +8,9 @@
 //! gzipped, then runs the release `retrace` binary over each file pinned to one core and
 //! reports wall time, throughput and the child's peak resident memory. `jq` runs the same
 //! out-of-band selection on the plain file for comparison. A second run at twice the size
-//! shows that peak memory does not grow with the input.
+//! shows that peak memory does not grow with the input. Last, the same number of records split
+//! into gzipped files in S3's delivery layout is read pinned to one core and then on every
+//! core, for the speed-up of reading a delivery folder on several cores.
 
 // The child's peak memory comes from `wait4`'s resource usage, which only `libc` offers and
 // only through `unsafe`. The workspace denies unsafe code; the library and binary forbid it
@@ -36,6 +38,10 @@ const TARGET_PEAK_MB: f64 = 200.0;
 const TARGET_JQ_RATIO: f64 = 5.0;
 /// Peak memory at twice the input may exceed the first size's by at most this fraction.
 const TARGET_PEAK_GROWTH: f64 = 0.10;
+/// A delivery folder read on two cores at least this many times faster than on one.
+const TARGET_TWO_CORE_SPEEDUP: f64 = 1.8;
+/// Gzipped files in the generated delivery folder.
+const DELIVERY_FILES: u64 = 200;
 
 /// Timed runs of retrace per file; the best wall time is reported.
 const RETRACE_RUNS: usize = 3;
@@ -76,6 +82,62 @@ fn main() -> io::Result<()> {
         }
     }
     print_targets(&results, jq);
+    delivery_folder(&retrace, pin, options.records)?;
+    Ok(())
+}
+
+/// Reads `records` records in [`DELIVERY_FILES`] gzipped files of a delivery folder, pinned to
+/// one core and then on every core, and prints the speed-up and peak memory of each.
+fn delivery_folder(retrace: &Path, pin: Pin, records: u64) -> io::Result<()> {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let dir = tempfile::tempdir()?;
+    let folder = dir.path().join("AWSLogs/111122223333/CloudTrail/eu-west-1/2024/04/25");
+    std::fs::create_dir_all(&folder)?;
+    let per_file = records / DELIVERY_FILES;
+    eprintln!("generating {DELIVERY_FILES} delivery files of {per_file} records ...");
+    let mut bytes = 0;
+    for n in 0..DELIVERY_FILES {
+        let plain = dir.path().join("file.json");
+        let mut out = io::BufWriter::new(File::create(&plain)?);
+        io::Write::write_all(&mut out, b"{\"Records\":[")?;
+        let start = common::trail::START_MS + (n * per_file) as i64 * common::trail::STEP_MS;
+        common::trail::write_seeded_records(&mut out, per_file, start, n + 1)?;
+        io::Write::write_all(&mut out, b"]}")?;
+        drop(out);
+        let gz = folder.join(format!("111122223333_CloudTrail_eu-west-1_{n:04}.json.gz"));
+        common::trail::gzip(&plain, &gz)?;
+        bytes += std::fs::metadata(&gz)?.len();
+    }
+    let logs = dir.path().join("AWSLogs").display().to_string();
+    let args = ["events", "--logs", &logs, "--only", "out-of-band", "--format", "ndjson"];
+    let one = best_of(RETRACE_RUNS, || pin.command(retrace, &args))?;
+    let all = best_of(RETRACE_RUNS, || Pin::None.command(retrace, &args))?;
+    let speedup = one.wall.as_secs_f64() / all.wall.as_secs_f64().max(1e-3);
+    println!();
+    println!(
+        "delivery folder: {} records in {DELIVERY_FILES} gzipped files, {:.0} MB",
+        per_file * DELIVERY_FILES,
+        bytes as f64 / MB
+    );
+    println!("{:<18} {:>8} {:>8} {:>9}", "cores", "wall s", "cpu s", "peak MB");
+    for (label, usage) in [("one (pinned)", one), ("all", all)] {
+        println!(
+            "{label:<18} {:>8.2} {:>8.2} {:>9.1}",
+            usage.wall.as_secs_f64(),
+            usage.cpu.as_secs_f64(),
+            usage.peak_rss_bytes as f64 / MB
+        );
+    }
+    let verdict = if cores < 2 {
+        "not checked: one core"
+    } else if speedup >= TARGET_TWO_CORE_SPEEDUP {
+        "ok"
+    } else {
+        "MISSED"
+    };
+    println!(
+        "speed-up on {cores} cores over one: {speedup:.2}x (target >= {TARGET_TWO_CORE_SPEEDUP}x on two): {verdict}"
+    );
     Ok(())
 }
 

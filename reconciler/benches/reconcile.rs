@@ -14,9 +14,12 @@
 //!   ingress rules toggled back and forth, with no background;
 //! - `--creations` (default 1,000) queues created out of band with the project's name prefix
 //!   and common tags, so each is this workspace's and is imported: the edits pile up in one
-//!   file.
+//!   file;
+//! - the bundled demo's day repeated `--days` times (default 1,000), a day apart, against the
+//!   demo's own project and state: the same people changing the same few resources again and
+//!   again (six intents a day), so intents pile up on one resource.
 //!
-//! `--only day|one-resource|creations` runs one workload.
+//! `--only day|one-resource|creations|demo-days` runs one workload.
 //!
 //! The release `retrace` runs pinned to one core, with `--no-terraform --no-record`; each row
 //! shows its wall and CPU time and peak resident memory, and the growth from the previous
@@ -51,6 +54,10 @@ const GROUP_EVERY: usize = 5;
 const TARGET_DAY_SECS: f64 = 10.0;
 const TARGET_PEAK_MIB: f64 = 300.0;
 const TARGET_GROWTH: f64 = 2.2;
+/// Targets for the demo's day repeated 4,000 times (24,000 intents): seconds of CPU and peak.
+const TARGET_DEMO_DAYS_SECS: f64 = 3.0;
+const TARGET_DEMO_DAYS_PEAK_MIB: f64 = 400.0;
+const TARGET_DEMO_DAYS: u64 = 4_000;
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -81,7 +88,11 @@ fn main() -> io::Result<()> {
                 .path()
                 .join(format!("{}-{scale}x.json", workload.name()));
             let (records, changes) = workload.write(&trail, &options, scale)?;
-            let (usage, code) = measure(&retrace, pin, &project, &trail)?;
+            let target = match workload {
+                Workload::DemoDays => demo_days::target(dir.path())?,
+                _ => Target::of(&project),
+            };
+            let (usage, code) = measure(&retrace, pin, &target, &trail)?;
             let growth = rows
                 .last()
                 .map(|previous| usage.cpu.as_secs_f64() / previous.cpu.as_secs_f64().max(1e-3));
@@ -116,6 +127,7 @@ struct Options {
     changes: u64,
     resources: usize,
     creations: u64,
+    days: u64,
     core: u32,
     keep: bool,
     only: Option<&'static str>,
@@ -129,6 +141,7 @@ impl Options {
             changes: 10_000,
             resources: 1_000,
             creations: 1_000,
+            days: 1_000,
             core: 0,
             keep: false,
             only: None,
@@ -146,6 +159,7 @@ impl Options {
                 "--resources" => options.resources = number(args.next(), "--resources") as usize,
                 "--core" => options.core = number(args.next(), "--core") as u32,
                 "--creations" => options.creations = number(args.next(), "--creations"),
+                "--days" => options.days = number(args.next(), "--days"),
                 "--keep" => options.keep = true,
                 "--only" => {
                     let name = args.next().unwrap_or_default();
@@ -153,7 +167,7 @@ impl Options {
                     options.only = Some(
                         workload
                             .unwrap_or_else(|| {
-                                panic!("--only takes day, one-resource or creations")
+                                panic!("--only takes day, one-resource, creations or demo-days")
                             })
                             .name(),
                     );
@@ -174,16 +188,24 @@ enum Workload {
     OneResource,
     /// Many owned queues created out of band, each imported.
     Creations,
+    /// The demo's day repeated, a day apart.
+    DemoDays,
 }
 
 impl Workload {
-    const ALL: [Workload; 3] = [Self::Day, Self::OneResource, Self::Creations];
+    const ALL: [Workload; 4] = [
+        Self::Day,
+        Self::OneResource,
+        Self::Creations,
+        Self::DemoDays,
+    ];
 
     fn name(self) -> &'static str {
         match self {
             Self::Day => "day",
             Self::OneResource => "one-resource",
             Self::Creations => "creations",
+            Self::DemoDays => "demo-days",
         }
     }
 
@@ -201,6 +223,10 @@ impl Workload {
                 "{} queues created out of band in this workspace (1x), no background",
                 options.creations
             ),
+            Self::DemoDays => format!(
+                "the demo's day repeated {} times (1x), against the demo's project",
+                options.days
+            ),
         }
     }
 
@@ -215,6 +241,7 @@ impl Workload {
             // The first queue and the first group.
             Self::OneResource => (0, GROUP_EVERY + 1),
             Self::Creations => return write_creations(path, options.creations * scale),
+            Self::DemoDays => return demo_days::write(path, options.days * scale),
         };
         let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
         out.write_all(b"{\"Records\":[")?;
@@ -236,6 +263,19 @@ impl Workload {
             out.push((
                 format!("the day at 1x in under {TARGET_DAY_SECS} s of CPU: {secs:.2} s"),
                 secs < TARGET_DAY_SECS,
+            ));
+        }
+        if self == Self::DemoDays
+            && let Some(last) = rows.last()
+        {
+            let (secs, peak) = (last.cpu.as_secs_f64(), last.peak_rss_bytes as f64 / MIB);
+            out.push((
+                format!("demo-days at 4x ({TARGET_DEMO_DAYS} days at the default) in under {TARGET_DEMO_DAYS_SECS} s of CPU: {secs:.2} s"),
+                secs < TARGET_DEMO_DAYS_SECS,
+            ));
+            out.push((
+                format!("demo-days at 4x: peak under {TARGET_DEMO_DAYS_PEAK_MIB} MiB: {peak:.1} MiB"),
+                peak < TARGET_DEMO_DAYS_PEAK_MIB,
             ));
         }
         if let Some(first) = rows.first() {
@@ -262,26 +302,44 @@ impl Workload {
     }
 }
 
+/// What a trail is reconciled against: a project, its state and a configuration file.
+struct Target {
+    dir: String,
+    state: String,
+    config: Option<String>,
+}
+
+impl Target {
+    /// The generated project, with no configuration file.
+    fn of(project: &Project) -> Self {
+        Self {
+            dir: project.dir.display().to_string(),
+            state: project.state.display().to_string(),
+            config: None,
+        }
+    }
+}
+
 /// Runs `retrace reconcile` over the trail; exit codes 0, 2 and 3 are results.
-fn measure(retrace: &Path, pin: Pin, project: &Project, trail: &Path) -> io::Result<(Usage, i32)> {
-    let (dir, state, trail) = (
-        project.dir.display().to_string(),
-        project.state.display().to_string(),
-        trail.display().to_string(),
-    );
-    let args = [
+fn measure(retrace: &Path, pin: Pin, target: &Target, trail: &Path) -> io::Result<(Usage, i32)> {
+    let (dir, state, trail) = (&target.dir, &target.state, trail.display().to_string());
+    let mut args: Vec<&str> = Vec::new();
+    if let Some(config) = &target.config {
+        args.extend(["--config", config]);
+    }
+    args.extend([
         "reconcile",
         "--project",
-        &dir,
+        dir.as_str(),
         "--state",
-        &state,
+        state.as_str(),
         "--logs",
-        &trail,
+        trail.as_str(),
         "--no-terraform",
         "--no-record",
         "--format",
         "json",
-    ];
+    ]);
     eprintln!("running retrace reconcile on {trail} ...");
     run_with_codes(pin.command(retrace, &args), &[0, 2, 3])
 }
@@ -514,4 +572,103 @@ fn group_change(
         r,
         r#""requestParameters":{{"groupId":"{group}","ipPermissions":{{"items":[{{"ipProtocol":"tcp","fromPort":{port},"toPort":{port},"ipRanges":{{"items":[{{"cidrIp":"10.1.0.0/16"}}]}}}}]}}}},"responseElements":{{"_return":true}}}}"#
     );
+}
+
+/// The demo's day repeated: its records copied once a day apart, with fresh event ids.
+mod demo_days {
+    use super::Target;
+    use flate2::read::GzDecoder;
+    use serde_json::Value;
+    use std::fs::File;
+    use std::io::{self, BufWriter, Read, Write};
+    use std::path::{Path, PathBuf};
+
+    /// The bundled demo, beside this crate.
+    fn demo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/demo")
+    }
+
+    /// The demo's project and state, and a configuration naming its pipeline's role and
+    /// region (the demo's own one also fixes the day, which the repeats leave).
+    pub fn target(dir: &Path) -> io::Result<Target> {
+        let config = dir.join("demo-days.toml");
+        std::fs::write(
+            &config,
+            "[filter]\nregions = [\"us-east-1\"]\n\n[attribution]\niac_role_arns = [\"arn:aws:iam::*:role/terraform-ci\"]\n",
+        )?;
+        Ok(Target {
+            dir: demo().join("project").display().to_string(),
+            state: demo().join("terraform.tfstate").display().to_string(),
+            config: Some(config.display().to_string()),
+        })
+    }
+
+    /// Writes the demo's day `days` times; returns the records and the days.
+    pub fn write(path: &Path, days: u64) -> io::Result<(u64, u64)> {
+        let records = records()?;
+        let mut out = BufWriter::with_capacity(1 << 20, File::create(path)?);
+        out.write_all(b"{\"Records\":[")?;
+        let mut written = 0_u64;
+        for day in 0..days {
+            for record in &records {
+                if written > 0 {
+                    out.write_all(b",")?;
+                }
+                serde_json::to_writer(&mut out, &shifted(record, day)?)?;
+                written += 1;
+            }
+        }
+        out.write_all(b"]}")?;
+        out.flush()?;
+        Ok((written, days))
+    }
+
+    /// The record moved `day` days later, its event id made unique to the day.
+    fn shifted(record: &Value, day: u64) -> io::Result<Value> {
+        let mut record = record.clone();
+        let time = record["eventTime"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .ok_or_else(|| io::Error::other("a demo record has no eventTime"))?;
+        let moved = time + chrono::Duration::days(day as i64);
+        record["eventTime"] = Value::from(moved.format("%Y-%m-%dT%H:%M:%SZ").to_string());
+        if let Some(id) = record["eventID"].as_str() {
+            record["eventID"] = Value::from(format!("{id}-{day}"));
+        }
+        Ok(record)
+    }
+
+    /// Every record of the demo's trail files.
+    fn records() -> io::Result<Vec<Value>> {
+        let mut files = Vec::new();
+        collect(&demo().join("trail"), &mut files)?;
+        files.sort();
+        let mut records = Vec::new();
+        for file in files {
+            let mut text = String::new();
+            let reader = File::open(&file)?;
+            if file.extension().is_some_and(|e| e == "gz") {
+                GzDecoder::new(reader).read_to_string(&mut text)?;
+            } else {
+                io::BufReader::new(reader).read_to_string(&mut text)?;
+            }
+            let doc: Value = serde_json::from_str(&text)?;
+            if let Some(list) = doc["Records"].as_array() {
+                records.extend(list.iter().cloned());
+            }
+        }
+        Ok(records)
+    }
+
+    fn collect(dir: &Path, out: &mut Vec<PathBuf>) -> io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                collect(&path, out)?;
+            } else {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
 }

@@ -4,7 +4,7 @@
 //! lets you play the reviewer with `curl -X POST URL/_control/merge/NUMBER?sha=COMMIT` or
 //! `curl -X POST URL/_control/close/NUMBER`.
 
-#[path = "../tests/support/forge.rs"]
+#[path = "../tests/it/support/forge.rs"]
 mod forge;
 
 use forge::{FakeForge, Kind};

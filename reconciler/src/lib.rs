@@ -25,13 +25,16 @@
 //! - [`report`]: text and JSON for people and programs;
 //! - [`config`]: the settings of `retrace.toml`;
 //! - [`nightly`]: every workspace reconciled from one read of the events, with a pull request
-//!   each and the reviewers' verdicts learned.
+//!   each and the reviewers' verdicts learned;
+//! - [`fuzzing`]: the properties the fuzz targets check, replayed over the seed corpus by the
+//!   tests.
 
 #![forbid(unsafe_code)]
 
 pub mod agent;
 pub mod attribute;
 pub mod config;
+pub mod fuzzing;
 pub mod ingest;
 pub mod intents;
 pub mod learn;

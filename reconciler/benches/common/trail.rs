@@ -310,11 +310,21 @@ pub const STEP_MS: i64 = 90;
 /// Writes `records` comma-separated records of a busy account's day from `start_ms` (no
 /// envelope); returns what they hold: duplicates, late deliveries and out-of-band calls.
 pub fn write_records(out: &mut impl Write, records: u64, start_ms: i64) -> io::Result<Counts> {
+    write_seeded_records(out, records, start_ms, records)
+}
+
+/// [`write_records`] with its own seed, so several files of one size hold different records.
+pub fn write_seeded_records(
+    out: &mut impl Write,
+    records: u64,
+    start_ms: i64,
+    seed: u64,
+) -> io::Result<Counts> {
     let mut log = Counts {
         records,
         ..Counts::default()
     };
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ log.records);
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ seed);
     let mut record = String::with_capacity(4096);
     let mut kept = (String::new(), false);
     for i in 0..log.records {

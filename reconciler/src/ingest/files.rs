@@ -29,6 +29,8 @@ const BATCH: usize = 256;
 const BATCH_BYTES: usize = BATCH * 4096;
 /// Read buffer for files; large reads keep system-call overhead low.
 const READ_BUFFER: usize = 256 * 1024;
+/// Chunks of parsed records a worker may hold ahead of the file being passed on.
+const WORKER_CHUNKS: usize = 16;
 
 /// Log files and directories of log files.
 #[derive(Debug, Clone, Default)]
@@ -61,25 +63,33 @@ impl Source for FileSource {
 
     /// A thread reads and frames the files; the records are parsed as the stream is polled,
     /// so each call is allocated and freed on the consumer's thread, where the allocator's
-    /// per-thread caches serve both. With `writes_only`, records the first attribution
-    /// checks settle are counted without being made into calls.
+    /// per-thread caches serve both. Several files on a machine with several cores are read,
+    /// framed and parsed by one worker per core instead (see [`read_in_parallel`]), in the
+    /// files' order. With `writes_only`, records the first attribution checks settle are
+    /// counted without being made into calls.
     fn calls(&self, pushdown: &Pushdown) -> CallStream {
         let (tx, rx) = mpsc::channel::<Batch>(8);
         let paths = self.paths.clone();
-        let filter = pushdown.filter.clone();
         let pushdown = Arc::new(pushdown.clone());
         let progress = self.progress.clone();
+        let reading = pushdown.clone();
         std::thread::spawn(move || {
             let mut sender = BatchSender {
                 tx,
                 batch: Batch::new(),
             };
-            let (files, errors) = discover(&paths, &filter);
+            let (files, errors) = discover(&paths, &reading.filter);
             for error in errors {
                 sender.send(Framed::Done(Err(error)));
             }
             if let Some(bar) = &progress {
                 bar.set_length(files.iter().map(|f| file_size(f)).sum());
+            }
+            let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+            if files.len() > 1 && workers > 1 {
+                sender.flush();
+                read_in_parallel(files, workers, &reading, progress.as_ref(), &sender.tx);
+                return;
             }
             for file in files {
                 if !read_frames(&file, progress.as_ref(), &mut |item| sender.send(item)) {
@@ -92,6 +102,76 @@ impl Source for FileSource {
             .flat_map(move |batch| futures::stream::iter(batch.into_results(pushdown.clone())))
             .boxed()
     }
+}
+
+/// Parsed results of one file, sent by a worker: a file's last chunk says so.
+struct Chunk {
+    results: Vec<SourceResult>,
+    last: bool,
+}
+
+/// Reads, frames and parses `files` on `workers` threads (file `i` on worker `i % workers`)
+/// and passes the results on to `tx` in the files' order, so the output is the same as one
+/// thread's. Each worker runs at most [`WORKER_CHUNKS`] chunks ahead of the file being passed
+/// on, which keeps memory flat whatever the number of files.
+fn read_in_parallel(
+    files: Vec<PathBuf>,
+    workers: usize,
+    pushdown: &Arc<Pushdown>,
+    progress: Option<&ProgressBar>,
+    tx: &mpsc::Sender<Batch>,
+) {
+    let workers = workers.min(files.len());
+    let files = Arc::new(files);
+    let mut receivers = Vec::with_capacity(workers);
+    for worker in 0..workers {
+        let (chunks, received) = std::sync::mpsc::sync_channel::<Chunk>(WORKER_CHUNKS);
+        receivers.push(received);
+        let (files, pushdown, progress) = (files.clone(), pushdown.clone(), progress.cloned());
+        std::thread::spawn(move || {
+            for file in files.iter().skip(worker).step_by(workers) {
+                if !parse_file(file, &pushdown, progress.as_ref(), &chunks) {
+                    return;
+                }
+            }
+        });
+    }
+    for n in 0..files.len() {
+        // A worker that stopped (the consumer went away) ends its files early.
+        while let Ok(chunk) = receivers[n % workers].recv() {
+            if !chunk.results.is_empty() && tx.blocking_send(Batch::parsed(chunk.results)).is_err()
+            {
+                return;
+            }
+            if chunk.last {
+                break;
+            }
+        }
+    }
+}
+
+/// Reads one file, parsing each frame, and sends its results in chunks, the last one marked;
+/// `false` once the merging thread has gone away.
+fn parse_file(
+    path: &Path,
+    pushdown: &Pushdown,
+    progress: Option<&ProgressBar>,
+    chunks: &std::sync::mpsc::SyncSender<Chunk>,
+) -> bool {
+    let mut results = Vec::with_capacity(BATCH);
+    let mut open = true;
+    read_frames(path, progress, &mut |item| {
+        results.push(match item {
+            Framed::Record(bytes, origin) => Ok(parse(bytes, origin, pushdown)),
+            Framed::Done(result) => result,
+        });
+        if results.len() >= BATCH {
+            let full = std::mem::replace(&mut results, Vec::with_capacity(BATCH));
+            open = chunks.send(Chunk { results: full, last: false }).is_ok();
+        }
+        open
+    });
+    open && chunks.send(Chunk { results, last: true }).is_ok()
 }
 
 fn file_size(path: &Path) -> u64 {
@@ -147,10 +227,12 @@ fn parse(bytes: &[u8], origin: Origin, pushdown: &Pushdown) -> SourceItem {
 }
 
 /// Frames on their way from the reading thread to the consumer: the records' bytes one
-/// after another, and each item with where its bytes end.
+/// after another, and each item with where its bytes end; or records a worker has already
+/// parsed.
 struct Batch {
     bytes: Vec<u8>,
     items: Vec<Pending>,
+    parsed: Vec<SourceResult>,
 }
 
 /// An item of a [`Batch`].
@@ -166,6 +248,16 @@ impl Batch {
         Self {
             bytes: Vec::with_capacity(BATCH_BYTES / 2),
             items: Vec::with_capacity(BATCH),
+            parsed: Vec::new(),
+        }
+    }
+
+    /// A batch of records parsed already.
+    fn parsed(parsed: Vec<SourceResult>) -> Self {
+        Self {
+            bytes: Vec::new(),
+            items: Vec::new(),
+            parsed,
         }
     }
 
@@ -190,14 +282,15 @@ impl Batch {
     fn into_results(self, pushdown: Arc<Pushdown>) -> impl Iterator<Item = SourceResult> + Send {
         let bytes = self.bytes;
         let mut start = 0;
-        self.items.into_iter().map(move |item| match item {
+        let framed = self.items.into_iter().map(move |item| match item {
             Pending::Record { end, origin } => {
                 let record = &bytes[start..end];
                 start = end;
                 Ok(parse(record, origin, &pushdown))
             }
             Pending::Done(result) => result,
-        })
+        });
+        self.parsed.into_iter().chain(framed)
     }
 }
 
@@ -768,5 +861,58 @@ mod recovery_tests {
         assert_eq!(ids, ["id-0"]);
         assert_eq!(bad.len(), 1);
         assert!(bad[0].2.contains("truncated"), "{bad:?}");
+    }
+
+    /// What a reading yields, in words: an event id, a skipped record with its file and
+    /// index, or an error.
+    fn words(result: SourceResult) -> String {
+        match result {
+            Ok(SourceItem::Call(call)) => call.event_id.clone(),
+            Ok(SourceItem::Skipped(b)) => format!("skipped {} #{}", b.origin.source, b.origin.index),
+            Ok(SourceItem::Settled(s)) => format!("settled {}", s.event_id_hash),
+            Err(error) => format!("error {error}"),
+        }
+    }
+
+    #[test]
+    fn files_read_in_parallel_come_out_as_one_thread_reads_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut files = Vec::new();
+        for (n, (_, text)) in layouts().into_iter().enumerate() {
+            let text = text.replace("id-", &format!("f{n}-id-"));
+            let path = dir.path().join(format!("{n}.json.gz"));
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut gz, text.as_bytes()).unwrap();
+            std::fs::write(&path, gz.finish().unwrap()).unwrap();
+            files.push(path);
+        }
+        // A file that cannot be read is an error in its place.
+        files.insert(2, dir.path().join("missing.json"));
+        let mut one_thread = Vec::new();
+        for file in &files {
+            read_file(file, None, &mut |item| {
+                one_thread.push(words(item));
+                true
+            });
+        }
+        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        for workers in [2, 3, 7] {
+            let (tx, mut rx) = mpsc::channel::<Batch>(2);
+            let (files, pushdown) = (files.clone(), Arc::new(Pushdown::default()));
+            let reader = std::thread::spawn(move || {
+                read_in_parallel(files, workers, &pushdown, None, &tx);
+            });
+            let mut parallel = Vec::new();
+            runtime.block_on(async {
+                while let Some(batch) = rx.recv().await {
+                    let results = batch.into_results(Arc::new(Pushdown::default()));
+                    parallel.extend(results.map(words));
+                }
+            });
+            reader.join().unwrap();
+            assert_eq!(parallel, one_thread, "{workers} workers");
+        }
+        assert_eq!(one_thread.iter().filter(|w| w.starts_with("skipped")).count(), 4);
+        assert!(one_thread.iter().any(|w| w.starts_with("error")));
     }
 }

@@ -177,8 +177,10 @@ fn components(effects: &[Effect], options: GroupOptions) -> (UnGraph<usize, Link
 struct Net {
     /// Its deltas, in the order it first touched each resource.
     deltas: Vec<Delta>,
-    /// The numbers of the other intents that touched the same resources.
-    shared_with: BTreeSet<usize>,
+    /// The numbers of the intents whose calls came just before or just after its own on the
+    /// resources it touched: the ones its calls were netted with (at most two per resource, so
+    /// the text stays short however many intents touched one resource).
+    undone_by: BTreeSet<usize>,
 }
 
 /// Per intent, its net changes: each resource is netted over all its calls and shared out
@@ -201,25 +203,27 @@ fn net_per_group<'s>(
     let mut placed: Vec<Vec<(usize, Delta)>> = vec![Vec::new(); groups];
     let mut nets: Vec<Net> = (0..groups).map(|_| Net::default()).collect();
     for (_, calls) in calls_on {
+        let after = nearest_other_intent(calls.iter().rev(), group_of);
+        for (group, other) in after.chain(nearest_other_intent(calls.iter(), group_of)) {
+            nets[group].undone_by.insert(other);
+        }
         let touched: Vec<(usize, &Effect)> =
             calls.iter().map(|&i| (group_of[i], &effects[i])).collect();
-        let together: BTreeSet<usize> = touched.iter().map(|(g, _)| *g).collect();
-        for &group in &together {
-            let others = together.iter().filter(|&&g| g != group);
-            nets[group].shared_with.extend(others);
-        }
         let on: Vec<&Effect> = touched.iter().map(|(_, e)| *e).collect();
         let attributes = on.iter().find_map(|e| e.address.as_deref()).and_then(state);
         let Some(net) = delta::net(&on, attributes).filter(|d| !d.is_empty()) else {
             continue;
         };
-        let first_in = |group: usize| calls.iter().copied().find(|&i| group_of[i] == group);
-        if together.len() == 1 {
+        if touched.iter().all(|(g, _)| *g == touched[0].0) {
             placed[touched[0].0].push((calls[0], net));
             continue;
         }
+        let mut first_in: HashMap<usize, usize> = HashMap::new();
+        for &i in &calls {
+            first_in.entry(group_of[i]).or_insert(i);
+        }
         for (group, part) in share::share(&net, &touched) {
-            placed[group].push((first_in(group).unwrap_or(calls[0]), part));
+            placed[group].push((first_in.get(&group).copied().unwrap_or(calls[0]), part));
         }
     }
     for (net, mut deltas) in nets.iter_mut().zip(placed) {
@@ -227,6 +231,29 @@ fn net_per_group<'s>(
         net.deltas = deltas.into_iter().map(|(_, d)| d).collect();
     }
     nets
+}
+
+/// Walking one resource's calls in `order`, for each intent the intent of the nearest call
+/// walked before its first one that belongs to another intent, when there is one: walked back
+/// from the last call, the intent that wrote next after it; walked forward, the one that
+/// wrote just before it. Linear in the calls however many intents share the resource.
+fn nearest_other_intent<'a>(
+    order: impl Iterator<Item = &'a usize> + 'a,
+    group_of: &'a [usize],
+) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let mut seen: HashSet<usize> = HashSet::new();
+    // The intent of the call walked last, and that call's own answer.
+    let mut walked: Option<(usize, Option<usize>)> = None;
+    order.filter_map(move |&call| {
+        let group = group_of[call];
+        let other = match walked {
+            Some((previous, _)) if previous != group => Some(previous),
+            Some((_, answer)) => answer,
+            None => None,
+        };
+        walked = Some((group, other));
+        (seen.insert(group)).then_some(other).flatten().map(|other| (group, other))
+    })
 }
 
 fn intent(
@@ -237,8 +264,8 @@ fn intent(
     links: Vec<(String, String, Link)>,
 ) -> Intent {
     let deltas = net.deltas;
-    let shared_with: Vec<String> = net
-        .shared_with
+    let undone_by: Vec<String> = net
+        .undone_by
         .iter()
         .map(|g| format!("I{}", g + 1))
         .collect();
@@ -252,7 +279,7 @@ fn intent(
     let kind = kind_of(&deltas);
     let actor = distinct(evidence.iter().map(|e| e.actor.clone())).join(", ");
     let clients = distinct(evidence.iter().map(|e| e.client.clone()));
-    let story = story(&actor, &clients, kind, &deltas, &mine, &shared_with);
+    let story = story(&actor, &clients, kind, &deltas, &mine, &undone_by);
     Intent {
         id: format!("I{number}"),
         kind,
@@ -298,15 +325,15 @@ fn story(
     kind: IntentKind,
     deltas: &[Delta],
     mine: &[&Effect],
-    shared_with: &[String],
+    undone_by: &[String],
 ) -> String {
     let via = clients.join(" and ");
     if kind == IntentKind::NoNetChange {
         let apis = distinct(mine.iter().map(|e| e.evidence.api.clone())).join(", ");
-        if !shared_with.is_empty() {
+        if !undone_by.is_empty() {
             return format!(
                 "{actor} ({via}) called {apis}; with the calls of {} on the same resources, nothing of it remains",
-                shared_with.join(", ")
+                undone_by.join(", ")
             );
         }
         return format!("{actor} ({via}) called {apis}, but the changes cancelled out");
@@ -585,6 +612,26 @@ mod tests {
         assert_eq!(intents.len(), 2);
         assert!(intents.iter().all(|i| i.deltas.is_empty()));
         assert!(intents[1].story.contains("with the calls of I1"));
+    }
+
+    #[test]
+    fn an_emptied_intent_names_only_its_neighbours_on_a_resource_many_intents_touched() {
+        // One person resizing one instance every day for 301 days, back and forth: 301
+        // intents on one resource, each undone by the next but the last.
+        let effects: Vec<Effect> = (0..301)
+            .map(|day| {
+                let size = if day % 2 == 0 { "t3.large" } else { "t3.micro" };
+                effect(&format!("e{day}"), day * 24 * 60, "alice", "a", set(size))
+            })
+            .collect();
+        let state = json!({"instance_type": "t3.micro"});
+        let intents = build(&effects, |_| Some(&state), GroupOptions::default());
+        assert_eq!(intents.len(), 301);
+        assert!(intents[..300].iter().all(|i| i.deltas.is_empty()));
+        assert!(intents[0].story.ends_with("with the calls of I2 on the same resources, nothing of it remains"));
+        assert!(intents[150].story.contains("with the calls of I150, I152 on"), "{}", intents[150].story);
+        // The last one wrote t3.large, which stays.
+        assert_eq!(intents[300].deltas.len(), 1);
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! that person's decision.
 
 use super::delta::{BlockDelta, BlockOp, Delta, Lifecycle};
-use crate::resolve::effect::{Change, Effect};
+use crate::resolve::effect::{Change, Effect, Risk};
 use std::collections::BTreeMap;
 
 /// The parts of `delta` (the net change of the calls `on`, in time order, each with the
@@ -51,11 +51,18 @@ pub(super) fn share(delta: &Delta, on: &[(usize, &Effect)]) -> BTreeMap<usize, D
         }
     }
     shares.retain(|_, d| !d.is_empty());
-    for (group, share) in &mut shares {
-        describe_calls(
-            share,
-            on.iter().filter(|(g, _)| g == group).map(|(_, e)| *e),
-        );
+    let mut risks: BTreeMap<usize, Risk> = BTreeMap::new();
+    for (group, effect) in on {
+        if let Some(share) = shares.get_mut(group) {
+            describe_call(share, effect);
+            let risk = risks.entry(*group).or_insert(effect.risk);
+            *risk = (*risk).max(effect.risk);
+        }
+    }
+    for (group, risk) in risks {
+        if let Some(share) = shares.get_mut(&group) {
+            share.risk = risk;
+        }
     }
     shares
 }
@@ -123,20 +130,13 @@ fn empty_like(delta: &Delta) -> Delta {
     }
 }
 
-/// Fills a share's rules, risk, flags and evidence from the intent's own calls.
-fn describe_calls<'e>(share: &mut Delta, calls: impl Iterator<Item = &'e Effect>) {
-    let mut risk = None;
-    for effect in calls {
-        share.rules.insert(effect.rule.clone());
-        share.evidence.push(effect.evidence.event_id.clone());
-        risk = risk.max(Some(effect.risk));
-        for flag in &effect.flags {
-            if !share.flags.contains(flag) {
-                share.flags.push(flag.clone());
-            }
+/// Adds one of the intent's own calls to its share's rules, flags and evidence.
+fn describe_call(share: &mut Delta, effect: &Effect) {
+    share.rules.insert(effect.rule.clone());
+    share.evidence.push(effect.evidence.event_id.clone());
+    for flag in &effect.flags {
+        if !share.flags.contains(flag) {
+            share.flags.push(flag.clone());
         }
-    }
-    if let Some(risk) = risk {
-        share.risk = risk;
     }
 }

@@ -6,7 +6,7 @@
 use knowledge::{FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{extract, flagged};
 
 fn sets(pairs: &[(&str, Value)]) -> Vec<(String, Value)> {

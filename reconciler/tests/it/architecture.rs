@@ -27,6 +27,7 @@ const ORDER: &[&str] = &[
     "report",
     "config",
     "nightly",
+    "fuzzing",
 ];
 
 fn src() -> PathBuf {

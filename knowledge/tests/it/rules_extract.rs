@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use knowledge::{Extraction, FlagLevel, Kind, Missing, Risk, RuleSet, TagOp};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::extract;
 
 fn types(x: &Extraction) -> Vec<Option<&str>> {

@@ -9,7 +9,7 @@
 //! in the form AWS gives it), as `terraform apply` of unchanged code would leave it.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

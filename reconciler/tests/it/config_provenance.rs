@@ -2,7 +2,7 @@
 //! from the files: spans are checked by the text they cover, lines by counting.
 #![allow(clippy::unwrap_used)]
 
-mod config_common;
+use crate::config_common;
 
 use config_common::{path, project, text};
 use reconciler::terraform::config::{Collection, LoadOptions, Project, Provenance, VariableSource};

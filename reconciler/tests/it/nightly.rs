@@ -1,9 +1,7 @@
 //! `retrace nightly` end to end: a local bare repository as the remote, a loopback server
 //! speaking GitHub's (or GitLab's) REST API, the bundled demo's project, state and trail.
 
-mod support {
-    pub mod forge;
-}
+use crate::support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

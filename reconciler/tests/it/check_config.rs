@@ -3,7 +3,7 @@
 //! Terraform reads `-var-file`.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 use std::process::{Command, Output};

@@ -3,7 +3,7 @@
 //! the fixture records (see the comments), not copied from the tool's output.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::io::Write;
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! hand), the cross-account name collision, and re-runs over the same trail.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::fs;
 use std::path::{Path, PathBuf};

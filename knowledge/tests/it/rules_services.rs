@@ -8,7 +8,7 @@
 use knowledge::{Kind, Missing, TagOp};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::{extract, flagged};
 
 #[test]

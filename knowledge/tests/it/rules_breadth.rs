@@ -7,7 +7,7 @@
 use knowledge::{FlagLevel, Kind, Missing, TagOp};
 use serde_json::{Value, json};
 
-mod common;
+use crate::common;
 use common::extract;
 
 #[test]

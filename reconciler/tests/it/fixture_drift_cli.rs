@@ -7,7 +7,7 @@
 //! tags of a shared subnet held one by one (`aws_ec2_tag`) are written on those resources.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 

@@ -3,7 +3,7 @@
 //! tags and name written on the project's locals, identity first and tags last.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use serde_json::json;
 

@@ -3,7 +3,7 @@
 //! load errors and diagnostics on small projects written here.
 #![allow(clippy::unwrap_used)]
 
-mod config_common;
+use crate::config_common;
 
 use std::collections::BTreeMap;
 

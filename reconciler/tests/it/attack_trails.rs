@@ -5,7 +5,7 @@
 //! resource named, exit 3, and no file changed.
 #![allow(clippy::unwrap_used, missing_docs)]
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::fs;

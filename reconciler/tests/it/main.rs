@@ -1,0 +1,39 @@
+//! The integration tests of `reconciler`, linked into one test binary (each file a module):
+//! one link of the crate and its dependencies instead of one per file.
+
+#![allow(clippy::unwrap_used, missing_docs)]
+
+mod common;
+mod config_common;
+mod support;
+
+mod agent_cli;
+mod api_sources;
+mod architecture;
+mod athena_source;
+mod attack_trails;
+mod check_config;
+mod config_project;
+mod config_provenance;
+mod corpus;
+mod corpus_drift;
+mod events_cli;
+mod fixture_drift_cli;
+mod fixture_projects;
+mod functions_docs;
+mod fuzz_corpus;
+mod functions_eval;
+mod functions_terraform;
+mod hcl_edit;
+mod hcl_props;
+mod idiom_cli;
+mod intents_cli;
+mod kb_cli;
+mod kb_coverage_cli;
+mod nightly;
+mod patch_apply;
+mod patch_diff;
+mod reconcile_cli;
+mod samples;
+mod security_cli;
+mod state_index;
