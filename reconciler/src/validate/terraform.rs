@@ -948,4 +948,37 @@ mod tests {
         assert!(text.contains("backend \"local\""));
         assert!(!override_text(dir.path(), false).contains("provider"));
     }
+
+    #[test]
+    fn excused_parts_of_root_resources_written_once_are_ignored_by_terraform() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "resource \"aws_security_group\" \"web\" {\n  name = \"web\"\n}\n\n\
+             resource \"aws_autoscaling_group\" \"web\" {\n  max_size = 2\n}\n\n\
+             resource \"aws_sqs_queue\" \"jobs\" {\n  count = 2\n}\n\n\
+             resource \"aws_instance\" \"app\" {\n  lifecycle {\n    ignore_changes = [tags]\n  }\n}\n",
+        )
+        .unwrap();
+        let excused: Vec<(String, String)> = [
+            ("aws_security_group.web", "ingress"),
+            ("aws_security_group.web", "egress"),
+            ("aws_autoscaling_group.web", ""),
+            // Each instance of a counted block: ignore_changes would hold for its siblings.
+            ("aws_sqs_queue.jobs[0]", "delay_seconds"),
+            // A block with an ignore_changes of its own, which an override would replace.
+            ("aws_instance.app", "instance_type"),
+            // No such block in the root module, and a module's resource.
+            ("aws_s3_bucket.gone", "tags"),
+            ("module.net.aws_vpc.main", "tags"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect();
+        assert_eq!(
+            ignore_excused(dir.path(), &excused),
+            "\nresource \"aws_autoscaling_group\" \"web\" {\n  lifecycle {\n    ignore_changes = all\n  }\n}\n\
+             \nresource \"aws_security_group\" \"web\" {\n  lifecycle {\n    ignore_changes = [egress, ingress]\n  }\n}\n"
+        );
+    }
 }

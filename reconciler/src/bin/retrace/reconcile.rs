@@ -234,7 +234,10 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
         .context("the demo config names no state")?;
     let var_files = config.project.var_files.clone();
     if kb.is_none() && !args.run.no_record && args.out.is_none() {
-        eprintln!("the demo records into a temporary knowledge base; give --kb FILE to keep it");
+        eprintln!(
+            "the demo records into a temporary knowledge base; give --kb FILE to keep it (and \
+             terraform's initialised working directory beside it, for a faster next run)"
+        );
     }
     let kb = kb.unwrap_or_else(|| KbSettings {
         path: root.join("knowledge.sqlite"),
