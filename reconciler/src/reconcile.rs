@@ -215,7 +215,7 @@ fn reconcile_loaded(
 ) -> Result<Outcome, ReconcileError> {
     let index = StateIndex::new(input.state.clone());
     let scope = Scope::from_state(&input.state)
-        .with_regions(aws_regions(&project))
+        .with_regions(aws_regions(project))
         .overridden(&input.accounts, &input.regions);
     let resolver = Resolver::new(input.rules, input.signals, &index, &scope);
     let mut effects = Vec::new();
