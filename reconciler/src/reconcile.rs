@@ -186,7 +186,8 @@ pub enum ReconcileError {
     Ownership(#[from] crate::ownership::OwnershipError),
 }
 
-/// Runs the whole reconciliation.
+/// Runs the whole reconciliation. The validators beside the built-in check get ready (the
+/// real Terraform initialises its working directory) on threads while the patch is made.
 pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
     let options = LoadOptions {
         var_files: input.var_files.clone(),
@@ -194,9 +195,27 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
         ..LoadOptions::default()
     };
     let project = Project::load(input.project, &options)?;
+    let outside = outside_the_root(project.files().keys(), &input.var_files);
+    std::thread::scope(|threads| {
+        for validator in &input.validators {
+            if validator.available(input.project).is_ok() {
+                let (root, outside) = (input.project, outside.as_slice());
+                threads.spawn(move || validator.prepare(root, outside));
+            }
+        }
+        reconcile_loaded(&input, &project, &outside)
+    })
+}
+
+/// [`reconcile`] of the loaded project.
+fn reconcile_loaded(
+    input: &Input,
+    project: &Project,
+    outside: &[String],
+) -> Result<Outcome, ReconcileError> {
     let index = StateIndex::new(input.state.clone());
     let scope = Scope::from_state(&input.state)
-        .with_regions(aws_regions(&project))
+        .with_regions(aws_regions(project))
         .overridden(&input.accounts, &input.regions);
     let resolver = Resolver::new(input.rules, input.signals, &index, &scope);
     let mut effects = Vec::new();
@@ -218,24 +237,23 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
             intent,
         })
         .collect();
-    let planner = Planner::new(&project, &index, input.schema);
+    let planner = Planner::new(project, &index, input.schema);
     let mut plan = Plan::default();
     for d in &decided {
         planner.plan(&d.intent, &d.rulings, &mut plan);
     }
-    let files = apply_steps(&project, &mut plan, input.shared_module_edits);
-    let mut changed = changed_files(&project, files);
-    let outside = outside_the_root(project.files().keys(), &input.var_files);
+    let files = apply_steps(project, &mut plan, input.shared_module_edits);
+    let mut changed = changed_files(project, files);
     let checked = Checked {
-        input: &input,
+        input,
         decided: &decided,
-        outside: &outside,
+        outside,
     };
-    let repair_rounds = repair(&checked, &project, &mut plan, &mut changed)?;
+    let repair_rounds = repair(&checked, project, &mut plan, &mut changed)?;
     // The agent worked over the repaired patch, which the same input plans again.
     if let Some(placed) = input.placed {
         adopt(
-            &project,
+            project,
             placed,
             input.shared_module_edits,
             &mut plan,
@@ -621,7 +639,8 @@ fn plan_check(
 /// Each validator's verdict, and the validators that could not run with the reason.
 type Verdicts = (Vec<Validation>, Vec<(String, String)>);
 
-/// The plan check, then every other validator that can run.
+/// The plan check, and beside it on a thread every other validator that can run; one that
+/// cannot run or fails to is reported as not run, with the reason, never as the run's error.
 fn validate(
     checked: &Checked,
     plan: &Plan,
@@ -629,29 +648,44 @@ fn validate(
 ) -> Result<Verdicts, ReconcileError> {
     let input = checked.input;
     with_check(checked, plan, changed, |check| {
-        let mut validations = vec![PlanCheck.validate(check)?];
-        let mut skipped = Vec::new();
-        for validator in &input.validators {
-            if changed.is_empty() {
-                // The code is as it was: an external judge would only repeat its last verdict.
-                let why = "the patch is empty, so the code is unchanged".to_owned();
-                skipped.push((validator.name().to_owned(), why));
-                continue;
-            }
-            let verdict = validator
-                .available(input.project)
-                .map_err(ValidateError::Unavailable)
-                .and_then(|()| validator.validate(check));
-            match verdict {
-                Ok(validation) => validations.push(validation),
-                Err(ValidateError::Unavailable(reason)) => {
-                    skipped.push((validator.name().to_owned(), reason))
-                }
-                Err(error) => return Err(error.into()),
-            }
-        }
-        Ok((validations, skipped))
+        std::thread::scope(|threads| {
+            let others = threads.spawn(|| others(input, check, changed));
+            let built_in = PlanCheck.validate(check);
+            let (rest, skipped) = others
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            let mut validations = vec![built_in?];
+            validations.extend(rest);
+            Ok((validations, skipped))
+        })
     })
+}
+
+/// The verdicts of the validators besides the built-in one, and those that did not run with
+/// the reason.
+fn others(input: &Input, check: &Check, changed: &BTreeMap<String, String>) -> Verdicts {
+    let mut validations = Vec::new();
+    let mut skipped = Vec::new();
+    for validator in &input.validators {
+        let name = validator.name().to_owned();
+        if changed.is_empty() {
+            // The code is as it was: an external judge would only repeat its last verdict.
+            skipped.push((
+                name,
+                "the patch is empty, so the code is unchanged".to_owned(),
+            ));
+            continue;
+        }
+        let verdict = validator
+            .available(input.project)
+            .map_err(ValidateError::Unavailable)
+            .and_then(|()| validator.validate(check));
+        match verdict {
+            Ok(validation) => validations.push(validation),
+            Err(error) => skipped.push((name, error.to_string())),
+        }
+    }
+    (validations, skipped)
 }
 
 /// The observed state plus the resources created out of band: a refresh reads only what the

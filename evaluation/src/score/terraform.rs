@@ -30,11 +30,15 @@ pub struct TerraformVerdict {
 }
 
 /// Plans patched projects; a patch already judged for a scenario is not planned again (the
-/// deterministic planner writes the same patch in every sample).
-#[derive(Debug, Default)]
+/// deterministic planner writes the same patch in every sample). Terraform's initialised
+/// working directories are kept for the oracle's life, so projects that need the same
+/// providers and modules share one `terraform init`.
+#[derive(Debug)]
 pub struct TerraformOracle {
     plan: TerraformPlan,
     judged: HashMap<(String, String), TerraformVerdict>,
+    /// Where the working directories are kept (removed with the oracle).
+    _cache: tempfile::TempDir,
 }
 
 impl TerraformOracle {
@@ -43,7 +47,16 @@ impl TerraformOracle {
     /// sources to read offline) is checked per plan, and reported in that verdict.
     pub fn new() -> Result<TerraformOracle, String> {
         terraform_binary().ok_or("neither terraform nor tofu is on PATH")?;
-        Ok(TerraformOracle::default())
+        let cache = tempfile::tempdir().map_err(|e| {
+            format!("no temporary directory for terraform's working directories: {e}")
+        })?;
+        let mut plan = TerraformPlan::default();
+        plan.cache_dir = Some(cache.path().to_owned());
+        Ok(TerraformOracle {
+            plan,
+            judged: HashMap::new(),
+            _cache: cache,
+        })
     }
 
     /// Judges the patched project in `dir` for scenario `id`; `diff` identifies the patch.

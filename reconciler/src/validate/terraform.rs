@@ -3,25 +3,41 @@
 //! In a scratch copy of the patched project it writes the observed post-drift state as a local
 //! state file, overrides the backend to that file, and — when no AWS credentials are configured
 //! — tells each `provider "aws"` block to skip the credential and account checks (dummy keys go
-//! in the child's environment only). It initialises from the project's own `.terraform`
-//! providers or from a plugin directory, runs `terraform validate -json`, then
-//! `terraform plan -refresh=false -detailed-exitcode`, and reads `terraform show -json` of the
-//! plan into the same differences the built-in check reports: per touched resource, the
-//! attributes that still differ; elsewhere, what the patch changed that no intent asked for.
+//! in the child's environment only). The parts a person must decide (flagged or ignored) are
+//! told to Terraform as `ignore_changes` on root resources, so a right patch plans clean.
 //!
-//! It is skipped, with the reason, where no `terraform` (or `tofu`) is on `PATH`, no AWS
-//! provider can be found, none meets the project's version constraints, or, without
-//! credentials, the configuration reads AWS data sources (an offline plan cannot answer them).
+//! The working directory `terraform init` prepares is kept between runs under the cache
+//! directory, keyed by what init reads (see [`workdir`]), so a warm check starts the provider
+//! once: `terraform plan -refresh=false -json`, whose diagnostics are the validation's (a
+//! configuration that is not valid fails the check with them). Only when the plan changes
+//! something not excused whole does `terraform show -json` read the plan into the same
+//! differences the built-in check reports: per touched resource, the attributes that still
+//! differ; elsewhere, what the patch changed that no intent asked for.
+//!
+//! It is not run, with the reason, where no `terraform` (for an OpenTofu project, no `tofu`) is
+//! on `PATH`, no AWS provider can be found, none meets the project's version constraints, or,
+//! without credentials, the configuration reads AWS data sources (an offline plan cannot
+//! answer them).
 
-use super::{Check, Difference, ValidateError, Validation, Validator, scratch_copy};
+mod ui;
+mod workdir;
+
+use super::{Check, Difference, Scratch, ValidateError, Validation, Validator, scratch_copy_in};
 use crate::terraform::state::{complete, tfstate_json};
 use knowledge::ProviderSchema;
 use serde_json::{Map, Value};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::{Arc, Mutex};
+use ui::PlanStream;
+use workdir::Workdir;
 
-/// The provider source address the validator needs.
-const AWS_PROVIDER: &str = "registry.terraform.io/hashicorp/aws";
+/// The AWS provider's path under a plugin directory, for Terraform and for OpenTofu.
+const AWS_PROVIDERS: [&str; 2] = [
+    "registry.terraform.io/hashicorp/aws",
+    "registry.opentofu.org/hashicorp/aws",
+];
 
 /// The override file written into the scratch copy.
 const OVERRIDE_FILE: &str = "retrace_validator_override.tf";
@@ -33,24 +49,82 @@ pub struct TerraformPlan {
     pub plugin_dir: Option<PathBuf>,
     /// The region for an implicit provider configuration (the project's first region).
     pub region: Option<String>,
+    /// Where initialised working directories are kept between runs (`DIR/terraform/KEY`);
+    /// `None`: a fresh one for every check.
+    pub cache_dir: Option<PathBuf>,
+    /// Whether to show a spinner naming the stage on standard error (only when it is a
+    /// terminal).
+    pub progress: bool,
+    /// Held while a working directory is initialised, so a check waits for the preparation
+    /// running beside it instead of initialising the same directory twice.
+    initialising: Arc<Mutex<()>>,
+}
+
+/// An installed `terraform` or `tofu`: its name and the first line of its `version`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Tool {
+    /// The binary's name on `PATH`.
+    pub name: &'static str,
+    /// `Terraform v1.11.4`.
+    pub version: String,
+}
+
+/// The named binary when it runs on this machine, looked for once per process.
+fn installed(name: &'static str) -> Option<&'static Tool> {
+    static FOUND: std::sync::OnceLock<[Option<Tool>; 2]> = std::sync::OnceLock::new();
+    let found = FOUND.get_or_init(|| {
+        ["terraform", "tofu"].map(|name| {
+            let output = Command::new(name).arg("version").output().ok()?;
+            output.status.success().then(|| Tool {
+                name,
+                version: String::from_utf8_lossy(&output.stdout)
+                    .lines()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            })
+        })
+    });
+    found.iter().flatten().find(|tool| tool.name == name)
 }
 
 /// The `terraform` (or OpenTofu's `tofu`) binary on `PATH`, looked for once per process.
 pub fn terraform_binary() -> Option<&'static str> {
-    static FOUND: std::sync::OnceLock<Option<&'static str>> = std::sync::OnceLock::new();
-    *FOUND.get_or_init(|| {
-        ["terraform", "tofu"].into_iter().find(|bin| {
-            Command::new(bin)
-                .arg("version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-    })
+    installed("terraform")
+        .or_else(|| installed("tofu"))
+        .map(|t| t.name)
 }
 
 /// Whether `terraform` runs on this machine.
 pub fn terraform_present() -> bool {
     terraform_binary().is_some()
+}
+
+/// Whether the root module is written for OpenTofu (it has `.tofu` files, which Terraform
+/// does not read).
+fn is_opentofu(root: &Path) -> bool {
+    std::fs::read_dir(root).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.ends_with(".tofu") || name.ends_with(".tofu.json")
+        })
+    })
+}
+
+/// The binary that judges the project: `tofu` for an OpenTofu project, otherwise `terraform`
+/// (or `tofu` when it is the only one); the reason when none fits.
+fn tool_for(root: &Path) -> Result<&'static Tool, String> {
+    if is_opentofu(root) {
+        return installed("tofu").ok_or_else(|| {
+            "the project is written for OpenTofu (it has .tofu files, which terraform does not \
+             read) and tofu is not on PATH"
+                .to_owned()
+        });
+    }
+    installed("terraform")
+        .or_else(|| installed("tofu"))
+        .ok_or_else(|| "neither terraform nor tofu is on PATH".to_owned())
 }
 
 /// Whether AWS credentials are configured for this process.
@@ -67,22 +141,46 @@ fn has_credentials() -> bool {
 enum Providers {
     /// The project's own initialised `.terraform/providers`.
     Initialised(PathBuf),
-    /// A plugin directory holding `registry.terraform.io/hashicorp/aws`.
+    /// A plugin directory holding the AWS provider.
     PluginDir(PathBuf),
 }
 
+impl Providers {
+    /// The directory the provider comes from.
+    fn dir(&self) -> &Path {
+        match self {
+            Providers::Initialised(dir) | Providers::PluginDir(dir) => dir,
+        }
+    }
+}
+
+/// Whether a providers directory holds the AWS provider.
+fn holds_aws(dir: &Path) -> bool {
+    AWS_PROVIDERS.iter().any(|p| dir.join(p).is_dir())
+}
+
 impl TerraformPlan {
+    /// A validator with these settings.
+    pub fn new(plugin_dir: Option<PathBuf>, region: Option<String>) -> TerraformPlan {
+        TerraformPlan {
+            plugin_dir,
+            region,
+            ..TerraformPlan::default()
+        }
+    }
+
     /// The provider plugins to use: the project's initialised ones, else the first plugin
     /// directory holding the AWS provider among the configured one, `TF_PLUGIN_DIR`,
     /// Terraform's implied local mirror directories, and directories under `/opt`.
     fn providers(&self, root: &Path) -> Option<Providers> {
         let initialised = root.join(".terraform/providers");
-        if initialised.join(AWS_PROVIDER).is_dir() {
-            return Some(Providers::Initialised(initialised));
+        if holds_aws(&initialised) {
+            let absolute = initialised.canonicalize().unwrap_or(initialised);
+            return Some(Providers::Initialised(absolute));
         }
         plugin_dir_candidates(self.plugin_dir.as_deref())
             .into_iter()
-            .find(|dir| dir.join(AWS_PROVIDER).is_dir())
+            .find(|dir| holds_aws(dir))
             .map(Providers::PluginDir)
     }
 }
@@ -113,10 +211,10 @@ fn reads_aws_data_sources(root: &Path) -> bool {
     entries.flatten().any(|entry| {
         let path = entry.path();
         let name = entry.file_name();
-        if path.is_dir() && name != ".git" && name != "providers" {
+        if path.is_dir() && name != ".git" && name != ".retrace" && name != "providers" {
             return reads_aws_data_sources(&path);
         }
-        path.extension().is_some_and(|e| e == "tf")
+        path.extension().is_some_and(|e| e == "tf" || e == "tofu")
             && std::fs::read_to_string(&path).is_ok_and(|text| {
                 text.lines()
                     .any(|l| l.trim_start().starts_with("data \"aws_"))
@@ -138,9 +236,7 @@ impl Validator for TerraformPlan {
                     .into(),
             );
         }
-        if terraform_binary().is_none() {
-            return Err("neither terraform nor tofu is on PATH".into());
-        }
+        tool_for(root)?;
         if !has_credentials() && reads_aws_data_sources(root) {
             return Err(
                 "the configuration reads AWS data sources, which a plan without AWS credentials \
@@ -151,56 +247,60 @@ impl Validator for TerraformPlan {
         Ok(())
     }
 
+    fn prepare(&self, root: &Path, outside: &[String]) {
+        let Some(cache) = self.cache() else { return };
+        let (Ok(tool), Some(providers)) = (tool_for(root), self.providers(root)) else {
+            return;
+        };
+        let prepared =
+            scratch_copy_in(root, outside, &BTreeMap::new(), Some(&cache)).and_then(|scratch| {
+                let run = self.runner(tool, scratch.path());
+                ready_for_init(&run.dir, run.offline).map_err(|source| ValidateError::Scratch {
+                    root: root.to_owned(),
+                    source,
+                })?;
+                self.workdir(&run, &providers, &cache)
+            });
+        if let Err(error) = prepared {
+            tracing::debug!(%error, "preparing terraform's working directory ahead failed");
+        }
+    }
+
     fn validate(&self, check: &Check) -> Result<Validation, ValidateError> {
-        let binary = terraform_binary()
-            .ok_or_else(|| ValidateError::Unavailable("terraform is not on PATH".into()))?;
+        let tool = tool_for(check.root).map_err(ValidateError::Unavailable)?;
         let providers = self
             .providers(check.root)
             .ok_or_else(|| ValidateError::Unavailable("no AWS provider found".into()))?;
-        let scratch = scratch_copy(check)?;
-        let dir = scratch.path();
-        let offline = !has_credentials();
-        prepare(check, dir, &providers, offline)?;
-        let run = Runner {
-            binary,
-            dir,
-            offline,
-            region: self.region.as_deref(),
-        };
-        run.init(&providers)?;
-        if let Some(problems) = run.validate()? {
-            return Ok(self.verdict(false, Vec::new(), Vec::new(), problems));
+        let mut planned = self.plan_once(check, tool, &providers)?;
+        if planned.stream.needs_init() && planned.workdir.cached_entry() {
+            // Something init reads changed without changing the key: initialise afresh.
+            planned.workdir.discard();
+            planned = self.plan_once(check, tool, &providers)?;
         }
-        let mut plan = vec![
-            "plan",
-            "-refresh=false",
-            "-detailed-exitcode",
-            "-input=false",
-            "-lock=false",
-            "-no-color",
-            "-out=retrace.tfplan",
-        ]
-        .into_iter()
-        .map(str::to_owned)
-        .collect::<Vec<_>>();
-        plan.extend(
-            check
-                .var_files
-                .iter()
-                .map(|f| format!("-var-file={}", check.root.join(f).display())),
-        );
-        let output = run.command(&plan)?;
+        let Planned {
+            run,
+            output,
+            stream,
+            _scratch,
+            ..
+        } = planned;
         match output.status.code() {
             Some(0) => Ok(self.verdict(true, Vec::new(), Vec::new(), "no changes".into())),
+            Some(2) if stream.only_excused(check) => {
+                Ok(self.verdict(true, Vec::new(), Vec::new(), EXCUSED_ONLY.into()))
+            }
             Some(2) => {
-                let shown =
-                    run.command(&["show".into(), "-json".into(), "retrace.tfplan".into()])?;
-                let plan: Value = serde_json::from_slice(&shown.stdout)
-                    .map_err(|e| ValidateError::Terraform(format!("terraform show -json: {e}")))?;
+                let shown = run.command(
+                    "reading the plan",
+                    &["show".into(), "-json".into(), "retrace.tfplan".into()],
+                )?;
+                let plan: Value = serde_json::from_slice(&shown.stdout).map_err(|e| {
+                    ValidateError::Unavailable(format!("{} show -json: {e}", tool.name))
+                })?;
                 let (differences, collateral) = summarize(&plan, check);
                 let passed = differences.is_empty() && collateral.is_empty();
                 let note = if passed {
-                    "changes only where a person must decide (flagged or ignored parts)".into()
+                    EXCUSED_ONLY.into()
                 } else {
                     format!(
                         "{} difference(s) on the changed resources, {} elsewhere",
@@ -210,12 +310,99 @@ impl Validator for TerraformPlan {
                 };
                 Ok(self.verdict(passed, differences, collateral, note))
             }
-            _ => Err(plan_error(&output)),
+            _ => match stream.invalid(tool.name) {
+                Ok(problems) => Ok(self.verdict(false, Vec::new(), Vec::new(), problems)),
+                Err(reason) => Err(ValidateError::Unavailable(reason)),
+            },
         }
     }
 }
 
+/// The note of a plan whose changes all lie where a person decides.
+const EXCUSED_ONLY: &str = "changes only where a person must decide (flagged or ignored parts)";
+
+/// One plan of the patched copy: the copy (kept until the plan is read), the runner, the
+/// working directory and what the plan printed.
+struct Planned {
+    _scratch: Scratch,
+    run: Runner,
+    workdir: Workdir,
+    output: Output,
+    stream: PlanStream,
+}
+
 impl TerraformPlan {
+    /// The cache directory's `terraform` folder, created when missing; `None` without one.
+    fn cache(&self) -> Option<PathBuf> {
+        let dir = self.cache_dir.as_ref()?.join("terraform");
+        match std::fs::create_dir_all(&dir) {
+            Ok(()) => Some(dir),
+            Err(error) => {
+                tracing::warn!(%error, dir = %dir.display(), "no cache for terraform's working directory");
+                None
+            }
+        }
+    }
+
+    /// A runner in the copy at `dir`.
+    fn runner(&self, tool: &Tool, dir: &Path) -> Runner {
+        Runner {
+            binary: tool.name,
+            version: tool.version.clone(),
+            dir: dir.to_owned(),
+            offline: !has_credentials(),
+            region: self.region.clone(),
+            progress: self.progress,
+        }
+    }
+
+    /// Copies the patched project, writes the observed state and the override, readies the
+    /// working directory and plans.
+    fn plan_once(
+        &self,
+        check: &Check,
+        tool: &Tool,
+        providers: &Providers,
+    ) -> Result<Planned, ValidateError> {
+        let cache = self.cache();
+        let scratch = scratch_copy_in(check.root, check.outside, check.changed, cache.as_deref())?;
+        let run = self.runner(tool, scratch.path());
+        prepare(check, &run.dir, run.offline)?;
+        let workdir = match &cache {
+            Some(cache) => self.workdir(&run, providers, cache)?,
+            None => Workdir::init_in_place(&run, providers)?,
+        };
+        let output = run.plan(check)?;
+        let stream = PlanStream::read(&output.stdout);
+        Ok(Planned {
+            _scratch: scratch,
+            run,
+            workdir,
+            output,
+            stream,
+        })
+    }
+
+    /// The initialised working directory for the copy `run` works in, from the cache or
+    /// initialised now (one at a time in this process), linked into the copy.
+    fn workdir(
+        &self,
+        run: &Runner,
+        providers: &Providers,
+        cache: &Path,
+    ) -> Result<Workdir, ValidateError> {
+        let _one_at_a_time = self
+            .initialising
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let tool = Tool {
+            name: run.binary,
+            version: run.version.clone(),
+        };
+        let key = workdir::key(&run.dir, &tool, providers.dir());
+        Workdir::cached(cache, &key, run, providers)
+    }
+
     fn verdict(
         &self,
         passed: bool,
@@ -233,14 +420,9 @@ impl TerraformPlan {
     }
 }
 
-/// Writes the observed state and the override file into the scratch copy, and points it at the
-/// original's initialised providers when there are some.
-fn prepare(
-    check: &Check,
-    dir: &Path,
-    providers: &Providers,
-    offline: bool,
-) -> Result<(), ValidateError> {
+/// Writes the observed state and the override file (with the excused parts ignored) into the
+/// scratch copy.
+fn prepare(check: &Check, dir: &Path, offline: bool) -> Result<(), ValidateError> {
     let fail = |source| ValidateError::Scratch {
         root: check.root.to_owned(),
         source,
@@ -256,14 +438,23 @@ fn prepare(
     // same for any 1.x.
     state["terraform_version"] = Value::String("1.5.0".into());
     std::fs::write(dir.join("terraform.tfstate"), state.to_string()).map_err(fail)?;
-    let _ = std::fs::remove_file(dir.join(".terraform/terraform.tfstate"));
-    std::fs::write(dir.join(OVERRIDE_FILE), override_text(dir, offline)).map_err(fail)?;
-    if let Providers::Initialised(from) = providers {
-        let to = dir.join(".terraform/providers");
-        std::fs::create_dir_all(dir.join(".terraform")).map_err(fail)?;
-        std::os::unix::fs::symlink(from, to).map_err(fail)?;
+    ready_for_init(dir, offline).map_err(fail)?;
+    let ignored = ignore_excused(dir, check.excused);
+    if !ignored.is_empty() {
+        let mut file = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.join(OVERRIDE_FILE))
+            .map_err(fail)?;
+        std::io::Write::write_all(&mut file, ignored.as_bytes()).map_err(fail)?;
     }
     Ok(())
+}
+
+/// Writes the override file (backend and provider settings) into the scratch copy and drops
+/// the project's record of its own backend, as `terraform init` must see them.
+fn ready_for_init(dir: &Path, offline: bool) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(dir.join(".terraform/terraform.tfstate"));
+    std::fs::write(dir.join(OVERRIDE_FILE), override_text(dir, offline))
 }
 
 /// The override file: the backend set to the local observed state, and for an offline run
@@ -287,61 +478,133 @@ fn override_text(dir: &Path, offline: bool) -> String {
     text
 }
 
-/// The aliases of the root module's `provider "aws"` blocks (`None` for the default one).
-fn aws_provider_aliases(dir: &Path) -> Vec<Option<String>> {
-    let mut out = Vec::new();
+/// The blocks of the root module's primary configuration files (`.tf` and `.tofu`, override
+/// files left out), in file name order.
+fn root_blocks(dir: &Path) -> Vec<hcl::Block> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return out;
+        return Vec::new();
     };
     let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
     paths.sort();
-    for path in paths
+    let primary = |p: &PathBuf| {
+        let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned());
+        p.extension().is_some_and(|e| e == "tf" || e == "tofu")
+            && stem.is_some_and(|s| s != "override" && !s.ends_with("_override"))
+    };
+    paths
         .iter()
-        .filter(|p| p.extension().is_some_and(|e| e == "tf") && !p.ends_with(OVERRIDE_FILE))
-    {
-        let Ok(body) = std::fs::read_to_string(path).map(|t| hcl::parse(&t)) else {
-            continue;
-        };
-        let Ok(body) = body else { continue };
-        for block in body.blocks().filter(|b| {
-            b.identifier() == "provider" && b.labels().first().is_some_and(|l| l.as_str() == "aws")
-        }) {
-            let alias = block
-                .body()
-                .attributes()
-                .find(|a| a.key() == "alias")
-                .and_then(|a| match a.expr() {
-                    hcl::Expression::String(s) => Some(s.clone()),
-                    _ => None,
-                });
-            if !out.contains(&alias) {
-                out.push(alias);
-            }
+        .filter(|p| primary(p))
+        .filter_map(|p| hcl::parse(&std::fs::read_to_string(p).ok()?).ok())
+        .flat_map(|body| body.into_blocks())
+        .collect()
+}
+
+/// The aliases of the root module's `provider "aws"` blocks (`None` for the default one).
+fn aws_provider_aliases(dir: &Path) -> Vec<Option<String>> {
+    let mut out = Vec::new();
+    for block in root_blocks(dir).iter().filter(|b| {
+        b.identifier() == "provider" && b.labels().first().is_some_and(|l| l.as_str() == "aws")
+    }) {
+        let alias = block
+            .body()
+            .attributes()
+            .find(|a| a.key() == "alias")
+            .and_then(|a| match a.expr() {
+                hcl::Expression::String(s) => Some(s.clone()),
+                _ => None,
+            });
+        if !out.contains(&alias) {
+            out.push(alias);
         }
     }
     out
 }
 
-/// Runs `terraform` commands in the scratch copy.
-struct Runner<'a> {
-    binary: &'a str,
-    dir: &'a Path,
-    offline: bool,
-    region: Option<&'a str>,
+/// Override blocks telling Terraform to leave the excused parts alone (`ignore_changes`), so a
+/// patch that is right plans no change there. Only for resources of the root module written
+/// once (no `count` or `for_each` key: `ignore_changes` holds for every instance of a block)
+/// whose block is in a primary file and sets no `ignore_changes` of its own; other excused
+/// parts are left out of the plan's changes when it is read.
+fn ignore_excused(dir: &Path, excused: &[(String, String)]) -> String {
+    let blocks = root_blocks(dir);
+    let mut ignored: BTreeMap<(&str, &str), Vec<&str>> = BTreeMap::new();
+    for (address, attribute) in excused {
+        let Some((kind, name)) = address.split_once('.') else {
+            continue;
+        };
+        let plain = |s: &str| {
+            !s.is_empty()
+                && !s.starts_with(|c: char| c.is_ascii_digit())
+                && s.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        };
+        if kind == "module" || kind == "data" || !plain(name) {
+            continue;
+        }
+        if !(attribute.is_empty() || plain(attribute)) {
+            continue;
+        }
+        ignored.entry((kind, name)).or_default().push(attribute);
+    }
+    let mut text = String::new();
+    for ((kind, name), attributes) in ignored {
+        let block = blocks.iter().find(|b| {
+            b.identifier() == "resource" && b.labels().iter().map(|l| l.as_str()).eq([kind, name])
+        });
+        let sets_its_own = block.is_some_and(|b| {
+            b.body()
+                .blocks()
+                .filter(|l| l.identifier() == "lifecycle")
+                .any(|l| l.body().attributes().any(|a| a.key() == "ignore_changes"))
+        });
+        if block.is_none() || sets_its_own {
+            continue;
+        }
+        let list = if attributes.contains(&"") {
+            "all".to_owned()
+        } else {
+            let mut names = attributes;
+            names.sort_unstable();
+            names.dedup();
+            format!("[{}]", names.join(", "))
+        };
+        text.push_str(&format!(
+            "\nresource \"{kind}\" \"{name}\" {{\n  lifecycle {{\n    ignore_changes = {list}\n  }}\n}}\n"
+        ));
+    }
+    text
 }
 
-impl Runner<'_> {
+/// Runs `terraform` commands in the scratch copy.
+struct Runner {
+    /// `terraform` or `tofu`.
+    binary: &'static str,
+    /// The first line of its `version`.
+    version: String,
+    /// The scratch copy's root.
+    dir: PathBuf,
+    /// Whether no AWS credentials are configured (dummy keys go in the child's environment).
+    offline: bool,
+    /// The region for an implicit provider configuration.
+    region: Option<String>,
+    /// Whether to show a spinner.
+    progress: bool,
+}
+
+impl Runner {
     /// Runs one command with the child environment: dummy keys and a region when offline, no
-    /// colour, no prompts.
-    fn command(&self, args: &[String]) -> Result<Output, ValidateError> {
+    /// colour, no prompts; `stage` names it on the spinner.
+    fn command(&self, stage: &str, args: &[String]) -> Result<Output, ValidateError> {
         let mut command = Command::new(self.binary);
         command
-            .current_dir(self.dir)
+            .current_dir(&self.dir)
             .args(args)
             .env("TF_IN_AUTOMATION", "1")
             .env("TF_INPUT", "0")
             .env_remove("TF_CLI_ARGS")
-            .env_remove("TF_CLI_ARGS_plan");
+            .env_remove("TF_CLI_ARGS_plan")
+            .env_remove("TF_CLI_ARGS_init")
+            .env_remove("TF_DATA_DIR");
         if self.offline {
             command
                 .env("AWS_ACCESS_KEY_ID", "retrace-offline")
@@ -352,13 +615,21 @@ impl Runner<'_> {
             if std::env::var_os("AWS_REGION").is_none()
                 && std::env::var_os("AWS_DEFAULT_REGION").is_none()
             {
-                command.env("AWS_REGION", self.region.unwrap_or("us-east-1"));
+                command.env("AWS_REGION", self.region.as_deref().unwrap_or("us-east-1"));
             }
         }
-        tracing::debug!(?args, dir = %self.dir.display(), "running terraform");
-        command
-            .output()
-            .map_err(|e| ValidateError::Terraform(format!("{} could not start: {e}", self.binary)))
+        tracing::debug!(?args, dir = %self.dir.display(), "running {}", self.binary);
+        let spinner = self
+            .progress
+            .then(|| ui::spinner(&format!("{} {}: {stage}", self.binary, args[0])))
+            .flatten();
+        let output = command.output().map_err(|e| {
+            ValidateError::Unavailable(format!("{} could not start: {e}", self.binary))
+        });
+        if let Some(spinner) = spinner {
+            spinner.finish_and_clear();
+        }
+        output
     }
 
     /// `terraform init`, from the plugin directory when there is one. A provider that does
@@ -371,62 +642,39 @@ impl Runner<'_> {
         if let Providers::PluginDir(dir) = providers {
             args.push(format!("-plugin-dir={}", dir.display()));
         }
-        let output = self.command(&args)?;
+        let output = self.command("installing the provider", &args)?;
         if output.status.success() {
             return Ok(());
         }
         Err(ValidateError::Unavailable(format!(
-            "terraform init failed: {}",
+            "{} init failed: {}",
+            self.binary,
             first_error(&output)
         )))
     }
 
-    /// `terraform validate -json`: the problems in plain words when the configuration is not
-    /// valid.
-    fn validate(&self) -> Result<Option<String>, ValidateError> {
-        let output = self.command(&["validate".into(), "-json".into(), "-no-color".into()])?;
-        let doc: Value = serde_json::from_slice(&output.stdout)
-            .map_err(|e| ValidateError::Terraform(format!("terraform validate -json: {e}")))?;
-        if doc["valid"] == Value::Bool(true) {
-            return Ok(None);
-        }
-        let problems: Vec<String> = doc["diagnostics"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter(|d| d["severity"] == "error")
-            .map(|d| {
-                let at = d["range"]["filename"].as_str().map_or(String::new(), |f| {
-                    format!("{f}:{}: ", d["range"]["start"]["line"])
-                });
-                format!(
-                    "{at}{} {}",
-                    d["summary"].as_str().unwrap_or_default(),
-                    d["detail"].as_str().unwrap_or_default()
-                )
-                .trim()
-                .to_owned()
-            })
-            .collect();
-        Ok(Some(format!("terraform validate: {}", problems.join("; "))))
-    }
-}
-
-/// A failed plan: unavailable when the failure is the offline set-up's (a data source or an
-/// API the plan had to call), otherwise Terraform's error.
-fn plan_error(output: &Output) -> ValidateError {
-    let message = first_error(output);
-    let offline = [
-        "no valid credential",
-        "reading ",
-        "dial tcp",
-        "lookup ",
-        "operation error",
-    ];
-    if offline.iter().any(|m| message.contains(m)) {
-        ValidateError::Unavailable(format!("the plan needed the cloud: {message}"))
-    } else {
-        ValidateError::Terraform(message)
+    /// `terraform plan -refresh=false -json` of the patched copy into `retrace.tfplan`: the
+    /// one step that starts the provider on a warm run.
+    fn plan(&self, check: &Check) -> Result<Output, ValidateError> {
+        let mut args: Vec<String> = [
+            "plan",
+            "-refresh=false",
+            "-detailed-exitcode",
+            "-input=false",
+            "-lock=false",
+            "-json",
+            "-out=retrace.tfplan",
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        args.extend(
+            check
+                .var_files
+                .iter()
+                .map(|f| format!("-var-file={}", check.root.join(f).display())),
+        );
+        self.command("checking the patch with the real provider", &args)
     }
 }
 
@@ -699,5 +947,38 @@ mod tests {
         assert!(text.contains("alias                       = \"us\""));
         assert!(text.contains("backend \"local\""));
         assert!(!override_text(dir.path(), false).contains("provider"));
+    }
+
+    #[test]
+    fn excused_parts_of_root_resources_written_once_are_ignored_by_terraform() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("main.tf"),
+            "resource \"aws_security_group\" \"web\" {\n  name = \"web\"\n}\n\n\
+             resource \"aws_autoscaling_group\" \"web\" {\n  max_size = 2\n}\n\n\
+             resource \"aws_sqs_queue\" \"jobs\" {\n  count = 2\n}\n\n\
+             resource \"aws_instance\" \"app\" {\n  lifecycle {\n    ignore_changes = [tags]\n  }\n}\n",
+        )
+        .unwrap();
+        let excused: Vec<(String, String)> = [
+            ("aws_security_group.web", "ingress"),
+            ("aws_security_group.web", "egress"),
+            ("aws_autoscaling_group.web", ""),
+            // Each instance of a counted block: ignore_changes would hold for its siblings.
+            ("aws_sqs_queue.jobs[0]", "delay_seconds"),
+            // A block with an ignore_changes of its own, which an override would replace.
+            ("aws_instance.app", "instance_type"),
+            // No such block in the root module, and a module's resource.
+            ("aws_s3_bucket.gone", "tags"),
+            ("module.net.aws_vpc.main", "tags"),
+        ]
+        .into_iter()
+        .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        .collect();
+        assert_eq!(
+            ignore_excused(dir.path(), &excused),
+            "\nresource \"aws_autoscaling_group\" \"web\" {\n  lifecycle {\n    ignore_changes = all\n  }\n}\n\
+             \nresource \"aws_security_group\" \"web\" {\n  lifecycle {\n    ignore_changes = [egress, ingress]\n  }\n}\n"
+        );
     }
 }

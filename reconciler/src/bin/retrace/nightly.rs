@@ -20,7 +20,6 @@ use reconciler::record::Knowledge;
 use reconciler::report::{Format, words};
 use reconciler::run::{self, Trail};
 use reconciler::text::escaped;
-use reconciler::validate::{TerraformPlan, Validator};
 
 use crate::reconcile::KbSettings;
 use crate::sources::SourceArgs;
@@ -76,7 +75,10 @@ pub async fn run(
     let when = |text: &Option<String>| text.as_deref().map(|t| parse_when(t, now)).transpose();
     let since = when(&args.sources.since)?;
     let terraform = !args.no_terraform && config.terraform.validate;
-    let validators = |regions: &[String]| validators(config, terraform, regions);
+    let cache_dir = crate::reconcile::terraform_cache(&kb.path);
+    let validators = |regions: &[String]| {
+        crate::reconcile::validators(config, terraform, regions, Some(&cache_dir))
+    };
     let setup = Setup {
         config,
         checkouts: checkouts(config, config_path),
@@ -121,17 +123,6 @@ fn checkouts(config: &Config, config_path: Option<&Path>) -> PathBuf {
             .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
         base.join(".retrace/checkouts")
     })
-}
-
-/// The validators of a workspace: the real `terraform plan` unless turned off.
-fn validators(config: &Config, terraform: bool, regions: &[String]) -> Vec<Box<dyn Validator>> {
-    if !terraform {
-        return Vec::new();
-    }
-    vec![Box::new(TerraformPlan {
-        plugin_dir: config.terraform.plugin_dir.clone(),
-        region: regions.first().cloned(),
-    })]
 }
 
 fn print(reports: &[WorkspaceReport], format: Format, dry_run: bool) -> Result<()> {

@@ -234,7 +234,10 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
         .context("the demo config names no state")?;
     let var_files = config.project.var_files.clone();
     if kb.is_none() && !args.run.no_record && args.out.is_none() {
-        eprintln!("the demo records into a temporary knowledge base; give --kb FILE to keep it");
+        eprintln!(
+            "the demo records into a temporary knowledge base; give --kb FILE to keep it (and \
+             terraform's initialised working directory beside it, for a faster next run)"
+        );
     }
     let kb = kb.unwrap_or_else(|| KbSettings {
         path: root.join("knowledge.sqlite"),
@@ -363,6 +366,7 @@ async fn outcome(
         allow_empty: sources.allow_empty,
     };
     let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
+    let cache_dir = kb.as_ref().map(|kb| terraform_cache(&kb.path));
     let mut knowledge = kb
         .map(|kb| Knowledge::open_with(&kb.path, kb.demote_after, &shipped))
         .transpose()?;
@@ -375,7 +379,7 @@ async fn outcome(
         }
     };
     let regions = or_config(&sources.regions, &config.project.regions);
-    let validators = || validators(config, terraform, &regions);
+    let validators = || validators(config, terraform, &regions, cache_dir.as_deref());
     let project = Project {
         dir: project,
         var_files,
@@ -410,14 +414,32 @@ fn agent(config: &Config, run: &RunArgs) -> Result<Option<Agent>> {
     }))
 }
 
-/// The validators run after the built-in check: the real `terraform plan`, unless turned off
-/// by `--no-terraform` or `[terraform] validate = false`.
-fn validators(config: &Config, terraform: bool, regions: &[String]) -> Vec<Box<dyn Validator>> {
+/// The validators run beside the built-in check: the real `terraform plan`, unless turned off
+/// by `--no-terraform` or `[terraform] validate = false`, keeping its initialised working
+/// directories under `cache_dir` (see [`terraform_cache`]) and showing its stage on a
+/// terminal.
+pub fn validators(
+    config: &Config,
+    terraform: bool,
+    regions: &[String],
+    cache_dir: Option<&Path>,
+) -> Vec<Box<dyn Validator>> {
     if !terraform || !config.terraform.validate {
         return Vec::new();
     }
-    vec![Box::new(TerraformPlan {
-        plugin_dir: config.terraform.plugin_dir.clone(),
-        region: regions.first().cloned(),
-    })]
+    let mut plan = TerraformPlan::new(
+        config.terraform.plugin_dir.clone(),
+        regions.first().cloned(),
+    );
+    plan.cache_dir = cache_dir.map(Path::to_owned);
+    plan.progress = true;
+    vec![Box::new(plan)]
+}
+
+/// Where Terraform's initialised working directories are kept between runs: beside the
+/// knowledge base (`DIR/terraform/KEY` for `--kb DIR/knowledge.sqlite`).
+pub fn terraform_cache(kb: &Path) -> PathBuf {
+    kb.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| PathBuf::from("."), Path::to_owned)
 }
