@@ -37,3 +37,4 @@ mod reconcile_cli;
 mod samples;
 mod security_cli;
 mod state_index;
+mod terraform_check;

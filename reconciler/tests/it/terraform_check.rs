@@ -3,7 +3,7 @@
 //! check reported as not run, never a failed run; a module directory linked inside the
 //! project reconciles.
 
-mod common;
+use crate::common;
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
