@@ -1380,9 +1380,10 @@ fn deleted_block(
         .any(|a| *a == block || a.starts_with(&format!("{block}[")))
 }
 
-/// Whether a state instance's provider is the default (unaliased) AWS provider.
+/// Whether a state instance's provider is the AWS provider (the state index keeps its source
+/// address only, so an aliased configuration of it counts too).
 fn default_provider(provider: &str) -> bool {
-    provider.ends_with("hashicorp/aws\"]")
+    provider.ends_with("hashicorp/aws")
 }
 
 /// The tags a delta sets.

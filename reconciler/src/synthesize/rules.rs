@@ -40,11 +40,13 @@ pub fn separate_rule(
     let Evaluated::Object(config) = &group.attributes else {
         return None;
     };
-    let inline = ["ingress", "egress"].iter().any(|kind| match config.get(*kind) {
-        Some(Evaluated::List(blocks)) => !blocks.is_empty(),
-        Some(Evaluated::Unknown) => true,
-        _ => false,
-    });
+    let inline = ["ingress", "egress"]
+        .iter()
+        .any(|kind| match config.get(*kind) {
+            Some(Evaluated::List(blocks)) => !blocks.is_empty(),
+            Some(Evaluated::Unknown) => true,
+            _ => false,
+        });
     if inline {
         return None;
     }
