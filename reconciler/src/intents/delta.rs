@@ -309,9 +309,13 @@ fn drop_reverts(delta: &mut Delta, state: Option<&Value>) {
             .retain(|_, a| a.before.as_ref().is_none_or(|b| !same_value(b, &a.after)));
     }
     let tags = state_tags(state);
-    delta
-        .tags_set
-        .retain(|k, v| tags.get(k).is_none_or(|old| old != v));
+    let all = string_map(state.and_then(|s| s.get("tags_all")));
+    delta.tags_set.retain(|k, v| match tags.get(k) {
+        Some(old) => old != v,
+        // a tag the resource does not set itself but has from the provider's `default_tags`
+        // (`tags_all` in the state): a call that sends the full set repeats it unchanged
+        None => all.get(k) != Some(v),
+    });
     if state.is_some() {
         delta.tags_removed.retain(|k| tags.contains_key(k));
     }
@@ -610,6 +614,36 @@ mod tests {
         );
         assert_eq!(d.tags_set, BTreeMap::from([("c".into(), "3".into())]));
         assert_eq!(d.tags_removed, BTreeSet::from(["b".to_owned()]));
+    }
+
+    #[test]
+    fn a_full_tag_set_repeating_the_providers_default_tags_changes_only_the_rest() {
+        // PutBucketTagging sends every tag, those `default_tags` give (in `tags_all`) too
+        let state = json!({
+            "tags": {"Name": "logs"},
+            "tags_all": {"Name": "logs", "Env": "prod", "Team": "data"}
+        });
+        let d = run(
+            vec![Change::Tags {
+                set: BTreeMap::from([
+                    ("Name".into(), "logs".into()),
+                    ("Env".into(), "prod".into()),
+                    ("Team".into(), "web".into()),
+                    ("Owner".into(), "ops".into()),
+                ]),
+                remove: vec![],
+                replace: true,
+            }],
+            &state,
+        );
+        assert_eq!(
+            d.tags_set,
+            BTreeMap::from([
+                ("Owner".into(), "ops".into()),
+                ("Team".into(), "web".into())
+            ])
+        );
+        assert!(d.tags_removed.is_empty());
     }
 
     #[test]

@@ -1,8 +1,11 @@
 //! Synthesis: turning intents into HCL edits. `edit` holds the format-preserving edit tools.
 
+pub mod defaults;
 pub mod edit;
 pub mod idiom;
 pub mod place;
 pub mod plan;
+pub mod readers;
+pub mod rules;
 pub mod settled;
 pub mod tags;

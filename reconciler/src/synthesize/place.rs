@@ -8,7 +8,7 @@ use super::edit::{
 };
 use super::tags::{block_target, key_json, split_last_key};
 use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
-use crate::terraform::state::{IndexKey, PathStep};
+use crate::terraform::state::{IndexKey, Mode, PathStep};
 use serde_json::Value;
 
 /// The place an attribute's new value is written.
@@ -189,6 +189,8 @@ pub enum Removal {
         container: Container,
         /// The key (or set element) to remove.
         path: Vec<PathStep>,
+        /// The module instance whose key this is, when the whole module instance goes.
+        module: Option<String>,
         /// Why.
         why: String,
     },
@@ -216,7 +218,17 @@ pub enum Removal {
 
 /// How to remove `instance` from the code without removing any other instance: its block, its
 /// key in the collection only its block iterates, or else a filter on its block's `for_each`.
-pub fn removal_of(project: &Project, instance: &ResourceInstance) -> Removal {
+///
+/// An instance that is all there is of a `for_each` module instance (or whose module instance's
+/// other resources are `deleted` too) is removed by dropping the module instance's key.
+pub fn removal_of(
+    project: &Project,
+    instance: &ResourceInstance,
+    deleted: &dyn Fn(&str) -> bool,
+) -> Removal {
+    if let Some(removal) = module_key_removal(project, instance, deleted) {
+        return removal;
+    }
     if let Removal::Refuse { reason } = direct_removal(project, instance)
         && in_several_module_instances(instance)
         && !referenced_in_module(project, instance)
@@ -293,24 +305,55 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
         PathStep::Key("for_each".to_owned()),
         PathStep::Key(key.clone()),
     ];
-    let block = format!("{}.{}", instance.resource_type, instance.name);
     let Some(provenance) = project.provenance(&instance.address, &steps) else {
         return refuse(format!("{} is not in the configuration", instance.address));
     };
+    let iterated = Iterated {
+        target: resource_block(instance),
+        module: instance.module.clone(),
+        block: format!("{}.{}", instance.resource_type, instance.name),
+        several: in_several_module_instances(instance),
+        address: instance.address.clone(),
+    };
+    key_removal(project, provenance, key, &iterated)
+}
+
+/// The block whose `for_each` makes an instance: a resource block or a module call.
+struct Iterated {
+    /// The block, as the edit tools name it (its `for_each` is a container).
+    target: Target,
+    /// The module instance the block is written in, `None` for the root.
+    module: Option<String>,
+    /// `aws_x.y` or `module.z`, as [`Project::blocks_iterating`] names it.
+    block: String,
+    /// Whether the module it is written in has several instances.
+    several: bool,
+    /// The address of the instance removed, for messages.
+    address: String,
+}
+
+/// The removal of key `key` from the collection the block's `for_each` comes from
+/// (`provenance`): the entry of a literal `for_each`, of a variable's default or tfvars
+/// assignment (followed through module inputs to the root), or of a literal local, when only
+/// this block iterates it.
+fn key_removal(project: &Project, provenance: Provenance, key: &str, it: &Iterated) -> Removal {
+    let refuse = |reason: String| Removal::Refuse { reason };
+    let address = &it.address;
+    let block = &it.block;
     let entry = |file: &str, container: Container, what: String| Removal::Entry {
         file: file.to_owned(),
         container,
-        path: vec![PathStep::Key(key.clone())],
+        path: vec![PathStep::Key(key.to_owned())],
+        module: None,
         why: format!("\"{key}\" is removed from {what}, which only {block} iterates"),
     };
-    let alone = |root: &str, name: &str| -> Result<(), String> {
-        let blocks = project.blocks_iterating(instance.module.as_deref(), root, name);
-        let others: Vec<&String> = blocks.iter().filter(|b| **b != block).collect();
+    let alone = |module: Option<&str>, root: &str, name: &str| -> Result<(), String> {
+        let blocks = project.blocks_iterating(module, root, name);
+        let others: Vec<&String> = blocks.iter().filter(|b| *b != block).collect();
         match others.as_slice() {
             [] => Ok(()),
             _ => Err(format!(
-                "{}: {root}.{name} also drives {}; removing key \"{key}\" from it would delete their instances as well",
-                instance.address,
+                "{address}: {root}.{name} also drives {}; removing key \"{key}\" from it would delete their instances as well",
                 others
                     .iter()
                     .map(|b| b.as_str())
@@ -320,12 +363,12 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
         }
     };
     match provenance {
-        Provenance::Literal { file, .. } if !in_several_module_instances(instance) => entry(
+        Provenance::Literal { file, .. } if !it.several => entry(
             &file,
             Container::ForEach {
-                target: resource_block(instance),
+                target: it.target.clone(),
             },
-            "the resource's for_each".to_owned(),
+            format!("the for_each of {block}"),
         ),
         Provenance::Variable {
             module,
@@ -340,35 +383,51 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
                 }
                 _ => {
                     return refuse(format!(
-                        "{}: var.{name} has no value the code writes",
-                        instance.address
+                        "{address}: var.{name} has no value the code writes"
                     ));
                 }
             };
-            if module.is_some() && home == VarHome::Default && in_several_module_instances(instance)
-            {
+            if module.as_deref().is_some_and(|m| m.contains('[')) && home == VarHome::Default {
                 return refuse(format!(
-                    "{}: var.{name}'s default is shared by every instance of {}",
-                    instance.address,
+                    "{address}: var.{name}'s default is shared by every instance of {}",
                     module.unwrap_or_default()
                 ));
             }
-            match alone("var", &name) {
+            match alone(module.as_deref(), "var", &name) {
                 Ok(()) => entry(file, home.container(&name), format!("var.{name} in {file}")),
                 Err(reason) => refuse(reason),
             }
         }
+        Provenance::ModuleInput { call, inner, .. } => {
+            // `for_each = var.x` in a module whose call passes the collection: the key is
+            // removed where the caller writes it, if only this block iterates it there.
+            let through = Iterated {
+                target: it.target.clone(),
+                module: parent_of(&call),
+                block: block.clone(),
+                several: it.several,
+                address: address.clone(),
+            };
+            match *inner {
+                inner @ (Provenance::Variable { .. } | Provenance::ModuleInput { .. }) => {
+                    match iterated_only_here(project, &call, it) {
+                        Ok(()) => key_removal(project, inner, key, &through),
+                        Err(reason) => refuse(reason),
+                    }
+                }
+                other => refuse(format!(
+                    "{address}: its for_each comes from an argument of {call} that is {}",
+                    what_is(&other)
+                )),
+            }
+        }
         Provenance::Local { name, inner, .. }
-            if matches!(*inner, Provenance::Literal { .. })
-                && !in_several_module_instances(instance) =>
+            if matches!(*inner, Provenance::Literal { .. }) && !it.several =>
         {
             let Provenance::Literal { file, .. } = *inner else {
-                return refuse(format!(
-                    "{}: local.{name} is not a literal",
-                    instance.address
-                ));
+                return refuse(format!("{address}: local.{name} is not a literal"));
             };
-            match alone("local", &name) {
+            match alone(it.module.as_deref(), "local", &name) {
                 Ok(()) => entry(
                     &file,
                     Container::Local { name: name.clone() },
@@ -378,35 +437,134 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
             }
         }
         Provenance::Literal { .. } => refuse(format!(
-            "{}: its for_each collection is written in a module that has several instances",
-            instance.address
+            "{address}: its for_each collection is written in a module that has several instances"
         )),
         Provenance::Local { name, inner, .. } => refuse(match *inner {
             Provenance::Expression { reason, .. } => format!(
-                "{}: its for_each is local.{name}, computed by an expression ({reason}), so no literal entry \"{key}\" can be removed",
-                instance.address
+                "{address}: its for_each is local.{name}, computed by an expression ({reason}), so no literal entry \"{key}\" can be removed"
             ),
             _ => format!(
-                "{}: its for_each is local.{name}, written in a module that has several instances or not as a literal",
-                instance.address
+                "{address}: its for_each is local.{name}, written in a module that has several instances or not as a literal"
             ),
         }),
         Provenance::ForEach { .. } => refuse(format!(
-            "{}: its for_each comes from another iteration's entry",
-            instance.address
-        )),
-        Provenance::ModuleInput { call, argument, .. } => refuse(format!(
-            "{}: its for_each comes from argument {argument} of {call}; removing key \"{key}\" there is not done yet",
-            instance.address
+            "{address}: its for_each comes from another iteration's entry"
         )),
         Provenance::Expression { reason, .. } => refuse(format!(
-            "{}: its for_each is computed ({reason}), so no literal entry \"{key}\" can be removed",
-            instance.address
+            "{address}: its for_each is computed ({reason}), so no literal entry \"{key}\" can be removed"
         )),
         Provenance::Absent { .. } => refuse(format!(
-            "{}: no literal entry \"{key}\" found in its for_each",
-            instance.address
+            "{address}: no literal entry \"{key}\" found in its for_each"
         )),
+    }
+}
+
+/// The module instance holding the module call `call` (`module.a.module.b` → `module.a`).
+fn parent_of(call: &str) -> Option<String> {
+    call.rfind(".module.").map(|at| call[..at].to_owned())
+}
+
+/// Inside the module made by `call`, whether the block `it` is the only one iterating the
+/// variable its `for_each` reads (so the caller's collection feeds only its instances).
+fn iterated_only_here(project: &Project, call: &str, it: &Iterated) -> Result<(), String> {
+    let variable = project
+        .variables()
+        .into_iter()
+        .filter(|v| v.module.as_deref() == Some(call))
+        .find(|v| {
+            let blocks = project.blocks_iterating(Some(call), "var", &v.name);
+            blocks.iter().any(|b| *b == it.block)
+        });
+    let Some(variable) = variable else {
+        return Err(format!(
+            "{}: the module variable its for_each reads was not found",
+            it.address
+        ));
+    };
+    let blocks = project.blocks_iterating(Some(call), "var", &variable.name);
+    let others: Vec<&String> = blocks.iter().filter(|b| **b != it.block).collect();
+    match others.as_slice() {
+        [] => Ok(()),
+        _ => Err(format!(
+            "{}: var.{} of {call} also drives {}; removing the key would delete their instances as well",
+            it.address,
+            variable.name,
+            others
+                .iter()
+                .map(|b| b.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A provenance in words, for refusals.
+fn what_is(provenance: &Provenance) -> String {
+    match provenance {
+        Provenance::Literal { .. } => "a literal in a module with several instances".to_owned(),
+        Provenance::Local { name, .. } => format!("local.{name}"),
+        Provenance::ForEach { .. } => "another iteration's entry".to_owned(),
+        Provenance::Expression { reason, .. } => format!("computed ({reason})"),
+        Provenance::Absent { .. } => "not written".to_owned(),
+        Provenance::Variable { name, .. } => format!("var.{name}"),
+        Provenance::ModuleInput { argument, .. } => format!("the input {argument}"),
+    }
+}
+
+/// The removal of a whole module instance made by a `for_each` module call
+/// (`module.users["alice"]`) when `instance` is its only managed resource or every other one
+/// is deleted too (`deleted`): the key is dropped from the collection the call's `for_each`
+/// comes from, traced to the root (a literal, a variable's default or tfvars entry, or the
+/// caller's module input). `None` when that is not the case or no such edit exists.
+fn module_key_removal(
+    project: &Project,
+    instance: &ResourceInstance,
+    deleted: &dyn Fn(&str) -> bool,
+) -> Option<Removal> {
+    let module = instance.module.as_deref()?;
+    let (_, Some(IndexKey::Str(key))) = split_last_key(module) else {
+        return None;
+    };
+    let inside = format!("{module}.");
+    let whole = project
+        .instances()
+        .filter(|i| i.mode == Mode::Managed)
+        .filter(|i| {
+            i.module.as_deref() == Some(module)
+                || i.module.as_deref().is_some_and(|m| m.starts_with(&inside))
+        })
+        .all(|i| i.address == instance.address || deleted(&i.address));
+    if !whole {
+        return None;
+    }
+    let call = project.call_of(module)?;
+    let steps = [
+        PathStep::Key("for_each".to_owned()),
+        PathStep::Key(key.clone()),
+    ];
+    let provenance = project.call_provenance(module, &steps)?;
+    let iterated = Iterated {
+        target: block_target(&call.file, "module", &[call.name.as_str()]),
+        module: call.parent.clone(),
+        block: format!("module.{}", call.name),
+        several: call.parent.as_deref().is_some_and(|p| p.contains('[')),
+        address: module.to_owned(),
+    };
+    match key_removal(project, provenance, &key, &iterated) {
+        Removal::Entry {
+            file,
+            container,
+            path,
+            why,
+            ..
+        } => Some(Removal::Entry {
+            file,
+            container,
+            path,
+            module: Some(module.to_owned()),
+            why: format!("{why}; the module instance {module} goes with it"),
+        }),
+        _ => None,
     }
 }
 
@@ -1387,8 +1545,13 @@ module "fn" {
     #[test]
     fn a_deleted_instance_loses_its_key_when_its_block_alone_iterates_the_collection() {
         let project = project();
-        let removal =
-            |address: &str| removal_of(&project, project.instance(address).expect("an instance"));
+        let removal = |address: &str| {
+            removal_of(
+                &project,
+                project.instance(address).expect("an instance"),
+                &|_| false,
+            )
+        };
         let Removal::Entry {
             file,
             container,

@@ -9,6 +9,7 @@
 //! `import` block, deletions a removed resource block, and ignored values an
 //! `ignore_changes` entry.
 
+use super::defaults::drop_defaults;
 use super::edit::{
     AddBlock, FilterForEach, IgnoreChanges, ImportResource, NewBlock, Ordered, RemoveBlock,
     RemoveCollectionEntry, RemoveResource, SetTags, Step as EditStep, SwitchOff, TagMode, Target,
@@ -19,18 +20,21 @@ use super::place::{
     Removal, Written, entry_path, new_input, place_of, removal_of, set_attribute,
     shared_by_instances, thread_input,
 };
-use super::settled::InCode;
-use super::tags::{TagSite, block_target, key_json, site};
+use super::readers::readers;
+use super::rules::{RuleResource, separate_rule};
+use super::settled::{InCode, Settled};
+use super::tags::{TagSite, block_target, key_json, site, split_last_key};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
-use crate::terraform::config::{Project, ResourceInstance};
-use crate::terraform::state::StateIndex;
+use crate::terraform::config::{DefaultTags, Project, ResourceInstance, default_tags};
+use crate::terraform::state::{IndexKey, Mode, StateIndex};
+use crate::terraform::values::string_map;
 use knowledge::catalog::Catalog;
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use std::cell::RefCell;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 /// One edit-tool call and why it was chosen.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -98,6 +102,12 @@ pub struct Planner<'a> {
     in_code: InCode<'a>,
     /// What the project names, for new code in its idiom.
     idiom: Idiom,
+    /// The addresses the intent being planned deletes (and this plan removes).
+    deleting: RefCell<HashSet<String>>,
+    /// The removal calls this plan made, so one module instance is removed once.
+    removals: RefCell<Vec<ToolCall>>,
+    /// The default provider's `default_tags`.
+    default_tags: Option<DefaultTags>,
 }
 
 type Outcome = Result<Step, String>;
@@ -139,6 +149,9 @@ impl<'a> Planner<'a> {
             added_blocks: RefCell::new(Vec::new()),
             in_code: InCode::new(project),
             idiom: Idiom::new(project, state),
+            default_tags: default_tags(project),
+            deleting: RefCell::new(HashSet::new()),
+            removals: RefCell::new(Vec::new()),
         }
     }
 
@@ -149,6 +162,16 @@ impl<'a> Planner<'a> {
     /// them (`aws_security_group.admin.id`) rather than repeat their ids. A nested block removed
     /// and another of the same type added later (a revoke plus an authorize) is edited in place.
     pub fn plan(&self, intent: &Intent, all_rulings: &[Vec<Ruling>], plan: &mut Plan) {
+        *self.deleting.borrow_mut() = intent
+            .deltas
+            .iter()
+            .zip(all_rulings)
+            .filter(|(d, rulings)| {
+                d.lifecycle == Lifecycle::Deleted
+                    && rulings.iter().any(|r| r.decision == Decision::Absorb)
+            })
+            .filter_map(|(d, _)| d.address.clone())
+            .collect();
         let mut order: Vec<usize> = (0..intent.deltas.len()).collect();
         order.sort_by_key(|&i| intent.deltas[i].lifecycle != Lifecycle::Created);
         for i in order {
@@ -156,7 +179,11 @@ impl<'a> Planner<'a> {
             let pairs = replacements(delta, rulings);
             for ruling in rulings {
                 if ruling.decision == Decision::Absorb
-                    && let Some(settled) = self.in_code.settled(delta, &ruling.part)
+                    && let Some(settled) = self
+                        .in_code
+                        .settled(delta, &ruling.part)
+                        .or_else(|| self.rule_settled(delta, &ruling.part))
+                        .or_else(|| self.tags_settled(delta, &ruling.part))
                 {
                     if let Some(address) = settled.imported_as {
                         let id = delta.resource.identity.clone();
@@ -212,7 +239,7 @@ impl<'a> Planner<'a> {
     fn absorb(&self, delta: &Delta, part: &Part) -> Vec<Outcome> {
         match (delta.lifecycle, part) {
             (Lifecycle::Created, _) => vec![self.create(delta)],
-            (Lifecycle::Deleted, _) => vec![self.delete(delta)],
+            (Lifecycle::Deleted, _) => self.delete(delta),
             (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
             (Lifecycle::Managed, Part::Block { index, .. }) => vec![self.block(delta, *index)],
             (Lifecycle::Unmanaged, _) => vec![Err(
@@ -369,6 +396,11 @@ impl<'a> Planner<'a> {
         let instance = self.instance(delta)?;
         let b = delta.blocks.get(index).ok_or("no such block change")?;
         let block = &b.block;
+        if b.op == BlockOp::Added
+            && let Some(rule) = separate_rule(self.project, self.state, instance, b)
+        {
+            return self.rule_resource(delta, index, rule?);
+        }
         let fields = Value::Object(non_empty(&b.fields));
         let (call, why) = match b.op {
             BlockOp::Added => (
@@ -396,6 +428,72 @@ impl<'a> Planner<'a> {
             block: block.clone(),
             index,
         };
+        Ok(step(delta, part, call, why, true, None))
+    }
+
+    /// Tag changes the provider's `default_tags` already hold, every one of them (a second
+    /// run after the change was written on `default_tags`).
+    fn tags_settled(&self, delta: &Delta, part: &Part) -> Option<Settled> {
+        if *part != Part::Tags || delta.lifecycle != Lifecycle::Managed {
+            return None;
+        }
+        let (own, changed) = self.split_tags(delta);
+        let nothing_left =
+            own.tags_set.is_empty() && own.tags_removed.is_empty() && changed.is_empty();
+        nothing_left.then(|| Settled {
+            reason: "the provider's default_tags already give these tags".to_owned(),
+            imported_as: None,
+        })
+    }
+
+    /// A rule added to a security group whose rules are separate resources, when an `import`
+    /// block already brings its rule resource in (a second run over the same calls).
+    fn rule_settled(&self, delta: &Delta, part: &Part) -> Option<Settled> {
+        let Part::Block { index, .. } = part else {
+            return None;
+        };
+        let block = delta
+            .blocks
+            .get(*index)
+            .filter(|b| b.op == BlockOp::Added)?;
+        let instance = self.instance(delta).ok()?;
+        let rule = separate_rule(self.project, self.state, instance, block)?.ok()?;
+        let address = self.in_code.imported_into(&rule.id)?;
+        Some(Settled {
+            reason: format!("already in the code: an import block brings this rule into {address}"),
+            imported_as: None,
+        })
+    }
+
+    /// A rule added to a security group whose rules are separate resources: one more
+    /// `aws_security_group_rule` beside them, imported.
+    fn rule_resource(&self, delta: &Delta, index: usize, rule: RuleResource) -> Outcome {
+        let address = format!("aws_security_group_rule.{}", rule.name);
+        self.created
+            .borrow_mut()
+            .add(rule.id.clone(), address.clone());
+        let attributes = order(rule.attributes, &["type".to_owned()])
+            .into_iter()
+            .map(|(k, v)| {
+                let v = self.refer_root(&k, &v);
+                (k, EditValue::from_json(&v))
+            })
+            .collect();
+        let why = format!(
+            "a rule was added outside Terraform to a security group whose rules are separate aws_security_group_rule resources; written as one more, {address}, and imported"
+        );
+        let part = Part::Block {
+            block: delta.blocks[index].block.clone(),
+            index,
+        };
+        let call = ToolCall::ImportResource(ImportResource {
+            file: rule.file,
+            resource_type: "aws_security_group_rule".to_owned(),
+            name: rule.name,
+            id: rule.id,
+            attributes: Ordered(attributes),
+            blocks: Vec::new(),
+        });
         Ok(step(delta, part, call, why, true, None))
     }
 
@@ -437,7 +535,22 @@ impl<'a> Planner<'a> {
     /// instances, only this one's tags change, unless the intent gives every one of them the
     /// same change: then the first of them writes it once for all and the others add nothing.
     fn tags(&self, intent: &Intent, rulings: &[Vec<Ruling>], i: usize) -> Vec<Outcome> {
-        let delta = &intent.deltas[i];
+        let (own, defaults) = self.split_tags(&intent.deltas[i]);
+        let mut outcomes = self.default_tags(intent, rulings, i, &defaults);
+        if !own.tags_set.is_empty() || !own.tags_removed.is_empty() {
+            outcomes.extend(self.own_tags(intent, rulings, i, &own));
+        }
+        outcomes
+    }
+
+    /// The tag changes of a resource's own `tags` (delta `i` with the default tags split off).
+    fn own_tags(
+        &self,
+        intent: &Intent,
+        rulings: &[Vec<Ruling>],
+        i: usize,
+        delta: &Delta,
+    ) -> Vec<Outcome> {
         let mut site = match self
             .instance(delta)
             .and_then(|inst| site(self.project, inst))
@@ -473,6 +586,130 @@ impl<'a> Planner<'a> {
             instance: site.instance,
         });
         vec![Ok(step(delta, Part::Tags, call, site.why, true, None))]
+    }
+
+    /// Delta `delta` with the tags the provider's `default_tags` give split off: a tag set to
+    /// the value the provider already gives is not written (an override of it in the
+    /// resource's own tags is removed instead, so the default shows through); a tag the
+    /// resource has only from the provider, set to another value, is returned apart, for
+    /// [`Planner::default_tags`].
+    fn split_tags(&self, delta: &Delta) -> (Delta, BTreeMap<String, String>) {
+        let mut own = delta.clone();
+        let mut changed = BTreeMap::new();
+        let state = delta
+            .address
+            .as_deref()
+            .and_then(|a| self.state.instance(a));
+        let (Some(defaults), Some(state)) = (&self.default_tags, state) else {
+            return (own, changed);
+        };
+        if !default_provider(&state.provider) {
+            return (own, changed);
+        }
+        let written = string_map(state.attributes.get("tags"));
+        for (key, value) in &delta.tags_set {
+            match (written.get(key), defaults.tags.get(key)) {
+                (None, Some(default)) if default == value => {}
+                (Some(_), Some(default)) if default == value => {
+                    own.tags_removed.insert(key.clone());
+                }
+                (None, Some(_)) => {
+                    changed.insert(key.clone(), value.clone());
+                }
+                _ => continue,
+            }
+            own.tags_set.remove(key);
+        }
+        (own, changed)
+    }
+
+    /// A new value of a tag the resource has from the provider's `default_tags` (`changed`,
+    /// from [`Planner::split_tags`]): written on `default_tags` when every resource that has
+    /// the tag from there got the same value in this intent (by the first of them), else held,
+    /// since every one of them would change with it.
+    fn default_tags(
+        &self,
+        intent: &Intent,
+        rulings: &[Vec<Ruling>],
+        i: usize,
+        changed: &BTreeMap<String, String>,
+    ) -> Vec<Outcome> {
+        let Some(defaults) = &self.default_tags else {
+            return Vec::new();
+        };
+        let delta = &intent.deltas[i];
+        let mut outcomes = Vec::new();
+        let mut written = Vec::new();
+        for (key, value) in changed {
+            let sharers: Vec<&str> = self
+                .state
+                .iter()
+                .filter(|s| s.mode == Mode::Managed && default_provider(&s.provider))
+                .filter(|s| {
+                    string_map(s.attributes.get("tags_all")).contains_key(key)
+                        && !string_map(s.attributes.get("tags")).contains_key(key)
+                })
+                .map(|s| s.address.as_str())
+                .collect();
+            let same: Vec<usize> = (0..intent.deltas.len())
+                .filter(|&j| {
+                    rulings[j]
+                        .iter()
+                        .any(|r| r.decision == Decision::Absorb && r.part == Part::Tags)
+                        && self.split_tags(&intent.deltas[j]).1.get(key) == Some(value)
+                })
+                .collect();
+            let missed: Vec<&str> = sharers
+                .iter()
+                .copied()
+                .filter(|address| {
+                    !same
+                        .iter()
+                        .any(|&j| intent.deltas[j].address.as_deref() == Some(*address))
+                })
+                .collect();
+            let old = defaults.tags.get(key).map_or("", String::as_str);
+            if !missed.is_empty() || !defaults.alone_in_file {
+                let why = if missed.is_empty() {
+                    format!("{} holds several `provider \"aws\"` blocks", defaults.file)
+                } else {
+                    format!(
+                        "writing it there would change it on {} other resources too ({})",
+                        missed.len(),
+                        missed
+                            .iter()
+                            .take(3)
+                            .copied()
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                };
+                outcomes.push(Err(format!(
+                    "tag `{key}` comes from the provider's default_tags (\"{old}\"), and was set to \"{value}\" outside Terraform; {why}, so the change is held"
+                )));
+            } else if same.first() == Some(&i) {
+                written.push((key.clone(), EditValue::String(value.clone())));
+            }
+        }
+        if !written.is_empty() {
+            let mut target = block_target(&defaults.file, "provider", &["aws"]);
+            target.path.push(EditStep {
+                block: "default_tags".to_owned(),
+                labels: Vec::new(),
+                matches: Ordered::default(),
+            });
+            let call = ToolCall::SetTags(SetTags {
+                target,
+                attribute: "tags".to_owned(),
+                tags: Ordered(written),
+                mode: TagMode::Merge,
+                remove: Vec::new(),
+                instance: None,
+            });
+            let why = "every resource that gets these tags from the provider's default_tags got the same new value outside Terraform; written on default_tags".to_owned();
+            outcomes.push(Ok(step(delta, Part::Tags, call, why, true, None)));
+        }
+        outcomes
     }
 
     /// Tags added to one instance of a module called with `count`/`for_each` whose tags input
@@ -519,7 +756,11 @@ impl<'a> Planner<'a> {
         j: usize,
         site_i: &TagSite,
     ) -> bool {
-        let (a, b) = (&intent.deltas[i], &intent.deltas[j]);
+        let (a, b) = (
+            self.split_tags(&intent.deltas[i]).0,
+            self.split_tags(&intent.deltas[j]).0,
+        );
+        let (a, b) = (&a, &b);
         let absorbed = rulings[j]
             .iter()
             .any(|r| r.decision == Decision::Absorb && r.part == Part::Tags);
@@ -640,6 +881,7 @@ impl<'a> Planner<'a> {
                 *value = Value::String(written);
             }
         }
+        drop_defaults(&delta.resource.resource_type, &mut attributes);
         let mut tags = match attributes.remove("tags") {
             Some(Value::Object(given)) => given,
             _ => Map::new(),
@@ -706,9 +948,105 @@ impl<'a> Planner<'a> {
         candidate
     }
 
-    fn delete(&self, delta: &Delta) -> Outcome {
-        let instance = self.instance(delta)?;
-        match removal_of(self.project, instance) {
+    /// The removal of a deleted instance from the code, once its readers are checked (see
+    /// [`Planner::unread`]); nothing when an earlier deletion of this plan made the same edit
+    /// (the other resources of one module instance).
+    fn delete(&self, delta: &Delta) -> Vec<Outcome> {
+        let outcome = self.instance(delta).and_then(|instance| {
+            let deleting = self.deleting.borrow();
+            let removal = removal_of(self.project, instance, &|a| deleting.contains(a));
+            self.unread(instance, &removal)?;
+            self.removal_step(delta, instance, removal)
+        });
+        if let Ok(step) = &outcome {
+            let mut made = self.removals.borrow_mut();
+            if made.contains(&step.call) {
+                return Vec::new();
+            }
+            made.push(step.call.clone());
+        }
+        vec![outcome]
+    }
+
+    /// Refuses a removal that other blocks read: removing a block (or a module instance) that
+    /// another block refers to leaves a dangling reference, and removing one key of a
+    /// collection changes every resource or module that reads the whole collection (a list of
+    /// its records' names shortens). Outputs that read the collection as a whole stay valid.
+    /// Readers that this plan deletes as well do not count.
+    fn unread(&self, instance: &ResourceInstance, removal: &Removal) -> Result<(), String> {
+        let module_key = match removal {
+            Removal::Entry {
+                module: Some(module),
+                ..
+            } => self.project.call_of(module).map(|call| call.name),
+            _ => None,
+        };
+        let (reference, dir, file, span, key) = match &module_key {
+            Some(name) => {
+                let module = instance.module.as_deref().unwrap_or_default();
+                let call = self
+                    .project
+                    .call_of(module)
+                    .ok_or("the module call was not found")?;
+                let key = split_last_key(module).1.and_then(|k| match k {
+                    IndexKey::Str(s) => Some(s),
+                    IndexKey::Int(_) => None,
+                });
+                (
+                    format!("module.{name}"),
+                    dir_of(&call.file),
+                    call.file,
+                    call.span,
+                    key,
+                )
+            }
+            None => {
+                let key = match &instance.index {
+                    Some(IndexKey::Str(s)) => Some(s.clone()),
+                    _ => None,
+                };
+                (
+                    format!("{}.{}", instance.resource_type, instance.name),
+                    dir_of(&instance.file),
+                    instance.file.clone(),
+                    instance.span.clone(),
+                    key,
+                )
+            }
+        };
+        let whole_block = matches!(removal, Removal::Block);
+        let deleting = self.deleting.borrow();
+        let readers: Vec<String> = readers(
+            self.project.files(),
+            &dir,
+            &reference,
+            (&file, &span),
+            key.as_deref(),
+        )
+        .into_iter()
+        .filter(|r| whole_block || r.kind != "output" || r.names_key)
+        .filter(|r| !(r.kind == "resource" && deleted_block(&deleting, instance, &r.labels)))
+        .map(|r| r.describe())
+        .collect();
+        if readers.is_empty() || matches!(removal, Removal::Refuse { .. }) {
+            return Ok(());
+        }
+        Err(format!(
+            "{} was deleted outside Terraform, but {reference} is read by {}; removing it from the code would {} them, so the deletion is held for a person",
+            instance.address,
+            readers.join(", "),
+            if whole_block { "break" } else { "change" }
+        ))
+    }
+
+    /// The edit-tool call of a removal.
+    fn removal_step(
+        &self,
+        delta: &Delta,
+        instance: &ResourceInstance,
+        removal: Removal,
+    ) -> Outcome {
+        match removal {
             Removal::Block => Ok(step(
                 delta,
                 Part::Resource,
@@ -725,6 +1063,7 @@ impl<'a> Planner<'a> {
                 container,
                 path,
                 why,
+                ..
             } => Ok(step(
                 delta,
                 Part::Resource,
@@ -1015,6 +1354,36 @@ fn ordered(value: &Value) -> Ordered {
         EditValue::Object(entries) => Ordered(entries),
         _ => Ordered::default(),
     }
+}
+
+/// The directory of a file relative to the root (`""` for the root module's files).
+fn dir_of(file: &str) -> String {
+    file.rsplit_once('/').map_or("", |(d, _)| d).to_owned()
+}
+
+/// Whether the resource block `labels` (type and name) in the instance's module is among the
+/// addresses this plan deletes.
+fn deleted_block(
+    deleting: &HashSet<String>,
+    instance: &ResourceInstance,
+    labels: &[String],
+) -> bool {
+    let [kind, name] = labels else {
+        return false;
+    };
+    let block = match &instance.module {
+        Some(m) => format!("{m}.{kind}.{name}"),
+        None => format!("{kind}.{name}"),
+    };
+    deleting
+        .iter()
+        .any(|a| *a == block || a.starts_with(&format!("{block}[")))
+}
+
+/// Whether a state instance's provider is the AWS provider (the state index keeps its source
+/// address only, so an aliased configuration of it counts too).
+fn default_provider(provider: &str) -> bool {
+    provider.ends_with("hashicorp/aws")
 }
 
 /// The tags a delta sets.

@@ -87,6 +87,14 @@ impl<'a> InCode<'a> {
         }
     }
 
+    /// The address an `import` block brings the object with import id `id` into.
+    pub fn imported_into(&self, id: &str) -> Option<&str> {
+        self.imports
+            .iter()
+            .find(|i| i.id.as_deref() == Some(id))
+            .map(|i| i.to.as_str())
+    }
+
     /// The evaluated configuration of a managed delta's instance, as JSON.
     fn configured(&self, delta: &Delta) -> Option<Value> {
         let address = delta.address.as_deref()?;

@@ -96,13 +96,27 @@ fn apply(attributes: &mut Value, delta: &Delta) {
         }
     }
     if !delta.tags_set.is_empty() || !delta.tags_removed.is_empty() {
-        for key in ["tags", "tags_all"] {
-            update_tags(attributes, key, delta);
-        }
+        // a tag the resource has only from the provider's `default_tags` (in `tags_all`, not
+        // in `tags`) changes where the planner writes it: on `default_tags`, so in `tags_all`
+        let own = |k: &str| attributes.get("tags").and_then(|t| t.get(k)).is_some();
+        let from_provider: Vec<String> = delta
+            .tags_set
+            .keys()
+            .filter(|k| !own(k))
+            .filter(|k| {
+                attributes
+                    .get("tags_all")
+                    .and_then(|t| t.get(k.as_str()))
+                    .is_some()
+            })
+            .cloned()
+            .collect();
+        update_tags(attributes, "tags", delta, &from_provider);
+        update_tags(attributes, "tags_all", delta, &[]);
     }
 }
 
-fn update_tags(attributes: &mut Value, key: &str, delta: &Delta) {
+fn update_tags(attributes: &mut Value, key: &str, delta: &Delta, skip: &[String]) {
     let Some(map) = attributes.as_object_mut() else {
         return;
     };
@@ -116,7 +130,7 @@ fn update_tags(attributes: &mut Value, key: &str, delta: &Delta) {
         for k in &delta.tags_removed {
             tags.remove(k);
         }
-        for (k, v) in &delta.tags_set {
+        for (k, v) in delta.tags_set.iter().filter(|(k, _)| !skip.contains(k)) {
             tags.insert(k.clone(), Value::String(v.clone()));
         }
     }

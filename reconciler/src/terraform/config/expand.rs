@@ -8,7 +8,9 @@ use hcl::edit::expr::Expression;
 use hcl::edit::structure::{Block, Body};
 
 use super::{Diagnostic, line_of};
-use crate::terraform::functions::{EvalScope, Value, evaluate};
+use knowledge::schema::AttrType;
+
+use crate::terraform::functions::{EvalScope, Value, convert, evaluate};
 use crate::terraform::state::IndexKey;
 
 /// Arguments of a resource or module block that are not part of its value.
@@ -92,7 +94,7 @@ pub(super) fn keys(body: &Body, scope: &EvalScope) -> Result<Vec<Key>, String> {
             .map_err(|error| format!("{name}: {error}"))
     };
     if let Some(count) = value("count")? {
-        return count_keys(&count);
+        return count_keys(count);
     }
     match value("for_each")? {
         Some(for_each) => for_each_keys(for_each),
@@ -103,19 +105,30 @@ pub(super) fn keys(body: &Body, scope: &EvalScope) -> Result<Vec<Key>, String> {
     }
 }
 
-fn count_keys(count: &Value) -> Result<Vec<Key>, String> {
-    match count {
-        Value::Number(n) if *n >= 0.0 && n.fract() == 0.0 => Ok((0..*n as i64)
-            .map(|i| Key {
-                index: Some(IndexKey::Int(i)),
-                each_value: None,
-            })
-            .collect()),
-        Value::Unknown => Err("count is not known until apply".to_string()),
-        other => Err(format!("count must be a whole number, not {other}")),
+/// The instances of `count`: its value converted to a number, as Terraform converts it (so
+/// `count = "2"` is two instances), which must be a whole number and not negative.
+fn count_keys(count: Value) -> Result<Vec<Key>, String> {
+    let n = match convert(count, &AttrType::Number) {
+        Ok(Value::Number(n)) => n,
+        Ok(Value::Unknown) => return Err("count is not known until apply".to_string()),
+        Ok(_) => return Err("count must not be null".to_string()),
+        Err(message) => return Err(format!("count: {message}")),
+    };
+    if n < 0.0 || n.fract() != 0.0 {
+        return Err(format!(
+            "count must be a whole number of zero or more, not {n}"
+        ));
     }
+    Ok((0..n as i64)
+        .map(|i| Key {
+            index: Some(IndexKey::Int(i)),
+            each_value: None,
+        })
+        .collect())
 }
 
+/// The instances of `for_each`: a map's keys, or a set's strings (numbers and bools in a
+/// set are refused, as Terraform refuses them; null elements too).
 fn for_each_keys(for_each: Value) -> Result<Vec<Key>, String> {
     let key = |k: String, v: Value| Key {
         index: Some(IndexKey::Str(k)),
@@ -128,12 +141,14 @@ fn for_each_keys(for_each: Value) -> Result<Vec<Key>, String> {
             .map(|item| match item {
                 Value::String(s) => Ok(key(s.clone(), Value::String(s))),
                 Value::Unknown => Err("for_each has keys not known until apply".to_string()),
+                Value::Null => Err("for_each must not contain null".to_string()),
                 other => Err(format!(
                     "for_each set elements must be strings, not {other}"
                 )),
             })
             .collect(),
         Value::Unknown => Err("for_each is not known until apply".to_string()),
+        Value::Null => Err("for_each must not be null".to_string()),
         other => Err(format!(
             "for_each must be a map or a set of strings, not a {}",
             other.type_name()
@@ -338,6 +353,11 @@ mod tests {
             Ok(vec![Some(IndexKey::Int(0)), Some(IndexKey::Int(1))])
         );
         assert_eq!(keys_of("count = 0\n"), Ok(vec![]));
+        // Terraform converts a string holding a number to the number `count` needs.
+        assert_eq!(
+            keys_of("count = \"2\"\n"),
+            Ok(vec![Some(IndexKey::Int(0)), Some(IndexKey::Int(1))])
+        );
         assert_eq!(
             keys_of("for_each = toset([\"b\", \"a\", \"b\"])\n"),
             Ok(vec![
@@ -355,6 +375,11 @@ mod tests {
     fn keys_that_cannot_be_known_are_errors() {
         assert!(keys_of("count = var.n\n").is_err_and(|e| e.contains("not known")));
         assert!(keys_of("count = 1.5\n").is_err());
+        assert!(keys_of("count = -1\n").is_err());
+        assert!(keys_of("count = null\n").is_err_and(|e| e.contains("null")));
+        assert!(keys_of("count = true\n").is_err());
+        assert!(keys_of("count = \"two\"\n").is_err());
+        assert!(keys_of("for_each = null\n").is_err_and(|e| e.contains("null")));
         assert!(keys_of("for_each = [1, 2]\n").is_err_and(|e| e.contains("strings")));
         assert!(keys_of("for_each = \"x\"\n").is_err());
     }

@@ -12,12 +12,12 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use super::expand::{Key, Place, body_value, eval, keys};
 use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
 use super::refs::references;
-use super::types::{convert, parse_type};
+use super::types::parse_type;
 use super::vars::{Assigned, root_assignments};
 use super::{
     ConfigError, Diagnostic, LoadOptions, Project, ResourceInstance, VariableSource, line_of,
 };
-use crate::terraform::functions::{EvalScope, Value, evaluate};
+use crate::terraform::functions::{EvalScope, Value, convert, evaluate};
 use crate::terraform::state::{IndexKey, Mode, State, instance_address};
 use knowledge::schema::AttrType;
 

@@ -55,7 +55,7 @@ use super::state::{IndexKey, Mode, PathStep, State};
 
 pub use json::is_json;
 pub use provenance::{Collection, Provenance};
-pub use providers::aws_regions;
+pub use providers::{DefaultTags, aws_regions, default_tags};
 pub use refactor::{Import, Move, imports, project_imports, project_moves, project_removed};
 
 /// What to load besides the directory's own files.
@@ -409,6 +409,14 @@ impl Project {
         Some(provenance::of_instance(self, index, path))
     }
 
+    /// Where the value at `path` of the module call that made module instance `module`
+    /// (`module.users["alice"]`) comes from: `[for_each, "alice"]` traces the instance's key
+    /// to the collection that holds it, across module boundaries to the root. `None` for the
+    /// root or an unknown module instance.
+    pub fn call_provenance(&self, module: &str, path: &[PathStep]) -> Option<Provenance> {
+        provenance::of_call(self, self.module_index(Some(module))?, path)
+    }
+
     /// How many resource instance arguments depend on the first-level field `field` of the
     /// object variable `name` (reading `var.NAME.FIELD`, or the whole variable): counted as
     /// for [`Variable::uses`], an argument reading both counted twice.
@@ -452,6 +460,16 @@ impl Project {
             (true, None) => return None,
         };
         Some(refs::each_field_reads(body, field))
+    }
+
+    /// The value of `expr` in the root module's scope (its variables and locals); unknown
+    /// when it cannot be evaluated.
+    pub fn evaluate_in_root(&self, expr: &hcl::Expression) -> Value {
+        self.modules
+            .iter()
+            .find(|module| module.path.is_none())
+            .and_then(|root| super::functions::evaluate(expr, &root.scope).ok())
+            .unwrap_or(Value::Unknown)
     }
 
     /// The `module` block that made the module instance `module` (`module.a["x"]`): its file

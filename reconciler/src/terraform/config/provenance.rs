@@ -227,6 +227,22 @@ pub(super) fn of_instance(project: &Project, index: usize, path: &[PathStep]) ->
     ctx.block(&decl.block.body, decl.span(), path, true)
 }
 
+/// The provenance of the argument at `path` of the module call that made module instance
+/// number `module` (`for_each` and its key, to trace where that instance comes from).
+pub(super) fn of_call(project: &Project, module: usize, path: &[PathStep]) -> Option<Provenance> {
+    let site = project.modules[module].call.as_ref()?;
+    let parent = &project.modules[site.parent];
+    let decl = &project.decls[parent.decls].calls[site.call];
+    let ctx = Ctx {
+        project,
+        module: site.parent,
+        file: decl.file.clone(),
+        scope: parent.scope.clone(),
+        iterating: Vec::new(),
+    };
+    Some(ctx.block(&decl.block.body, decl.span(), path, true))
+}
+
 impl Ctx<'_> {
     fn expression(&self, span: Range<usize>, reason: impl Into<String>) -> Provenance {
         Provenance::Expression {

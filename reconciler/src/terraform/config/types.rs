@@ -1,14 +1,12 @@
-//! Variable type constraints and the conversions Terraform makes to meet them, on the one
-//! type model of the provider schema ([`AttrType`]): `any` is `dynamic`, and an object
-//! attribute written `optional(T, default)` is [`AttrType::Optional`].
-
-use std::collections::BTreeMap;
+//! Variable type constraints, on the one type model of the provider schema ([`AttrType`]):
+//! `any` is `dynamic`, and an object attribute written `optional(T, default)` is
+//! [`AttrType::Optional`]. Values are converted to them by [`convert`](crate::terraform::functions::convert).
 
 use hcl::Expression;
 use hcl::expr::{FuncCall, ObjectKey};
 use knowledge::schema::AttrType;
 
-use crate::terraform::functions::{EvalScope, Value, evaluate};
+use crate::terraform::functions::{EvalScope, evaluate};
 
 /// The type a constraint expression stands for; a form not understood is `any`.
 pub(super) fn parse_type(expr: &Expression) -> AttrType {
@@ -74,107 +72,6 @@ fn attribute(expr: &Expression) -> AttrType {
     }
 }
 
-/// Converts `value` to `ty` the way Terraform converts variable values; an error says why not.
-pub(super) fn convert(value: Value, ty: &AttrType) -> Result<Value, String> {
-    match (ty, value) {
-        (_, value @ (Value::Unknown | Value::Null)) | (AttrType::Dynamic, value) => Ok(value),
-        (AttrType::Optional(inner, _), value) => convert(value, inner),
-        (AttrType::String, value @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
-            Ok(Value::String(value.to_text().unwrap_or_default()))
-        }
-        (AttrType::Number, Value::Number(n)) => Ok(Value::Number(n)),
-        (AttrType::Number, Value::String(s)) => s
-            .trim()
-            .parse()
-            .map(Value::Number)
-            .map_err(|_| format!("a number is required, not \"{s}\"")),
-        (AttrType::Bool, Value::Bool(b)) => Ok(Value::Bool(b)),
-        (AttrType::Bool, Value::String(s)) if s == "true" || s == "false" => {
-            Ok(Value::Bool(s == "true"))
-        }
-        (AttrType::List(element), Value::List(items)) => {
-            convert_all(items, element).map(Value::List)
-        }
-        (AttrType::Set(element), Value::List(items)) => convert_all(items, element).map(set_of),
-        (AttrType::Tuple(elements), Value::List(items)) if elements.len() == items.len() => items
-            .into_iter()
-            .zip(elements)
-            .map(|(item, ty)| convert(item, ty))
-            .collect::<Result<_, String>>()
-            .map(Value::List),
-        (AttrType::Map(element), Value::Object(map)) => map
-            .into_iter()
-            .map(|(key, value)| Ok((key, convert(value, element)?)))
-            .collect::<Result<_, String>>()
-            .map(Value::Object),
-        (AttrType::Object(attributes), Value::Object(map)) => convert_object(attributes, map),
-        (ty, value) => Err(format!(
-            "a {} is required, not a {}",
-            kind(ty),
-            value.type_name()
-        )),
-    }
-}
-
-/// An object converted attribute by attribute: a missing optional attribute takes its
-/// default (itself converted, so nested defaults apply) or null; extra attributes are dropped.
-fn convert_object(
-    attributes: &BTreeMap<String, AttrType>,
-    mut map: BTreeMap<String, Value>,
-) -> Result<Value, String> {
-    attributes
-        .iter()
-        .map(|(name, ty)| {
-            let value = match (map.remove(name), ty) {
-                (Some(value), ty) => convert(value, ty)?,
-                (None, AttrType::Optional(inner, Some(default))) => {
-                    convert(Value::from_json(default), inner)?
-                }
-                (None, AttrType::Optional(_, None)) => Value::Null,
-                (None, _) => return Err(format!("attribute \"{name}\" is required")),
-            };
-            Ok((name.clone(), value))
-        })
-        .collect::<Result<_, String>>()
-        .map(Value::Object)
-}
-
-fn convert_all(items: Vec<Value>, element: &AttrType) -> Result<Vec<Value>, String> {
-    items.into_iter().map(|v| convert(v, element)).collect()
-}
-
-/// A set: duplicates removed, sorted the way Terraform orders sets of strings and numbers.
-fn set_of(items: Vec<Value>) -> Value {
-    let mut unique: Vec<Value> = Vec::with_capacity(items.len());
-    for item in items {
-        if !unique.contains(&item) {
-            unique.push(item);
-        }
-    }
-    unique.sort_by(|a, b| match (a, b) {
-        (Value::Number(x), Value::Number(y)) => x.total_cmp(y),
-        (Value::String(x), Value::String(y)) => x.cmp(y),
-        _ => std::cmp::Ordering::Equal,
-    });
-    Value::List(unique)
-}
-
-/// A type's kind in words, for errors.
-fn kind(ty: &AttrType) -> &'static str {
-    match ty {
-        AttrType::Dynamic => "value",
-        AttrType::String => "string",
-        AttrType::Number => "number",
-        AttrType::Bool => "bool",
-        AttrType::List(_) => "list",
-        AttrType::Set(_) => "set",
-        AttrType::Map(_) => "map",
-        AttrType::Object(_) => "object",
-        AttrType::Tuple(_) => "tuple",
-        AttrType::Optional(inner, _) => kind(inner),
-    }
-}
-
 /// Whether `-var` takes values of this type literally rather than as HCL expressions.
 pub(super) fn is_primitive(ty: &AttrType) -> bool {
     matches!(
@@ -186,6 +83,7 @@ pub(super) fn is_primitive(ty: &AttrType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::terraform::functions::{Value, convert};
 
     fn ty(text: &str) -> AttrType {
         parse_type(&text.parse().expect("parses"))

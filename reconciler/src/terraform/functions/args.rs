@@ -2,6 +2,7 @@
 
 use std::collections::BTreeMap;
 
+use super::convert::to_number;
 use super::{EvalError, EvalScope, Value};
 
 /// A call of a built-in function: its name, evaluated arguments and the caller's scope.
@@ -94,40 +95,5 @@ impl Call<'_> {
             index + 1,
             found.type_name()
         ))
-    }
-}
-
-/// A value as a number the way Terraform converts it: numbers, and strings holding one.
-pub(crate) fn to_number(value: &Value) -> Option<f64> {
-    match value {
-        Value::Number(number) => Some(*number),
-        Value::String(text) => text.parse().ok().filter(|number: &f64| number.is_finite()),
-        _ => None,
-    }
-}
-
-/// A value as a boolean the way Terraform converts it: booleans, and `"true"` or `"false"`.
-pub(crate) fn to_bool(value: &Value) -> Option<bool> {
-    match value {
-        Value::Bool(flag) => Some(*flag),
-        Value::String(text) if text == "true" => Some(true),
-        Value::String(text) if text == "false" => Some(false),
-        _ => None,
-    }
-}
-
-/// Sorts and removes duplicates, as Terraform orders a set's elements.
-pub(crate) fn into_set(mut items: Vec<Value>) -> Value {
-    items.sort_by(compare_values);
-    items.dedup();
-    Value::List(items)
-}
-
-/// Set ordering: numbers by value, then strings, then everything else by its JSON text.
-fn compare_values(left: &Value, right: &Value) -> std::cmp::Ordering {
-    match (left, right) {
-        (Value::Number(a), Value::Number(b)) => a.total_cmp(b),
-        (Value::String(a), Value::String(b)) => a.cmp(b),
-        _ => left.to_string().cmp(&right.to_string()),
     }
 }

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::args::{into_set, to_bool};
+use super::convert::{into_set, to_bool};
 use super::{Builtin, Call, EvalError, Value};
 
 /// The collection functions.

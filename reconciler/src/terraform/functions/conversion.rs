@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use super::args::{into_set, to_bool, to_number};
+use super::convert::{into_set, to_bool, to_number, unify};
 use super::{Builtin, Call, EvalError, Value};
 
 /// The conversion and apply-time functions.
@@ -60,33 +60,22 @@ fn tobool(call: &Call) -> Result<Value, EvalError> {
 }
 
 fn tolist(call: &Call) -> Result<Value, EvalError> {
-    Ok(Value::List(unify(call.list(0)?.to_vec())))
+    Ok(Value::List(one_type(call, call.list(0)?.to_vec())?))
 }
 
 fn toset(call: &Call) -> Result<Value, EvalError> {
-    Ok(into_set(unify(call.list(0)?.to_vec())))
+    Ok(into_set(one_type(call, call.list(0)?.to_vec())?))
 }
 
 fn tomap(call: &Call) -> Result<Value, EvalError> {
     let map = call.object(0)?;
-    let values = unify(map.values().cloned().collect());
+    let values = one_type(call, map.values().cloned().collect())?;
     Ok(Value::Object(
         map.keys().cloned().zip(values).collect::<BTreeMap<_, _>>(),
     ))
 }
 
-/// Gives the elements of a collection one type the way Terraform does for the simple case:
-/// when strings mix with numbers or booleans, all of them become strings.
-fn unify(items: Vec<Value>) -> Vec<Value> {
-    let has_string = items.iter().any(|item| matches!(item, Value::String(_)));
-    let has_other_primitive = items
-        .iter()
-        .any(|item| matches!(item, Value::Number(_) | Value::Bool(_)));
-    if !(has_string && has_other_primitive) {
-        return items;
-    }
-    items
-        .into_iter()
-        .map(|item| item.to_text().map_or(item, Value::String))
-        .collect()
+/// The elements of the collection given one type, or the function's error.
+fn one_type(call: &Call, items: Vec<Value>) -> Result<Vec<Value>, EvalError> {
+    unify(items).map_err(|message| call.error(message))
 }

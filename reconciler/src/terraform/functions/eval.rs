@@ -9,7 +9,7 @@ use hcl::expr::{
 use hcl::template::{Directive, Element, Strip};
 use hcl::{Expression, Template};
 
-use super::args::{to_bool, to_number};
+use super::convert::{to_bool, to_number};
 use super::{Call, EvalError, EvalScope, Unknowns, Value};
 
 /// Evaluates `expr` in `scope`; see the module documentation for unknowns, `try` and `can`.

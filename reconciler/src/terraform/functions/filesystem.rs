@@ -11,7 +11,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::Digest;
 
-use super::args::into_set;
+use super::convert::into_set;
 use super::encoding::hex;
 use super::eval::render_template;
 use super::{Builtin, Call, EvalError, Value};

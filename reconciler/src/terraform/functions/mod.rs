@@ -30,6 +30,7 @@
 mod args;
 mod collection;
 mod conversion;
+mod convert;
 mod crypto;
 mod datetime;
 mod encoding;
@@ -46,6 +47,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 pub use args::Call;
+pub use convert::convert;
 pub use eval::evaluate;
 pub use value::Value;
 

@@ -62,7 +62,7 @@ fn sum(call: &Call) -> Result<Value, EvalError> {
         return Err(call.error("cannot sum an empty list"));
     }
     let numbers = items.iter().map(|item| {
-        super::args::to_number(item).ok_or_else(|| call.error("elements must be numbers"))
+        super::convert::to_number(item).ok_or_else(|| call.error("elements must be numbers"))
     });
     numbers.sum::<Result<f64, _>>().map(Value::Number)
 }

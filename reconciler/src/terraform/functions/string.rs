@@ -345,7 +345,7 @@ fn format_verb(call: &Call, letter: char, verb: &Verb, arg: &Value) -> Result<St
         })
     };
     let number = || {
-        super::args::to_number(arg)
+        super::convert::to_number(arg)
             .ok_or_else(|| call.error(format!("%{letter} needs a number, not {}", arg.type_name())))
     };
     let integer = || {
@@ -370,7 +370,7 @@ fn format_verb(call: &Call, letter: char, verb: &Verb, arg: &Value) -> Result<St
                 .map_or(value.clone(), |keep| value.chars().take(keep).collect())
         }
         'q' => json_text(&Value::String(text(arg)?)).unwrap_or_default(),
-        't' => match super::args::to_bool(arg) {
+        't' => match super::convert::to_bool(arg) {
             Some(flag) => flag.to_string(),
             None => return Err(call.error(format!("%t needs a bool, not {}", arg.type_name()))),
         },

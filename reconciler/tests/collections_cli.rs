@@ -1,0 +1,473 @@
+//! Collections, defaults and dialects, on projects written the way public modules write them:
+//! `count` given as a string, provider `default_tags`, a security group whose rules are
+//! separate resources, a `for_each` module over a root list, a deletion other resources read,
+//! and provider defaults kept out of new code.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use serde_json::{Value, json};
+
+const PROVIDER: &str = "provider[\"registry.terraform.io/hashicorp/aws\"]";
+
+/// A state resource with one instance per `(index key, attributes)`.
+fn resource(module: Option<&str>, kind: &str, name: &str, instances: Vec<(Value, Value)>) -> Value {
+    let instances: Vec<Value> = instances
+        .into_iter()
+        .map(|(key, attributes)| {
+            let mut instance = json!({"schema_version": 0, "attributes": attributes});
+            if !key.is_null() {
+                instance["index_key"] = key;
+            }
+            instance
+        })
+        .collect();
+    let mut r = json!({
+        "mode": "managed", "type": kind, "name": name, "provider": PROVIDER,
+        "instances": instances
+    });
+    if let Some(module) = module {
+        r["module"] = json!(module);
+    }
+    r
+}
+
+fn state(resources: Vec<Value>) -> Value {
+    json!({
+        "version": 4, "terraform_version": "1.11.4", "serial": 1, "lineage": "collections",
+        "outputs": {}, "resources": resources
+    })
+}
+
+/// One CloudTrail record by alice from the console.
+fn call(source: &str, name: &str, request: Value, response: Value) -> Value {
+    json!({
+        "eventVersion": "1.09",
+        "userIdentity": {"type": "IAMUser", "principalId": "AIDAEXAMPLE",
+                         "arn": "arn:aws:iam::123456789012:user/alice", "accountId": "123456789012",
+                         "accessKeyId": "ASIAEXAMPLE", "userName": "alice"},
+        "eventTime": "2026-11-20T09:05:00Z", "eventSource": source, "eventName": name,
+        "awsRegion": "eu-west-1", "sourceIPAddress": "203.0.113.7", "userAgent": "AWS Internal",
+        "sessionCredentialFromConsole": "true",
+        "requestParameters": request, "responseElements": response,
+        "requestID": format!("r-{name}"), "eventID": format!("e-{name}"), "readOnly": false,
+        "eventType": "AwsApiCall", "managementEvent": true, "recipientAccountId": "123456789012"
+    })
+}
+
+/// The project written to a temporary directory, reconciled against `records`: exit code and
+/// the JSON report.
+fn reconcile(files: &[(&str, &str)], state: &Value, records: Vec<Value>) -> (i32, Value) {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        let path = dir.path().join(name);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let state_file = dir.path().join("terraform.tfstate");
+    std::fs::write(&state_file, state.to_string()).unwrap();
+    let trail = dir.path().join("trail.json");
+    std::fs::write(&trail, json!({"Records": records}).to_string()).unwrap();
+    let output = common::retrace(&[
+        "reconcile",
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--state",
+        state_file.to_str().unwrap(),
+        "--logs",
+        trail.to_str().unwrap(),
+        "--no-record",
+        "--no-terraform",
+        "--format",
+        "json",
+    ]);
+    (output.status.code().unwrap_or(-1), common::json(&output))
+}
+
+fn diff_of(doc: &Value) -> &str {
+    doc["diff"].as_str().unwrap_or("")
+}
+
+const BUCKETS: &str = r#"provider "aws" {
+  region = "eu-west-1"
+
+  default_tags {
+    tags = {
+      Environment = "prod"
+      Team        = "data"
+    }
+  }
+}
+
+resource "aws_s3_bucket" "logs" {
+  bucket = "acme-logs"
+
+  tags = {
+    Name = "logs"
+  }
+}
+"#;
+
+fn bucket(name: &str, own: Value) -> Value {
+    let mut all = json!({"Environment": "prod", "Team": "data"});
+    for (k, v) in own.as_object().unwrap() {
+        all[k] = v.clone();
+    }
+    resource(
+        None,
+        "aws_s3_bucket",
+        name,
+        vec![(
+            Value::Null,
+            json!({
+                "id": format!("acme-{name}"), "bucket": format!("acme-{name}"),
+                "arn": format!("arn:aws:s3:::acme-{name}"), "tags": own, "tags_all": all
+            }),
+        )],
+    )
+}
+
+fn put_bucket_tagging(bucket: &str, tags: &[(&str, &str)]) -> Value {
+    let tags: Vec<Value> = tags
+        .iter()
+        .map(|(k, v)| json!({"Key": k, "Value": v}))
+        .collect();
+    call(
+        "s3.amazonaws.com",
+        "PutBucketTagging",
+        json!({"bucketName": bucket, "tagging": "", "Tagging": {"TagSet": {"Tag": tags}}}),
+        Value::Null,
+    )
+}
+
+#[test]
+fn tags_the_provider_already_gives_are_not_copied_into_the_resource() {
+    // the console sends the full set, the provider's default tags included
+    let (code, doc) = reconcile(
+        &[("main.tf", BUCKETS)],
+        &state(vec![bucket("logs", json!({"Name": "logs"}))]),
+        vec![put_bucket_tagging(
+            "acme-logs",
+            &[
+                ("Name", "logs"),
+                ("Environment", "prod"),
+                ("Team", "data"),
+                ("Owner", "ops"),
+            ],
+        )],
+    );
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(diff.contains("+    Owner = \"ops\""), "{diff}");
+    assert!(!diff.contains("+    Environment"), "{diff}");
+    assert!(!diff.contains("+    Team"), "{diff}");
+}
+
+#[test]
+fn a_new_value_of_a_default_tag_goes_on_default_tags_or_is_held() {
+    let retag = |bucket: &str| {
+        put_bucket_tagging(
+            bucket,
+            &[
+                ("Name", "logs"),
+                ("Environment", "prod"),
+                ("Team", "platform"),
+            ],
+        )
+    };
+    // the only resource that gets Team from the provider: written on default_tags
+    let (code, doc) = reconcile(
+        &[("main.tf", BUCKETS)],
+        &state(vec![bucket("logs", json!({"Name": "logs"}))]),
+        vec![retag("acme-logs")],
+    );
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(diff.contains("-      Team        = \"data\""), "{diff}");
+    assert!(diff.contains("+      Team        = \"platform\""), "{diff}");
+    assert!(!diff.contains("+    Team"), "{diff}");
+    // a second bucket gets Team from the provider too and was not retagged: held, named
+    let second = "resource \"aws_s3_bucket\" \"audit\" {\n  bucket = \"acme-audit\"\n}\n";
+    let (code, doc) = reconcile(
+        &[("main.tf", BUCKETS), ("audit.tf", second)],
+        &state(vec![
+            bucket("logs", json!({"Name": "logs"})),
+            bucket("audit", json!({})),
+        ]),
+        vec![retag("acme-logs")],
+    );
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(diff_of(&doc), "", "{doc}");
+    let text = doc.to_string();
+    assert!(text.contains("default_tags"), "{text}");
+    assert!(text.contains("aws_s3_bucket.audit"), "{text}");
+}
+
+const LEGACY_GROUP: &str = r#"resource "aws_security_group" "web" {
+  name   = "web"
+  vpc_id = "vpc-0a1b2c3d"
+}
+
+resource "aws_security_group_rule" "https" {
+  type              = "ingress"
+  from_port         = 443
+  to_port           = 443
+  protocol          = "tcp"
+  cidr_blocks       = ["10.0.0.0/16"]
+  security_group_id = aws_security_group.web.id
+}
+"#;
+
+#[test]
+fn a_rule_added_to_a_group_with_separate_rule_resources_becomes_one_more() {
+    let https = json!({"cidr_blocks": ["10.0.0.0/16"], "description": "", "from_port": 443,
+        "ipv6_cidr_blocks": [], "prefix_list_ids": [], "protocol": "tcp", "security_groups": [],
+        "self": false, "to_port": 443});
+    let state = state(vec![
+        resource(
+            None,
+            "aws_security_group",
+            "web",
+            vec![(
+                Value::Null,
+                json!({
+                    "id": "sg-0123456789abcdef0", "name": "web", "vpc_id": "vpc-0a1b2c3d",
+                    "description": "Managed by Terraform", "ingress": [https], "egress": [],
+                    "tags": {}, "tags_all": {}
+                }),
+            )],
+        ),
+        resource(
+            None,
+            "aws_security_group_rule",
+            "https",
+            vec![(
+                Value::Null,
+                json!({
+                    "id": "sgrule-1", "type": "ingress", "from_port": 443, "to_port": 443, "protocol": "tcp",
+                    "cidr_blocks": ["10.0.0.0/16"], "security_group_id": "sg-0123456789abcdef0"
+                }),
+            )],
+        ),
+    ]);
+    let authorize = call(
+        "ec2.amazonaws.com",
+        "AuthorizeSecurityGroupIngress",
+        json!({"groupId": "sg-0123456789abcdef0", "ipPermissions": {"items": [{
+            "ipProtocol": "tcp", "fromPort": 80, "toPort": 80, "groups": {},
+            "ipRanges": {"items": [{"cidrIp": "10.0.0.0/16"}]}, "ipv6Ranges": {}, "prefixListIds": {}
+        }]}}),
+        json!({"_return": true}),
+    );
+    let (code, doc) = reconcile(&[("main.tf", LEGACY_GROUP)], &state, vec![authorize]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(
+        !diff.contains("ingress {"),
+        "no inline block beside rule resources: {diff}"
+    );
+    assert!(
+        diff.contains("+resource \"aws_security_group_rule\" \"web_ingress_80\" {"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+  security_group_id = aws_security_group.web.id"),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+  id = \"sg-0123456789abcdef0_ingress_tcp_80_80_10.0.0.0/16\""),
+        "{diff}"
+    );
+}
+
+const USERS_ROOT: &str = r#"variable "user_names" {
+  description = "IAM users to create"
+  type        = list(string)
+  default     = ["neo", "trinity", "morpheus"]
+}
+
+module "users" {
+  source   = "./modules/user"
+  for_each = toset(var.user_names)
+
+  name = each.value
+}
+"#;
+
+const USER_MODULE: &str = r#"variable "name" {
+  type = string
+}
+
+resource "aws_iam_user" "this" {
+  name = var.name
+}
+
+output "arn" {
+  value = aws_iam_user.this.arn
+}
+"#;
+
+#[test]
+fn a_user_of_a_for_each_module_deleted_drops_its_name_from_the_roots_list() {
+    let users = ["neo", "trinity", "morpheus"]
+        .iter()
+        .map(|name| {
+            resource(Some(&format!("module.users[\"{name}\"]")), "aws_iam_user", "this", vec![(Value::Null, json!({
+                "id": name, "name": name, "path": "/", "arn": format!("arn:aws:iam::123456789012:user/{name}"),
+                "tags": {}, "tags_all": {}
+            }))])
+        })
+        .collect();
+    let delete = call(
+        "iam.amazonaws.com",
+        "DeleteUser",
+        json!({"userName": "trinity"}),
+        Value::Null,
+    );
+    let (code, doc) = reconcile(
+        &[
+            ("main.tf", USERS_ROOT),
+            ("modules/user/main.tf", USER_MODULE),
+        ],
+        &state(users),
+        vec![delete],
+    );
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(
+        diff.contains("+  default     = [\"neo\", \"morpheus\"]"),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("modules/user"),
+        "the shared module is left alone: {diff}"
+    );
+}
+
+const QUEUES: &str = r#"variable "queues" {
+  type    = map(number)
+  default = { jobs = 30, mail = 60 }
+}
+
+resource "aws_sqs_queue" "this" {
+  for_each                   = var.queues
+  name                       = each.key
+  visibility_timeout_seconds = each.value
+}
+
+data "aws_iam_policy_document" "consume" {
+  statement {
+    actions   = ["sqs:ReceiveMessage"]
+    resources = [for q in aws_sqs_queue.this : q.arn]
+  }
+}
+
+resource "aws_iam_policy" "consume" {
+  name   = "consume"
+  policy = data.aws_iam_policy_document.consume.json
+}
+"#;
+
+#[test]
+fn a_deletion_that_other_blocks_read_is_held_with_the_readers_named() {
+    let url = |name: &str| format!("https://sqs.eu-west-1.amazonaws.com/123456789012/{name}");
+    let queues = ["jobs", "mail"]
+        .iter()
+        .map(|name| {
+            (
+                json!(name),
+                json!({"id": url(name), "name": name, "url": url(name),
+                "arn": format!("arn:aws:sqs:eu-west-1:123456789012:{name}"),
+                "visibility_timeout_seconds": if *name == "jobs" { 30 } else { 60 },
+                "tags": {}, "tags_all": {}}),
+            )
+        })
+        .collect();
+    let delete = call(
+        "sqs.amazonaws.com",
+        "DeleteQueue",
+        json!({"queueUrl": url("mail")}),
+        Value::Null,
+    );
+    let (code, doc) = reconcile(
+        &[("main.tf", QUEUES)],
+        &state(vec![resource(None, "aws_sqs_queue", "this", queues)]),
+        vec![delete],
+    );
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(diff_of(&doc), "", "nothing written: {doc}");
+    let text = doc.to_string();
+    assert!(
+        text.contains("data \\\"aws_iam_policy_document\\\" \\\"consume\\\" (main.tf:15)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn count_given_as_a_string_is_converted_as_terraform_converts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let main = r#"variable "replicas" {
+  default = "2"
+}
+
+resource "aws_sqs_queue" "worker" {
+  count = var.replicas
+  name  = "worker-${count.index}"
+}
+
+resource "aws_sqs_queue" "spare" {
+  count = "1"
+  name  = "spare"
+}
+"#;
+    std::fs::write(dir.path().join("main.tf"), main).unwrap();
+    let output = common::retrace(&[
+        "check-config",
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--format",
+        "json",
+    ]);
+    let doc = common::json(&output);
+    assert_eq!(output.status.code(), Some(0), "{doc}");
+}
+
+#[test]
+fn a_new_queue_leaves_out_arguments_at_the_providers_defaults() {
+    let tags = json!({"Env": "prod", "Project": "shop"});
+    let create = call(
+        "sqs.amazonaws.com",
+        "CreateQueue",
+        json!({"queueName": "shop-prod-reports", "tags": tags,
+               "attributes": {"VisibilityTimeout": "30", "DelaySeconds": "5"}}),
+        json!({"queueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/shop-prod-reports"}),
+    );
+    let block = |name: &str| {
+        format!(
+            "resource \"aws_sqs_queue\" \"{name}\" {{\n  name = \"shop-prod-{name}\"\n\n  tags = {{\n    Env     = \"prod\"\n    Project = \"shop\"\n  }}\n}}\n"
+        )
+    };
+    let main = format!("{}\n{}", block("orders"), block("payments"));
+    let queue = |name: &str| {
+        let url = format!("https://sqs.eu-west-1.amazonaws.com/123456789012/shop-prod-{name}");
+        resource(
+            None,
+            "aws_sqs_queue",
+            name,
+            vec![(
+                Value::Null,
+                json!({
+                    "id": url, "url": url, "name": format!("shop-prod-{name}"),
+                    "arn": format!("arn:aws:sqs:eu-west-1:123456789012:shop-prod-{name}"),
+                    "tags": tags, "tags_all": tags
+                }),
+            )],
+        )
+    };
+    let state = state(vec![queue("orders"), queue("payments")]);
+    let (code, doc) = reconcile(&[("main.tf", &main)], &state, vec![create]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(diff.contains("+  delay_seconds = 5"), "{diff}");
+    assert!(!diff.contains("visibility_timeout_seconds"), "{diff}");
+}
