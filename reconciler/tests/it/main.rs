@@ -13,6 +13,7 @@ mod architecture;
 mod athena_source;
 mod attack_trails;
 mod check_config;
+mod collections_cli;
 mod config_project;
 mod config_provenance;
 mod corpus;

@@ -4,7 +4,7 @@
 //! and provider defaults kept out of new code.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use serde_json::{Value, json};
 
