@@ -16,11 +16,14 @@
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
 //!   logging switched off, credentials created, resources shared outside the account, code
 //!   changed, remote sessions (`knowledge/signals.toml`).
+//! - [`access`] says whether a call only reads when its record does not: CloudTrail's
+//!   documentation, else the IAM Service Authorization Reference's access levels.
 //! - [`store`] is the SQLite knowledge base: rules with their provenance (shipped, learned,
 //!   reviewed) and track record, and past reconciliations by trace signature.
 
 #![forbid(unsafe_code)]
 
+pub mod access;
 pub mod catalog;
 pub mod coverage;
 pub mod rules;

@@ -523,4 +523,131 @@ when = [{ path = "a" }]
         assert!(error.starts_with("s.toml: "), "{error}");
         assert!(error.contains("exactly one"), "{error}");
     }
+
+    /// The categories the signals fire for `request` of `api` at `source`.
+    fn fires(source: &str, api: &str, request: Value) -> Vec<Category> {
+        let set = SignalSet::bundled().unwrap();
+        set.fired(&view(source, api, &request), &[])
+            .into_iter()
+            .map(|f| f.category)
+            .collect()
+    }
+
+    #[test]
+    fn logging_switched_off_in_the_wider_services_fires() {
+        let audit = vec![Category::AuditLogging];
+        // Bedrock's DeleteModelInvocationLoggingConfiguration takes no parameters.
+        let bedrock = fires(
+            "bedrock.amazonaws.com",
+            "DeleteModelInvocationLoggingConfiguration",
+            Value::Null,
+        );
+        assert_eq!(bedrock, audit);
+        let stream = json!({"resourceArn": "arn:aws:rds:us-east-1:111122223333:cluster:db", "applyImmediately": true});
+        assert_eq!(
+            fires("rds.amazonaws.com", "StopActivityStream", stream),
+            audit
+        );
+        // S3 server access logging: an empty BucketLoggingStatus turns it off.
+        let off = json!({"bucketName": "b", "logging": "",
+            "BucketLoggingStatus": {"xmlns": "http://s3.amazonaws.com/doc/2006-03-01/"}});
+        assert_eq!(fires("s3.amazonaws.com", "PutBucketLogging", off), audit);
+        let on = json!({"bucketName": "b", "logging": "", "BucketLoggingStatus": {
+            "LoggingEnabled": {"TargetBucket": "logs", "TargetPrefix": "b/"}}});
+        assert!(fires("s3.amazonaws.com", "PutBucketLogging", on).is_empty());
+        let exports = json!({"dBInstanceIdentifier": "db",
+            "cloudwatchLogsExportConfiguration": {"disableLogTypes": ["audit"]}});
+        assert_eq!(
+            fires("rds.amazonaws.com", "ModifyDBInstance", exports),
+            audit
+        );
+        assert_eq!(
+            fires(
+                "redshift.amazonaws.com",
+                "DisableLogging",
+                json!({"clusterIdentifier": "c"})
+            ),
+            audit
+        );
+        let alarms = json!({"alarmNames": ["high-5xx"]});
+        assert_eq!(
+            fires("monitoring.amazonaws.com", "DisableAlarmActions", alarms),
+            audit
+        );
+        let filter = json!({"logGroupName": "/app", "filterName": "to-siem"});
+        assert_eq!(
+            fires("logs.amazonaws.com", "DeleteSubscriptionFilter", filter),
+            audit
+        );
+    }
+
+    #[test]
+    fn public_exposure_in_the_wider_services_fires() {
+        let sharing = vec![Category::Sharing];
+        let public = json!({"projectArn": "arn:aws:codebuild:us-east-1:111122223333:project/p",
+            "projectVisibility": "PUBLIC_READ"});
+        assert_eq!(
+            fires("codebuild.amazonaws.com", "UpdateProjectVisibility", public),
+            sharing
+        );
+        let private = json!({"projectArn": "arn:aws:codebuild:us-east-1:111122223333:project/p",
+            "projectVisibility": "PRIVATE"});
+        assert!(
+            fires(
+                "codebuild.amazonaws.com",
+                "UpdateProjectVisibility",
+                private
+            )
+            .is_empty()
+        );
+        for api in [
+            "ModifyDBInstance",
+            "CreateDBInstance",
+            "ModifyDBCluster",
+            "CreateDBCluster",
+        ] {
+            let open = json!({"dBInstanceIdentifier": "db", "publiclyAccessible": true});
+            assert_eq!(fires("rds.amazonaws.com", api, open), sharing, "{api}");
+            let closed = json!({"dBInstanceIdentifier": "db", "publiclyAccessible": false});
+            assert!(fires("rds.amazonaws.com", api, closed).is_empty(), "{api}");
+        }
+        let block = |policy: bool| {
+            json!({"bucketName": "b", "publicAccessBlock": "", "PublicAccessBlockConfiguration": {
+                "BlockPublicAcls": true, "IgnorePublicAcls": true,
+                "BlockPublicPolicy": policy, "RestrictPublicBuckets": true}})
+        };
+        assert_eq!(
+            fires(
+                "s3.amazonaws.com",
+                "PutBucketPublicAccessBlock",
+                block(false)
+            ),
+            sharing
+        );
+        assert!(
+            fires(
+                "s3.amazonaws.com",
+                "PutBucketPublicAccessBlock",
+                block(true)
+            )
+            .is_empty()
+        );
+        let document =
+            json!({"name": "runbook", "permissionType": "Share", "accountIdsToAdd": ["All"]});
+        assert_eq!(
+            fires("ssm.amazonaws.com", "ModifyDocumentPermission", document),
+            sharing
+        );
+        let table = json!({"resourceArn": "arn:aws:dynamodb:us-east-1:111122223333:table/t",
+            "policy": "{\"Statement\":[{\"Effect\":\"Allow\",\"Principal\":\"*\",\"Action\":\"dynamodb:GetItem\"}]}"});
+        assert_eq!(
+            fires("dynamodb.amazonaws.com", "PutResourcePolicy", table),
+            sharing
+        );
+        let imds = json!({"instanceId": "i-1", "httpTokens": "optional"});
+        assert_eq!(
+            fires("ec2.amazonaws.com", "ModifyInstanceMetadataOptions", imds),
+            vec![Category::DataProtection]
+        );
+    }
 }

@@ -175,26 +175,42 @@ fn glob_set(patterns: &[String]) -> Result<GlobSet, AttributeError> {
     })
 }
 
-/// AWS's own calls: service events, service principals and service-internal clients.
+/// AWS's own calls: service events, and calls whose identity is AWS's own (a service
+/// principal, a service-linked role). A service calling with a principal's credentials
+/// (`invokedBy` beside an IAM user's or a role's identity: the console, or a forward access
+/// session for a person's request) is that principal's call, so it is not AWS's own.
 fn service_reason(call: &Call) -> Option<String> {
     if call.event_type == "AwsServiceEvent" {
         return Some("service event written by AWS".into());
     }
-    if call.identity.kind == IdentityKind::AwsService {
-        return Some(format!("made by the AWS service {}", call.identity.actor()));
+    let identity = &call.identity;
+    if identity.kind == IdentityKind::AwsService {
+        return Some(format!("made by the AWS service {}", identity.actor()));
+    }
+    if let Some(role) = identity.service_linked_role() {
+        return Some(format!(
+            "made by AWS through its service-linked role {role}"
+        ));
     }
     match &call.client {
-        Client::ServiceInternal { service } => Some(format!("made by AWS ({service}) on its own")),
+        Client::ServiceInternal { service } if identity.is_aws_own() => {
+            Some(format!("made by AWS ({service}) on its own"))
+        }
         _ => None,
     }
 }
 
 fn out_of_band_reason(call: &Call) -> String {
+    let by = match &call.client {
+        Client::ServiceInternal { service } => {
+            format!("made for them by {service}")
+        }
+        client => format!("with {}", client.label()),
+    };
     format!(
-        "{} by {} with {}, not by the Terraform pipeline",
+        "{} by {} {by}, not by the Terraform pipeline",
         call.api_name(),
         call.identity.actor(),
-        call.client.label()
     )
 }
 
@@ -279,6 +295,93 @@ mod tests {
             plain.attribute(&call_in("Insight", false, &cli)).verdict,
             Verdict::Service
         );
+    }
+
+    /// An assumed-role identity of `role_arn`, with `invokedBy` when given.
+    fn role_identity(role_arn: &str, invoked_by: Option<&str>) -> String {
+        let invoked = invoked_by.map_or(String::new(), |s| format!(r#","invokedBy":"{s}""#));
+        format!(
+            r#""userIdentity":{{"type":"AssumedRole","arn":"arn:aws:sts::111122223333:assumed-role/r/s",
+            "accountId":"111122223333","sessionContext":{{"sessionIssuer":{{"type":"Role",
+            "arn":"{role_arn}","userName":"r"}}}}{invoked}}}"#
+        )
+    }
+
+    #[test]
+    fn console_invokers_are_people() {
+        let plain = Attributor::default();
+        // The User Guide's StartLogging example: an IAM user in the console.
+        let signin = r#""userIdentity":{"type":"IAMUser","userName":"Mary_Major",
+            "arn":"arn:aws:iam::123456789012:user/Mary_Major","invokedBy":"signin.amazonaws.com"},
+            "userAgent":"signin.amazonaws.com""#;
+        let attribution = plain.attribute(&call(signin));
+        assert_eq!(attribution.verdict, Verdict::OutOfBand);
+        assert!(
+            attribution.reason.contains("Mary_Major with console"),
+            "{}",
+            attribution.reason
+        );
+        // The root user creating an access key from the console.
+        let root = r#""userIdentity":{"type":"Root","arn":"arn:aws:iam::123456789012:root",
+            "accountId":"123456789012","invokedBy":"signin.amazonaws.com"},"userAgent":"AWS Internal""#;
+        assert_eq!(verdict(&plain, root), Verdict::OutOfBand);
+        // AWS Internal inside a console session.
+        let internal = format!(
+            r#"{},"userAgent":"AWS Internal","sessionCredentialFromConsole":"true""#,
+            role_identity("arn:aws:iam::111122223333:role/admin", Some("AWS Internal"))
+        );
+        assert_eq!(verdict(&plain, &internal), Verdict::OutOfBand);
+    }
+
+    #[test]
+    fn a_service_acting_for_a_person_is_the_person() {
+        let plain = Attributor::default();
+        // A forward access session: ELB creating its service-linked role with a person's
+        // credentials during their first CreateLoadBalancer.
+        let fas = format!(
+            r#"{},"userAgent":"elasticloadbalancing.amazonaws.com""#,
+            role_identity(
+                "arn:aws:iam::111122223333:role/admin",
+                Some("elasticloadbalancing.amazonaws.com")
+            )
+        );
+        let attribution = plain.attribute(&call(&fas));
+        assert_eq!(attribution.verdict, Verdict::OutOfBand);
+        assert!(
+            attribution
+                .reason
+                .contains("made for them by elasticloadbalancing.amazonaws.com"),
+            "{}",
+            attribution.reason
+        );
+        // An IAM user's call with AWS Internal as agent and no console session.
+        let internal = format!(r#"{USER},"userAgent":"AWS Internal""#);
+        assert_eq!(verdict(&plain, &internal), Verdict::OutOfBand);
+    }
+
+    #[test]
+    fn aws_housekeeping_is_the_service() {
+        let plain = Attributor::default();
+        // Auto Scaling through its service-linked role.
+        let linked = format!(
+            r#"{},"userAgent":"autoscaling.amazonaws.com""#,
+            role_identity(
+                "arn:aws:iam::111122223333:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling",
+                Some("autoscaling.amazonaws.com")
+            )
+        );
+        let attribution = plain.attribute(&call(&linked));
+        assert_eq!(attribution.verdict, Verdict::Service);
+        assert!(
+            attribution.reason.contains("AWSServiceRoleForAutoScaling"),
+            "{}",
+            attribution.reason
+        );
+        // A service principal, and a service with only an account (the service-event shape).
+        let principal = r#""userIdentity":{"type":"AWSService","invokedBy":"config.amazonaws.com"},"userAgent":"config.amazonaws.com""#;
+        assert_eq!(verdict(&plain, principal), Verdict::Service);
+        let bare = r#""userIdentity":{"accountId":"111122223333","invokedBy":"AWS Internal"},"userAgent":"AWS Internal""#;
+        assert_eq!(verdict(&plain, bare), Verdict::Service);
     }
 
     #[test]

@@ -13,7 +13,7 @@
 //! Anything else is a finding, "created outside any workspace": listed, not imported, and not
 //! this workspace's drift.
 
-use crate::intents::{Delta, Intent, Lifecycle};
+use crate::intents::{Delta, Intent, IntentKind, Lifecycle};
 use crate::resolve::{Finding, FindingKind, Reach, Touched};
 use crate::terraform::state::{Mode, StateIndex};
 use crate::terraform::values::string_map;
@@ -137,8 +137,9 @@ impl Ownership {
     }
 }
 
-/// Takes the creations no rule claims out of the intents, as findings; intents left with
-/// nothing are dropped.
+/// Takes the creations no rule claims out of the intents, as findings. An intent left with
+/// nothing stays listed (its calls and the stories of other intents name it), saying where its
+/// creations went.
 pub fn sort_creations(
     intents: Vec<Intent>,
     ownership: &Ownership,
@@ -159,24 +160,38 @@ pub fn sort_creations(
             continue;
         }
         let deltas = std::mem::take(&mut intent.deltas);
+        let mut left_out = Vec::new();
         for (delta, owned) in deltas.into_iter().zip(owned) {
             if owned {
                 intent.deltas.push(delta);
             } else {
                 findings.extend(unowned(&delta, &intent));
+                left_out.push(delta.resource.to_string());
             }
         }
-        if !intent.deltas.is_empty() {
-            kept.push(intent);
+        if intent.deltas.is_empty() {
+            intent.kind = IntentKind::Unmanaged;
+            intent.story = format!(
+                "{} ({}) created {} outside any workspace: reported as unowned, not imported",
+                intent.actor,
+                intent.clients.join(" and "),
+                left_out.join(", ")
+            );
         }
+        kept.push(intent);
     }
     (kept, findings)
 }
 
-/// The finding for a creation nobody's rules claim, on the call that created it.
+/// The finding for a creation nobody's rules claim, on the intent's call that created it (its
+/// first call on the resource; when netting gave the resource to this intent through another
+/// intent's calls, its first call).
 fn unowned(delta: &Delta, intent: &Intent) -> Option<Finding> {
-    let created = delta.evidence.first()?;
-    let call = intent.evidence.iter().find(|e| &e.event_id == created)?;
+    let call = delta
+        .evidence
+        .iter()
+        .find_map(|id| intent.evidence.iter().find(|e| &e.event_id == id))
+        .or(intent.evidence.first())?;
     Some(Finding {
         kind: FindingKind::Unowned,
         event_id: call.event_id.clone(),
@@ -423,6 +438,60 @@ mod tests {
             .map(|f| f.resources[0].identity.clone())
             .collect();
         (imported, unowned)
+    }
+
+    #[test]
+    fn an_intent_emptied_of_its_creations_stays_listed_with_its_calls() {
+        let index = index();
+        let mut first = created("alice-bucket", "aws_s3_bucket_versioning", vec![]);
+        first.change = Change::Set {
+            attribute: "versioning_configuration.0.status".into(),
+            value: json!("Enabled"),
+        };
+        first.resource.identity = "scratch".into();
+        // Bob's later call on the same bucket, in his own session, wins the net change.
+        let mut second = first.clone();
+        second.evidence.event_id = "bob-suspend".into();
+        second.evidence.session = "bob".into();
+        second.evidence.actor = "bob".into();
+        second.evidence.time += chrono::Duration::minutes(5);
+        second.change = Change::Set {
+            attribute: "versioning_configuration.0.status".into(),
+            value: json!("Suspended"),
+        };
+        first.change = Change::Create {
+            attributes: vec![("bucket".into(), json!("scratch"))],
+        };
+        let intents = build(&[first, second], |_| None, GroupOptions::default());
+        assert_eq!(intents.len(), 2);
+        let ownership = Ownership::new(&OwnershipConfig::default(), &index).expect("rules");
+        let (kept, findings) = sort_creations(intents, &ownership, &index);
+        // Both intents are still listed with their calls, and the creation is one finding on
+        // a call of the intent that holds it.
+        let ids: Vec<Vec<&str>> = kept
+            .iter()
+            .map(|i| i.evidence.iter().map(|e| e.event_id.as_str()).collect())
+            .collect();
+        assert_eq!(ids, vec![vec!["alice-bucket"], vec!["bob-suspend"]]);
+        assert_eq!(findings.len(), 1);
+        let holder = kept
+            .iter()
+            .find(|i| i.deltas.is_empty() && i.kind == IntentKind::Unmanaged);
+        let holder = holder.expect("the emptied intent");
+        assert!(
+            holder.story.contains("outside any workspace"),
+            "{}",
+            holder.story
+        );
+        assert!(
+            holder
+                .evidence
+                .iter()
+                .any(|e| e.event_id == findings[0].event_id),
+            "{} not a call of {}",
+            findings[0].event_id,
+            holder.id
+        );
     }
 
     #[test]

@@ -130,6 +130,9 @@ pub struct Outcome {
     pub skipped_validators: Vec<(String, String)>,
     /// Rounds of repair the patch needed (see [`REPAIR_ROUNDS`]).
     pub repair_rounds: usize,
+    /// What became of each out-of-band write call (the report prints it with the input).
+    #[serde(skip)]
+    pub accounting: Accounting,
 }
 
 impl Outcome {
@@ -146,7 +149,69 @@ impl Outcome {
             validations: Vec::new(),
             skipped_validators: Vec::new(),
             repair_rounds: 0,
+            accounting: Accounting::default(),
         }
+    }
+}
+
+/// What became of the out-of-band write calls that entered a reconciliation. Each one must
+/// have a fate in the report: part of a listed intent (absorbed, held, ignored, cancelled,
+/// settled), or else a finding of a named kind. A call with neither is a bug of retrace,
+/// listed by event id in `unaccounted`, and the run fails rather than pass in silence.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Accounting {
+    /// The distinct write calls.
+    pub writes: usize,
+    /// Those that are part of a listed intent.
+    pub in_intents: usize,
+    /// Those in no intent that are a finding.
+    pub findings: usize,
+    /// The event ids of those with no fate.
+    pub unaccounted: Vec<String>,
+}
+
+impl Accounting {
+    /// The fate of each of `calls` among the intents and findings of a reconciliation.
+    pub fn of(calls: &[Call], intents: &[Decided], findings: &[Finding]) -> Accounting {
+        let in_intents: HashSet<&str> = intents
+            .iter()
+            .flat_map(|d| &d.intent.evidence)
+            .map(|e| e.event_id.as_str())
+            .collect();
+        let in_findings: HashSet<&str> = findings.iter().map(|f| f.event_id.as_str()).collect();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut out = Accounting::default();
+        for call in calls {
+            let id = call.event_id.as_str();
+            if !seen.insert(id) {
+                continue;
+            }
+            out.writes += 1;
+            if in_intents.contains(id) {
+                out.in_intents += 1;
+            } else if in_findings.contains(id) {
+                out.findings += 1;
+            } else {
+                out.unaccounted.push(id.to_owned());
+            }
+        }
+        out
+    }
+
+    /// Whether every write call has its fate.
+    pub fn holds(&self) -> bool {
+        self.unaccounted.is_empty()
+    }
+
+    /// The counts in words: `263 writes: 180 in intents, 83 findings, 0 unaccounted`.
+    pub fn words(&self) -> String {
+        format!(
+            "{} writes: {} in intents, {} findings, {} unaccounted",
+            self.writes,
+            self.in_intents,
+            self.findings,
+            self.unaccounted.len()
+        )
     }
 }
 
@@ -278,8 +343,16 @@ fn reconcile_loaded(
         &scope,
         diff.is_empty(),
     );
+    let accounting = Accounting::of(input.calls, &decided, &findings);
+    if !accounting.holds() {
+        tracing::error!(
+            unaccounted = %accounting.unaccounted.join(", "),
+            "out-of-band write calls with no intent and no finding: a bug of retrace"
+        );
+    }
     Ok(Outcome {
         status,
+        accounting,
         intents: decided,
         scope: ScopeSummary::of(&scope),
         findings,

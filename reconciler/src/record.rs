@@ -500,6 +500,7 @@ mod tests {
             }],
             skipped_validators: Vec::new(),
             repair_rounds: 0,
+            accounting: Default::default(),
         }
     }
 

@@ -57,7 +57,7 @@ pub struct Evidence<'a> {
 
 /// Runs every check.
 pub fn run(e: &Evidence) -> Vec<CheckResult> {
-    let mut out = vec![parses(e.outcome)];
+    let mut out = vec![parses(e.outcome), accounted(e.outcome)];
     if !e.expect.patch {
         out.push(no_patch(e.outcome));
     }
@@ -94,6 +94,18 @@ pub fn run(e: &Evidence) -> Vec<CheckResult> {
         out.push(ctx.unowned());
     }
     out
+}
+
+/// Every out-of-band write call that entered the reconciliation ended in a listed intent or a
+/// finding.
+fn accounted(outcome: &Outcome) -> CheckResult {
+    let reasons = outcome
+        .accounting
+        .unaccounted
+        .iter()
+        .map(|id| format!("the write {id} is in no intent and no finding"))
+        .collect();
+    CheckResult::new("accounted", reasons)
 }
 
 /// Every changed `.tf` and `.tfvars` file parses.

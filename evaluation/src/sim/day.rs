@@ -39,7 +39,7 @@ pub struct Foreign {
 impl Foreign {
     /// A management API call.
     pub fn call(event_source: &str, event_name: &str, request: Value, response: Value) -> Foreign {
-        let read_only = reconciler::ingest::record::read_only_by_name(event_name);
+        let read_only = super::reads::is_read(event_source, event_name);
         Foreign {
             event_source: event_source.to_owned(),
             event_name: event_name.to_owned(),
@@ -89,7 +89,6 @@ impl Cloud {
         let service = Service::from_source(&request.event_source)
             .ok_or_else(|| SimError::UnknownService(request.event_source.clone()))?;
         let event_name = service.event_name(&request.event_name);
-        let api = reconciler::ingest::record::api_name(&event_name).to_owned();
         let time = self.tick(caller);
         let region = service.region(caller.region.as_deref().unwrap_or(&self.region));
         let call = record::Call {
@@ -98,7 +97,7 @@ impl Cloud {
             request: &request.request_parameters,
             response,
             error,
-            read_only: reconciler::ingest::record::read_only_by_name(&api),
+            read_only: super::reads::is_read(&request.event_source, &event_name),
             region: &region,
             time,
         };

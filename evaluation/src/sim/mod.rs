@@ -15,6 +15,7 @@ mod ctx;
 mod day;
 mod noise;
 mod params;
+mod reads;
 mod record;
 mod services;
 
@@ -185,7 +186,7 @@ impl Cloud {
             .ok_or_else(|| SimError::UnknownService(request.event_source.clone()))?;
         let event_name = service.event_name(&request.event_name);
         let api = reconciler::ingest::record::api_name(&event_name).to_owned();
-        let read_only = reconciler::ingest::record::read_only_by_name(&api);
+        let read_only = reads::is_read(&request.event_source, &event_name);
         let handler = match read_only {
             true => None,
             false => Some(

@@ -242,7 +242,7 @@ pub fn query_sql(config: &AthenaConfig, pushdown: &Pushdown) -> Result<String, A
     }
     if pushdown.writes_only {
         conditions.push("(readonly = 'false' OR readonly IS NULL)".to_owned());
-        conditions.push("errorcode IS NULL".to_owned());
+        conditions.push("(errorcode IS NULL OR errorcode = '')".to_owned());
         if pushdown.drop_terraform {
             conditions.push(
                 "(useragent IS NULL OR (useragent NOT LIKE '%HashiCorp/1.0 Terraform/%' \
@@ -275,23 +275,60 @@ pub fn record_of(columns: &[String], values: &[Option<String>]) -> Value {
     for (column, value) in columns.iter().zip(values) {
         let Some(value) = value else { continue };
         let column = column.to_ascii_lowercase();
-        let json = if JSON_TEXT.contains(&column.as_str()) || STRUCTS.contains(&column.as_str()) {
-            match serde_json::from_str::<Value>(value) {
-                Ok(parsed) if column == "resources" => resources(renamed(parsed)),
-                Ok(parsed) if STRUCTS.contains(&column.as_str()) => renamed(parsed),
-                Ok(parsed) => parsed,
-                Err(_) => Value::String(value.clone()),
-            }
-        } else if column == "readonly" || column == "managementevent" {
-            value
-                .parse::<bool>()
-                .map_or(Value::String(value.clone()), Value::Bool)
-        } else {
-            Value::String(value.clone())
-        };
-        record.insert(field_name(&column), json);
+        record.insert(field_name(&column), column_value(&column, value));
     }
     Value::Object(record)
+}
+
+/// The record text of one row of an Athena export (NDJSON of the standard CloudTrail table:
+/// lower-case column names, structs as objects or JSON text, the request and response as
+/// JSON text), rebuilt with CloudTrail's field names; `None` when `bytes` is not such a row
+/// (an object with an `eventtime` column).
+pub fn record_of_export(bytes: &[u8]) -> Option<Vec<u8>> {
+    let Ok(Value::Object(row)) = serde_json::from_slice::<Value>(bytes) else {
+        return None;
+    };
+    if !row.contains_key("eventtime") {
+        return None;
+    }
+    let mut record = Map::new();
+    for (column, value) in row {
+        let column = column.to_ascii_lowercase();
+        let value = match value {
+            Value::Null => continue,
+            Value::String(text) => column_value(&column, &text),
+            other => structured(&column, other),
+        };
+        record.insert(field_name(&column), value);
+    }
+    serde_json::to_vec(&Value::Object(record)).ok()
+}
+
+/// The JSON of one column's text value.
+fn column_value(column: &str, value: &str) -> Value {
+    if JSON_TEXT.contains(&column) || STRUCTS.contains(&column) {
+        serde_json::from_str::<Value>(value).map_or_else(
+            |_| Value::String(value.to_owned()),
+            |v| structured(column, v),
+        )
+    } else if column == "readonly" || column == "managementevent" {
+        value
+            .parse::<bool>()
+            .map_or(Value::String(value.to_owned()), Value::Bool)
+    } else {
+        Value::String(value.to_owned())
+    }
+}
+
+/// A column's JSON value with CloudTrail's field names where it is a struct.
+fn structured(column: &str, value: Value) -> Value {
+    if column == "resources" {
+        resources(renamed(value))
+    } else if STRUCTS.contains(&column) {
+        renamed(value)
+    } else {
+        value
+    }
 }
 
 /// CloudTrail's name for a lower-case field name; unknown names are kept.

@@ -68,7 +68,7 @@ pub enum Client {
     /// An AWS Systems Manager Automation runbook step.
     SsmAutomation,
     /// An AWS service calling on its own or a principal's behalf (`autoscaling.amazonaws.com`,
-    /// `AWS Internal`).
+    /// `AWS Internal`); the identity tells which (see `attribute`).
     ServiceInternal {
         /// The calling service, e.g. `autoscaling.amazonaws.com`.
         service: String,
@@ -85,7 +85,11 @@ pub enum Client {
 impl Client {
     /// Classifies a call's client from its user agent, identity and console-session flag.
     pub fn detect(user_agent: Option<&str>, identity: &UserIdentity, from_console: bool) -> Self {
-        if let Some(client) = identity.invoked_by.as_deref().and_then(by_invoking_service) {
+        if let Some(client) = identity
+            .invoked_by
+            .as_deref()
+            .and_then(|invoker| by_invoker(invoker, from_console))
+        {
             return client;
         }
         let Some(agent) = user_agent.map(strip_brackets).filter(|a| !a.is_empty()) else {
@@ -250,6 +254,18 @@ impl<'a> Agent<'a> {
     }
 }
 
+/// The client named by `userIdentity.invokedBy`. CloudTrail names the console's sign-in
+/// service there when a person works in the console (the User Guide's `StartLogging` example:
+/// `"invokedBy": "signin.amazonaws.com"`), and `AWS Internal` inside a console session;
+/// any other service is [`by_invoking_service`].
+fn by_invoker(invoker: &str, from_console: bool) -> Option<Client> {
+    if is_console_text(&invoker.to_ascii_lowercase()) || (from_console && invoker == "AWS Internal")
+    {
+        return Some(Client::Console);
+    }
+    by_invoking_service(invoker)
+}
+
 /// Clients named by the service that invoked the call on a principal's behalf.
 fn by_invoking_service(service: &str) -> Option<Client> {
     Some(match service {
@@ -293,7 +309,11 @@ fn by_iac_token(agent: &Agent) -> Option<Client> {
 /// Console user agents: the generic and per-service console hosts, the sign-in service,
 /// and S3's console token.
 fn is_console(agent: &Agent) -> bool {
-    let lower = agent.lower.as_str();
+    is_console_text(&agent.lower)
+}
+
+/// [`is_console`] on lowercase text.
+fn is_console_text(lower: &str) -> bool {
     lower == "console.amazonaws.com"
         || (lower.starts_with("console.") && lower.ends_with(".amazonaws.com"))
         || lower.starts_with("signin.amazonaws.com")
@@ -485,6 +505,57 @@ mod tests {
         assert_eq!(
             Client::detect(Some("AWS Internal"), &UserIdentity::default(), true),
             Client::Console
+        );
+    }
+
+    fn invoked(invoker: &str, agent: &str, from_console: bool) -> Client {
+        let identity = UserIdentity {
+            invoked_by: Some(invoker.to_owned()),
+            ..UserIdentity::default()
+        };
+        Client::detect(Some(agent), &identity, from_console)
+    }
+
+    #[test]
+    fn console_invokers_are_the_console() {
+        // The User Guide's StartLogging example: an IAM user in the CloudTrail console.
+        let start_logging = invoked("signin.amazonaws.com", "signin.amazonaws.com", false);
+        assert_eq!(start_logging, Client::Console);
+        assert_eq!(
+            invoked("console.amazonaws.com", "AWS Internal", false),
+            Client::Console
+        );
+        assert_eq!(
+            invoked("AWS Internal", "AWS Internal", true),
+            Client::Console
+        );
+    }
+
+    #[test]
+    fn service_invokers_are_services() {
+        assert_eq!(
+            invoked("AWS Internal", "AWS Internal", false),
+            Client::ServiceInternal {
+                service: "AWS Internal".into()
+            }
+        );
+        assert_eq!(
+            invoked(
+                "autoscaling.amazonaws.com",
+                "autoscaling.amazonaws.com",
+                false
+            ),
+            Client::ServiceInternal {
+                service: "autoscaling.amazonaws.com".into()
+            }
+        );
+        assert_eq!(
+            invoked(
+                "cloudformation.amazonaws.com",
+                "cloudformation.amazonaws.com",
+                false
+            ),
+            Client::CloudFormation
         );
     }
 

@@ -14,10 +14,11 @@ use indicatif::ProgressBar;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 
+use super::athena;
 use super::filter::{Filter, Pushdown};
 use super::framing::{FrameBody, Splitter, resync};
 use super::order::event_id_hash;
-use super::record::{Origin, Record};
+use super::record::{Origin, Record, RecordError};
 use super::source::{
     BadRecord, CallStream, Settled, Source, SourceError, SourceItem, SourceResult,
 };
@@ -195,18 +196,32 @@ impl Framed<'_> {
     }
 }
 
-/// Parses one record; a record that does not parse is skipped with the reason. When the
+/// Parses one record; a record that does not parse is skipped with the reason. A row of an
+/// Athena export (lower-case column names) is rebuilt into the record it came from. When the
 /// pushdown wants writes only, a record the first attribution checks settle is only counted.
 fn parse(bytes: &[u8], origin: Origin, pushdown: &Pushdown) -> SourceItem {
-    let record = match Record::parse(bytes) {
-        Ok(record) => record,
-        Err(e) => {
-            return SourceItem::Skipped(BadRecord {
-                origin,
-                reason: e.to_string(),
-            });
-        }
+    let error = match Record::parse(bytes) {
+        Ok(record) => return settle(record, origin, pushdown),
+        Err(error) => error,
     };
+    let rebuilt = match error {
+        RecordError::Missing("eventTime") => athena::record_of_export(bytes),
+        _ => None,
+    };
+    let error = match rebuilt.as_deref().map(Record::parse) {
+        Some(Ok(record)) => return settle(record, origin, pushdown),
+        Some(Err(error)) => error,
+        None => error,
+    };
+    SourceItem::Skipped(BadRecord {
+        origin,
+        reason: error.to_string(),
+    })
+}
+
+/// The item of a parsed record: only counted when the pushdown wants writes only and the
+/// first attribution checks settle it.
+fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem {
     let settled = pushdown
         .writes_only
         .then(|| settled_verdict(&record.basics()))
@@ -914,5 +929,54 @@ mod recovery_tests {
         }
         assert_eq!(one_thread.iter().filter(|w| w.starts_with("skipped")).count(), 4);
         assert!(one_thread.iter().any(|w| w.starts_with("error")));
+
+    #[test]
+    fn athena_export_rows_with_lower_case_columns_are_read() {
+        // Two rows as an Athena UNLOAD to JSON writes the standard CloudTrail table: lower-case
+        // columns, structs as objects, the request as JSON text, readonly as text, an empty
+        // error code; the second row with the struct as JSON text.
+        let rows = [
+            serde_json::json!({"eventversion": "1.08", "eventtime": "2026-11-20T10:45:00Z",
+                "eventsource": "s3.amazonaws.com", "eventname": "PutBucketVersioning",
+                "awsregion": "eu-west-1", "sourceipaddress": "203.0.113.7",
+                "useragent": "aws-cli/2.15.0", "errorcode": "", "errormessage": null,
+                "useridentity": {"type": "IAMUser", "principalid": "AIDAEXAMPLE",
+                    "arn": "arn:aws:iam::111122223333:user/alice", "accountid": "111122223333",
+                    "username": "alice", "invokedby": null},
+                "requestparameters": "{\"bucketName\":\"logs\",\"VersioningConfiguration\":{\"Status\":\"Enabled\"}}",
+                "responseelements": null, "requestid": "R1", "eventid": "athena-1",
+                "resources": [{"arn": "arn:aws:s3:::logs", "accountid": "111122223333", "type": "AWS::S3::Bucket"}],
+                "eventtype": "AwsApiCall", "readonly": "false",
+                "recipientaccountid": "111122223333"}),
+            serde_json::json!({"eventtime": "2026-11-20T10:50:00Z", "eventsource": "s3.amazonaws.com",
+                "eventname": "GetBucketVersioning", "eventid": "athena-2", "readonly": "true",
+                "useridentity": "{\"type\":\"IAMUser\",\"username\":\"alice\"}"}),
+        ];
+        let text = rows.map(|r| r.to_string()).join("\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("athena.json");
+        std::fs::write(&path, text).unwrap();
+        let mut calls = Vec::new();
+        read_file(&path, None, &mut |item| {
+            match item.unwrap() {
+                SourceItem::Call(call) => calls.push(call),
+                other => panic!("not a call: {}", matches!(other, SourceItem::Skipped(_))),
+            }
+            true
+        });
+        assert_eq!(calls.len(), 2);
+        let put = &calls[0];
+        assert_eq!(put.event_id, "athena-1");
+        assert_eq!(put.event_name, "PutBucketVersioning");
+        assert_eq!(put.error_code, None);
+        assert!(!put.read_only && !put.read_only_derived);
+        assert_eq!(put.identity.user_name.as_deref(), Some("alice"));
+        assert_eq!(put.identity.account_id.as_deref(), Some("111122223333"));
+        assert_eq!(put.recipient_account_id.as_deref(), Some("111122223333"));
+        assert_eq!(put.resources[0].arn.as_deref(), Some("arn:aws:s3:::logs"));
+        let request = put.request_parameters.json().unwrap();
+        assert_eq!(request["VersioningConfiguration"]["Status"], "Enabled");
+        assert!(calls[1].read_only);
+        assert_eq!(calls[1].identity.user_name.as_deref(), Some("alice"));
     }
 }

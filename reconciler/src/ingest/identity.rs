@@ -178,6 +178,11 @@ impl RawIdentity<'_> {
         self.account_id.as_ref().map(Text::as_str)
     }
 
+    /// The principal's ARN, without copying it.
+    pub(crate) fn arn(&self) -> Option<&str> {
+        self.arn.as_ref().map(Text::as_str)
+    }
+
     /// The typed identity, its strings copied out of the record.
     pub(crate) fn into_identity(self) -> UserIdentity {
         UserIdentity {
@@ -276,6 +281,26 @@ impl UserIdentity {
         (issuer.kind.as_deref() == Some("Role"))
             .then_some(issuer.arn.as_deref())
             .flatten()
+    }
+
+    /// The name of the service-linked role behind an assumed-role session: a role under the
+    /// path `/aws-service-role/` that IAM creates for an AWS service and that only the
+    /// service assumes, so its calls are AWS's own.
+    pub fn service_linked_role(&self) -> Option<&str> {
+        let arn = self.role_arn()?;
+        let path = arn.split_once(":role/aws-service-role/")?.1;
+        path.rsplit('/').next()
+    }
+
+    /// Whether the identity is AWS's own rather than a principal of the account's: an AWS
+    /// service principal, a service-linked role, or no principal at all (a service acting
+    /// with only `accountId` and `invokedBy`, as in CloudTrail's service-event examples).
+    pub fn is_aws_own(&self) -> bool {
+        match self.kind {
+            IdentityKind::AwsService => true,
+            IdentityKind::Missing => self.principal_id.is_none() && self.arn.is_none(),
+            _ => self.service_linked_role().is_some(),
+        }
     }
 
     /// The session name of an assumed role: the last part of

@@ -35,10 +35,10 @@ pub struct LakeConfig {
 const RECORD_COLUMN: &str = "eventjson";
 
 /// Conditions that keep only successful, mutating calls. Rows where `readOnly` is missing are
-/// kept: the pipeline judges those by their event name.
+/// kept: the pipeline judges those by their event name. An empty error code is a success.
 const WRITES_ONLY: [&str; 2] = [
     "(readOnly = false OR readOnly IS NULL)",
-    "errorCode IS NULL",
+    "(errorCode IS NULL OR errorCode = '')",
 ];
 
 /// The condition that leaves out Terraform's own calls (see [`Pushdown::drop_terraform`]);
@@ -446,7 +446,7 @@ mod tests {
         assert_eq!(
             query_sql(&store(), &pushdown),
             "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE eventTime >= '2024-07-01 00:00:00' \
-             AND (readOnly = false OR readOnly IS NULL) AND errorCode IS NULL \
+             AND (readOnly = false OR readOnly IS NULL) AND (errorCode IS NULL OR errorCode = '') \
              AND (userAgent IS NULL OR (userAgent NOT LIKE '%HashiCorp/1.0 Terraform/%' \
              AND userAgent NOT LIKE '%terraform-provider-aws/%'))"
         );
@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(
             query_sql(&store(), &pushdown),
             "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE (readOnly = false OR readOnly IS NULL) \
-             AND errorCode IS NULL"
+             AND (errorCode IS NULL OR errorCode = '')"
         );
     }
 }

@@ -8,6 +8,7 @@ use std::borrow::Cow;
 use std::sync::{Arc, LazyLock};
 
 use chrono::{DateTime, Utc};
+use knowledge::access::ReadOnlySource;
 use memchr::memmem::Finder;
 use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -372,7 +373,8 @@ pub struct Call {
     pub api_version: Option<String>,
     /// Whether this is a management event; `None` on records older than 1.06.
     pub management_event: Option<bool>,
-    /// Whether the call only reads: as recorded, or derived from the event name.
+    /// Whether the call only reads: as recorded, or from the documentation
+    /// ([`read_only_by_documentation`]).
     pub read_only: bool,
     /// Whether `read_only` was derived rather than recorded.
     pub read_only_derived: bool,
@@ -450,8 +452,14 @@ impl<'a> Record<'a> {
 
     /// The account the call acted in, as [`Call::account_id`] gives it.
     pub fn account_id(&self) -> Option<&str> {
-        text(&self.fields.recipient_account_id)
-            .or_else(|| self.fields.user_identity.as_ref()?.account_id())
+        let f = &self.fields;
+        let identity = f.user_identity.as_ref();
+        acted_in(
+            text(&f.recipient_account_id),
+            f.resources.as_deref().unwrap_or_default(),
+            identity.and_then(|i| i.account_id()),
+            identity.and_then(|i| i.arn()),
+        )
     }
 
     /// The region, empty when not recorded (as in [`Call::aws_region`]).
@@ -463,13 +471,17 @@ impl<'a> Record<'a> {
     pub fn basics(&self) -> Basics<'_> {
         let f = &self.fields;
         let event_name = text(&f.event_name).unwrap_or_default();
+        let event_source = text(&f.event_source).unwrap_or_default();
         Basics {
             event_name,
-            error_code: text(&f.error_code),
+            event_source,
+            error_code: error_code(&f.error_code),
             event_category: text(&f.event_category),
             event_type: text(&f.event_type).unwrap_or(DEFAULT_EVENT_TYPE),
             management_event: f.management_event,
-            read_only: f.read_only.unwrap_or_else(|| read_only_by_name(event_name)),
+            read_only: f.read_only.unwrap_or_else(|| {
+                read_only_by_documentation(event_source, event_name).read_only()
+            }),
             read_only_derived: f.read_only.is_none(),
         }
     }
@@ -507,7 +519,7 @@ impl<'a> Record<'a> {
             source_ip_address: Text::owned(f.source_ip_address),
             user_agent,
             client,
-            error_code: Text::owned(f.error_code),
+            error_code: error_code(&f.error_code).map(str::to_owned),
             error_message: Text::owned(f.error_message),
             request_parameters: Payload::from_raw(f.request_parameters),
             response_elements: Payload::from_raw(f.response_elements),
@@ -544,6 +556,43 @@ fn text<'b>(field: &'b Option<Text<'_>>) -> Option<&'b str> {
     field.as_ref().map(Text::as_str)
 }
 
+/// The account a call acted in: `recipientAccountId` (event version 1.02 and later), else the
+/// account of the first resource in `resources[]` (its `accountId` or its ARN's), else the
+/// caller's (`userIdentity.accountId`, or its ARN's), as older records give only those.
+fn acted_in<'b>(
+    recipient: Option<&'b str>,
+    resources: &'b [ResourceRef],
+    caller: Option<&'b str>,
+    caller_arn: Option<&'b str>,
+) -> Option<&'b str> {
+    let resource = || {
+        resources.iter().find_map(|r| {
+            r.account_id
+                .as_deref()
+                .filter(|a| !a.is_empty())
+                .or_else(|| r.arn.as_deref().and_then(arn_account))
+        })
+    };
+    recipient
+        .filter(|a| !a.is_empty())
+        .or_else(resource)
+        .or(caller.filter(|a| !a.is_empty()))
+        .or_else(|| caller_arn.and_then(arn_account))
+}
+
+/// The account field of an ARN (`arn:aws:iam::111122223333:user/alice`), when it has one.
+pub fn arn_account(arn: &str) -> Option<&str> {
+    let account = arn.strip_prefix("arn:")?.splitn(5, ':').nth(3)?;
+    (account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit())).then_some(account)
+}
+
+/// The error code of a failed call. CloudTrail writes `errorCode` only when the request
+/// returned an error (the record contents reference), so an empty or blank code, as some
+/// exports write for every row, is a success.
+fn error_code<'b>(field: &'b Option<Text<'_>>) -> Option<&'b str> {
+    text(field).filter(|code| !code.trim().is_empty())
+}
+
 /// The `eventType` of records that do not give one.
 const DEFAULT_EVENT_TYPE: &str = "AwsApiCall";
 
@@ -553,6 +602,8 @@ const DEFAULT_EVENT_TYPE: &str = "AwsApiCall";
 pub struct Basics<'a> {
     /// The event name as recorded.
     pub event_name: &'a str,
+    /// The service endpoint, e.g. `ec2.amazonaws.com`.
+    pub event_source: &'a str,
     /// Error code of a failed call.
     pub error_code: Option<&'a str>,
     /// `Management`, `Data`, `Insight` or `NetworkActivity`.
@@ -561,7 +612,8 @@ pub struct Basics<'a> {
     pub event_type: &'a str,
     /// Whether this is a management event.
     pub management_event: Option<bool>,
-    /// Whether the call only reads: as recorded, or derived from the event name.
+    /// Whether the call only reads: as recorded, or from the documentation
+    /// ([`read_only_by_documentation`]).
     pub read_only: bool,
     /// Whether `read_only` was derived rather than recorded.
     pub read_only_derived: bool,
@@ -577,6 +629,7 @@ impl Call {
     pub fn basics(&self) -> Basics<'_> {
         Basics {
             event_name: &self.event_name,
+            event_source: &self.event_source,
             error_code: self.error_code.as_deref(),
             event_category: self.event_category.as_deref(),
             event_type: &self.event_type,
@@ -616,11 +669,14 @@ impl Call {
             .unwrap_or(&self.event_source)
     }
 
-    /// The account the call acted in: the recipient account, else the caller's.
+    /// The account the call acted in (see [`acted_in`]).
     pub fn account_id(&self) -> Option<&str> {
-        self.recipient_account_id
-            .as_deref()
-            .or(self.identity.account_id.as_deref())
+        acted_in(
+            self.recipient_account_id.as_deref(),
+            &self.resources,
+            self.identity.account_id.as_deref(),
+            self.identity.arn.as_deref(),
+        )
     }
 
     /// Short identifiers of the resources the call names, for display: the ARNs CloudTrail
@@ -728,21 +784,12 @@ pub fn api_name(event_name: &str) -> &str {
     }
 }
 
-/// Event-name prefixes of calls that only read. Used when a record has no `readOnly` field
-/// (event versions before 1.05 and some service events).
-const READ_PREFIXES: [&str; 14] = [
-    "Describe", "Get", "List", "Head", "Lookup", "BatchGet", "Search", "Scan", "Query", "Select",
-    "Check", "Download", "Estimate", "Preview",
-];
-
-/// Whether an event name denotes a read-only call, judged by its verb.
-pub fn read_only_by_name(event_name: &str) -> bool {
-    let name = api_name(event_name);
-    READ_PREFIXES.iter().any(|prefix| {
-        name.strip_prefix(prefix).is_some_and(|rest| {
-            rest.is_empty() || rest.starts_with(|c: char| c.is_ascii_uppercase())
-        })
-    })
+/// How to judge whether a call only reads when its record has no `readOnly` field (event
+/// versions before 1.01, some exports): CloudTrail's documentation, else the IAM Service
+/// Authorization Reference's access level of the API ([`knowledge::access`]); a call neither
+/// knows is taken for a change, so it is reported rather than dropped.
+pub fn read_only_by_documentation(event_source: &str, event_name: &str) -> ReadOnlySource {
+    knowledge::access::read_only_source(event_source, api_name(event_name))
 }
 
 #[cfg(test)]
@@ -772,13 +819,43 @@ mod tests {
     }
 
     #[test]
-    fn read_only_is_derived_from_the_verb() {
-        assert!(read_only_by_name("DescribeInstances"));
-        assert!(read_only_by_name("GetFunction20150331v2"));
-        assert!(read_only_by_name("ListBuckets"));
-        assert!(!read_only_by_name("Getaway"));
-        assert!(!read_only_by_name("AuthorizeSecurityGroupIngress"));
-        assert!(!read_only_by_name("PutBucketVersioning"));
+    fn read_only_is_derived_from_the_documentation() {
+        let read_only = |source, name| read_only_by_documentation(source, name).read_only();
+        assert!(read_only("ec2.amazonaws.com", "DescribeInstances"));
+        assert!(read_only("lambda.amazonaws.com", "GetFunction20150331v2"));
+        assert!(read_only("s3.amazonaws.com", "ListBuckets"));
+        assert!(read_only("sts.amazonaws.com", "AssumeRole"));
+        assert!(read_only("kms.amazonaws.com", "Decrypt"));
+        assert!(!read_only(
+            "ec2.amazonaws.com",
+            "AuthorizeSecurityGroupIngress"
+        ));
+        assert!(!read_only("s3.amazonaws.com", "PutBucketVersioning"));
+        assert!(!read_only(
+            "lambda.amazonaws.com",
+            "UpdateFunctionCode20150331v2"
+        ));
+        // A call no documentation names is a change, never dropped as a read.
+        assert!(!read_only("example.amazonaws.com", "DescribeWidgets"));
+    }
+
+    #[test]
+    fn a_read_only_trail_without_the_field_stays_read_only() {
+        // Event version 1.0 records of a role assumption and a decryption, as the IAM and KMS
+        // guides show them, without `readOnly`.
+        for (source, name) in [
+            ("sts.amazonaws.com", "AssumeRole"),
+            ("kms.amazonaws.com", "Decrypt"),
+            ("kms.amazonaws.com", "GenerateDataKey"),
+        ] {
+            let text = format!(
+                r#"{{"eventVersion":"1.0","eventID":"e1","eventTime":"2014-06-01T00:00:00Z",
+                "eventSource":"{source}","eventName":"{name}","awsRegion":"us-east-1",
+                "userIdentity":{{"type":"IAMUser","userName":"alice"}}}}"#
+            );
+            let call = Call::parse(text.as_bytes(), origin()).expect("parses");
+            assert!(call.read_only && call.read_only_derived, "{name}");
+        }
     }
 
     #[test]
@@ -790,6 +867,61 @@ mod tests {
         assert!(call.read_only);
         assert!(call.read_only_derived);
         assert_eq!(call.management_event, None);
+    }
+
+    #[test]
+    fn an_empty_or_null_error_code_is_a_success() {
+        let with = |code: &str| {
+            let text = format!(
+                r#"{{"eventVersion":"1.08","eventID":"e1","eventTime":"2024-01-01T00:00:00Z",
+                "eventSource":"s3.amazonaws.com","eventName":"PutBucketVersioning",
+                "readOnly":false{code}}}"#
+            );
+            Call::parse(text.as_bytes(), origin()).expect("parses")
+        };
+        for success in [
+            "",
+            r#","errorCode":"""#,
+            r#","errorCode":null"#,
+            r#","errorCode":" ""#,
+        ] {
+            let call = with(success);
+            assert_eq!(call.error_code, None, "{success}");
+            assert_eq!(call.basics().error_code, None, "{success}");
+        }
+        let failed = with(r#","errorCode":"AccessDenied""#);
+        assert_eq!(failed.error_code.as_deref(), Some("AccessDenied"));
+    }
+
+    #[test]
+    fn the_account_is_found_without_recipient_account_id() {
+        let with = |rest: &str| {
+            let text = format!(
+                r#"{{"eventVersion":"1.0","eventID":"e1","eventTime":"2014-01-01T00:00:00Z",
+                "eventSource":"iam.amazonaws.com","eventName":"CreateAccessKey"{rest}}}"#
+            );
+            Call::parse(text.as_bytes(), origin()).expect("parses")
+        };
+        let recipient = with(
+            r#","recipientAccountId":"111122223333","userIdentity":{"accountId":"444455556666"}"#,
+        );
+        assert_eq!(recipient.account_id(), Some("111122223333"));
+        let caller = with(r#","userIdentity":{"type":"Root","accountId":"444455556666"}"#);
+        assert_eq!(caller.account_id(), Some("444455556666"));
+        let by_arn =
+            with(r#","userIdentity":{"type":"IAMUser","arn":"arn:aws:iam::777788889999:user/a"}"#);
+        assert_eq!(by_arn.account_id(), Some("777788889999"));
+        // The resource's account wins over the caller's: a cross-account call acts there.
+        let resource = with(
+            r#","userIdentity":{"accountId":"444455556666"},
+            "resources":[{"ARN":"arn:aws:s3:::logs","accountId":"111122223333"}]"#,
+        );
+        assert_eq!(resource.account_id(), Some("111122223333"));
+        let resource_arn =
+            with(r#","resources":[{"ARN":"arn:aws:kms:eu-west-1:111122223333:key/k"}]"#);
+        assert_eq!(resource_arn.account_id(), Some("111122223333"));
+        assert_eq!(with("").account_id(), None);
+        assert_eq!(arn_account("arn:aws:s3:::logs"), None);
     }
 
     #[test]

@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::record::{Basics, api_name};
+use super::record::{Basics, api_name, read_only_by_documentation};
 
 /// The attribution of a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -189,8 +189,9 @@ fn read_only_reason(call: &Basics<'_>) -> String {
     match (call.event_type, call.read_only_derived) {
         ("AwsConsoleSignIn", _) => "console sign-in: changes no resource".to_owned(),
         (_, true) => format!(
-            "{} only reads (judged by its name; no readOnly field)",
-            api_name(call.event_name)
+            "{} only reads (no readOnly field; {})",
+            api_name(call.event_name),
+            read_only_by_documentation(call.event_source, call.event_name).describe()
         ),
         (_, false) => format!("{} only reads (readOnly: true)", api_name(call.event_name)),
     }

@@ -577,7 +577,7 @@ fn route(calls: &[Call], prepared: &Prepared, all: &[(String, StateIndex, Scope)
 /// Where a call was made.
 fn origin(call: &Call) -> Origin<'_> {
     Origin {
-        account: call.recipient_account_id.as_deref(),
+        account: call.account_id(),
         region: &call.aws_region,
         global: is_global(&call.event_source),
     }

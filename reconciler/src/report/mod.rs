@@ -2,6 +2,7 @@
 
 pub mod agent;
 pub mod events;
+pub mod explain;
 pub mod load;
 pub mod reconcile;
 pub mod words;

@@ -5,13 +5,14 @@
 use super::words;
 use crate::intents::{Delta, describe};
 use crate::pipeline::InputSummary;
-use crate::reconcile::Outcome;
+use crate::reconcile::{Accounting, Outcome};
 use crate::resolve::{Finding, FindingKind, Reach};
 use std::fmt::Write;
 
 /// The input section of a text report: what was read, the window it covered, duplicates,
-/// and each malformed record skipped with where it was and why.
-pub fn input_text(input: &InputSummary) -> String {
+/// each malformed record skipped with where it was and why, and what became of the write
+/// calls (a bug report when one has no fate).
+pub fn input_text(input: &InputSummary, writes: &Accounting) -> String {
     let mut out = String::new();
     let span = match (input.first, input.last) {
         (Some(first), Some(last)) => format!(
@@ -26,6 +27,10 @@ pub fn input_text(input: &InputSummary) -> String {
         "Input: {} record(s) read, {} inside the window{span}, {} outside it, {} duplicate(s), {} malformed",
         input.records, input.in_window, input.filtered_out, input.duplicates, input.skipped
     );
+    let _ = writeln!(out, "  {}", writes.words());
+    if !writes.holds() {
+        let _ = writeln!(out, "  {}", unaccounted_text(writes));
+    }
     for source in &input.sources {
         let _ = writeln!(out, "  from {source}");
     }
@@ -46,6 +51,16 @@ pub fn input_text(input: &InputSummary) -> String {
     }
     out.push('\n');
     out
+}
+
+/// The bug report for write calls with no fate in the report.
+pub fn unaccounted_text(writes: &Accounting) -> String {
+    format!(
+        "BUG: {} out-of-band write call(s) ended in no intent and no finding ({}); this is a \
+         bug of retrace, please report it with these event ids",
+        writes.unaccounted.len(),
+        writes.unaccounted.join(", ")
+    )
 }
 
 /// The outcome as a text report.

@@ -123,7 +123,7 @@ impl Finding {
             event_source: call.event_source.clone(),
             api: call.api_name().to_owned(),
             actor: call.identity.actor(),
-            account: call.recipient_account_id.clone(),
+            account: call.account_id().map(str::to_owned),
             region: call.aws_region.clone(),
             reach,
             resources,
@@ -145,7 +145,7 @@ impl Finding {
 /// The account, region and globality of a call.
 pub fn origin(call: &Call) -> Origin<'_> {
     Origin {
-        account: call.recipient_account_id.as_deref(),
+        account: call.account_id(),
         region: &call.aws_region,
         global: super::scope::is_global(&call.event_source),
     }

@@ -71,7 +71,7 @@ impl<'a> Resolver<'a> {
         let view = CallView {
             event_source: &call.event_source,
             api: call.api_name(),
-            account: call.recipient_account_id.as_deref(),
+            account: call.account_id(),
             request: request.as_ref(),
             response: response.as_ref(),
         };
@@ -189,6 +189,7 @@ impl<'a> Resolver<'a> {
             }
         }
         let effects = sg_rules::as_rule_resources(effects, call, self.state);
+        let effects = sg_rules::onto_legacy_rules(effects, self.state);
         let effects = routes::as_routes(effects, self.state);
         let effects = companions::as_companions(effects, self.state);
         single_tags::as_single_tags(effects, self.state)
@@ -475,7 +476,7 @@ pub fn evidence(call: &Call) -> Evidence {
         client: call.client.label(),
         session,
         region: call.aws_region.clone(),
-        account: call.recipient_account_id.clone(),
+        account: call.account_id().map(str::to_owned),
     }
 }
 

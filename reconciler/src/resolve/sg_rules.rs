@@ -59,6 +59,86 @@ fn separate_rule_change(
     }
 }
 
+/// The effects on a security group rule that the state does not hold as an
+/// `aws_vpc_security_group_*_rule` but as an older `aws_security_group_rule` (whose
+/// `security_group_rule_id` is the `sgr-` id EC2 gives a rule with a single source) moved onto
+/// that resource, with its attribute names: `ModifySecurityGroupRules` names the rule by that
+/// id, whichever resource type manages it.
+pub(super) fn onto_legacy_rules(effects: Vec<Effect>, state: &StateIndex) -> Vec<Effect> {
+    super::rewrite(effects, |effect| {
+        let legacy = legacy_rule(effect, state)?;
+        Some(
+            legacy_changes(&effect.change, legacy)
+                .into_iter()
+                .map(|change| effect.on_instance(legacy, change))
+                .collect(),
+        )
+    })
+}
+
+/// The managed `aws_security_group_rule` holding the unmanaged rule an effect names.
+fn legacy_rule<'s>(effect: &Effect, state: &'s StateIndex) -> Option<&'s Instance> {
+    let split_types = [
+        "aws_vpc_security_group_ingress_rule",
+        "aws_vpc_security_group_egress_rule",
+    ];
+    if effect.address.is_some() || !split_types.contains(&effect.resource.resource_type.as_str()) {
+        return None;
+    }
+    let id = effect.resource.identity.as_str();
+    state.iter().find(|i| {
+        i.mode == Mode::Managed
+            && i.deposed.is_none()
+            && i.resource_type == LEGACY
+            && i.string_attribute("security_group_rule_id") == Some(id)
+    })
+}
+
+/// The older resource type that holds one rule per source.
+const LEGACY: &str = "aws_security_group_rule";
+
+/// The sources of a rule: the newer type's attribute and the older type's.
+const SOURCES: [(&str, &str); 4] = [
+    ("cidr_ipv4", "cidr_blocks"),
+    ("cidr_ipv6", "ipv6_cidr_blocks"),
+    ("prefix_list_id", "prefix_list_ids"),
+    ("referenced_security_group_id", "source_security_group_id"),
+];
+
+/// A change of an `aws_vpc_security_group_*_rule` attribute as the changes of the older
+/// type's: `ip_protocol` is `protocol`, a source is a one-item list (or the source group), and
+/// a new source empties the older type's other sources, since the call replaces the rule.
+fn legacy_changes(change: &Change, legacy: &Instance) -> Vec<Change> {
+    let Change::Set { attribute, value } = change else {
+        return vec![change.clone()];
+    };
+    let Some((_, old_name)) = SOURCES.iter().find(|(new, _)| new == attribute) else {
+        let name = if attribute == "ip_protocol" {
+            "protocol"
+        } else {
+            attribute
+        };
+        return vec![set(name, value.clone())];
+    };
+    let mut out = vec![match *old_name {
+        "source_security_group_id" => set(old_name, value.clone()),
+        list => set(list, Value::Array(vec![value.clone()])),
+    }];
+    for (_, other) in SOURCES.iter().filter(|(_, other)| other != old_name) {
+        if !strings(&legacy.attributes[*other]).is_empty() {
+            out.push(set(other, Value::Null));
+        }
+    }
+    out
+}
+
+fn set(attribute: &str, value: Value) -> Change {
+    Change::Set {
+        attribute: attribute.to_owned(),
+        value,
+    }
+}
+
 /// The managed separate rule resources of `group` for the split block.
 fn rule_instances<'s>(state: &'s StateIndex, group: &str, split: &Split) -> Vec<&'s Instance> {
     state
@@ -298,6 +378,65 @@ mod tests {
         );
         let revoked = fields(json!({"protocol": "-1", "security_groups": ["sg-2"]}));
         assert!(matches(&revoked, &legacy, true));
+    }
+
+    #[test]
+    fn a_modified_rule_is_found_in_the_legacy_resource_that_holds_its_id() {
+        // The state holds the rule as an aws_security_group_rule with a single source, whose
+        // security_group_rule_id is the sgr- id ModifySecurityGroupRules names.
+        use crate::resolve::testing;
+        let index = testing::index(json!([testing::resource(
+            "aws_security_group_rule",
+            "https",
+            json!({"id": "sgrule-1234", "security_group_rule_id": "sgr-0abc",
+                   "security_group_id": "sg-1", "type": "ingress", "protocol": "tcp",
+                   "from_port": 443, "to_port": 443, "cidr_blocks": ["10.0.0.0/16"]}),
+        )]));
+        let effect = |attribute: &str, value: Value| {
+            let change = Change::Set {
+                attribute: attribute.to_owned(),
+                value,
+            };
+            let rule = ("aws_vpc_security_group_ingress_rule", "sgr-0abc");
+            testing::effect("ModifySecurityGroupRules", rule, None, change)
+        };
+        let moved = onto_legacy_rules(
+            vec![
+                effect("ip_protocol", json!("tcp")),
+                effect("from_port", json!(8443)),
+                effect("referenced_security_group_id", json!("sg-2")),
+            ],
+            &index,
+        );
+        let changes: Vec<(String, Value)> = moved
+            .iter()
+            .map(|e| {
+                assert_eq!(e.address.as_deref(), Some("aws_security_group_rule.https"));
+                assert_eq!(e.resource.identity, "sgrule-1234");
+                match &e.change {
+                    Change::Set { attribute, value } => (attribute.clone(), value.clone()),
+                    other => panic!("not a set: {other:?}"),
+                }
+            })
+            .collect();
+        assert_eq!(
+            changes,
+            vec![
+                ("protocol".to_owned(), json!("tcp")),
+                ("from_port".to_owned(), json!(8443)),
+                ("source_security_group_id".to_owned(), json!("sg-2")),
+                ("cidr_blocks".to_owned(), Value::Null),
+            ]
+        );
+        // A rule id the state does not hold stays as it was.
+        let mut unknown = effect("from_port", json!(1));
+        unknown.resource.identity = "sgr-0def".into();
+        let other = onto_legacy_rules(vec![unknown], &index);
+        assert_eq!(other[0].address, None);
+        assert_eq!(
+            other[0].resource.resource_type,
+            "aws_vpc_security_group_ingress_rule"
+        );
     }
 
     #[test]

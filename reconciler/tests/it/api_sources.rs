@@ -329,7 +329,7 @@ fn rows(ids: &[&str], next_token: Option<&str>) -> GetQueryResultsOutput {
 async fn lake_waits_for_the_query_then_pages_results() {
     let sql = "SELECT eventJson FROM EXAMPLE-f852-4e8f WHERE eventTime >= '2024-07-01 00:00:00' \
                AND awsRegion IN ('eu-west-1') AND (readOnly = false OR readOnly IS NULL) \
-               AND errorCode IS NULL AND (userAgent IS NULL OR (userAgent NOT LIKE \
+               AND (errorCode IS NULL OR errorCode = '') AND (userAgent IS NULL OR (userAgent NOT LIKE \
                '%HashiCorp/1.0 Terraform/%' AND userAgent NOT LIKE '%terraform-provider-aws/%'))";
     let start = mock!(Client::start_query)
         .match_requests(move |i| i.query_statement() == Some(sql))

@@ -61,7 +61,7 @@ fn the_window_accounts_regions_and_verdicts_go_into_the_sql() {
         AND eventtime < '2026-11-25T02:00:00Z' AND \"timestamp\" <= '2026/11/26' \
         AND recipientaccountid IN ('111122223333') AND \"account\" IN ('111122223333') \
         AND awsregion IN ('eu-west-1', 'us-east-1') AND \"region\" IN ('eu-west-1', 'us-east-1') \
-        AND (readonly = 'false' OR readonly IS NULL) AND errorcode IS NULL \
+        AND (readonly = 'false' OR readonly IS NULL) AND (errorcode IS NULL OR errorcode = '') \
         AND (useragent IS NULL OR (useragent NOT LIKE '%HashiCorp/1.0 Terraform/%' \
         AND useragent NOT LIKE '%terraform-provider-aws/%'))";
     assert!(sql.ends_with(expected_where), "{sql}");

@@ -7,6 +7,7 @@ mod common;
 mod config_common;
 mod support;
 
+mod accounting;
 mod agent_cli;
 mod api_sources;
 mod architecture;
@@ -19,6 +20,7 @@ mod config_provenance;
 mod corpus;
 mod corpus_drift;
 mod events_cli;
+mod explain_cli;
 mod fixture_drift_cli;
 mod fixture_projects;
 mod functions_docs;

@@ -45,6 +45,9 @@ enum Command {
     Events(events::EventsArgs),
     /// Group out-of-band calls into intents and write the HCL patch that absorbs them.
     Reconcile(reconcile::ReconcileArgs),
+    /// Tell what became of one call: its verdict and why, and the intent or finding it ended
+    /// in (same trail and project options as `reconcile`).
+    Explain(reconcile::ExplainArgs),
     /// Run `reconcile` on the bundled example project, state and trail.
     Demo(reconcile::DemoArgs),
     /// Load a Terraform project and list every construct retrace could not evaluate.
@@ -108,6 +111,7 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Command::Events(args) => events::run(args, &config).await,
         Command::Reconcile(args) => reconcile::run(args, &config, store()?).await,
+        Command::Explain(args) => reconcile::explain(args, &config).await,
         Command::Demo(args) => {
             let kb = cli.kb.clone().map(|path| reconcile::KbSettings {
                 path,

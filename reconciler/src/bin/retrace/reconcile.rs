@@ -11,12 +11,14 @@ use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
 use reconciler::agent::{Agent, AgentReport};
-use reconciler::attribute::Attributor;
+use reconciler::attribute::{Attribution, Attributor, Verdict};
 use reconciler::config::Config;
+use reconciler::pipeline::{self, Request};
 use reconciler::policy::Policy;
 use reconciler::reconcile::Outcome;
 use reconciler::record::{self, Knowledge};
 use reconciler::report::Format;
+use reconciler::report::explain::Explanation;
 use reconciler::run::{self, Project, Ran, Trail};
 use reconciler::terraform::state::State;
 use reconciler::text::escaped;
@@ -83,22 +85,7 @@ pub struct KbSettings {
 
 /// Runs `retrace reconcile`.
 pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result<u8> {
-    let project = args
-        .project
-        .clone()
-        .or_else(|| config.project.dir.clone())
-        .context("no project: give --project or set [project] dir in retrace.toml")?;
-    let state = args
-        .state
-        .clone()
-        .or_else(|| config.project.state.clone())
-        .context("no state: give --state or set [project] state in retrace.toml")?;
-    let mut var_files = config.project.var_files.clone();
-    var_files.extend(from_working_directory(&args.var_files)?);
-    let observed = args
-        .observed
-        .clone()
-        .or_else(|| config.project.observed.clone());
+    let (project, state, var_files, observed) = paths(&args, config)?;
     let kb = (!args.run.no_record).then_some(kb);
     if reconciler::patch::recover(&project).with_context(|| {
         format!(
@@ -133,6 +120,106 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
         eprintln!("wrote the patch under {}", project.display());
     }
     Ok(outcome.status.exit_code())
+}
+
+/// The project directory, state file, var files and observed snapshot of a run: the
+/// command line's, else `[project]`'s.
+fn paths(
+    args: &ReconcileArgs,
+    config: &Config,
+) -> Result<(PathBuf, PathBuf, Vec<PathBuf>, Option<PathBuf>)> {
+    let project = args
+        .project
+        .clone()
+        .or_else(|| config.project.dir.clone())
+        .context("no project: give --project or set [project] dir in retrace.toml")?;
+    let state = args
+        .state
+        .clone()
+        .or_else(|| config.project.state.clone())
+        .context("no state: give --state or set [project] state in retrace.toml")?;
+    let mut var_files = config.project.var_files.clone();
+    var_files.extend(from_working_directory(&args.var_files)?);
+    let observed = args
+        .observed
+        .clone()
+        .or_else(|| config.project.observed.clone());
+    Ok((project, state, var_files, observed))
+}
+
+/// Options of `retrace explain`: the event and the options of `retrace reconcile`.
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// The `eventID` of the call to explain.
+    #[arg(value_name = "EVENT_ID")]
+    event_id: String,
+    #[command(flatten)]
+    reconcile: ReconcileArgs,
+}
+
+/// Explains one call: its verdict and why, and for an out-of-band write the intent or finding
+/// it ended in, from a reconciliation of the same trail and project that records nothing and
+/// asks no agent. Exits 0, or 1 when the event is not in the trail.
+pub async fn explain(mut args: ExplainArgs, config: &Config) -> Result<u8> {
+    if args.reconcile.write {
+        bail!("explain changes no file: leave out --write");
+    }
+    let sources = &args.reconcile.sources;
+    let (call, attribution) = find_event(sources, config, &args.event_id).await?;
+    let outcome = match attribution.verdict {
+        Verdict::OutOfBand => {
+            let (project, state, var_files, observed) = paths(&args.reconcile, config)?;
+            args.reconcile.run.no_record = true;
+            args.reconcile.run.no_agent = true;
+            let ran = outcome(
+                sources,
+                config,
+                &project,
+                &state,
+                observed.as_deref(),
+                var_files,
+                None,
+                &args.reconcile.run,
+                args.reconcile.allow_shared_module_edits,
+            )
+            .await?;
+            Some(ran.outcome)
+        }
+        _ => None,
+    };
+    let explanation = Explanation::new(&call, &attribution, outcome.as_ref());
+    let mut stdout = std::io::stdout().lock();
+    match args.reconcile.run.format {
+        Format::Text => stdout.write_all(escaped(&explanation.text()).as_bytes())?,
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut stdout, &explanation)?;
+            writeln!(stdout)?
+        }
+        Format::Ndjson => bail!("explain prints one document: use --format text or json"),
+    }
+    Ok(crate::exit::OK)
+}
+
+/// The call with `event_id` in the trail, with its verdict.
+async fn find_event(
+    sources: &SourceArgs,
+    config: &Config,
+    event_id: &str,
+) -> Result<(reconciler::ingest::Call, Attribution)> {
+    let filter = sources.filter(config)?;
+    let attributor = Attributor::new(&config.attribution)?;
+    let readers = sources.sources(config).await?;
+    let request = Request::new(filter, Verdict::ALL.to_vec());
+    let gathered = pipeline::gather(&readers, &attributor, &request).await?;
+    let mut calls = gathered.calls;
+    while let Some((call, attribution)) = calls.next_call()? {
+        if call.event_id == event_id {
+            return Ok((call, attribution));
+        }
+    }
+    bail!(
+        "no record with event id {event_id} in the trail (inside the window, accounts and regions asked for)"
+    )
 }
 
 /// Command-line paths made absolute from the working directory, as Terraform reads
@@ -263,8 +350,15 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
     Ok(finish(result)?.status.exit_code())
 }
 
-/// The outcome, or the record stage's error once the report is out.
+/// The outcome, or the record stage's error once the report is out, or the bug of a write
+/// call with no fate in the report.
 fn finish(result: Ran) -> Result<Outcome> {
+    if !result.outcome.accounting.holds() {
+        bail!(
+            "{}",
+            reconciler::report::reconcile::unaccounted_text(&result.outcome.accounting)
+        );
+    }
     match result.recorded {
         Some(Err(error)) => Err(error.into()),
         _ => Ok(result.outcome),
@@ -275,7 +369,10 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     match run.format {
         Format::Text => {
-            let mut text = reconciler::report::reconcile::input_text(&result.input);
+            let mut text = reconciler::report::reconcile::input_text(
+                &result.input,
+                &result.outcome.accounting,
+            );
             text.push_str(&reconciler::report::reconcile::text(&result.outcome));
             if let Some(agent) = &result.agent {
                 text.push_str("\nAgent:\n");
@@ -303,7 +400,10 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
                     recorded,
                     notes: &result.notes,
                 },
-                input: &result.input,
+                input: JsonInput {
+                    summary: &result.input,
+                    writes: &result.outcome.accounting,
+                },
                 agent: result.agent.as_ref(),
             };
             // Written as it is serialised: no copy of the whole document in memory.
@@ -321,9 +421,17 @@ struct JsonReport<'a> {
     #[serde(flatten)]
     outcome: &'a Outcome,
     knowledge: JsonKnowledge<'a>,
-    input: &'a reconciler::pipeline::InputSummary,
+    input: JsonInput<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
     agent: Option<&'a AgentReport>,
+}
+
+/// The input section of the JSON report: what was read and what became of the write calls.
+#[derive(serde::Serialize)]
+struct JsonInput<'a> {
+    #[serde(flatten)]
+    summary: &'a reconciler::pipeline::InputSummary,
+    writes: &'a reconciler::reconcile::Accounting,
 }
 
 /// The knowledge section of the JSON report.
