@@ -85,6 +85,13 @@ pub enum ValidateError {
         #[source]
         source: std::io::Error,
     },
+    /// A patched file's path leaves the project's scratch copy (`..` past it, an absolute
+    /// path, a symbolic link).
+    #[error("the patched file {path} lies outside the project's scratch copy")]
+    Outside {
+        /// The path as given.
+        path: String,
+    },
     /// The patched configuration does not load.
     #[error("the patched configuration does not load: {0}")]
     Load(String),
@@ -145,13 +152,40 @@ pub fn scratch_copy(check: &Check) -> Result<Scratch, ValidateError> {
         }
     }
     for (path, text) in check.changed {
-        let target = root.join(path);
+        let target = confined(dir.path(), &root, path).ok_or_else(|| ValidateError::Outside {
+            path: path.clone(),
+        })?;
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        if target.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(ValidateError::Outside { path: path.clone() });
         }
         std::fs::write(&target, text).map_err(fail)?;
     }
     Ok(Scratch { _dir: dir, root })
+}
+
+/// Where a root-relative path lands inside the scratch area `area` (the copy's root is
+/// `root`), with `.` and `..` resolved by their names; `None` for an absolute path or one that
+/// leaves the area.
+pub fn confined(area: &Path, root: &Path, path: &str) -> Option<PathBuf> {
+    let relative = Path::new(path);
+    if relative.has_root() || path.is_empty() {
+        return None;
+    }
+    let mut out = root.to_path_buf();
+    for part in relative.components() {
+        match part {
+            std::path::Component::Normal(name) => out.push(name),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
+        }
+    }
+    (out.starts_with(area) && out != area).then_some(out)
 }
 
 /// How many leading `..` a root-relative path has.
@@ -169,8 +203,14 @@ fn tail(root: &Path, depth: usize) -> std::io::Result<PathBuf> {
 }
 
 /// Copies a project directory tree into `to` (created when missing), leaving out `.git` and
-/// the provider plugins under `.terraform/providers`.
+/// the provider plugins under `.terraform/providers`. Symbolic links are followed (a module
+/// directory linked into the project is copied as a directory), except one that leads back
+/// to a directory being copied; a dangling link is left out.
 pub fn copy_project(from: &Path, to: &Path) -> std::io::Result<()> {
+    copy_tree(from, to, &mut vec![from.canonicalize()?])
+}
+
+fn copy_tree(from: &Path, to: &Path, open: &mut Vec<PathBuf>) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -179,12 +219,60 @@ pub fn copy_project(from: &Path, to: &Path) -> std::io::Result<()> {
         if skip {
             continue;
         }
-        let kind = entry.file_type()?;
-        if kind.is_dir() {
-            copy_project(&entry.path(), &to.join(&name))?;
-        } else if kind.is_file() {
-            std::fs::copy(entry.path(), to.join(&name))?;
+        let path = entry.path();
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        if real.is_dir() {
+            if open.iter().any(|o| o.starts_with(&real)) {
+                continue;
+            }
+            open.push(real);
+            copy_tree(&path, &to.join(&name), open)?;
+            open.pop();
+        } else if real.is_file() {
+            std::fs::copy(&real, to.join(&name))?;
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symlinked_module_directory_is_copied_and_a_loop_is_not_followed() {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let shared = temp.path().join("shared/bucket");
+        std::fs::create_dir_all(&shared).expect("dirs");
+        std::fs::write(shared.join("main.tf"), "variable \"name\" {}\n").expect("module");
+        let root = temp.path().join("project");
+        std::fs::create_dir_all(root.join("modules")).expect("dirs");
+        std::fs::write(root.join("main.tf"), "module \"b\" {}\n").expect("root");
+        std::os::unix::fs::symlink(&shared, root.join("modules/bucket")).expect("link");
+        std::os::unix::fs::symlink(&root, root.join("modules/again")).expect("loop");
+        std::os::unix::fs::symlink(temp.path().join("gone"), root.join("dangling")).expect("link");
+        let copy = temp.path().join("copy");
+        copy_project(&root, &copy).expect("copied");
+        assert_eq!(
+            std::fs::read_to_string(copy.join("modules/bucket/main.tf")).expect("module copied"),
+            "variable \"name\" {}\n"
+        );
+        assert!(!copy.join("modules/again").exists());
+        assert!(!copy.join("dangling").exists());
+    }
+
+    #[test]
+    fn paths_are_confined_to_the_scratch_area() {
+        let area = Path::new("/scratch/x");
+        let root = area.join("examples/complete");
+        assert_eq!(
+            confined(area, &root, "../../modules/a/main.tf"),
+            Some(area.join("modules/a/main.tf"))
+        );
+        for escaping in ["../../../etc/passwd", "/etc/passwd", "", "../.."] {
+            assert_eq!(confined(area, &root, escaping), None, "{escaping}");
+        }
+    }
 }
