@@ -518,7 +518,12 @@ pub fn unplaceable(path: &str, shared: bool) -> Option<String> {
 /// from (variables, locals, module calls, `.tfvars` files). A provider, the `terraform`
 /// block (backend), another resource (its `lifecycle` too), and a symlinked file are out of
 /// bounds.
-pub fn out_of_bounds(project: &Project, path: &str, text: &str, parts: &[Unplanned]) -> Option<String> {
+pub fn out_of_bounds(
+    project: &Project,
+    path: &str,
+    text: &str,
+    parts: &[Unplanned],
+) -> Option<String> {
     if is_symlinked(project.root(), path) {
         return Some(format!(
             "{path} is a symbolic link (or lies under one): an edit would replace the link or change the file it points to"
@@ -541,10 +546,7 @@ pub fn out_of_bounds(project: &Project, path: &str, text: &str, parts: &[Unplann
         .filter(|b| !before.contains(b))
         .chain(before.iter().filter(|b| !after.contains(b)));
     for (kind, labels, _) in changed {
-        let own = kind == "resource"
-            && parts
-                .iter()
-                .any(|p| address_names(&p.resource, labels));
+        let own = kind == "resource" && parts.iter().any(|p| address_names(&p.resource, labels));
         let chain = matches!(kind.as_str(), "variable" | "locals" | "module" | "output");
         if !own && !chain {
             let what = std::iter::once(kind.as_str())
@@ -594,7 +596,9 @@ pub fn is_symlinked(root: &Path, path: &str) -> bool {
     for part in Path::new(path).components() {
         at.push(part);
         if matches!(part, std::path::Component::Normal(_))
-            && at.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink())
+            && at
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
         {
             return true;
         }

@@ -130,15 +130,53 @@ const SECRET_RUNS: &[&str] = &[
 /// Words that make a key name a thing about a secret, not the secret (`SecretArn`,
 /// `tokenType`, `passwordLength`), when they end it.
 const ABOUT_WORDS: &[&str] = &[
-    "arn", "id", "ids", "name", "type", "ttl", "expiry", "rotation", "version", "length",
-    "count", "enabled", "policy", "reset", "required", "age", "prevention", "mode",
+    "arn",
+    "id",
+    "ids",
+    "name",
+    "type",
+    "ttl",
+    "expiry",
+    "rotation",
+    "version",
+    "length",
+    "count",
+    "enabled",
+    "policy",
+    "reset",
+    "required",
+    "age",
+    "prevention",
+    "mode",
 ];
 
 /// Words before `key` that make it no secret (`PartitionKey`, `KmsKey`, `S3Key`, tag keys).
 const PLAIN_KEYS: &[&str] = &[
-    "kms", "partition", "sort", "hash", "range", "object", "s3", "public", "tag", "routing",
-    "cache", "primary", "foreign", "idempotency", "group", "attribute", "condition", "sse",
-    "encryption", "context", "dedup", "deduplication", "message", "ssh", "pair",
+    "kms",
+    "partition",
+    "sort",
+    "hash",
+    "range",
+    "object",
+    "s3",
+    "public",
+    "tag",
+    "routing",
+    "cache",
+    "primary",
+    "foreign",
+    "idempotency",
+    "group",
+    "attribute",
+    "condition",
+    "sse",
+    "encryption",
+    "context",
+    "dedup",
+    "deduplication",
+    "message",
+    "ssh",
+    "pair",
 ];
 
 /// The lower-case words of a key name, split at `_`, `-`, `.`, spaces and camel case
@@ -185,9 +223,7 @@ pub fn is_secret_key(key: &str) -> bool {
         return true;
     }
     // `STRIPE_KEY`, `signing_key`: a key named for what it unlocks.
-    last == "key"
-        && words.len() >= 2
-        && !PLAIN_KEYS.contains(&words[words.len() - 2].as_str())
+    last == "key" && words.len() >= 2 && !PLAIN_KEYS.contains(&words[words.len() - 2].as_str())
 }
 
 #[cfg(test)]
@@ -197,16 +233,34 @@ mod secret_key_tests {
     #[test]
     fn key_names_split_into_words() {
         assert_eq!(key_words("DB_PASS"), ["db", "pass"]);
-        assert_eq!(key_words("MasterUserPassword"), ["master", "user", "password"]);
+        assert_eq!(
+            key_words("MasterUserPassword"),
+            ["master", "user", "password"]
+        );
         assert_eq!(key_words("x-api-key"), ["x", "api", "key"]);
     }
 
     #[test]
     fn secret_keys_of_environment_maps_are_found() {
-        for secret in ["DB_PASS", "STRIPE_KEY", "signing_key", "GITHUB_TOKEN", "db_pwd", "SENTRY_DSN"] {
+        for secret in [
+            "DB_PASS",
+            "STRIPE_KEY",
+            "signing_key",
+            "GITHUB_TOKEN",
+            "db_pwd",
+            "SENTRY_DSN",
+        ] {
             assert!(is_secret_key(secret), "{secret}");
         }
-        for plain in ["Key", "PartitionKey", "KmsKeyId", "kms_key", "bypass", "TAG_KEY", "passwordLength"] {
+        for plain in [
+            "Key",
+            "PartitionKey",
+            "KmsKeyId",
+            "kms_key",
+            "bypass",
+            "TAG_KEY",
+            "passwordLength",
+        ] {
             assert!(!is_secret_key(plain), "{plain}");
         }
     }

@@ -20,11 +20,19 @@ use serde_json::json;
 /// secret values moved to `hidden`. A block that would carry such a value refuses the rule,
 /// with the reason in words.
 pub fn harden(mut rule: Rule, shipped: &RuleSet, schema: &ProviderSchema) -> Result<Rule, String> {
-    let types: Vec<String> = rule.resource_types().iter().map(|t| (*t).to_owned()).collect();
+    let types: Vec<String> = rule
+        .resource_types()
+        .iter()
+        .map(|t| (*t).to_owned())
+        .collect();
     let peers: Vec<&Rule> = shipped
         .iter()
         .filter(|r| r.id() != rule.id())
-        .filter(|r| r.resource_types().iter().any(|t| types.iter().any(|u| u == t)))
+        .filter(|r| {
+            r.resource_types()
+                .iter()
+                .any(|t| types.iter().any(|u| u == t))
+        })
         .collect();
     // The risk of the shipped rules making the same kind of change to the same type (a tag
     // rule is not as risky as a rule that replaces a policy document of the same type).
@@ -110,15 +118,24 @@ fn document_flags(field: &str) -> Vec<FlagSpec> {
         },
         FlagSpec {
             present: Some(true),
-            ..flag("NotAction", "the policy allows every action but those it names")
+            ..flag(
+                "NotAction",
+                "the policy allows every action but those it names",
+            )
         },
         FlagSpec {
             contains: Some(json!("*")),
-            ..flag("Principal", "the policy allows every principal (a public grant)")
+            ..flag(
+                "Principal",
+                "the policy allows every principal (a public grant)",
+            )
         },
         FlagSpec {
             present: Some(true),
-            ..flag("NotPrincipal", "the policy allows every principal but those it names")
+            ..flag(
+                "NotPrincipal",
+                "the policy allows every principal but those it names",
+            )
         },
     ]
 }
@@ -165,10 +182,14 @@ fn hide_secrets(
                 .iter()
                 .any(|h| !h.is_empty() && (p == h || p.starts_with(&format!("{h}."))))
         }) {
-            return Some(format!("{attribute} (a value the shipped rules keep hidden)"));
+            return Some(format!(
+                "{attribute} (a value the shipped rules keep hidden)"
+            ));
         }
         if path.is_some() && whole_call_hidden && !shipped_attributes.contains(&attribute) {
-            return Some(format!("{attribute} (a value the shipped rules keep hidden)"));
+            return Some(format!(
+                "{attribute} (a value the shipped rules keep hidden)"
+            ));
         }
         None
     };
@@ -205,7 +226,11 @@ fn hide_secrets(
     }
     rule.spec.flags.retain(|f| {
         rule.spec.sets.iter().any(|s| s.attribute == f.field)
-            || rule.spec.blocks.iter().any(|b| b.fields.contains_key(&f.field))
+            || rule
+                .spec
+                .blocks
+                .iter()
+                .any(|b| b.fields.contains_key(&f.field))
     });
     Ok(())
 }
@@ -236,10 +261,25 @@ mod tests {
             "identity": [{"path": "groupName"}, {"path": "policyName"}], "separator": ":",
             "set": [{"attribute": "policy", "path": "policyDocument", "transform": "json"}]
         }));
-        let hardened = harden(proposed, RuleSet::bundled().expect("rules"), schema()).expect("kept");
-        let keys: Vec<&str> = hardened.spec.flags.iter().filter_map(|f| f.key.as_deref()).collect();
-        assert!(keys.contains(&"Action") && keys.contains(&"Principal"), "{keys:?}");
-        assert!(hardened.spec.flags.iter().all(|f| f.level == FlagLevel::Hold));
+        let hardened =
+            harden(proposed, RuleSet::bundled().expect("rules"), schema()).expect("kept");
+        let keys: Vec<&str> = hardened
+            .spec
+            .flags
+            .iter()
+            .filter_map(|f| f.key.as_deref())
+            .collect();
+        assert!(
+            keys.contains(&"Action") && keys.contains(&"Principal"),
+            "{keys:?}"
+        );
+        assert!(
+            hardened
+                .spec
+                .flags
+                .iter()
+                .all(|f| f.level == FlagLevel::Hold)
+        );
         // A fired Allow-everything statement holds the change.
         let extraction = hardened
             .extract(
@@ -259,12 +299,17 @@ mod tests {
             "identity": [{"path": "groupName"}],
             "set": [{"attribute": "policy", "path": "policyDocument"}]
         }));
-        let hardened = harden(proposed, RuleSet::bundled().expect("rules"), schema()).expect("kept");
+        let hardened =
+            harden(proposed, RuleSet::bundled().expect("rules"), schema()).expect("kept");
         let public = "{\"Statement\":{\"Effect\":\"Allow\",\"Principal\":{\"AWS\":\"*\"},\"Action\":\"s3:GetObject\"}}";
-        let narrow = "{\"Statement\":{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}}";
+        let narrow =
+            "{\"Statement\":{\"Effect\":\"Allow\",\"Action\":\"s3:GetObject\",\"Resource\":\"*\"}}";
         let fired = |document: &str| {
             hardened
-                .extract(Some(&json!({"groupName": "ops", "policyDocument": document})), None)
+                .extract(
+                    Some(&json!({"groupName": "ops", "policyDocument": document})),
+                    None,
+                )
                 .expect("reads")
                 .flags
                 .len()
@@ -279,7 +324,8 @@ mod tests {
             "api": "PutRolePolicyTwice", "resource": "aws_iam_role_policy", "kind": "update",
             "risk": "low", "summary": "x", "identity": [{"path": "roleName"}]
         }));
-        let hardened = harden(proposed, RuleSet::bundled().expect("rules"), schema()).expect("kept");
+        let hardened =
+            harden(proposed, RuleSet::bundled().expect("rules"), schema()).expect("kept");
         assert_eq!(hardened.spec.risk, Risk::High);
     }
 
@@ -299,7 +345,12 @@ mod tests {
             }))
         };
         let hardened = harden(lambda, RuleSet::bundled().expect("rules"), schema()).expect("kept");
-        let sets: Vec<&str> = hardened.spec.sets.iter().map(|s| s.attribute.as_str()).collect();
+        let sets: Vec<&str> = hardened
+            .spec
+            .sets
+            .iter()
+            .map(|s| s.attribute.as_str())
+            .collect();
         assert_eq!(sets, ["timeout"]);
         assert_eq!(hardened.spec.hidden.len(), 1);
 
@@ -318,7 +369,12 @@ mod tests {
             }))
         };
         let hardened = harden(ssm, RuleSet::bundled().expect("rules"), schema()).expect("kept");
-        let sets: Vec<&str> = hardened.spec.sets.iter().map(|s| s.attribute.as_str()).collect();
+        let sets: Vec<&str> = hardened
+            .spec
+            .sets
+            .iter()
+            .map(|s| s.attribute.as_str())
+            .collect();
         assert_eq!(sets, ["description"]);
     }
 }

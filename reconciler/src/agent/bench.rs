@@ -5,18 +5,18 @@
 
 use super::context::{self, Sources};
 use super::redact::Redactor;
+use crate::intents::Lifecycle;
 use crate::learn::service_of;
 use crate::reconcile::{
     Outcome, Placed, ReconcileError, is_symlinked, out_of_bounds, outside_the_root, unplaceable,
 };
 use crate::record;
-use crate::intents::Lifecycle;
 use crate::resolve::FindingKind;
-use crate::terraform::state::StateIndex;
-use crate::vet;
 use crate::synthesize::edit::{Files, ToolCall, tools};
 use crate::synthesize::plan::Unplanned;
+use crate::terraform::state::StateIndex;
 use crate::validate::{Check, PlanCheck, Validator};
+use crate::vet;
 use knowledge::rules::{FlagLevel, Rule, RuleSet, RuleSpec, validate};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
@@ -290,7 +290,10 @@ impl Bench<'_> {
     /// parts, not absolute). Nothing else is in the sandbox.
     fn confine(&self, path: &str) -> Result<(), String> {
         let files = self.sources.project.files();
-        let dir_of = |p: &str| p.rsplit_once('/').map_or(String::new(), |(d, _)| d.to_owned());
+        let dir_of = |p: &str| {
+            p.rsplit_once('/')
+                .map_or(String::new(), |(d, _)| d.to_owned())
+        };
         let plain = !path.starts_with('/')
             && !path.contains('\\')
             && path.split('/').all(|c| !c.is_empty() && c != ".")
@@ -491,8 +494,15 @@ impl Bench<'_> {
     /// (after its provider and service) is a word of the API's name after its verb, or of the
     /// type of a resource the calls list in `resources[]`.
     fn describes(&self, resource_type: &str) -> bool {
-        let nouns: Vec<String> = resource_type.split('_').skip(2).map(str::to_lowercase).collect();
-        let mut words: Vec<String> = crate::text::key_words(self.api).into_iter().skip(1).collect();
+        let nouns: Vec<String> = resource_type
+            .split('_')
+            .skip(2)
+            .map(str::to_lowercase)
+            .collect();
+        let mut words: Vec<String> = crate::text::key_words(self.api)
+            .into_iter()
+            .skip(1)
+            .collect();
         for call in self
             .sources
             .all_calls
@@ -525,9 +535,11 @@ impl Bench<'_> {
                 }
             }
         }
-        for finding in outcome.findings.iter().filter(|f| {
-            f.kind == FindingKind::Security && self.event_ids.contains(&f.event_id)
-        }) {
+        for finding in outcome
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::Security && self.event_ids.contains(&f.event_id))
+        {
             if !reasons.contains(&finding.reason) {
                 reasons.push(finding.reason.clone());
             }

@@ -247,19 +247,24 @@ impl Client {
     ) -> Result<Reply, ClientError> {
         let per_attempt = Duration::from_secs(self.config.timeout_seconds) + MAX_RETRY_AFTER;
         let until = Instant::now() + per_attempt * (self.config.retries + 1);
-        self.complete_by(system, messages, tools, until).await
+        self.complete_by(system, messages, tools, (self.config.seed, until))
+            .await
     }
 
-    /// [`Client::complete`] where neither a request nor a retry wait goes past `until`. The
-    /// body is sent as given: the caller redacts it.
+    /// [`Client::complete`] with this seed (a sample's own), where neither a request nor a
+    /// retry wait goes past `until`. The body is sent as given: the caller redacts it.
     pub async fn complete_by(
         &self,
         system: &str,
         messages: &[Message],
         tools: &[ToolDef],
-        until: Instant,
+        (seed, until): (Option<u64>, Instant),
     ) -> Result<Reply, ClientError> {
-        let body = request_body(&self.config, system, messages, tools).to_string();
+        let config = AgentConfig {
+            seed,
+            ..self.config.clone()
+        };
+        let body = request_body(&config, system, messages, tools).to_string();
         let attempts = self.config.retries + 1;
         let mut attempt = 0;
         loop {

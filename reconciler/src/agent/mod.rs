@@ -376,7 +376,9 @@ impl Agent {
             if left.turns == 0 || left.tokens == 0 || Instant::now() >= left.until {
                 break;
             }
-            let attempt = self.attempt(task, work, left, self.seed(sample), base).await;
+            let attempt = self
+                .attempt(task, work, left, self.seed(sample), base)
+                .await;
             report.turns += attempt.turns;
             report.usage.add(attempt.usage);
             report.first_prompt_tokens = attempt.first_prompt_tokens;
@@ -458,7 +460,10 @@ impl Agent {
                 return attempt;
             }
             attempt.turns += 1;
-            let reply = match client.complete_by(&system, &outgoing, &tools, bounds.until).await {
+            let reply = match client
+                .complete_by(&system, &outgoing, &tools, (seed, bounds.until))
+                .await
+            {
                 Ok(reply) => reply,
                 Err(ClientError::OutOfTime) => {
                     attempt.result = TaskResult::OverBudget("ran out of time".to_owned());
@@ -556,7 +561,10 @@ fn over(attempt: &Attempt, bounds: &Bounds, request: u64) -> Option<String> {
     }
     let used = attempt.usage.total();
     if used >= bounds.tokens {
-        return Some(format!("used {used} of the {} tokens allowed", bounds.tokens));
+        return Some(format!(
+            "used {used} of the {} tokens allowed",
+            bounds.tokens
+        ));
     }
     if used + request > bounds.tokens {
         return Some(format!(

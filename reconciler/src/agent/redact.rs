@@ -193,12 +193,13 @@ impl Redactor {
     }
 }
 
-
 /// Whether an assigned value is a reference in code (`var.db_password`), not a value.
 fn is_reference(value: &str) -> bool {
-    ["var.", "local.", "module.", "data.", "each.", "aws_", "random_"]
-        .iter()
-        .any(|p| value.starts_with(p))
+    [
+        "var.", "local.", "module.", "data.", "each.", "aws_", "random_",
+    ]
+    .iter()
+    .any(|p| value.starts_with(p))
 }
 
 pub use crate::text::without_password as url;
@@ -353,19 +354,28 @@ mod tests {
             r.text("DATABASE=postgres://app:hunter2x@db.internal:5432/shop"),
             "DATABASE=postgres://app:[redacted]@db.internal:5432/shop"
         );
-        assert_eq!(r.text("DB_PASS=s3cr3tvalue MODE=fast"), "DB_PASS=[redacted] MODE=fast");
+        assert_eq!(
+            r.text("DB_PASS=s3cr3tvalue MODE=fast"),
+            "DB_PASS=[redacted] MODE=fast"
+        );
         assert_eq!(
             r.text("  db_password = \"Tr0ub4dor\"\n  name = \"shop\""),
             "  db_password = \"[redacted]\"\n  name = \"shop\""
         );
-        assert_eq!(r.text("password = var.db_password"), "password = var.db_password");
+        assert_eq!(
+            r.text("password = var.db_password"),
+            "password = var.db_password"
+        );
         let env = json!({"Environment": {"Variables": {"DB_PASS": "x1", "STRIPE_KEY": "sk_live_abcdefghijkl", "REGION": "eu-west-1"}}});
         assert_eq!(
             r.json(&env),
             json!({"Environment": {"Variables": {"DB_PASS": REDACTED, "STRIPE_KEY": REDACTED, "REGION": "eu-west-1"}}})
         );
         assert_eq!(r.text("key sk_live_abcdefghijkl1"), "key [redacted]");
-        assert_eq!(url("https://u:p4ss@example.com/v1"), "https://u:[redacted]@example.com/v1");
+        assert_eq!(
+            url("https://u:p4ss@example.com/v1"),
+            "https://u:[redacted]@example.com/v1"
+        );
     }
 
     #[test]

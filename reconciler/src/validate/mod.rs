@@ -152,13 +152,15 @@ pub fn scratch_copy(check: &Check) -> Result<Scratch, ValidateError> {
         }
     }
     for (path, text) in check.changed {
-        let target = confined(dir.path(), &root, path).ok_or_else(|| ValidateError::Outside {
-            path: path.clone(),
-        })?;
+        let target = confined(dir.path(), &root, path)
+            .ok_or_else(|| ValidateError::Outside { path: path.clone() })?;
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;
         }
-        if target.symlink_metadata().is_ok_and(|m| m.file_type().is_symlink()) {
+        if target
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
             return Err(ValidateError::Outside { path: path.clone() });
         }
         std::fs::write(&target, text).map_err(fail)?;
