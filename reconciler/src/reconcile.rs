@@ -547,7 +547,11 @@ pub fn out_of_bounds(
         .chain(before.iter().filter(|b| !after.contains(b)));
     for (kind, labels, _) in changed {
         let own = kind == "resource" && parts.iter().any(|p| address_names(&p.resource, labels));
-        let chain = matches!(kind.as_str(), "variable" | "locals" | "module" | "output");
+        // Where values come from; an `import` brings in only a resource block checked here.
+        let chain = matches!(
+            kind.as_str(),
+            "variable" | "locals" | "module" | "output" | "import"
+        );
         if !own && !chain {
             let what = std::iter::once(kind.as_str())
                 .chain(labels.iter().map(String::as_str))
