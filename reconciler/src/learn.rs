@@ -158,6 +158,7 @@ fn propose_one(
                 delete_unless: None,
                 delete_when: None,
                 hidden: Vec::new(),
+                hold: None,
             },
         };
         return Some(Proposal {

@@ -18,6 +18,7 @@
 //! - [`validate`]: the built-in plan check and the real `terraform plan`;
 //! - [`reconcile`]: resolve to validate as one call;
 //! - [`learn`]: rules proposed for calls no rule explains;
+//! - [`vet`]: retrace's own checks of a rule it did not ship (risk, flags, hidden values);
 //! - [`record`]: the knowledge base as a run sees it;
 //! - [`agent`]: a language model with tools for the calls no rule explains, bounded, private
 //!   and validated;
@@ -52,3 +53,4 @@ pub mod synthesize;
 pub mod terraform;
 pub mod text;
 pub mod validate;
+pub mod vet;

@@ -380,10 +380,9 @@ fn adopt(
         .iter()
         .filter(|(path, text)| project.files().get(*path) != Some(*text))
         .collect();
-    if let Some(reason) = edited
-        .iter()
-        .find_map(|(path, _)| unplaceable(path, shared))
-    {
+    if let Some(reason) = edited.iter().find_map(|(path, text)| {
+        unplaceable(path, shared).or_else(|| out_of_bounds(project, path, text, &placed.parts))
+    }) {
         tracing::warn!(%reason, "edits made beside the planner are refused");
         return;
     }
@@ -605,6 +604,103 @@ pub fn unplaceable(path: &str, shared: bool) -> Option<String> {
     }
 }
 
+/// Why an edit made beside the planner to `path` (new text `text`) reaches past the parts it
+/// places: placement may change only the intent's own resources and where their values come
+/// from (variables, locals, module calls, `.tfvars` files). A provider, the `terraform`
+/// block (backend), another resource (its `lifecycle` too), and a symlinked file are out of
+/// bounds.
+pub fn out_of_bounds(
+    project: &Project,
+    path: &str,
+    text: &str,
+    parts: &[Unplanned],
+) -> Option<String> {
+    if is_symlinked(project.root(), path) {
+        return Some(format!(
+            "{path} is a symbolic link (or lies under one): an edit would replace the link or change the file it points to"
+        ));
+    }
+    if path.ends_with(".tfvars") {
+        return None;
+    }
+    let old = project.files().get(path).map_or("", String::as_str);
+    let (Ok(before), Ok(after)) = (
+        crate::terraform::syntax::parse_body(old),
+        crate::terraform::syntax::parse_body(text),
+    ) else {
+        return Some(format!("{path} does not parse after the edits"));
+    };
+    let before = top_blocks(&before);
+    let after = top_blocks(&after);
+    let changed = after
+        .iter()
+        .filter(|b| !before.contains(b))
+        .chain(before.iter().filter(|b| !after.contains(b)));
+    for (kind, labels, _) in changed {
+        let own = kind == "resource" && parts.iter().any(|p| address_names(&p.resource, labels));
+        // Where values come from; an `import` brings in only a resource block checked here.
+        let chain = matches!(
+            kind.as_str(),
+            "variable" | "locals" | "module" | "output" | "import"
+        );
+        if !own && !chain {
+            let what = std::iter::once(kind.as_str())
+                .chain(labels.iter().map(String::as_str))
+                .collect::<Vec<_>>()
+                .join(" ");
+            return Some(format!(
+                "the edit to {path} changes `{what}`, which is neither a resource of the change being placed nor where its values come from"
+            ));
+        }
+    }
+    None
+}
+
+/// A file's top-level blocks: kind, labels and text.
+fn top_blocks(body: &hcl::edit::structure::Body) -> Vec<(String, Vec<String>, String)> {
+    body.iter()
+        .map(|structure| match structure {
+            hcl::edit::structure::Structure::Block(b) => (
+                b.ident.as_str().to_owned(),
+                b.labels.iter().map(|l| l.as_str().to_owned()).collect(),
+                b.body.to_string(),
+            ),
+            hcl::edit::structure::Structure::Attribute(a) => (
+                "attribute".to_owned(),
+                vec![a.key.as_str().to_owned()],
+                a.value.to_string(),
+            ),
+        })
+        .collect()
+}
+
+/// Whether a resource address (`module.a.aws_s3_bucket.logs["x"]`) names the resource block
+/// with these labels (`aws_s3_bucket`, `logs`).
+fn address_names(address: &str, labels: &[String]) -> bool {
+    let [kind, name] = labels else {
+        return false;
+    };
+    let base = address.split('[').next().unwrap_or(address);
+    base == format!("{kind}.{name}") || base.ends_with(&format!(".{kind}.{name}"))
+}
+
+/// Whether a root-relative path, or a directory on the way to it inside the root's parent
+/// tree, is a symbolic link.
+pub fn is_symlinked(root: &Path, path: &str) -> bool {
+    let mut at = root.to_path_buf();
+    for part in Path::new(path).components() {
+        at.push(part);
+        if matches!(part, std::path::Component::Normal(_))
+            && at
+                .symlink_metadata()
+                .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return true;
+        }
+    }
+    false
+}
+
 /// Whether a root-relative path lies in a module `terraform init` installed
 /// (`.terraform/modules/...`).
 fn installed_module(path: &str) -> bool {
@@ -690,7 +786,7 @@ fn with_check<R>(
 
 /// What the configuration reads outside its root directory (local modules through `../`, var
 /// files), as root-relative paths: module directories whole, var files alone.
-fn outside_the_root<'a>(
+pub fn outside_the_root<'a>(
     files: impl Iterator<Item = &'a String>,
     var_files: &[PathBuf],
 ) -> Vec<String> {

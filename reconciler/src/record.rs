@@ -316,6 +316,25 @@ pub fn rule_outcomes(outcome: &Outcome) -> BTreeMap<String, bool> {
     out
 }
 
+/// Per rule used in an outcome, whether it explained its calls soundly: every change it read
+/// was either absorbed and validated, or held for a person (flagged or ignored by policy). A
+/// rule that holds or flags is as learnable as one that absorbs; a rule whose absorbed change
+/// did not validate is not.
+pub fn rule_explains(outcome: &Outcome) -> BTreeMap<String, bool> {
+    let mut out: BTreeMap<String, bool> = BTreeMap::new();
+    for d in &outcome.intents {
+        for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+            let absorbed = rulings.iter().any(|r| r.decision == Decision::Absorb);
+            let ok = !absorbed || validated(outcome, d, delta.address.as_deref());
+            for rule in &delta.rules {
+                let entry = out.entry(rule.clone()).or_insert(true);
+                *entry = *entry && ok;
+            }
+        }
+    }
+    out
+}
+
 /// Whether the change to `address` validated; a change without an address (a creation)
 /// validated when every validator passed and nothing in its intent was left unplanned.
 fn validated(outcome: &Outcome, decided: &Decided, address: Option<&str>) -> bool {
@@ -549,6 +568,14 @@ mod tests {
             BTreeMap::from([("ec2:ModifyInstanceAttribute".to_owned(), false)])
         );
         assert_eq!(store_outcome(&failed), store::Outcome::Failed);
+        // The flagged rule explained its call: it is learnable, and the failed one is not.
+        assert_eq!(
+            rule_explains(&failed),
+            BTreeMap::from([
+                ("ec2:CreateTags".to_owned(), true),
+                ("ec2:ModifyInstanceAttribute".to_owned(), false)
+            ])
+        );
         // A difference on another resource does not count against the rule.
         let elsewhere = Difference {
             address: "aws_instance.c".into(),

@@ -18,11 +18,13 @@ use crate::record::{self, Knowledge, RecordError, Recorded};
 use crate::terraform::config::{self as tfconfig, LoadOptions};
 use crate::terraform::state::State;
 use crate::validate::Validator;
+use crate::vet;
 use knowledge::rules::{Rule, RuleError, RuleSet};
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
 use knowledge::store::AgentEvidence;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// Where the calls come from.
 pub struct Trail<'a> {
@@ -182,6 +184,7 @@ pub async fn settle(
 ) -> Result<Settled, RunError> {
     let mut settled = learn_from_drift(calls, project, knowledge)?;
     if let (Some(agent), Some(observed)) = (project.agent, &project.observed) {
+        let until = Instant::now() + Duration::from_secs(agent.config().run_seconds);
         let base = knowledge.map_or(project.rules, Knowledge::rules);
         let rules = with_rules(base, &settled.learned)?;
         let learned: Vec<Rule> = settled.learned.iter().map(|p| p.rule.clone()).collect();
@@ -193,7 +196,7 @@ pub async fn settle(
             project,
             (&settled.outcome, &rules),
             observed,
-            (&replaceable, Phase::Explain),
+            (&replaceable, Phase::Explain, until),
         )
         .await;
         let found: Vec<Proposal> = report
@@ -212,6 +215,10 @@ pub async fn settle(
         let rules = with_rules(&rules, &found)?;
         if !found.is_empty() {
             settled.outcome = reconcile_with(calls, project, &rules)?;
+            // The agent's rule replaces the drift learner's for the same API.
+            settled
+                .learned
+                .retain(|p| !found.iter().any(|f| f.rule.id() == p.rule.id()));
             settled.learned.extend(found);
         }
         if agent.config().place && !settled.outcome.plan.unplanned.is_empty() {
@@ -222,7 +229,7 @@ pub async fn settle(
                 project,
                 (&settled.outcome, &rules),
                 observed,
-                (&replaceable, spent),
+                (&replaceable, spent, until),
             )
             .await;
             if !placed.parts.is_empty() {
@@ -258,7 +265,7 @@ async fn ask_agent(
     project: &Project<'_>,
     (outcome, rules): (&Outcome, &RuleSet),
     observed: &State,
-    (replaceable, phase): (&dyn Fn(&Rule) -> bool, Phase),
+    (replaceable, phase, until): (&dyn Fn(&Rule) -> bool, Phase, Instant),
 ) -> (AgentReport, Placed) {
     let options = LoadOptions {
         var_files: project.var_files.clone(),
@@ -291,6 +298,7 @@ async fn ask_agent(
         replaceable,
         replan: &replan,
         shared_module_edits: project.shared_module_edits,
+        until,
     };
     match phase {
         Phase::Explain => (
@@ -325,7 +333,7 @@ fn learn_from_drift(
                     .chain(proposals.iter().map(|p| p.rule.clone())),
             )?;
             let trial = reconcile_with(calls, project, &with)?;
-            let verdicts = record::rule_outcomes(&trial);
+            let verdicts = record::rule_explains(&trial);
             let all_passed = trial.validations.iter().all(|v| v.passed);
             let (kept, refused): (Vec<Proposal>, Vec<Proposal>) = proposals
                 .into_iter()
@@ -404,9 +412,18 @@ fn proposals(
         project.schema,
     );
     let mut out = Vec::new();
-    for p in proposed {
-        if !knowledge.retired(&p.rule)? {
-            out.push(p);
+    for mut p in proposed {
+        if knowledge.retired(&p.rule)? {
+            continue;
+        }
+        match vet::harden(p.rule.clone(), rules, project.schema) {
+            Ok(rule) => {
+                p.rule = rule;
+                out.push(p);
+            }
+            Err(reason) => {
+                tracing::info!(rule = %p.rule.id(), %reason, "a rule proposed from the drift is refused");
+            }
         }
     }
     Ok(out)

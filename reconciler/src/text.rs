@@ -83,3 +83,185 @@ mod tests {
         ));
     }
 }
+
+/// The password of a URL or connection string (`postgres://app:pass@db:5432/shop`).
+static URL_PASSWORD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+    regex::Regex::new(r#"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/?#@"'\\]+:)([^\s@/"'\\]+)@"#)
+        .expect("a valid pattern")
+});
+
+/// Text with the password of every URL or connection string in it (`postgres://app:pass@db`)
+/// replaced by `[redacted]`, as an endpoint, a finding's identity or a prompt may show it.
+pub fn without_password(text: &str) -> String {
+    URL_PASSWORD
+        .replace_all(text, "${1}[redacted]@")
+        .into_owned()
+}
+
+/// Words of a key name whose value is secret (`DB_PASS`, `MasterUserPassword`, `x-api-key`).
+const SECRET_WORDS: &[&str] = &[
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "credential",
+    "credentials",
+    "passphrase",
+    "authorization",
+    "auth",
+    "dsn",
+];
+
+/// Runs of words naming a secret (compared without separators).
+const SECRET_RUNS: &[&str] = &[
+    "privatekey",
+    "apikey",
+    "accesskey",
+    "secretkey",
+    "sessionkey",
+    "signingkey",
+    "connectionstring",
+    "connstr",
+    "databaseurl",
+];
+
+/// Words that make a key name a thing about a secret, not the secret (`SecretArn`,
+/// `tokenType`, `passwordLength`), when they end it.
+const ABOUT_WORDS: &[&str] = &[
+    "arn",
+    "id",
+    "ids",
+    "name",
+    "type",
+    "ttl",
+    "expiry",
+    "rotation",
+    "version",
+    "length",
+    "count",
+    "enabled",
+    "policy",
+    "reset",
+    "required",
+    "age",
+    "prevention",
+    "mode",
+];
+
+/// Words before `key` that make it no secret (`PartitionKey`, `KmsKey`, `S3Key`, tag keys).
+const PLAIN_KEYS: &[&str] = &[
+    "kms",
+    "partition",
+    "sort",
+    "hash",
+    "range",
+    "object",
+    "s3",
+    "public",
+    "tag",
+    "routing",
+    "cache",
+    "primary",
+    "foreign",
+    "idempotency",
+    "group",
+    "attribute",
+    "condition",
+    "sse",
+    "encryption",
+    "context",
+    "dedup",
+    "deduplication",
+    "message",
+    "ssh",
+    "pair",
+];
+
+/// The lower-case words of a key name, split at `_`, `-`, `.`, spaces and camel case
+/// (`DB_PASS` → `db`, `pass`; `MasterUserPassword` → `master`, `user`, `password`).
+pub fn key_words(key: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut previous_lower = false;
+    for c in key.chars() {
+        if !c.is_alphanumeric() {
+            if !current.is_empty() {
+                words.push(std::mem::take(&mut current));
+            }
+            previous_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && previous_lower && !current.is_empty() {
+            words.push(std::mem::take(&mut current));
+        }
+        previous_lower = c.is_lowercase() || c.is_ascii_digit();
+        current.extend(c.to_lowercase());
+    }
+    if !current.is_empty() {
+        words.push(current);
+    }
+    words
+}
+
+/// Whether a key names a secret (`MasterUserPassword`, `client_secret`, `x-api-key`,
+/// `DB_PASS`, `STRIPE_KEY`), but not a thing about one (`KmsKeyId`, `SecretArn`,
+/// `secretName`, `tokenType`) nor a key that is no secret (`PartitionKey`, a tag's `Key`).
+pub fn is_secret_key(key: &str) -> bool {
+    let words = key_words(key);
+    let Some(last) = words.last() else {
+        return false;
+    };
+    if ABOUT_WORDS.contains(&last.as_str()) {
+        return false;
+    }
+    let flat: String = words.concat();
+    if words.iter().any(|w| SECRET_WORDS.contains(&w.as_str()))
+        || SECRET_RUNS.iter().any(|r| flat.contains(r))
+    {
+        return true;
+    }
+    // `STRIPE_KEY`, `signing_key`: a key named for what it unlocks.
+    last == "key" && words.len() >= 2 && !PLAIN_KEYS.contains(&words[words.len() - 2].as_str())
+}
+
+#[cfg(test)]
+mod secret_key_tests {
+    use super::*;
+
+    #[test]
+    fn key_names_split_into_words() {
+        assert_eq!(key_words("DB_PASS"), ["db", "pass"]);
+        assert_eq!(
+            key_words("MasterUserPassword"),
+            ["master", "user", "password"]
+        );
+        assert_eq!(key_words("x-api-key"), ["x", "api", "key"]);
+    }
+
+    #[test]
+    fn secret_keys_of_environment_maps_are_found() {
+        for secret in [
+            "DB_PASS",
+            "STRIPE_KEY",
+            "signing_key",
+            "GITHUB_TOKEN",
+            "db_pwd",
+            "SENTRY_DSN",
+        ] {
+            assert!(is_secret_key(secret), "{secret}");
+        }
+        for plain in [
+            "Key",
+            "PartitionKey",
+            "KmsKeyId",
+            "kms_key",
+            "bypass",
+            "TAG_KEY",
+            "passwordLength",
+        ] {
+            assert!(!is_secret_key(plain), "{plain}");
+        }
+    }
+}

@@ -160,7 +160,16 @@ impl Rule {
             .as_ref()
             .map(|t| reader.tags(t))
             .transpose()?;
-        let flags = fired_flags(&self.spec.flags, &sets, &blocks);
+        let mut flags = fired_flags(&self.spec.flags, &sets, &blocks);
+        if let Some(reason) = &self.spec.hold {
+            flags.push(FiredFlag {
+                field: String::new(),
+                value: Value::Null,
+                reason: reason.clone(),
+                replaces: None,
+                level: FlagLevel::Hold,
+            });
+        }
         let removes = self.spec.delete_unless.as_ref().is_some_and(|paths| {
             reader
                 .payload(Payload::Request)
@@ -476,11 +485,15 @@ fn fired_flags(
             .iter()
             .flat_map(|b| b.items.iter())
             .filter_map(|item| item.get(&flag.field));
-        let mut values = from_sets.chain(from_blocks).peekable();
+        let values: Vec<Value> = from_sets
+            .chain(from_blocks)
+            .map(|v| as_document(v, flag))
+            .collect();
         let hit = if flag.absent == Some(true) {
-            values.peek().is_none().then_some(&Value::Null)
+            values.is_empty().then_some(&Value::Null)
         } else {
             values
+                .iter()
                 .flat_map(|v| statements(v, flag.effect.as_deref()))
                 .flat_map(|v| scoped(v, flag.key.as_deref()))
                 .find(|v| fires(flag, v))
@@ -496,6 +509,21 @@ fn fired_flags(
         }
     }
     fired
+}
+
+/// The value a flag about a document's statements or keys tests: a document written as a
+/// JSON string (a rule that reads a policy without the `json` transform) is read as the
+/// document it holds, so its statements are checked all the same.
+fn as_document(value: &Value, flag: &FlagSpec) -> Value {
+    match value {
+        Value::String(text) if flag.effect.is_some() || flag.key.is_some() => {
+            match serde_json::from_str::<Value>(text) {
+                Ok(document @ (Value::Object(_) | Value::Array(_))) => document,
+                _ => value.clone(),
+            }
+        }
+        other => other.clone(),
+    }
 }
 
 /// The parts of a value a flag looks at: the value itself, or with an `effect` the statements

@@ -102,6 +102,11 @@ pub struct RuleSpec {
     /// change is reported for a person, and never written into the code.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub hidden: Vec<HiddenSpec>,
+    /// Every change the rule reads is held for a person, for this reason: a rule retrace
+    /// learned from a security-relevant change (an admin policy) holds such changes rather
+    /// than absorbing them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hold: Option<String>,
 }
 
 /// A value a call changes that CloudTrail leaves out or redacts.

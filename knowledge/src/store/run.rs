@@ -156,6 +156,7 @@ mod tests {
                 delete_unless: None,
                 delete_when: None,
                 hidden: Vec::new(),
+                hold: None,
             },
         }
     }

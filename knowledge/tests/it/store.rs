@@ -43,6 +43,7 @@ fn learned_rule(api: &str) -> Rule {
             delete_unless: None,
             delete_when: None,
             hidden: Vec::new(),
+            hold: None,
         },
     }
 }

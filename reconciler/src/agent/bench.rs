@@ -5,14 +5,19 @@
 
 use super::context::{self, Sources};
 use super::redact::Redactor;
+use crate::intents::Lifecycle;
 use crate::learn::service_of;
-use crate::reconcile::{Outcome, Placed, ReconcileError, unplaceable};
+use crate::reconcile::{
+    Outcome, Placed, ReconcileError, is_symlinked, out_of_bounds, outside_the_root, unplaceable,
+};
 use crate::record;
 use crate::resolve::FindingKind;
 use crate::synthesize::edit::{Files, ToolCall, tools};
 use crate::synthesize::plan::Unplanned;
+use crate::terraform::state::StateIndex;
 use crate::validate::{Check, PlanCheck, Validator};
-use knowledge::rules::{Rule, RuleSet, RuleSpec, validate};
+use crate::vet;
+use knowledge::rules::{FlagLevel, Rule, RuleSet, RuleSpec, validate};
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -270,11 +275,39 @@ impl Bench<'_> {
         };
         match call.run(&self.files) {
             Ok(result) => {
+                if let Some(reason) = result.files.keys().find_map(|p| self.confine(p).err()) {
+                    return format!("refused: {reason}");
+                }
                 self.files.extend(result.files);
                 result.summary
             }
             Err(e) => format!("refused: {e}"),
         }
+    }
+
+    /// Whether the edit tools may write a file: one of the project's own (not through a
+    /// symbolic link), or a new `.tf` file beside them, named plainly (no `.`, `..` or empty
+    /// parts, not absolute). Nothing else is in the sandbox.
+    fn confine(&self, path: &str) -> Result<(), String> {
+        let files = self.sources.project.files();
+        let dir_of = |p: &str| {
+            p.rsplit_once('/')
+                .map_or(String::new(), |(d, _)| d.to_owned())
+        };
+        let plain = !path.starts_with('/')
+            && !path.contains('\\')
+            && path.split('/').all(|c| !c.is_empty() && c != ".")
+            && (files.contains_key(path)
+                || path.ends_with(".tf") && files.keys().any(|k| dir_of(k) == dir_of(path)));
+        if !plain {
+            return Err(format!(
+                "{path} is not a file of the project nor a new .tf file beside them"
+            ));
+        }
+        if is_symlinked(self.root, path) {
+            return Err(format!("{path} is a symbolic link or lies under one"));
+        }
+        Ok(())
     }
 
     fn check_plan(&self) -> String {
@@ -288,9 +321,10 @@ impl Bench<'_> {
         if changed.is_empty() {
             return "no edit made yet".to_owned();
         }
+        let outside = outside_the_root(original.keys(), self.var_files);
         let check = Check {
             root: self.root,
-            outside: &[],
+            outside: &outside,
             changed: &changed,
             var_files: self.var_files,
             state: self.sources.state,
@@ -327,7 +361,10 @@ impl Bench<'_> {
             .filter(|(path, text)| original.get(*path) != Some(*text))
             .map(|(path, text)| (path.clone(), text.clone()))
             .collect();
-        if let Some(reason) = files.keys().find_map(|p| unplaceable(p, place.shared)) {
+        let project = self.sources.project;
+        if let Some(reason) = files.iter().find_map(|(p, text)| {
+            unplaceable(p, place.shared).or_else(|| out_of_bounds(project, p, text, place.parts))
+        }) {
             return ToolOutput::text(format!("refused: {reason}"));
         }
         let placed = Placed {
@@ -370,7 +407,10 @@ impl Bench<'_> {
 
     /// Parses, checks against the schema, and reconciles with the proposed rule.
     fn propose(&self, body: &Value) -> ToolOutput {
-        let rule = match self.parse_rule(body) {
+        let rule = match self
+            .parse_rule(body)
+            .and_then(|r| vet::harden(r, self.sources.rules, self.sources.schema))
+        {
             Ok(rule) => rule,
             Err(reason) => return ToolOutput::text(format!("not a usable rule: {reason}")),
         };
@@ -397,12 +437,120 @@ impl Bench<'_> {
             Ok(outcome) => outcome,
             Err(e) => return ToolOutput::text(format!("the reconciliation failed: {e}")),
         };
+        if let Some(reason) = self.foreign_target(&rule, &outcome) {
+            return ToolOutput::text(format!("not validated: {reason}"));
+        }
         let (summary, passed) = self.summary(&rule, &outcome);
         ToolOutput {
             text: self.redactor().text(&summary),
-            validated: passed.then_some(rule),
+            validated: passed.then(|| self.as_learned(rule, &outcome)),
             placed: None,
         }
+    }
+
+    /// Why the rule's changes are not the task's calls' own: a change to a managed resource
+    /// the calls do not name, a change to a resource outside the project, or a creation the
+    /// observed cloud does not show and the calls do not describe.
+    fn foreign_target(&self, rule: &Rule, outcome: &Outcome) -> Option<String> {
+        let observed = StateIndex::new(self.sources.observed.clone());
+        let deltas = outcome
+            .intents
+            .iter()
+            .flat_map(|d| &d.intent.deltas)
+            .filter(|d| d.rules.contains(&rule.id()));
+        for delta in deltas {
+            let key = &delta.resource;
+            match (delta.lifecycle, &delta.address) {
+                (Lifecycle::Created | Lifecycle::Transient, _) => {
+                    let seen = !observed
+                        .lookup(Some(key.resource_type.as_str()), &key.identity)
+                        .is_empty();
+                    if !seen && !self.describes(&key.resource_type) {
+                        return Some(format!(
+                            "the rule creates {} {}, which the observed cloud does not hold and {} does not create",
+                            key.resource_type, key.identity, self.api
+                        ));
+                    }
+                }
+                (_, Some(address)) if !self.addresses.contains(address) => {
+                    return Some(format!(
+                        "the rule changes {address}, which the calls of {} do not name",
+                        self.api
+                    ));
+                }
+                (_, Some(_)) => {}
+                (_, None) => {
+                    return Some(format!(
+                        "the rule changes {} {}, which is not a resource of this project the calls of {} name",
+                        key.resource_type, key.identity, self.api
+                    ));
+                }
+            }
+        }
+        None
+    }
+
+    /// Whether the task's calls describe a resource of this type: a noun of the type's name
+    /// (after its provider and service) is a word of the API's name after its verb, or of the
+    /// type of a resource the calls list in `resources[]`.
+    fn describes(&self, resource_type: &str) -> bool {
+        let nouns: Vec<String> = resource_type
+            .split('_')
+            .skip(2)
+            .map(str::to_lowercase)
+            .collect();
+        let mut words: Vec<String> = crate::text::key_words(self.api)
+            .into_iter()
+            .skip(1)
+            .collect();
+        for call in self
+            .sources
+            .all_calls
+            .iter()
+            .filter(|c| self.event_ids.contains(&c.event_id))
+        {
+            for resource in &call.resources {
+                if let Some(kind) = &resource.kind {
+                    words.extend(crate::text::key_words(kind));
+                }
+            }
+        }
+        let singular = |w: &str| w.trim_end_matches('s').to_owned();
+        nouns
+            .iter()
+            .any(|n| words.iter().any(|w| singular(w) == singular(n)))
+    }
+
+    /// The rule as it is learned: when a change it read was held for a security reason (a
+    /// flag that holds, a security signal on the calls), it holds every change it reads.
+    fn as_learned(&self, mut rule: Rule, outcome: &Outcome) -> Rule {
+        let mut reasons: Vec<String> = Vec::new();
+        for delta in outcome.intents.iter().flat_map(|d| &d.intent.deltas) {
+            if !delta.rules.contains(&rule.id()) {
+                continue;
+            }
+            for flag in delta.flags.iter().filter(|f| f.level != FlagLevel::Warn) {
+                if !reasons.contains(&flag.reason) {
+                    reasons.push(flag.reason.clone());
+                }
+            }
+        }
+        for finding in outcome
+            .findings
+            .iter()
+            .filter(|f| f.kind == FindingKind::Security && self.event_ids.contains(&f.event_id))
+        {
+            if !reasons.contains(&finding.reason) {
+                reasons.push(finding.reason.clone());
+            }
+        }
+        if rule.spec.hold.is_none() && !reasons.is_empty() {
+            rule.spec.hold = Some(format!(
+                "learned from a security-relevant change ({}): every change of this rule is held for a person",
+                reasons.join("; ")
+            ));
+        }
+        rule
     }
 
     fn parse_rule(&self, body: &Value) -> Result<Rule, String> {
@@ -470,16 +618,21 @@ impl Bench<'_> {
                 );
             }
         }
-        let rule_ok = record::rule_outcomes(outcome).get(&rule.id()) == Some(&true);
-        let passed =
-            unexplained.is_empty() && rule_ok && outcome.validations.iter().all(|v| v.passed);
+        for (validator, why) in &outcome.skipped_validators {
+            let _ = writeln!(out, "{validator}: not run ({why})");
+        }
+        let rule_ok = record::rule_explains(outcome).get(&rule.id()) == Some(&true);
+        let passed = unexplained.is_empty()
+            && rule_ok
+            && outcome.skipped_validators.is_empty()
+            && outcome.validations.iter().all(|v| v.passed);
         let _ = writeln!(
             out,
             "{}",
-            if passed {
-                "validated: the rule is learned"
-            } else {
-                "not validated"
+            match (passed, outcome.skipped_validators.is_empty()) {
+                (true, _) => "validated: the rule is learned",
+                (false, false) => "not validated: a check could not run",
+                (false, true) => "not validated",
             }
         );
         (out, passed)

@@ -7,10 +7,10 @@
 //! written to disk for a dry run. Failures that may pass (HTTP 429 and 5xx, a connection
 //! refused, a timeout) are retried with exponential backoff, honouring `Retry-After`.
 
-use super::AgentConfig;
+use super::{AgentConfig, redact};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Which wire format the endpoint speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -115,8 +115,19 @@ impl Usage {
 pub struct Reply {
     /// Its text and tool calls, in order.
     pub parts: Vec<Part>,
-    /// The tokens the endpoint counted for the turn.
+    /// The tokens the turn cost: per direction, the endpoint's count or, when higher (or
+    /// when the endpoint reports none), the estimate from the bytes sent and received.
     pub usage: Usage,
+}
+
+/// The tokens of a turn: per direction the higher of the endpoint's count and the estimate
+/// from the bytes, so an endpoint that reports little or nothing cannot stretch a budget.
+pub fn counted(reported: Usage, sent_bytes: usize, received_bytes: usize) -> Usage {
+    let estimate = |bytes: usize| (bytes as u64).div_ceil(4);
+    Usage {
+        prompt_tokens: reported.prompt_tokens.max(estimate(sent_bytes)),
+        completion_tokens: reported.completion_tokens.max(estimate(received_bytes)),
+    }
 }
 
 /// A turn that could not be completed, in plain words.
@@ -169,6 +180,15 @@ pub enum ClientError {
         /// The endpoint's last message.
         message: String,
     },
+    /// The task's or the run's time ran out while waiting to retry or for a reply.
+    #[error("the model endpoint did not answer before the agent's time ran out")]
+    OutOfTime,
+    /// The reply is larger than any reply within `max_tokens` can be.
+    #[error("the model's reply is larger than {limit} bytes: refused unread")]
+    TooLarge {
+        /// The limit, in bytes.
+        limit: usize,
+    },
     /// The reply is not what the API returns.
     #[error("the model's reply is not a valid {api} response: {reason}")]
     Malformed {
@@ -207,7 +227,7 @@ impl Client {
             .connect_timeout(Duration::from_secs(config.timeout_seconds.min(10)))
             .build()
             .map_err(|e| ClientError::Unreachable {
-                endpoint: config.endpoint.clone(),
+                endpoint: redact::url(&config.endpoint),
                 reason: e.to_string(),
             })?;
         Ok(Client {
@@ -218,20 +238,47 @@ impl Client {
     }
 
     /// Sends one turn (the system text, the conversation so far and the tools) and reads the
-    /// model's reply, retrying what may pass.
+    /// model's reply, retrying what may pass, bounded only by the timeouts and retries.
     pub async fn complete(
         &self,
         system: &str,
         messages: &[Message],
         tools: &[ToolDef],
     ) -> Result<Reply, ClientError> {
-        let body = request_body(&self.config, system, messages, tools);
+        let per_attempt = Duration::from_secs(self.config.timeout_seconds) + MAX_RETRY_AFTER;
+        let until = Instant::now() + per_attempt * (self.config.retries + 1);
+        self.complete_by(system, messages, tools, (self.config.seed, until))
+            .await
+    }
+
+    /// [`Client::complete`] with this seed (a sample's own), where neither a request nor a
+    /// retry wait goes past `until`. The body is sent as given: the caller redacts it.
+    pub async fn complete_by(
+        &self,
+        system: &str,
+        messages: &[Message],
+        tools: &[ToolDef],
+        (seed, until): (Option<u64>, Instant),
+    ) -> Result<Reply, ClientError> {
+        let config = AgentConfig {
+            seed,
+            ..self.config.clone()
+        };
+        let body = request_body(&config, system, messages, tools).to_string();
         let attempts = self.config.retries + 1;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let (status, message, retry_after) = match self.send(&body).await {
-                Ok(text) => return parse_reply(self.config.api, &text),
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(ClientError::OutOfTime);
+            }
+            let (status, message, retry_after) = match self.send(&body, left).await {
+                Ok(text) => {
+                    let mut reply = parse_reply(self.config.api, &text)?;
+                    reply.usage = counted(reply.usage, body.len(), text.len());
+                    return Ok(reply);
+                }
                 Err(Failure::Final(error)) => return Err(error),
                 Err(Failure::Passing {
                     status,
@@ -249,6 +296,9 @@ impl Client {
             let wait = retry_after
                 .unwrap_or_else(|| backoff(attempt))
                 .min(MAX_RETRY_AFTER);
+            if Instant::now() + wait >= until {
+                return Err(ClientError::OutOfTime);
+            }
             tracing::info!(
                 attempt,
                 status,
@@ -259,13 +309,14 @@ impl Client {
         }
     }
 
-    async fn send(&self, body: &Value) -> Result<String, Failure> {
+    async fn send(&self, body: &str, left: Duration) -> Result<String, Failure> {
         let endpoint = &self.config.endpoint;
         let mut request = self
             .http
             .post(endpoint)
+            .timeout(left.min(Duration::from_secs(self.config.timeout_seconds)))
             .header(reqwest::header::CONTENT_TYPE, "application/json")
-            .body(body.to_string());
+            .body(body.to_owned());
         request = match (self.config.api, &self.key) {
             (Api::Openai, Some(key)) => request.bearer_auth(key).header("api-key", key),
             (Api::Anthropic, Some(key)) => request.header("x-api-key", key),
@@ -274,7 +325,7 @@ impl Client {
         if self.config.api == Api::Anthropic {
             request = request.header("anthropic-version", "2023-06-01");
         }
-        let response = request.send().await.map_err(|e| self.network(e))?;
+        let mut response = request.send().await.map_err(|e| self.network(e))?;
         let status = response.status().as_u16();
         let retry_after = response
             .headers()
@@ -282,7 +333,15 @@ impl Client {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
-        let text = response.text().await.map_err(|e| self.network(e))?;
+        let limit = self.reply_limit();
+        let mut bytes: Vec<u8> = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| self.network(e))? {
+            if bytes.len() + chunk.len() > limit {
+                return Err(Failure::Final(ClientError::TooLarge { limit }));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        let text = String::from_utf8_lossy(&bytes).into_owned();
         match status {
             200..=299 => Ok(text),
             401 | 403 => Err(Failure::Final(ClientError::Refused {
@@ -301,8 +360,16 @@ impl Client {
         }
     }
 
+    /// The most bytes a reply may have: what `max_tokens` tokens can take, JSON-escaped,
+    /// with room for the envelope (at least 64 KiB).
+    fn reply_limit(&self) -> usize {
+        (self.config.max_tokens as usize)
+            .saturating_mul(24)
+            .max(64 * 1024)
+    }
+
     fn network(&self, error: reqwest::Error) -> Failure {
-        let endpoint = self.config.endpoint.clone();
+        let endpoint = redact::url(&self.config.endpoint);
         if error.is_timeout() {
             Failure::Final(ClientError::Timeout {
                 endpoint,

@@ -232,6 +232,9 @@ pub struct Workspace<'a> {
     pub replan: &'a Replan<'a>,
     /// Whether edits may land in modules outside the root.
     pub shared_module_edits: bool,
+    /// The run's deadline (`run_seconds` from the run's start), which every phase, task and
+    /// retry wait of the run shares.
+    pub until: Instant,
 }
 
 impl Agent {
@@ -271,17 +274,9 @@ impl Agent {
             model: self.config.model.clone(),
             ..AgentReport::default()
         };
-        let start = Instant::now();
         for task in tasks(outcome, calls, work.sources.rules, work.replaceable) {
             let spent = report.usage.total();
-            let left = Bounds {
-                tokens: self
-                    .config
-                    .run_tokens
-                    .saturating_sub(spent)
-                    .min(self.config.task_tokens),
-                until: start + Duration::from_secs(self.config.run_seconds),
-            };
+            let left = self.bounds(spent, work.until);
             let done = self
                 .attempt_all(&task, work, left, work.sources.project.files())
                 .await;
@@ -306,18 +301,10 @@ impl Agent {
             model: self.config.model.clone(),
             ..AgentReport::default()
         };
-        let start = Instant::now();
         let mut placed = Placed::default();
         let mut base = patched_files(work.sources.project, outcome);
         for task in placements(outcome, calls) {
-            let left = Bounds {
-                tokens: self
-                    .config
-                    .run_tokens
-                    .saturating_sub(spent + report.usage.total())
-                    .min(self.config.task_tokens),
-                until: start + Duration::from_secs(self.config.run_seconds),
-            };
+            let left = self.bounds(spent + report.usage.total(), work.until);
             let done = self.attempt_all(&task, work, left, &base).await;
             if let Some(found) = &done.placed {
                 let mut next = placed.clone();
@@ -331,6 +318,31 @@ impl Agent {
             report.tasks.push(done);
         }
         (placed, report)
+    }
+
+    /// A task's bounds when the run has spent `spent` tokens: the task's tokens, or fewer
+    /// when the run has fewer left; its turns; and the earlier of its own deadline and the
+    /// run's.
+    fn bounds(&self, spent: u64, run_until: Instant) -> Bounds {
+        Bounds {
+            tokens: self
+                .config
+                .run_tokens
+                .saturating_sub(spent)
+                .min(self.config.task_tokens),
+            turns: self.config.max_turns,
+            until: (Instant::now() + Duration::from_secs(self.config.task_seconds)).min(run_until),
+        }
+    }
+
+    /// The seed of sample `sample` (0-based): the configured seed plus the sample, so no two
+    /// samples of a task share one; with no seed configured, a single sample sends none.
+    fn seed(&self, sample: u32) -> Option<u64> {
+        match (self.config.seed, self.config.samples) {
+            (Some(seed), _) => Some(seed.wrapping_add(u64::from(sample))),
+            (None, 0 | 1) => None,
+            (None, _) => Some(u64::from(sample)),
+        }
     }
 
     async fn attempt_all(
@@ -358,10 +370,15 @@ impl Agent {
             report.attempts += 1;
             let left = Bounds {
                 tokens: bounds.tokens.saturating_sub(report.usage.total()),
+                turns: bounds.turns.saturating_sub(report.turns),
                 until: bounds.until,
             };
-            let seed = self.config.seed.map(|s| s + u64::from(sample));
-            let attempt = self.attempt(task, work, left, seed, base).await;
+            if left.turns == 0 || left.tokens == 0 || Instant::now() >= left.until {
+                break;
+            }
+            let attempt = self
+                .attempt(task, work, left, self.seed(sample), base)
+                .await;
             report.turns += attempt.turns;
             report.usage.add(attempt.usage);
             report.first_prompt_tokens = attempt.first_prompt_tokens;
@@ -403,11 +420,13 @@ impl Agent {
             role: Role::User,
             parts: vec![Part::Text { text: first }],
         }];
+        let redactor = work.sources.redactor;
+        let system = redactor.text(&system);
         if let Some(dir) = &self.dry_run {
             attempt.result = write_prompt(
                 dir,
                 task,
-                &client::request_body(&config, &system, &messages, &tools),
+                &client::request_body(&config, &system, &redactor.messages(&messages), &tools),
             );
             return attempt;
         }
@@ -431,18 +450,27 @@ impl Agent {
                 shared: work.shared_module_edits,
             }),
         };
-        let task_until =
-            (Instant::now() + Duration::from_secs(config.task_seconds)).min(bounds.until);
         loop {
-            if let Some(bound) = over(&config, &attempt, &bounds, task_until) {
+            let outgoing = redactor.messages(&messages);
+            let size = estimate_tokens(
+                &client::request_body(&config, &system, &outgoing, &tools).to_string(),
+            );
+            if let Some(bound) = over(&attempt, &bounds, size) {
                 attempt.result = TaskResult::OverBudget(bound);
                 return attempt;
             }
             attempt.turns += 1;
-            let reply = match client.complete(&system, &messages, &tools).await {
+            let reply = match client
+                .complete_by(&system, &outgoing, &tools, (seed, bounds.until))
+                .await
+            {
                 Ok(reply) => reply,
+                Err(ClientError::OutOfTime) => {
+                    attempt.result = TaskResult::OverBudget("ran out of time".to_owned());
+                    return attempt;
+                }
                 Err(e) => {
-                    attempt.result = TaskResult::Failed(e.to_string());
+                    attempt.result = TaskResult::Failed(redactor.text(&e.to_string()));
                     return attempt;
                 }
             };
@@ -492,10 +520,11 @@ impl Agent {
     }
 }
 
-/// The tokens and the deadline left.
+/// The tokens, turns and deadline left.
 #[derive(Debug, Clone, Copy)]
 struct Bounds {
     tokens: u64,
+    turns: u32,
     until: Instant,
 }
 
@@ -525,23 +554,25 @@ impl Default for Attempt {
     }
 }
 
-/// The bound a next turn would cross, in words.
-fn over(
-    config: &AgentConfig,
-    attempt: &Attempt,
-    bounds: &Bounds,
-    until: Instant,
-) -> Option<String> {
-    if attempt.turns >= config.max_turns {
-        return Some(format!("used all {} turns", config.max_turns));
+/// The bound a next turn, whose request is `request` tokens, would cross, in words.
+fn over(attempt: &Attempt, bounds: &Bounds, request: u64) -> Option<String> {
+    if attempt.turns >= bounds.turns {
+        return Some(format!("used all {} turns the task had left", bounds.turns));
     }
-    if attempt.usage.total() >= bounds.tokens {
+    let used = attempt.usage.total();
+    if used >= bounds.tokens {
         return Some(format!(
-            "used {} of the tokens allowed",
-            attempt.usage.total()
+            "used {used} of the {} tokens allowed",
+            bounds.tokens
         ));
     }
-    (Instant::now() >= until).then(|| "ran out of time".to_owned())
+    if used + request > bounds.tokens {
+        return Some(format!(
+            "the next request ({request} tokens) would pass the {} tokens allowed ({used} used)",
+            bounds.tokens
+        ));
+    }
+    (Instant::now() >= bounds.until).then(|| "ran out of time".to_owned())
 }
 
 fn write_prompt(dir: &Path, task: &Task<'_>, body: &serde_json::Value) -> TaskResult {

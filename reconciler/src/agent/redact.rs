@@ -5,9 +5,12 @@
 //! of variables declared `sensitive = true`), values under keys that name a secret (password,
 //! secret, token, private key, credentials, ...) in a request, response or state object, and
 //! values shaped like a secret wherever they appear (AWS access key ids, PEM blocks, long
-//! base64 or token-like strings). The agent sends nothing that has not passed through
-//! [`Redactor::text`].
+//! base64 or token-like strings), the passwords of URLs and connection strings, and values
+//! assigned to secret-named keys in text (`DB_PASS=...`, `password = "..."`). The agent sends
+//! and writes nothing that has not passed through [`Redactor::messages`] (prompts, tool
+//! results, differences, errors alike).
 
+use super::client::{Message, Part};
 use crate::terraform::config::Project;
 use crate::terraform::state::{Instance, PathStep, State};
 use knowledge::schema::ProviderSchema;
@@ -22,23 +25,6 @@ pub const REDACTED: &str = "[redacted]";
 /// ordinary words); their key names and shapes still redact them.
 const SHORTEST_KNOWN: usize = 6;
 
-/// Key names whose values are secret (compared lower case, without `_` and `-`).
-const SECRET_KEY_WORDS: &[&str] = &[
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "privatekey",
-    "credential",
-    "passphrase",
-    "apikey",
-    "accesskey",
-    "secretkey",
-    "sessionkey",
-    "authorization",
-    "connectionstring",
-];
-
 /// Value shapes that are secrets wherever they appear.
 static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     [
@@ -50,10 +36,21 @@ static SHAPES: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|xox[abprs]-[A-Za-z0-9-]{10,}|sk-[A-Za-z0-9_-]{20,})",
         // JSON web tokens.
         r"\beyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}",
+        // Stripe-style live and test keys.
+        r"\b[rsp]k_(?:live|test)_[A-Za-z0-9]{10,}",
     ]
     .iter()
     .map(|p| Regex::new(p).expect("a valid pattern"))
     .collect()
+});
+
+/// An assignment in text — `KEY=value` in an environment, `key = "value"` in HCL, `"key":
+/// "value"` in JSON text — whose key names a secret.
+static ASSIGNMENT: LazyLock<Regex> = LazyLock::new(|| {
+    Regex::new(
+        r#"(["']?)([A-Za-z_][A-Za-z0-9_.\-]*)(["']?)(\s*[:=]\s*)("(?:[^"\\]|\\.)*"|'[^']*'|[^\s,;&"'{}\[\]]+)"#,
+    )
+    .expect("a valid pattern")
 });
 
 /// Long runs of base64 characters; kept as secrets only when they mix cases and digits.
@@ -109,6 +106,24 @@ impl Redactor {
         for shape in SHAPES.iter() {
             out = shape.replace_all(&out, REDACTED).into_owned();
         }
+        out = url(&out);
+        out = ASSIGNMENT
+            .replace_all(&out, |c: &regex::Captures<'_>| {
+                let value = &c[5];
+                if is_secret_key(&c[2]) && !value.contains(REDACTED) && !is_reference(value) {
+                    let quote = if value.starts_with('\'') { "'" } else { "\"" };
+                    let quoted = value.starts_with(['"', '\'']);
+                    let shown = if quoted {
+                        format!("{quote}{REDACTED}{quote}")
+                    } else {
+                        REDACTED.to_owned()
+                    };
+                    format!("{}{}{}{}{shown}", &c[1], &c[2], &c[3], &c[4])
+                } else {
+                    c[0].to_owned()
+                }
+            })
+            .into_owned();
         BASE64_RUN
             .replace_all(&out, |c: &regex::Captures<'_>| {
                 let run = &c[0];
@@ -144,21 +159,50 @@ impl Redactor {
     }
 }
 
-/// Whether a key names a secret (`MasterUserPassword`, `client_secret`, `x-api-key`), but
-/// not a thing about one (`KmsKeyId`, `SecretArn`, `secretName`, `tokenType`).
-pub fn is_secret_key(key: &str) -> bool {
-    let flat: String = key
-        .chars()
-        .filter(|c| *c != '_' && *c != '-')
-        .flat_map(char::to_lowercase)
-        .collect();
-    let about = [
-        "arn", "id", "name", "type", "ttl", "expiry", "rotation", "version", "length", "count",
-        "enabled",
-    ];
-    SECRET_KEY_WORDS.iter().any(|w| flat.contains(w))
-        && !about.iter().any(|suffix| flat.ends_with(suffix))
+pub use crate::text::is_secret_key;
+
+impl Redactor {
+    /// A conversation as it may leave the machine: every text, tool input and tool result
+    /// redacted. The agent sends and writes nothing else.
+    pub fn messages(&self, messages: &[Message]) -> Vec<Message> {
+        messages
+            .iter()
+            .map(|m| Message {
+                role: m.role,
+                parts: m.parts.iter().map(|p| self.part(p)).collect(),
+            })
+            .collect()
+    }
+
+    fn part(&self, part: &Part) -> Part {
+        match part {
+            Part::Text { text } => Part::Text {
+                text: self.text(text),
+            },
+            // Ids and tool names pair calls with results and are the endpoint's own words.
+            Part::ToolUse { id, name, input } => Part::ToolUse {
+                id: id.clone(),
+                name: name.clone(),
+                input: self.json(input),
+            },
+            Part::ToolResult { id, content } => Part::ToolResult {
+                id: id.clone(),
+                content: self.text(content),
+            },
+        }
+    }
 }
+
+/// Whether an assigned value is a reference in code (`var.db_password`), not a value.
+fn is_reference(value: &str) -> bool {
+    [
+        "var.", "local.", "module.", "data.", "each.", "aws_", "random_",
+    ]
+    .iter()
+    .any(|p| value.starts_with(p))
+}
+
+pub use crate::text::without_password as url;
 
 /// Whether a base64-looking run mixes upper and lower case with digits or base64's `+` and
 /// `/`, as keys and tokens do and words, ids and hex digests do not.
@@ -300,6 +344,37 @@ mod tests {
                 "note": "set to [redacted] today",
                 "tiny": "abc"
             })
+        );
+    }
+
+    #[test]
+    fn urls_environments_and_assignments_lose_their_secrets() {
+        let r = Redactor::default();
+        assert_eq!(
+            r.text("DATABASE=postgres://app:hunter2x@db.internal:5432/shop"),
+            "DATABASE=postgres://app:[redacted]@db.internal:5432/shop"
+        );
+        assert_eq!(
+            r.text("DB_PASS=s3cr3tvalue MODE=fast"),
+            "DB_PASS=[redacted] MODE=fast"
+        );
+        assert_eq!(
+            r.text("  db_password = \"Tr0ub4dor\"\n  name = \"shop\""),
+            "  db_password = \"[redacted]\"\n  name = \"shop\""
+        );
+        assert_eq!(
+            r.text("password = var.db_password"),
+            "password = var.db_password"
+        );
+        let env = json!({"Environment": {"Variables": {"DB_PASS": "x1", "STRIPE_KEY": "sk_live_abcdefghijkl", "REGION": "eu-west-1"}}});
+        assert_eq!(
+            r.json(&env),
+            json!({"Environment": {"Variables": {"DB_PASS": REDACTED, "STRIPE_KEY": REDACTED, "REGION": "eu-west-1"}}})
+        );
+        assert_eq!(r.text("key sk_live_abcdefghijkl1"), "key [redacted]");
+        assert_eq!(
+            url("https://u:p4ss@example.com/v1"),
+            "https://u:[redacted]@example.com/v1"
         );
     }
 

@@ -225,7 +225,8 @@ fn identifiers(value: &Value, key: Option<&str>, out: &mut Vec<String>) {
                 && (super::looks_like_id(s) || key.is_some_and(names_a_thing))
                 && !out.contains(s) =>
         {
-            out.push(s.clone());
+            // A connection string names a thing, but its password is no part of the name.
+            out.push(crate::text::without_password(s));
         }
         _ => {}
     }

@@ -85,6 +85,13 @@ pub enum ValidateError {
         #[source]
         source: std::io::Error,
     },
+    /// A patched file's path leaves the project's scratch copy (`..` past it, an absolute
+    /// path, a symbolic link).
+    #[error("the patched file {path} lies outside the project's scratch copy")]
+    Outside {
+        /// The path as given.
+        path: String,
+    },
     /// The patched configuration does not load.
     #[error("the patched configuration does not load: {0}")]
     Load(String),
@@ -164,9 +171,16 @@ pub(crate) fn scratch_copy_in(
         }
     }
     for (path, text) in changed {
-        let target = copy.join(path);
+        let target = confined(dir.path(), &copy, path)
+            .ok_or_else(|| ValidateError::Outside { path: path.clone() })?;
         if let Some(parent) = target.parent() {
             std::fs::create_dir_all(parent).map_err(fail)?;
+        }
+        if target
+            .symlink_metadata()
+            .is_ok_and(|m| m.file_type().is_symlink())
+        {
+            return Err(ValidateError::Outside { path: path.clone() });
         }
         std::fs::write(&target, text).map_err(fail)?;
     }
@@ -174,6 +188,28 @@ pub(crate) fn scratch_copy_in(
         _dir: dir,
         root: copy,
     })
+}
+
+/// Where a root-relative path lands inside the scratch area `area` (the copy's root is
+/// `root`), with `.` and `..` resolved by their names; `None` for an absolute path or one that
+/// leaves the area.
+pub fn confined(area: &Path, root: &Path, path: &str) -> Option<PathBuf> {
+    let relative = Path::new(path);
+    if relative.has_root() || path.is_empty() {
+        return None;
+    }
+    let mut out = root.to_path_buf();
+    for part in relative.components() {
+        match part {
+            std::path::Component::Normal(name) => out.push(name),
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
+        }
+    }
+    (out.starts_with(area) && out != area).then_some(out)
 }
 
 /// How many leading `..` a root-relative path has.
@@ -190,17 +226,15 @@ fn tail(root: &Path, depth: usize) -> std::io::Result<PathBuf> {
     Ok(parts[parts.len() - keep..].iter().collect())
 }
 
-/// Copies a project directory tree into `to` (created when missing), leaving out `.git`,
-/// retrace's own `.retrace` and the provider plugins under `.terraform/providers`. A symbolic
-/// link is followed when it points inside `from` (a module directory linked from another
-/// place in the project) and refused, with the reason, when it points outside it or at a
-/// directory holding the link.
+/// Copies a project directory tree into `to` (created when missing), leaving out `.git` and
+/// the provider plugins under `.terraform/providers`. Symbolic links are followed (a module
+/// directory linked into the project is copied as a directory), except one that leads back
+/// to a directory being copied; a dangling link is left out.
 pub fn copy_project(from: &Path, to: &Path) -> std::io::Result<()> {
-    copy_tree(&from.canonicalize()?, from, to)
+    copy_tree(from, to, &mut vec![from.canonicalize()?])
 }
 
-/// [`copy_project`] of the directory `from`, which lies inside `project` (canonical).
-fn copy_tree(project: &Path, from: &Path, to: &Path) -> std::io::Result<()> {
+fn copy_tree(from: &Path, to: &Path, open: &mut Vec<PathBuf>) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
@@ -211,96 +245,60 @@ fn copy_tree(project: &Path, from: &Path, to: &Path) -> std::io::Result<()> {
         if skip {
             continue;
         }
-        let (path, target) = (entry.path(), to.join(&name));
-        let mut kind = entry.file_type()?;
-        if kind.is_symlink() {
-            followed(project, &path)?;
-            kind = std::fs::metadata(&path)?.file_type();
+        let path = entry.path();
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        if real.is_dir() {
+            if open.iter().any(|o| o.starts_with(&real)) {
+                continue;
+            }
+            open.push(real);
+            copy_tree(&path, &to.join(&name), open)?;
+            open.pop();
+        } else if real.is_file() {
+            std::fs::copy(&real, to.join(&name))?;
         }
-        if kind.is_dir() {
-            copy_tree(project, &path, &target)?;
-        } else if kind.is_file() {
-            std::fs::copy(&path, &target)?;
-        }
-    }
-    Ok(())
-}
-
-/// Checks that the symbolic link `link` may be followed: it points inside `project` and not at
-/// a directory that holds the link (which would copy forever).
-fn followed(project: &Path, link: &Path) -> std::io::Result<()> {
-    let refuse = |why: String| std::io::Error::other(why);
-    let target = link.canonicalize().map_err(|e| {
-        refuse(format!(
-            "{} is a symbolic link that cannot be followed: {e}",
-            link.display()
-        ))
-    })?;
-    if !target.starts_with(project) {
-        return Err(refuse(format!(
-            "{} is a symbolic link to {}, outside the project {}; retrace copies only what \
-             lies inside the project (copy the directory in, or point the module source at it)",
-            link.display(),
-            target.display(),
-            project.display()
-        )));
-    }
-    let holder = link.parent().map(Path::canonicalize).transpose()?;
-    if holder.is_some_and(|holder| holder.starts_with(&target)) {
-        return Err(refuse(format!(
-            "{} is a symbolic link to {}, a directory that holds the link itself",
-            link.display(),
-            target.display()
-        )));
     }
     Ok(())
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::symlink;
 
     #[test]
-    fn links_inside_the_project_are_followed_and_the_rest_refused() {
-        let place = tempfile::tempdir().unwrap();
-        let project = place.path().join("project");
-        std::fs::create_dir_all(project.join("shared/net")).unwrap();
-        std::fs::write(project.join("shared/net/main.tf"), "# net\n").unwrap();
-        std::fs::create_dir_all(project.join("modules")).unwrap();
-        symlink("../shared/net", project.join("modules/net")).unwrap();
-        symlink("shared/net/main.tf", project.join("net.tf")).unwrap();
-        std::fs::create_dir_all(project.join(".retrace/terraform")).unwrap();
-        let copy = place.path().join("copy");
-        copy_project(&project, &copy).unwrap();
-        // Followed: real directories and files in the copy, with the linked content.
-        assert!(!copy.join("modules/net").is_symlink());
+    fn a_symlinked_module_directory_is_copied_and_a_loop_is_not_followed() {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let shared = temp.path().join("shared/bucket");
+        std::fs::create_dir_all(&shared).expect("dirs");
+        std::fs::write(shared.join("main.tf"), "variable \"name\" {}\n").expect("module");
+        let root = temp.path().join("project");
+        std::fs::create_dir_all(root.join("modules")).expect("dirs");
+        std::fs::write(root.join("main.tf"), "module \"b\" {}\n").expect("root");
+        std::os::unix::fs::symlink(&shared, root.join("modules/bucket")).expect("link");
+        std::os::unix::fs::symlink(&root, root.join("modules/again")).expect("loop");
+        std::os::unix::fs::symlink(temp.path().join("gone"), root.join("dangling")).expect("link");
+        let copy = temp.path().join("copy");
+        copy_project(&root, &copy).expect("copied");
         assert_eq!(
-            std::fs::read_to_string(copy.join("modules/net/main.tf")).unwrap(),
-            "# net\n"
+            std::fs::read_to_string(copy.join("modules/bucket/main.tf")).expect("module copied"),
+            "variable \"name\" {}\n"
         );
-        assert_eq!(
-            std::fs::read_to_string(copy.join("net.tf")).unwrap(),
-            "# net\n"
-        );
-        // retrace's own directory is not part of the project.
-        assert!(!copy.join(".retrace").exists());
+        assert!(!copy.join("modules/again").exists());
+        assert!(!copy.join("dangling").exists());
+    }
 
-        // A link out of the project, and one to a directory holding it, are refused.
-        let elsewhere = place.path().join("elsewhere");
-        std::fs::create_dir_all(&elsewhere).unwrap();
-        symlink(&elsewhere, project.join("modules/out")).unwrap();
-        let error = copy_project(&project, &place.path().join("copy2")).unwrap_err();
-        let text = error.to_string();
-        assert!(text.contains("modules/out"), "{text}");
-        assert!(text.contains("outside the project"), "{text}");
-        std::fs::remove_file(project.join("modules/out")).unwrap();
-        symlink("..", project.join("modules/loop")).unwrap();
-        let error = copy_project(&project, &place.path().join("copy3")).unwrap_err();
-        assert!(
-            error.to_string().contains("holds the link itself"),
-            "{error}"
+    #[test]
+    fn paths_are_confined_to_the_scratch_area() {
+        let area = Path::new("/scratch/x");
+        let root = area.join("examples/complete");
+        assert_eq!(
+            confined(area, &root, "../../modules/a/main.tf"),
+            Some(area.join("modules/a/main.tf"))
         );
+        for escaping in ["../../../etc/passwd", "/etc/passwd", "", "../.."] {
+            assert_eq!(confined(area, &root, escaping), None, "{escaping}");
+        }
     }
 }

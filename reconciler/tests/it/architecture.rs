@@ -20,6 +20,7 @@ const ORDER: &[&str] = &[
     "patch",
     "validate",
     "reconcile",
+    "vet",
     "learn",
     "record",
     "agent",

@@ -9,6 +9,7 @@ mod support;
 
 mod accounting;
 mod agent_cli;
+mod agent_hostile;
 mod api_sources;
 mod architecture;
 mod athena_source;

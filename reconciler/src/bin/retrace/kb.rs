@@ -181,9 +181,10 @@ fn provenance(name: &str) -> Provenance {
     }
 }
 
-/// One rule on one line: id, rule, provenance, state and record.
+/// One rule on one line: id, rule, provenance, state and record (control characters of a
+/// model-written rule escaped).
 fn line(r: &RuleRecord) -> String {
-    format!(
+    let text = format!(
         "#{:<4} {:<45} {:<8} {:<8} {} ok / {} failed",
         r.id,
         r.rule.id(),
@@ -191,7 +192,8 @@ fn line(r: &RuleRecord) -> String {
         if r.active { "active" } else { "inactive" },
         r.successes,
         r.failures
-    )
+    );
+    reconciler::text::escaped(&text).into_owned()
 }
 
 fn show_text(r: &RuleRecord) -> String {
@@ -225,7 +227,8 @@ fn show_text(r: &RuleRecord) -> String {
     for text in body.lines() {
         out.push_str(&format!("    {text}\n"));
     }
-    out
+    // A learned rule's text may be a model's: escape what would rewrite the terminal.
+    reconciler::text::escaped(&out).into_owned()
 }
 
 fn rule_json(r: &RuleRecord) -> Value {
