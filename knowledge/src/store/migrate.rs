@@ -123,12 +123,12 @@ const MIGRATIONS: &[&str] = &[
     INSERT INTO reviews_v5 SELECT * FROM reviews;
     DROP TABLE reviews;
     ALTER TABLE reviews_v5 RENAME TO reviews;
-    CREATE TABLE ledgers (
+    CREATE TABLE IF NOT EXISTS ledgers (
         workspace TEXT PRIMARY KEY,
         ledger TEXT NOT NULL,
         updated_at TEXT NOT NULL
     );
-    CREATE TABLE rejections (
+    CREATE TABLE IF NOT EXISTS rejections (
         workspace TEXT NOT NULL,
         resource TEXT NOT NULL,
         attribute TEXT NOT NULL,
