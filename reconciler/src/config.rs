@@ -148,6 +148,21 @@ pub struct ForgeConfig {
     /// The environment variable holding the token (default `GITHUB_TOKEN` or `GITLAB_TOKEN`).
     #[serde(default)]
     pub token_env: Option<String>,
+    /// How many times a request meeting a rate limit or a server error is sent in all
+    /// (default 4).
+    #[serde(default = "attempts")]
+    pub attempts: u32,
+    /// The longest wait between attempts, in seconds (default 60): `Retry-After` is
+    /// honoured up to it, else the waits double from 1 second. 0 retries at once.
+    #[serde(default = "max_wait_seconds")]
+    pub max_wait_seconds: u64,
+}
+
+fn attempts() -> u32 {
+    4
+}
+fn max_wait_seconds() -> u64 {
+    60
 }
 
 /// A kind of forge.

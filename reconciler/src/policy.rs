@@ -36,6 +36,54 @@ pub enum Decision {
     Flag,
     /// Leave the value to its automation; suggest `lifecycle { ignore_changes }`.
     Ignore,
+    /// Leave out: a reviewer rejected this very change (its request closed unmerged) and the
+    /// cloud has not changed it since. Only `retrace nightly` decides it, never a setting.
+    #[serde(skip_deserializing)]
+    Rejected,
+}
+
+/// What a change is, for remembering a reviewer's rejection: the resource (its state
+/// address, else its type and id), the attribute, block or `tags` it is about (empty for a
+/// whole resource), and the value proposed as canonical JSON.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct Fingerprint {
+    /// The resource.
+    pub resource: String,
+    /// The attribute, block type or `tags`.
+    pub attribute: String,
+    /// The value, as canonical JSON.
+    pub value: String,
+}
+
+impl Fingerprint {
+    /// The fingerprint of one part of a delta.
+    pub fn of(delta: &Delta, part: &Part) -> Fingerprint {
+        let resource = delta
+            .address
+            .clone()
+            .unwrap_or_else(|| delta.resource.to_string());
+        let value = match part {
+            Part::Resource => serde_json::json!(format!("{:?}", delta.lifecycle)),
+            Part::Attribute(a) => delta
+                .attributes
+                .get(a)
+                .map_or(serde_json::Value::Null, |x| x.after.clone()),
+            Part::Block { index, .. } => delta
+                .blocks
+                .get(*index)
+                .map(|b| serde_json::json!({"op": b.op, "fields": b.fields}))
+                .unwrap_or_default(),
+            Part::Tags => serde_json::json!({
+                "set": delta.tags_set,
+                "removed": delta.tags_removed,
+            }),
+        };
+        Fingerprint {
+            resource,
+            attribute: part.attribute().to_owned(),
+            value: value.to_string(),
+        }
+    }
 }
 
 /// `[policy]` in `retrace.toml`.
@@ -170,6 +218,7 @@ pub struct PolicyError {
 pub struct Policy {
     config: PolicyConfig,
     rules: Vec<CompiledRule>,
+    rejected: Vec<(Fingerprint, String)>,
 }
 
 struct CompiledRule {
@@ -208,7 +257,18 @@ impl Policy {
                 })
             })
             .collect::<Result<_, PolicyError>>()?;
-        Ok(Self { config, rules })
+        Ok(Self {
+            config,
+            rules,
+            rejected: Vec::new(),
+        })
+    }
+
+    /// The policy, leaving out the changes reviewers rejected, each with the reason to give
+    /// (which request was closed). A rejection is checked before anything else.
+    pub fn with_rejected(mut self, rejected: Vec<(Fingerprint, String)>) -> Self {
+        self.rejected = rejected;
+        self
     }
 
     /// A ruling for every part of every delta of the intent, in delta order. An intent with a
@@ -237,6 +297,19 @@ impl Policy {
     }
 
     fn rule_on(&self, intent: &Intent, delta: &Delta, part: Part) -> Ruling {
+        let print = (!self.rejected.is_empty()).then(|| Fingerprint::of(delta, &part));
+        if let Some((_, reason)) = self
+            .rejected
+            .iter()
+            .find(|(f, _)| Some(f) == print.as_ref())
+        {
+            return Ruling {
+                part,
+                decision: Decision::Rejected,
+                reason: reason.clone(),
+                warning: None,
+            };
+        }
         let (held, warned) = self.sort_flags(flags_of(delta, &part));
         let (decision, reason) = self.choose(intent, delta, &part, &held);
         Ruling {
@@ -626,5 +699,31 @@ reason = "absorb everything"
         let error = Policy::new(config).err().expect("refused").to_string();
         assert!(error.contains("policy rule 1"), "{error}");
         assert!(toml::from_str::<PolicyConfig>("defualt = \"flag\"").is_err());
+    }
+
+    #[test]
+    fn a_rejected_change_is_left_out_and_another_value_is_not() {
+        let plain = intent("aws_instance", "instance_type", Risk::Medium, &[]);
+        let part = Part::Attribute("instance_type".into());
+        let print = Fingerprint::of(&plain.deltas[0], &part);
+        assert_eq!(
+            (
+                print.resource.as_str(),
+                print.attribute.as_str(),
+                print.value.as_str()
+            ),
+            ("aws_instance.x", "instance_type", "2")
+        );
+        let policy = Policy::new(PolicyConfig::default())
+            .expect("policy")
+            .with_rejected(vec![(print, "closed unmerged in #4".into())]);
+        let ruling = &policy.decide(&plain)[0][0];
+        assert_eq!(ruling.decision, Decision::Rejected);
+        assert_eq!(ruling.reason, "closed unmerged in #4");
+        let mut changed = plain.clone();
+        if let Some(a) = changed.deltas[0].attributes.get_mut("instance_type") {
+            a.after = json!(3);
+        }
+        assert_eq!(policy.decide(&changed)[0][0].decision, Decision::Absorb);
     }
 }

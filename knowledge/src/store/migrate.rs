@@ -99,6 +99,44 @@ const MIGRATIONS: &[&str] = &[
     // (API Gateway's REST and HTTP APIs), each rule reading the calls it `requires`.
     "DROP INDEX rules_shipped_api;
     CREATE UNIQUE INDEX rules_shipped_id ON rules (event_source, rule_id) WHERE provenance = 'shipped';",
+    // 5: nightly requests as a state machine: a request retrace itself called obsolete and a
+    // person then closed is `withdrawn` (no rejection), one the forge no longer knows is
+    // `gone`; each workspace's branch keeps what it holds (the ledger the description is
+    // rebuilt from); changes a reviewer rejected are remembered by fingerprint.
+    "CREATE TABLE reviews_v5 (
+        id INTEGER PRIMARY KEY,
+        workspace TEXT NOT NULL,
+        forge TEXT NOT NULL,
+        repository TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        url TEXT NOT NULL,
+        branch TEXT NOT NULL,
+        head TEXT NOT NULL,
+        lines TEXT NOT NULL,
+        state TEXT NOT NULL
+            CHECK (state IN ('open', 'merged', 'closed', 'withdrawn', 'gone')),
+        obsolete_at TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (forge, repository, number)
+    );
+    INSERT INTO reviews_v5 SELECT * FROM reviews;
+    DROP TABLE reviews;
+    ALTER TABLE reviews_v5 RENAME TO reviews;
+    CREATE TABLE IF NOT EXISTS ledgers (
+        workspace TEXT PRIMARY KEY,
+        ledger TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS rejections (
+        workspace TEXT NOT NULL,
+        resource TEXT NOT NULL,
+        attribute TEXT NOT NULL,
+        value TEXT NOT NULL,
+        number INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (workspace, resource, attribute, value)
+    );",
 ];
 
 /// The schema version this build writes.

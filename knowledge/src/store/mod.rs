@@ -22,7 +22,9 @@ use crate::rules::{Rule, RuleSet, validate};
 
 pub use error::StoreError;
 pub use exchange::ImportReport;
-pub use review::{Review, ReviewLine, ReviewState, RuleReview, Settlement, Watermark};
+pub use review::{
+    Night, Rejection, Review, ReviewLine, ReviewState, RuleReview, Settlement, Watermark,
+};
 pub use run::{LearnedRule, RecordedRun, RunRecord};
 
 /// Where a stored rule came from.

@@ -34,8 +34,12 @@ pub enum ReviewState {
     Open,
     /// Merged.
     Merged,
-    /// Closed without merging.
+    /// Closed without merging by a reviewer: a rejection.
     Closed,
+    /// Closed after retrace itself said it proposes nothing any more: not a rejection.
+    Withdrawn,
+    /// The forge no longer knows it (deleted, or the repository moved): forgotten.
+    Gone,
 }
 
 impl ReviewState {
@@ -45,6 +49,8 @@ impl ReviewState {
             ReviewState::Open => "open",
             ReviewState::Merged => "merged",
             ReviewState::Closed => "closed",
+            ReviewState::Withdrawn => "withdrawn",
+            ReviewState::Gone => "gone",
         }
     }
 
@@ -52,9 +58,25 @@ impl ReviewState {
         match text {
             "merged" => ReviewState::Merged,
             "closed" => ReviewState::Closed,
+            "withdrawn" => ReviewState::Withdrawn,
+            "gone" => ReviewState::Gone,
             _ => ReviewState::Open,
         }
     }
+}
+
+/// A change a reviewer rejected (its request closed unmerged), by fingerprint: retrace does
+/// not propose it again until the cloud changes that attribute again.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Rejection {
+    /// The resource (its state address, else its type and id).
+    pub resource: String,
+    /// The attribute, block or `tags` the change was about (empty for a whole resource).
+    pub attribute: String,
+    /// The value proposed, as canonical JSON.
+    pub value: String,
+    /// The request that was closed.
+    pub number: i64,
 }
 
 /// A pull or merge request a nightly run opened.
@@ -150,32 +172,7 @@ impl Store {
     /// Records a request a run opened or updated (by forge, repository and number): its head
     /// and the lines its commits added so far.
     pub fn save_review(&mut self, review: &Review) -> Result<i64, StoreError> {
-        let lines = serde_json::to_string(&review.lines)
-            .map_err(|e| self.invalid(format!("review lines: {e}")))?;
-        let now = now();
-        self.conn
-            .query_row(
-                "INSERT INTO reviews (workspace, forge, repository, number, url, branch, head,
-                     lines, state, created_at, updated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
-                 ON CONFLICT (forge, repository, number) DO UPDATE SET head = ?7, lines = ?8,
-                     state = ?9, url = ?5, updated_at = ?10
-                 RETURNING id",
-                params![
-                    review.workspace,
-                    review.forge,
-                    review.repository,
-                    review.number,
-                    review.url,
-                    review.branch,
-                    review.head,
-                    lines,
-                    review.state.as_str(),
-                    now
-                ],
-                |row| row.get(0),
-            )
-            .map_err(|e| self.sqlite("cannot record a review", e))
+        save(&self.conn, review, &now()).map_err(|e| self.sqlite("cannot record a review", e))
     }
 
     /// The open requests of `workspace`.
@@ -224,12 +221,14 @@ impl Store {
         rules.sort();
         rules.dedup();
         let column = match settlement.state {
-            ReviewState::Merged => "merged",
-            ReviewState::Closed => "rejected",
+            ReviewState::Merged => Some("merged"),
+            ReviewState::Closed => Some("rejected"),
+            ReviewState::Withdrawn | ReviewState::Gone => None,
             ReviewState::Open => return Ok(()),
         };
-        for rule in rules {
-            bump(&tx, rule, column, &now).map_err(|e| fail("cannot count a review", e))?;
+        for rule in rules.into_iter().filter(|_| column.is_some()) {
+            bump(&tx, rule, column.unwrap_or_default(), &now)
+                .map_err(|e| fail("cannot count a review", e))?;
         }
         for line in &settlement.corrected {
             for rule in &line.rules {
@@ -263,6 +262,115 @@ impl Store {
         Ok(())
     }
 
+    /// What the branch of `workspace` holds, as the reconciler wrote it (opaque JSON), if a run
+    /// kept it.
+    pub fn ledger(&self, workspace: &str) -> Result<Option<String>, StoreError> {
+        self.conn
+            .query_row(
+                "SELECT ledger FROM ledgers WHERE workspace = ?1",
+                params![workspace],
+                |row| row.get(0),
+            )
+            .optional()
+            .map_err(|e| self.sqlite("cannot read a ledger", e))
+    }
+
+    /// Records one night of `workspace` in one transaction: the request opened or updated
+    /// (when there is one), what its branch holds (`None`: nothing, the ledger is dropped)
+    /// and the watermark.
+    pub fn record_night(&mut self, night: &Night<'_>) -> Result<(), StoreError> {
+        let file = self.file.clone();
+        let fail = |what: &str, e| sqlite(&file, what, e);
+        let now = now();
+        let tx = begin(&mut self.conn, &file)?;
+        if let Some(review) = night.review {
+            save(&tx, review, &now).map_err(|e| fail("cannot record a review", e))?;
+        }
+        match night.ledger {
+            Some(ledger) => tx.execute(
+                "INSERT INTO ledgers (workspace, ledger, updated_at) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (workspace) DO UPDATE SET ledger = ?2, updated_at = ?3",
+                params![night.workspace, ledger, now],
+            ),
+            None => tx.execute(
+                "DELETE FROM ledgers WHERE workspace = ?1",
+                params![night.workspace],
+            ),
+        }
+        .map_err(|e| fail("cannot keep a ledger", e))?;
+        if let Some(mark) = night.mark {
+            let ids = serde_json::to_string(&mark.event_ids).unwrap_or_else(|_| "[]".into());
+            tx.execute(
+                "INSERT INTO watermarks (workspace, event_time, event_ids, updated_at)
+                 VALUES (?1, ?2, ?3, ?4)
+                 ON CONFLICT (workspace) DO UPDATE SET event_time = ?2, event_ids = ?3,
+                 updated_at = ?4",
+                params![night.workspace, mark.event_time, ids, now],
+            )
+            .map_err(|e| fail("cannot set a watermark", e))?;
+        }
+        tx.commit().map_err(|e| fail("cannot commit", e))
+    }
+
+    /// Remembers changes a reviewer rejected in `workspace`.
+    pub fn remember_rejections(
+        &mut self,
+        workspace: &str,
+        rejected: &[Rejection],
+    ) -> Result<(), StoreError> {
+        let file = self.file.clone();
+        let fail = |what: &str, e| sqlite(&file, what, e);
+        let now = now();
+        let tx = begin(&mut self.conn, &file)?;
+        for r in rejected {
+            tx.execute(
+                "INSERT INTO rejections (workspace, resource, attribute, value, number, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT DO UPDATE SET number = ?5, created_at = ?6",
+                params![workspace, r.resource, r.attribute, r.value, r.number, now],
+            )
+            .map_err(|e| fail("cannot remember a rejection", e))?;
+        }
+        tx.commit().map_err(|e| fail("cannot commit", e))
+    }
+
+    /// The changes reviewers rejected in `workspace` that still stand.
+    pub fn rejections(&self, workspace: &str) -> Result<Vec<Rejection>, StoreError> {
+        self.query(
+            "SELECT resource, attribute, value, number FROM rejections WHERE workspace = ?1
+             ORDER BY resource, attribute, value",
+            params![workspace],
+            "cannot read rejections",
+            |row| {
+                Ok(Rejection {
+                    resource: row.get(0)?,
+                    attribute: row.get(1)?,
+                    value: row.get(2)?,
+                    number: row.get(3)?,
+                })
+            },
+        )
+    }
+
+    /// Forgets the rejections of `resource`'s `attribute` in `workspace` for any value but
+    /// `value`: the cloud changed that attribute again.
+    pub fn forget_rejections(
+        &mut self,
+        workspace: &str,
+        resource: &str,
+        attribute: &str,
+        value: &str,
+    ) -> Result<(), StoreError> {
+        self.conn
+            .execute(
+                "DELETE FROM rejections WHERE workspace = ?1 AND resource = ?2
+                 AND attribute = ?3 AND value <> ?4",
+                params![workspace, resource, attribute, value],
+            )
+            .map_err(|e| self.sqlite("cannot forget a rejection", e))?;
+        Ok(())
+    }
+
     /// What reviewers did with each rule's changes, by rule id.
     pub fn rule_reviews(&self) -> Result<Vec<RuleReview>, StoreError> {
         self.query(
@@ -279,6 +387,45 @@ impl Store {
             },
         )
     }
+}
+
+/// One night of a workspace, for [`Store::record_night`].
+#[derive(Debug, Clone, Copy)]
+pub struct Night<'a> {
+    /// The workspace.
+    pub workspace: &'a str,
+    /// The request opened or updated, if any.
+    pub review: Option<&'a Review>,
+    /// What its branch holds (opaque JSON); `None` drops what was kept.
+    pub ledger: Option<&'a str>,
+    /// The new watermark, if it moves.
+    pub mark: Option<&'a Watermark>,
+}
+
+/// Inserts or updates a review (by forge, repository and number); returns its id.
+fn save(conn: &rusqlite::Connection, review: &Review, now: &str) -> rusqlite::Result<i64> {
+    let lines = serde_json::to_string(&review.lines).unwrap_or_else(|_| "[]".into());
+    conn.query_row(
+        "INSERT INTO reviews (workspace, forge, repository, number, url, branch, head,
+             lines, state, created_at, updated_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?10)
+         ON CONFLICT (forge, repository, number) DO UPDATE SET head = ?7, lines = ?8,
+             state = ?9, url = ?5, updated_at = ?10
+         RETURNING id",
+        params![
+            review.workspace,
+            review.forge,
+            review.repository,
+            review.number,
+            review.url,
+            review.branch,
+            review.head,
+            lines,
+            review.state.as_str(),
+            now
+        ],
+        |row| row.get(0),
+    )
 }
 
 /// A review row with its lines still as JSON text.
@@ -414,5 +561,74 @@ mod tests {
             (1, 1, 0)
         );
         assert!(store.open_reviews("shop").expect("reads").is_empty());
+    }
+
+    #[test]
+    fn a_withdrawn_or_gone_request_counts_for_no_rule() {
+        let mut store = Store::open_in_memory().expect("store");
+        for (number, state) in [(1, ReviewState::Withdrawn), (2, ReviewState::Gone)] {
+            let id = store.save_review(&review(number)).expect("saves");
+            let settlement = Settlement {
+                state,
+                corrected: Vec::new(),
+            };
+            store.settle_review(id, &settlement).expect("settles");
+        }
+        assert!(store.rule_reviews().expect("reads").is_empty());
+        assert!(store.open_reviews("shop").expect("reads").is_empty());
+    }
+
+    #[test]
+    fn a_rejection_stands_until_the_attribute_takes_another_value() {
+        let mut store = Store::open_in_memory().expect("store");
+        let rejected = Rejection {
+            resource: "aws_instance.web".into(),
+            attribute: "instance_type".into(),
+            value: "\"t3.large\"".into(),
+            number: 4,
+        };
+        store
+            .remember_rejections("shop", &[rejected.clone()])
+            .expect("rejects");
+        store
+            .forget_rejections("shop", "aws_instance.web", "instance_type", "\"t3.large\"")
+            .expect("forgets");
+        assert_eq!(store.rejections("shop").expect("reads"), [rejected]);
+        assert!(store.rejections("other").expect("reads").is_empty());
+        store
+            .forget_rejections("shop", "aws_instance.web", "instance_type", "\"t3.xlarge\"")
+            .expect("forgets");
+        assert!(store.rejections("shop").expect("reads").is_empty());
+    }
+
+    #[test]
+    fn a_night_is_recorded_whole_and_its_ledger_dropped_when_empty() {
+        let mut store = Store::open_in_memory().expect("store");
+        let mark = Watermark {
+            event_time: "2026-11-24T10:00:00Z".into(),
+            event_ids: vec!["e1".into()],
+        };
+        let open = review(3);
+        let night = Night {
+            workspace: "shop",
+            review: Some(&open),
+            ledger: Some("{\"entries\":[]}"),
+            mark: Some(&mark),
+        };
+        store.record_night(&night).expect("records");
+        assert_eq!(store.watermark("shop").expect("reads"), Some(mark));
+        assert_eq!(store.open_reviews("shop").expect("reads").len(), 1);
+        assert_eq!(
+            store.ledger("shop").expect("reads").as_deref(),
+            Some("{\"entries\":[]}")
+        );
+        let empty = Night {
+            workspace: "shop",
+            review: None,
+            ledger: None,
+            mark: None,
+        };
+        store.record_night(&empty).expect("records");
+        assert_eq!(store.ledger("shop").expect("reads"), None);
     }
 }

@@ -75,11 +75,11 @@ fn migrates_from_empty_and_reopens() {
     let path = dir.path().join("knowledge.db");
     {
         let mut store = Store::open(&path).expect("opens");
-        assert_eq!(store.schema_version().expect("version"), 4);
+        assert_eq!(store.schema_version().expect("version"), 5);
         store.sync_shipped(shipped()).expect("sync");
     }
     let store = Store::open(&path).expect("reopens");
-    assert_eq!(store.schema_version().expect("version"), 4);
+    assert_eq!(store.schema_version().expect("version"), 5);
     assert_eq!(store.active_rules().expect("rules").len(), shipped().len());
     let conn = rusqlite::Connection::open(&path).expect("raw open");
     let mode: String = conn
@@ -346,7 +346,7 @@ fn a_version_2_store_migrates_agent_rules_and_token_columns() {
     .expect("back to version 2");
     drop(conn);
     let store = Store::open(&path).expect("migrates");
-    assert_eq!(store.schema_version().expect("version"), 4);
+    assert_eq!(store.schema_version().expect("version"), 5);
     let stats = store.stats().expect("stats");
     assert_eq!(stats.rules_by_provenance.get("agent"), Some(&1));
     assert_eq!(stats.rules_by_provenance.get("learned"), Some(&1));

@@ -929,6 +929,7 @@ mod recovery_tests {
         }
         assert_eq!(one_thread.iter().filter(|w| w.starts_with("skipped")).count(), 4);
         assert!(one_thread.iter().any(|w| w.starts_with("error")));
+    }
 
     #[test]
     fn athena_export_rows_with_lower_case_columns_are_read() {

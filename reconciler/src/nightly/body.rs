@@ -1,18 +1,46 @@
-//! The evidence a nightly run puts in front of a reviewer: the commit message and the pull
-//! request's Markdown description. Each intent in plain words with its actor, client, time and
-//! event ids; each decision with its reason; what waits for a person as a checklist; the
-//! validation; what was left unexplained; and the patch.
+//! The evidence a nightly run puts in front of a reviewer. A night's reconciliation is told
+//! in its commit message and turned into [`Entry`]s: each intent in plain words with its
+//! actor, client, time and event ids and each decision with its reason, rendered once, with
+//! what it leaves for a person. The request's description is rebuilt every night from the
+//! ledger of everything its branch holds (see [`super::ledger`]), never from one night alone.
 
 use std::fmt::Write;
 
+use serde::{Deserialize, Serialize};
+
 use crate::agent::AgentReport;
 use crate::intents::describe;
-use crate::policy::Decision;
-use crate::reconcile::Outcome;
+use crate::policy::{Decision, Fingerprint};
+use crate::reconcile::{Decided, Outcome};
 use crate::report::reconcile::finding_line;
 use crate::report::words;
 
-/// What a run did for one workspace, as the commit and the request tell it.
+/// Stands for an intent's id in rendered text until the ledger numbers it.
+pub const ID: &str = "\u{1}ID\u{1}";
+
+/// One intent as the ledger keeps it: rendered once, numbered when the description is built.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Entry {
+    /// Its first event id: the same intent read twice is kept once.
+    pub key: String,
+    /// Its section of the description, with [`ID`] for its number.
+    pub section: String,
+    /// What it leaves for a person, each with [`ID`] for its number.
+    pub held: Vec<String>,
+    /// Whether it proposes or holds anything (not cancelled out, already in the code,
+    /// ignored or left out as rejected).
+    pub live: bool,
+    /// Its calls' event ids.
+    pub event_ids: Vec<String>,
+    /// The changes its edits propose, for remembering a rejection.
+    pub proposed: Vec<Fingerprint>,
+    /// Its first and last call, RFC 3339.
+    pub start: String,
+    /// Its last call.
+    pub end: String,
+}
+
+/// What a run did for one workspace, as the commit and the ledger tell it.
 pub struct Told<'a> {
     /// The workspace's name.
     pub workspace: &'a str,
@@ -26,18 +54,18 @@ pub struct Told<'a> {
     pub agent: Option<&'a AgentReport>,
 }
 
-impl Told<'_> {
-    /// Whether anything waits for a person: a flagged part, an edit not made, a failed
-    /// validation or a finding that needs one.
-    pub fn needs_person(&self) -> bool {
-        !self.checklist().is_empty()
-    }
+/// The title template with `{workspace}` and `{changes}` filled in.
+pub fn title(template: &str, workspace: &str, changes: usize) -> String {
+    template
+        .replace("{workspace}", workspace)
+        .replace("{changes}", &changes.to_string())
+}
 
-    /// The request's title: the template with `{workspace}` and `{changes}` filled in.
+impl Told<'_> {
+    /// The night's commit title: its live changes counted.
     pub fn title(&self) -> String {
-        self.title
-            .replace("{workspace}", self.workspace)
-            .replace("{changes}", &self.outcome.intents.len().to_string())
+        let live = self.entries().iter().filter(|e| e.live).count();
+        title(self.title, self.workspace, live)
     }
 
     /// The commit message: the title, then one line per intent with its event ids, and
@@ -50,7 +78,13 @@ impl Told<'_> {
             let _ = writeln!(out, "- {} ({}): {}", i.id, i.actor, i.story);
             let _ = writeln!(out, "  events: {}", ids.join(", "));
         }
-        let checklist = self.checklist();
+        let mut checklist: Vec<String> = self
+            .outcome
+            .intents
+            .iter()
+            .flat_map(|d| self.held(d, &d.intent.id))
+            .collect();
+        checklist.extend(self.loose());
         if !checklist.is_empty() {
             let _ = writeln!(out, "\nFor a person ({}):", checklist.len());
             for item in checklist {
@@ -61,97 +95,117 @@ impl Told<'_> {
         out
     }
 
-    /// The request's description, in Markdown.
-    pub fn body(&self) -> String {
+    /// The night's intents as ledger entries.
+    pub fn entries(&self) -> Vec<Entry> {
+        self.outcome
+            .intents
+            .iter()
+            .map(|d| {
+                let i = &d.intent;
+                let held: Vec<String> = self
+                    .held(d, "")
+                    .into_iter()
+                    .map(|h| format!("{ID}{}", md(&h)))
+                    .collect();
+                let stepped = self.outcome.plan.steps.iter().any(|s| s.intent == i.id);
+                let proposed = if stepped { proposed(d) } else { Vec::new() };
+                Entry {
+                    key: i
+                        .evidence
+                        .first()
+                        .map_or_else(|| i.id.clone(), |e| e.event_id.clone()),
+                    section: section(d),
+                    live: stepped || !held.is_empty(),
+                    held,
+                    event_ids: i.evidence.iter().map(|e| e.event_id.clone()).collect(),
+                    proposed,
+                    start: i.start.to_rfc3339(),
+                    end: i.end.to_rfc3339(),
+                }
+            })
+            .collect()
+    }
+
+    /// What waits for a person and belongs to no intent: failed validations and findings
+    /// that need one.
+    pub fn loose(&self) -> Vec<String> {
         let outcome = self.outcome;
-        let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "retrace read the CloudTrail events of **{}** from {} and found {} change(s) made outside Terraform. This pull request holds the code that absorbs them; nothing in the cloud was changed.\n",
-            md(self.workspace),
-            md(self.window),
-            outcome.intents.len()
+        let mut out: Vec<String> = outcome
+            .validations
+            .iter()
+            .filter(|v| !v.passed)
+            .map(|v| format!("{} failed: check the patch by hand", v.validator))
+            .collect();
+        out.extend(
+            outcome
+                .findings
+                .iter()
+                .filter(|f| f.needs_person())
+                .map(finding_line),
         );
-        let checklist = self.checklist();
-        if !checklist.is_empty() {
-            out.push_str("## For the reviewer\n\n");
-            for item in &checklist {
-                let _ = writeln!(out, "- [ ] {}", md(item));
-            }
-            out.push('\n');
-        }
-        out.push_str(&self.intents());
-        self.validation(&mut out);
-        self.agent(&mut out);
-        self.left_out(&mut out);
-        if !outcome.diff.is_empty() {
-            let fence = fence_for(&outcome.diff);
-            let _ = write!(
-                out,
-                "## Patch\n\n<details><summary>The diff</summary>\n\n{fence}diff\n{}{fence}\n\n</details>\n",
-                outcome.diff
-            );
-        }
-        let _ = write!(out, "\nStatus: {}\n", words::status(outcome.status));
         out
     }
 
-    /// Each intent: who, how, when, which calls, and each decision with its reason.
-    fn intents(&self) -> String {
-        let mut out = String::new();
-        if self.outcome.intents.is_empty() {
-            return out;
-        }
-        out.push_str("## Changes\n\n");
+    /// The changes a reviewer rejected that this night left out, in Markdown.
+    pub fn suppressed(&self) -> Vec<String> {
+        let mut out = Vec::new();
         for d in &self.outcome.intents {
-            let i = &d.intent;
-            let _ = writeln!(out, "### {}: {}\n", md(&i.id), md(&i.story));
-            let _ = writeln!(
-                out,
-                "- **Who:** {} using {}",
-                md(&i.actor),
-                md(&i.clients.join(", "))
-            );
-            let _ = writeln!(
-                out,
-                "- **When:** {} to {} UTC",
-                i.start.format("%Y-%m-%d %H:%M:%S"),
-                i.end.format("%H:%M:%S")
-            );
-            out.push_str("- **Calls:**\n");
-            for e in &i.evidence {
-                let _ = writeln!(
-                    out,
-                    "  - {} `{}` in {}, event `{}`",
-                    e.time.format("%H:%M:%S"),
-                    md(&e.api),
-                    md(&e.region),
-                    md(&e.event_id)
-                );
-            }
-            if i.deltas.is_empty() {
-                out.push_str("- **Decisions:** none needed: the changes cancelled out\n");
-            } else {
-                out.push_str("- **Decisions:**\n");
-            }
-            for (delta, rulings) in i.deltas.iter().zip(&d.rulings) {
-                let _ = writeln!(out, "  - {}", md(&describe(delta)));
-                for r in rulings {
-                    let warning = r
-                        .warning
-                        .as_deref()
-                        .map(|w| format!(" (warning: {})", md(w)))
-                        .unwrap_or_default();
-                    let _ = writeln!(
-                        out,
-                        "    - {} {}: {}{warning}",
-                        words::decision(r.decision),
-                        md(&words::part(&r.part, Some(delta))),
-                        md(&r.reason)
-                    );
+            for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+                for r in rulings.iter().filter(|r| r.decision == Decision::Rejected) {
+                    out.push(md(&format!(
+                        "{} on {}: {}",
+                        words::part(&r.part, Some(delta)),
+                        label(delta),
+                        r.reason
+                    )));
                 }
             }
-            out.push('\n');
+        }
+        out
+    }
+
+    /// The night's validation, agent and left-out sections, in Markdown.
+    pub fn latest(&self) -> String {
+        let mut out = String::new();
+        self.validation(&mut out);
+        self.agent(&mut out);
+        self.left_out(&mut out);
+        out
+    }
+
+    /// What one intent leaves for a person: flagged parts, edits not made and edits with a
+    /// warning, its id written as `id`.
+    fn held(&self, d: &Decided, id: &str) -> Vec<String> {
+        let outcome = self.outcome;
+        let mut out = Vec::new();
+        for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+            for r in rulings.iter().filter(|r| r.decision == Decision::Flag) {
+                out.push(format!(
+                    "{id} ({}): {} on {} is held: {}",
+                    d.intent.actor,
+                    words::part(&r.part, Some(delta)),
+                    label(delta),
+                    r.reason
+                ));
+            }
+        }
+        for u in outcome
+            .plan
+            .unplanned
+            .iter()
+            .filter(|u| u.intent == d.intent.id)
+        {
+            out.push(format!("{id} {}: not written: {}", u.resource, u.reason));
+        }
+        for s in outcome
+            .plan
+            .steps
+            .iter()
+            .filter(|s| s.intent == d.intent.id)
+        {
+            if let Some(warning) = &s.warning {
+                out.push(format!("{id} {}: {warning}", s.resource));
+            }
         }
         out
     }
@@ -181,18 +235,13 @@ impl Told<'_> {
         out.push('\n');
     }
 
-    /// Edits already in the code, and the findings no intent absorbs.
     /// The agent's tasks, how each ended and its tokens, and the rules it found: a reviewer
     /// sees what the model cost and which changes it explained.
     fn agent(&self, out: &mut String) {
         let Some(agent) = self.agent.filter(|a| !a.tasks.is_empty()) else {
             return;
         };
-        out.push_str(
-            "## Agent
-
-",
-        );
+        out.push_str("## Agent\n\n");
         for line in crate::report::agent::lines(agent) {
             let _ = writeln!(out, "- {}", md(&line));
         }
@@ -208,6 +257,7 @@ impl Told<'_> {
         out.push('\n');
     }
 
+    /// Edits already in the code, and the findings no intent absorbs.
     fn left_out(&self, out: &mut String) {
         let outcome = self.outcome;
         let settled: Vec<String> = outcome
@@ -231,57 +281,89 @@ impl Told<'_> {
             out.push('\n');
         }
     }
+}
 
-    /// What waits for a person: flagged parts, edits not made, failed validations, and
-    /// findings that need one.
-    fn checklist(&self) -> Vec<String> {
-        let outcome = self.outcome;
-        let mut out = Vec::new();
-        for d in &outcome.intents {
-            for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
-                let resource = delta
-                    .address
-                    .clone()
-                    .unwrap_or_else(|| delta.resource.to_string());
-                for r in rulings.iter().filter(|r| r.decision == Decision::Flag) {
-                    out.push(format!(
-                        "{} ({}): {} on {resource} is held: {}",
-                        d.intent.id,
-                        d.intent.actor,
-                        words::part(&r.part, Some(delta)),
-                        r.reason
-                    ));
-                }
-            }
-        }
-        for u in &outcome.plan.unplanned {
-            out.push(format!(
-                "{} {}: not written: {}",
-                u.intent, u.resource, u.reason
-            ));
-        }
-        for s in outcome.plan.steps.iter() {
-            if let Some(warning) = &s.warning {
-                out.push(format!("{} {}: {warning}", s.intent, s.resource));
-            }
-        }
-        for v in outcome.validations.iter().filter(|v| !v.passed) {
-            out.push(format!("{} failed: check the patch by hand", v.validator));
-        }
-        out.extend(
-            outcome
-                .findings
+/// A delta's resource: its address, else its type and id.
+fn label(delta: &crate::intents::Delta) -> String {
+    delta
+        .address
+        .clone()
+        .unwrap_or_else(|| delta.resource.to_string())
+}
+
+/// The changes an intent's absorbed parts propose.
+fn proposed(d: &Decided) -> Vec<Fingerprint> {
+    d.intent
+        .deltas
+        .iter()
+        .zip(&d.rulings)
+        .flat_map(|(delta, rulings)| {
+            rulings
                 .iter()
-                .filter(|f| f.needs_person())
-                .map(finding_line),
+                .filter(|r| r.decision == Decision::Absorb)
+                .map(move |r| Fingerprint::of(delta, &r.part))
+        })
+        .collect()
+}
+
+/// An intent's section: who, how, when, which calls, and each decision with its reason; its
+/// id written as [`ID`].
+fn section(d: &Decided) -> String {
+    let mut out = String::new();
+    let i = &d.intent;
+    let _ = writeln!(out, "### {ID}: {}\n", md(&i.story));
+    let _ = writeln!(
+        out,
+        "- **Who:** {} using {}",
+        md(&i.actor),
+        md(&i.clients.join(", "))
+    );
+    let _ = writeln!(
+        out,
+        "- **When:** {} to {} UTC",
+        i.start.format("%Y-%m-%d %H:%M:%S"),
+        i.end.format("%H:%M:%S")
+    );
+    out.push_str("- **Calls:**\n");
+    for e in &i.evidence {
+        let _ = writeln!(
+            out,
+            "  - {} `{}` in {}, event `{}`",
+            e.time.format("%H:%M:%S"),
+            md(&e.api),
+            md(&e.region),
+            md(&e.event_id)
         );
-        out
     }
+    if i.deltas.is_empty() {
+        out.push_str("- **Decisions:** none needed: the changes cancelled out\n");
+    } else {
+        out.push_str("- **Decisions:**\n");
+    }
+    for (delta, rulings) in i.deltas.iter().zip(&d.rulings) {
+        let _ = writeln!(out, "  - {}", md(&describe(delta)));
+        for r in rulings {
+            let warning = r
+                .warning
+                .as_deref()
+                .map(|w| format!(" (warning: {})", md(w)))
+                .unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "    - {} {}: {}{warning}",
+                words::decision(r.decision),
+                md(&words::part(&r.part, Some(delta))),
+                md(&r.reason)
+            );
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// Text made safe for Markdown: characters that would start emphasis, links, HTML or code
 /// are escaped.
-fn md(text: &str) -> String {
+pub fn md(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {
@@ -293,6 +375,7 @@ fn md(text: &str) -> String {
                 out.push(c);
             }
             '\n' | '\r' => out.push(' '),
+            c if c.is_control() => {}
             _ => out.push(c),
         }
     }
@@ -300,7 +383,7 @@ fn md(text: &str) -> String {
 }
 
 /// A code fence longer than any run of backticks in `text`.
-fn fence_for(text: &str) -> String {
+pub fn fence_for(text: &str) -> String {
     let longest = text.split(|c| c != '`').map(str::len).max().unwrap_or(0);
     "`".repeat(longest.max(2) + 1)
 }
@@ -356,7 +439,7 @@ mod tests {
             title: "t",
             agent: Some(&agent),
         };
-        let body = told.body();
+        let body = told.latest();
         let section = &body[body.find("## Agent").expect("an agent section")..];
         assert!(section.contains("- PutRetentionPolicy (logs.amazonaws.com), 1 call(s): a rule validated and is learned; 2400 prompt + 150 completion tokens in 3 turn(s)"), "{section}");
         assert!(
@@ -374,7 +457,7 @@ mod tests {
             agent: None,
             ..told
         };
-        assert!(!without.body().contains("## Agent"));
+        assert!(!without.latest().contains("## Agent"));
     }
 
     #[test]

@@ -98,33 +98,79 @@ impl Git {
         self.run(&["clean", "--quiet", "-d", "--force"]).map(|_| ())
     }
 
-    /// Commits every change in the tree with `message`; `None` when nothing changed.
-    pub fn commit_all(&self, message: &str, author: &Author) -> Result<Option<String>, GitError> {
+    /// Commits every change in the tree with `message`; with nothing changed, an empty
+    /// commit when `empty` allows it (it carries the evidence of what waits for a person),
+    /// else `None`.
+    pub fn commit_all(
+        &self,
+        message: &str,
+        author: &Author,
+        empty: bool,
+    ) -> Result<Option<String>, GitError> {
         self.run(&["add", "--all"])?;
-        if self.run(&["status", "--porcelain"])?.is_empty() {
+        let unchanged = self.run(&["status", "--porcelain"])?.is_empty();
+        if unchanged && !empty {
             return Ok(None);
         }
         let name = format!("user.name={}", author.name);
         let email = format!("user.email={}", author.email);
-        self.commit_with_message(message, &name, &email)?;
-        self.head().map(Some)
-    }
-
-    fn commit_with_message(&self, message: &str, name: &str, email: &str) -> Result<(), GitError> {
         let file = tempfile::NamedTempFile::new().map_err(GitError::Start)?;
         std::fs::write(file.path(), message).map_err(GitError::Start)?;
         let from = format!("--file={}", file.path().display());
-        self.run(&[
+        let mut args = vec![
             "-c",
-            name,
+            &name,
             "-c",
-            email,
+            &email,
             "commit",
             "--quiet",
             "--no-verify",
             &from,
-        ])
-        .map(|_| ())
+        ];
+        if unchanged {
+            args.push("--allow-empty");
+        }
+        self.run(&args)?;
+        self.head().map(Some)
+    }
+
+    /// The commits of `branch` beyond `base` that someone other than `email` authored, each
+    /// as `abc1234 by Name <email>: subject`.
+    pub fn foreign_commits(
+        &self,
+        base: &str,
+        branch: &str,
+        email: &str,
+    ) -> Result<Vec<String>, GitError> {
+        let range = format!("{base}..{branch}");
+        let log = self.run(&["log", "--format=%h%x00%an%x00%ae%x00%s", &range])?;
+        Ok(log
+            .lines()
+            .filter_map(|line| {
+                let fields: Vec<&str> = line.split('\0').collect();
+                let [hash, name, mail, subject] = fields[..] else {
+                    return None;
+                };
+                (mail != email).then(|| format!("{hash} by {name} <{mail}>: {subject}"))
+            })
+            .collect())
+    }
+
+    /// Whether merging `branch` into `base` would conflict.
+    pub fn conflicts(&self, base: &str, branch: &str) -> Result<bool, GitError> {
+        match self.run(&["merge-tree", "--write-tree", "--name-only", base, branch]) {
+            Ok(_) => Ok(false),
+            Err(GitError::Failed { message, .. }) if message.is_empty() => Ok(true),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// The diff of what the checked-out branch changed since it left `base`, with paths
+    /// relative to the repository.
+    pub fn diff_since(&self, base: &str) -> Result<String, GitError> {
+        let range = format!("{base}...HEAD");
+        let diff = self.run(&["diff", "--no-color", "--no-ext-diff", &range])?;
+        Ok(if diff.is_empty() { diff } else { diff + "\n" })
     }
 
     /// The commit checked out.
@@ -132,25 +178,27 @@ impl Git {
         self.run(&["rev-parse", "HEAD"])
     }
 
-    /// Pushes `branch` to `origin`; `force` replaces what is there.
+    /// Pushes `branch` to `origin`; `force` replaces what is there, but only if it is still
+    /// what the last fetch saw (a commit pushed since is never lost).
     pub fn push(&self, branch: &str, force: bool) -> Result<(), GitError> {
         let spec = format!("{branch}:refs/heads/{branch}");
+        let lease = format!("--force-with-lease=refs/heads/{branch}");
         let mut args = vec!["push", "--quiet", "origin", spec.as_str()];
         if force {
-            args.insert(1, "--force");
+            args.insert(1, &lease);
         }
         self.run(&args).map(|_| ())
     }
 
-    /// Whether `base` already holds everything the checked-out branch changed since it
-    /// left `base` (or the branch changed nothing): a request from it would propose nothing.
-    pub fn proposes_nothing(&self, base: &str) -> Result<bool, GitError> {
-        let since = format!("{base}...HEAD");
+    /// Whether `base` already holds everything `rev` changed since it left `base` (or it
+    /// changed nothing): a request from it would propose nothing.
+    pub fn proposes_nothing(&self, base: &str, rev: &str) -> Result<bool, GitError> {
+        let since = format!("{base}...{rev}");
         let changed = self.run(&["diff", "--name-only", &since])?;
         if changed.is_empty() {
             return Ok(true);
         }
-        let mut args = vec!["diff", "--quiet", base, "HEAD", "--"];
+        let mut args = vec!["diff", "--quiet", base, rev, "--"];
         args.extend(changed.lines());
         match self.run(&args) {
             Ok(_) => Ok(true),

@@ -1,34 +1,43 @@
 //! `retrace nightly`: one run for every workspace of `retrace.toml`. The events are read once,
-//! from the earliest point any workspace needs (its watermark less the overlap for
-//! CloudTrail's delivery delay), and routed to each workspace by account, region and managed
-//! resource. Each workspace is reconciled in its own checkout on its branch
-//! (`retrace/<name>`), which continues an open pull request or starts again from the base;
-//! the patch is committed with the evidence, pushed, and the pull (or merge) request opened
-//! or updated, never duplicated. Before that, the fate of the requests earlier runs opened is
-//! read and counted against the rules behind their lines. `dry_run` reads everything and
-//! changes nothing: no commit pushed, no request opened, nothing recorded.
+//! from the earliest point any workspace needs, and routed to each workspace by account,
+//! region and managed resource.
+//!
+//! Each workspace's request is a state machine kept in the knowledge base and reconciled
+//! against the forge and the remote at the start of every run: the fate of the requests
+//! earlier runs opened is read (merged, closed by a reviewer, closed after retrace called it
+//! obsolete, or gone from the forge) and counted against the rules behind their lines; an
+//! open request for the branch that the store lost is adopted; a branch holding commits
+//! retrace did not make is never replaced; a branch that conflicts with its base is rebuilt
+//! from the base with everything its request holds. Then the workspace's new events (those
+//! after its own watermark, less the ones already handled) are reconciled on the branch, the
+//! patch (or, when only something held for a person is new, an empty commit carrying the
+//! evidence) is committed and pushed, and the request is opened or brought to what the
+//! ledger of the whole branch says: title, description, labels and draft state, repaired
+//! whatever the last night left half done. `dry_run` reads everything and changes nothing.
 
 pub mod body;
 pub mod forge;
 pub mod git;
+pub mod ledger;
+pub mod lock;
 pub mod state;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
-use knowledge::store::{Review, ReviewLine, ReviewState, Settlement, StoreError, Watermark};
+use knowledge::store::{Night, Review, ReviewLine, ReviewState, Settlement, StoreError, Watermark};
 use serde::Serialize;
 
+use crate::agent::Agent;
 use crate::agent::client::Usage;
-use crate::agent::{Agent, AgentReport};
 use crate::config::{Config, ConfigError, WorkspaceConfig, parse_when};
 use crate::ingest::Call;
 use crate::pipeline::InputSummary;
-use crate::policy::{Policy, PolicyError};
+use crate::policy::{Decision, Fingerprint, Policy, PolicyError};
 use crate::reconcile::{Outcome, Status};
 use crate::record::{Knowledge, RecordError};
 use crate::resolve::{Origin, Scope, is_global, touched};
@@ -38,6 +47,7 @@ use crate::validate::Validator;
 use body::Told;
 use forge::{Fate, Forge, ForgeError, Opened, Proposal};
 use git::{Author, Git, GitError};
+use ledger::{Describe, Described, Ledger};
 use state::{ReadStateError, read_state};
 
 /// Why a workspace's nightly run stopped.
@@ -68,7 +78,7 @@ pub enum NightlyError {
     #[error(transparent)]
     Record(#[from] RecordError),
     /// The patch could not be written into the checkout.
-    #[error("writing the patch into {dir}: {message}")]
+    #[error("writing the patch into {dir}: {message}; nothing was committed or recorded")]
     Write {
         /// The checkout's project directory.
         dir: String,
@@ -80,6 +90,20 @@ pub enum NightlyError {
         "workspace {0}: cannot tell the forge repository from the remote URL; set forge_repository"
     )]
     NoForgeRepository(String),
+    /// The branch holds a person's commits and would have to be replaced.
+    #[error(
+        "the branch {branch} holds commits retrace did not make ({commits}), and {why}; retrace never replaces a person's commits, so nothing was pushed for this workspace: merge those commits into {base} (or move them to another branch and delete {branch}), then run again"
+    )]
+    Foreign {
+        /// The branch.
+        branch: String,
+        /// The base branch.
+        base: String,
+        /// The commits, `abc1234 by Name <mail>: subject`, joined.
+        commits: String,
+        /// Why the branch would have to be replaced.
+        why: String,
+    },
 }
 
 /// Makes the validators to run after the built-in check, for a workspace's regions.
@@ -121,9 +145,10 @@ pub struct WorkspaceReport {
     pub branch: String,
     /// The events read for it, in words.
     pub window: String,
-    /// Out-of-band calls routed to it.
+    /// Out-of-band calls routed to it and not handled before.
     pub calls: usize,
-    /// How its reconciliation ended; `None` when it stopped with an error.
+    /// How its reconciliation ended, with what its request still waits for; `None` when
+    /// it stopped with an error.
     pub status: Option<Status>,
     /// The error that stopped it.
     pub error: Option<String>,
@@ -133,6 +158,8 @@ pub struct WorkspaceReport {
     pub request: Option<RequestReport>,
     /// Earlier pull requests whose fate this run recorded.
     pub reviewed: Vec<Reviewed>,
+    /// What reconciling the request with the forge and the remote did, in words.
+    pub notes: Vec<String>,
     /// Tokens the agent spent on the workspace.
     pub tokens: Usage,
     /// The reconciliation.
@@ -150,9 +177,12 @@ impl WorkspaceReport {
 /// What was done (or would be done) about a workspace's pull request.
 #[derive(Debug, Clone, Serialize)]
 pub struct RequestReport {
-    /// `opened`, `updated`, `commented` (obsolete), or in a dry run `would open`,
-    /// `would update`; `pushed` when no forge is configured.
+    /// `opened`, `updated`, `repaired` (brought to what the branch holds without a new
+    /// commit), `commented` (obsolete), or in a dry run `would open`, `would update`;
+    /// `pushed` when no forge is configured.
     pub action: String,
+    /// `pull request` or `merge request`.
+    pub noun: String,
     /// Its number.
     pub number: Option<i64>,
     /// Its address.
@@ -170,7 +200,8 @@ pub struct RequestReport {
 pub struct Reviewed {
     /// Its number.
     pub number: i64,
-    /// `merged` or `closed`.
+    /// `merged`, `closed` (a rejection), `withdrawn` (closed after retrace called it
+    /// obsolete) or `gone` (the forge no longer knows it).
     pub state: ReviewState,
     /// Lines a reviewer changed before merging.
     pub corrected: usize,
@@ -186,44 +217,86 @@ pub fn exit_code(reports: &[WorkspaceReport]) -> u8 {
         .unwrap_or(0)
 }
 
+/// A workspace to run: its window of new events and how far back to read.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    /// The workspace.
+    pub workspace: WorkspaceConfig,
+    /// Its new events start here: its watermark less the overlap (or `--since`, or the
+    /// first window).
+    pub since: DateTime<Utc>,
+    /// Read from here: `since`, or earlier when its open request holds earlier events (a
+    /// branch that conflicts with its base is rebuilt from all of them).
+    pub read_from: DateTime<Utc>,
+    /// The event ids handled already (those at the end of the last window).
+    pub handled: BTreeSet<String>,
+}
+
 /// The workspaces to run, with the time each one reads from.
 pub fn plan(
     setup: &Setup<'_>,
     knowledge: Option<&Knowledge>,
     now: DateTime<Utc>,
-) -> Result<Vec<(WorkspaceConfig, DateTime<Utc>)>, NightlyError> {
+) -> Result<Vec<Planned>, NightlyError> {
     let nightly = &setup.config.nightly;
-    let overlap = now - parse_when(&nightly.overlap, now)?;
+    let overlap = overlap(setup, now)?;
     let first = parse_when(&nightly.first_window, now)?;
     let mut out = Vec::new();
     for workspace in &setup.config.workspaces {
         if !setup.only.is_empty() && !setup.only.contains(&workspace.name) {
             continue;
         }
-        let mark = match knowledge {
-            Some(k) => k.store().watermark(&workspace.name)?,
-            None => None,
+        let (mark, ledger) = match knowledge {
+            Some(k) => (
+                k.store().watermark(&workspace.name)?,
+                Ledger::parse(k.store().ledger(&workspace.name)?.as_deref()),
+            ),
+            None => (None, Ledger::default()),
         };
         let from_mark = mark
+            .as_ref()
             .and_then(|m| DateTime::parse_from_rfc3339(&m.event_time).ok())
             .map(|t| t.with_timezone(&Utc) - overlap);
-        out.push((
-            workspace.clone(),
-            setup.since.or(from_mark).unwrap_or(first),
-        ));
+        let since = setup.since.or(from_mark).unwrap_or(first);
+        let read_from = ledger.first_event().map_or(since, |t| t.min(since));
+        out.push(Planned {
+            workspace: workspace.clone(),
+            since,
+            read_from,
+            handled: mark
+                .map(|m| m.event_ids.into_iter().collect())
+                .unwrap_or_default(),
+        });
     }
     Ok(out)
 }
 
+/// `[nightly] overlap` as a duration.
+fn overlap(setup: &Setup<'_>, now: DateTime<Utc>) -> Result<Duration, NightlyError> {
+    Ok(now - parse_when(&setup.config.nightly.overlap, now)?)
+}
+
+/// How the branch starts this night.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Start {
+    /// From the base: nothing is proposed yet.
+    Fresh,
+    /// From the remote branch: it continues what its request holds.
+    Continue,
+    /// From the base again, with everything the request holds: the base moved under the
+    /// branch with a conflicting change.
+    Rebuild,
+}
+
 /// A workspace ready to reconcile: its checkout on its branch, its forge and open request,
-/// and its state.
+/// its ledger and its state.
 struct Prepared {
-    workspace: WorkspaceConfig,
-    since: DateTime<Utc>,
+    planned: Planned,
     git: Git,
     forge: Option<Forge>,
     open: Option<Opened>,
-    continues: bool,
+    start: Start,
+    ledger: Ledger,
     base: String,
     project_dir: PathBuf,
     state: State,
@@ -235,36 +308,32 @@ struct Prepared {
 /// on.
 pub async fn run_all(
     setup: &Setup<'_>,
-    planned: Vec<(WorkspaceConfig, DateTime<Utc>)>,
+    planned: Vec<Planned>,
     calls: &[Call],
     input: &InputSummary,
     mut knowledge: Option<&mut Knowledge>,
 ) -> Vec<WorkspaceReport> {
     let mut reports = Vec::new();
     let mut ready = Vec::new();
-    for (workspace, since) in planned {
+    for planned in planned {
         let mut report = WorkspaceReport {
-            workspace: workspace.name.clone(),
-            branch: format!("{}{}", setup.config.nightly.branch_prefix, workspace.name),
-            window: window_words(since, input.last),
+            workspace: planned.workspace.name.clone(),
+            branch: format!(
+                "{}{}",
+                setup.config.nightly.branch_prefix, planned.workspace.name
+            ),
+            window: window_words(planned.since, input.last),
             calls: 0,
             status: None,
             error: None,
             commit: None,
             request: None,
             reviewed: Vec::new(),
+            notes: Vec::new(),
             tokens: Usage::default(),
             outcome: None,
         };
-        match prepare(
-            setup,
-            workspace,
-            since,
-            &mut report,
-            knowledge.as_deref_mut(),
-        )
-        .await
-        {
+        match prepare(setup, planned, &mut report, knowledge.as_deref_mut()).await {
             Ok(prepared) => ready.push(prepared),
             Err(error) => report.error = Some(error.to_string()),
         }
@@ -273,33 +342,20 @@ pub async fn run_all(
     let indexes: Vec<(String, StateIndex, Scope)> = ready
         .iter()
         .map(|p| {
-            let scope =
-                Scope::from_state(&p.state).overridden(&p.workspace.accounts, &p.workspace.regions);
-            (
-                p.workspace.name.clone(),
-                StateIndex::new(p.state.clone()),
-                scope,
-            )
+            let w = &p.planned.workspace;
+            let scope = Scope::from_state(&p.state).overridden(&w.accounts, &w.regions);
+            (w.name.clone(), StateIndex::new(p.state.clone()), scope)
         })
         .collect();
     for prepared in ready {
         let routed = route(calls, &prepared, &indexes);
         let Some(report) = reports
             .iter_mut()
-            .find(|r| r.workspace == prepared.workspace.name)
+            .find(|r| r.workspace == prepared.planned.workspace.name)
         else {
             continue;
         };
-        report.calls = routed.len();
-        let done = finish(
-            setup,
-            prepared,
-            &routed,
-            input,
-            report,
-            knowledge.as_deref_mut(),
-        )
-        .await;
+        let done = finish(setup, prepared, &routed, report, knowledge.as_deref_mut()).await;
         if let Err(error) = done {
             tracing::warn!(workspace = %report.workspace, %error, "nightly run of a workspace failed");
             report.status = None;
@@ -309,133 +365,330 @@ pub async fn run_all(
     reports
 }
 
-/// Brings the workspace's checkout up to date, records the fate of its earlier requests,
-/// starts its branch (continuing an open request, else from the base) and reads its state.
+/// Brings the workspace's checkout up to date, reconciles its request with the forge
+/// (earlier requests' fate, adoption) and its branch with the remote (a person's commits,
+/// a conflicting base), starts its branch and reads its state.
 async fn prepare(
     setup: &Setup<'_>,
-    workspace: WorkspaceConfig,
-    since: DateTime<Utc>,
+    planned: Planned,
     report: &mut WorkspaceReport,
     knowledge: Option<&mut Knowledge>,
 ) -> Result<Prepared, NightlyError> {
+    let workspace = &planned.workspace;
     let base = workspace
         .base
         .clone()
         .unwrap_or_else(|| setup.config.nightly.base.clone());
-    let git = checkout(setup, &workspace)?;
-    let forge = forge_for(setup, &workspace, &git)?;
+    let git = checkout(setup, workspace)?;
+    let forge = forge_for(setup, workspace, &git)?;
+    let mut ledger = match &knowledge {
+        Some(k) => Ledger::parse(k.store().ledger(&workspace.name)?.as_deref()),
+        None => Ledger::default(),
+    };
     if let (Some(forge), Some(k)) = (&forge, knowledge) {
-        report.reviewed =
-            settle_reviews(forge, &git, k, &workspace.name, &base, setup.dry_run).await?;
+        let settling = Settling {
+            forge,
+            git: &git,
+            workspace: &workspace.name,
+            base: &base,
+            dry_run: setup.dry_run,
+        };
+        report.reviewed = settle_reviews(&settling, k, &mut ledger).await?;
     }
     let open = match &forge {
         Some(forge) => forge.find_open(&report.branch).await?,
         None => None,
     };
-    let continues = open.is_some() && git.remote_has(&report.branch)?;
-    let start = if continues {
-        format!("origin/{}", report.branch)
-    } else {
-        format!("origin/{base}")
+    adopt(open.as_ref(), &mut ledger, forge.as_ref(), report);
+    let start = branch_start(setup, &git, &base, open.is_some(), &ledger, report)?;
+    let from = match start {
+        Start::Continue => format!("origin/{}", report.branch),
+        Start::Fresh | Start::Rebuild => format!("origin/{base}"),
     };
-    git.start_branch(&report.branch, &start)?;
+    git.start_branch(&report.branch, &from)?;
+    if start == Start::Fresh {
+        ledger = Ledger {
+            number: ledger.number,
+            ..Ledger::default()
+        };
+    }
     let project_dir = match &workspace.project {
         Some(dir) => git.dir().join(dir),
         None => git.dir().to_owned(),
     };
     let state = read_state(&workspace.state, &project_dir).await?;
     Ok(Prepared {
-        workspace,
-        since,
+        planned,
         git,
         forge,
         open,
-        continues,
+        start,
+        ledger,
         base,
         project_dir,
         state,
     })
 }
 
+/// Takes the forge's open request for the branch as the workspace's when the store lost
+/// it (or never learnt it: a create whose answer was lost); drops the ledger of a request
+/// that ended.
+fn adopt(
+    open: Option<&Opened>,
+    ledger: &mut Ledger,
+    forge: Option<&Forge>,
+    report: &mut WorkspaceReport,
+) {
+    match open {
+        Some(o) if ledger.number != Some(o.number) => {
+            let noun = forge.map_or("pull request", Forge::noun);
+            report.notes.push(format!(
+                "adopted the open {noun} #{} from {}: the knowledge base did not know it",
+                o.number, report.branch
+            ));
+            ledger.number = Some(o.number);
+        }
+        None if ledger.number.is_some() => *ledger = Ledger::default(),
+        _ => {}
+    }
+}
+
+/// Where the branch starts: it continues while it holds something retrace proposes (an
+/// open request, or a push whose request could not be opened yet), is rebuilt from the base
+/// when the base conflicts with it, and otherwise starts from the base. A branch with a
+/// person's commits is never replaced.
+fn branch_start(
+    setup: &Setup<'_>,
+    git: &Git,
+    base: &str,
+    open: bool,
+    ledger: &Ledger,
+    report: &mut WorkspaceReport,
+) -> Result<Start, NightlyError> {
+    let branch = report.branch.clone();
+    if !git.remote_has(&branch)? {
+        return Ok(Start::Fresh);
+    }
+    let (theirs, ours) = (format!("origin/{base}"), format!("origin/{branch}"));
+    // Without a forge nothing ends a ledger but the base coming to hold the branch.
+    let ended = setup.config.nightly.forge.is_none() && git.proposes_nothing(&theirs, &ours)?;
+    let holds = open || (!ledger.is_empty() && !ended);
+    let conflicts = holds && git.conflicts(&theirs, &ours)?;
+    if holds && !conflicts {
+        return Ok(Start::Continue);
+    }
+    let email = &setup.config.nightly.author_email;
+    let foreign = git.foreign_commits(&theirs, &ours, email)?;
+    if !foreign.is_empty() && !git.proposes_nothing(&theirs, &ours)? {
+        let why = if conflicts {
+            format!(
+                "{base} moved under it with a conflicting change, so it would have to be rebuilt"
+            )
+        } else {
+            "no request is open for it, so the next proposal would replace it".to_owned()
+        };
+        return Err(NightlyError::Foreign {
+            branch,
+            base: base.to_owned(),
+            commits: foreign.join("; "),
+            why,
+        });
+    }
+    if conflicts {
+        report.notes.push(format!(
+            "{base} moved under {branch} with a conflicting change: the branch is rebuilt from {base} with every change it held"
+        ));
+        return Ok(Start::Rebuild);
+    }
+    Ok(Start::Fresh)
+}
+
 /// Reconciles a prepared workspace over its calls, commits the patch with the evidence,
-/// publishes it, and remembers the request and the watermark.
+/// publishes it, and remembers the night.
 async fn finish(
     setup: &Setup<'_>,
     prepared: Prepared,
     routed: &[Call],
-    input: &InputSummary,
     report: &mut WorkspaceReport,
     mut knowledge: Option<&mut Knowledge>,
 ) -> Result<(), NightlyError> {
     let Prepared {
-        workspace,
+        planned,
         git,
         forge,
         open,
-        continues,
+        start,
+        mut ledger,
         base,
         project_dir,
         state,
-        ..
     } = prepared;
+    let workspace = &planned.workspace;
     let nightly = &setup.config.nightly;
-    let (outcome, agent) = reconcile(
+    let calls = select(routed, &planned, start, &ledger);
+    report.calls = calls.len();
+    let rejected = match knowledge.as_deref() {
+        Some(k) => rejected(k, &workspace.name)?,
+        None => Vec::new(),
+    };
+    let settled = reconcile(
         setup,
-        &workspace,
+        workspace,
         &project_dir,
         state,
-        routed,
-        input,
-        knowledge.as_deref_mut(),
+        &calls,
+        rejected,
+        knowledge.as_deref(),
     )
     .await?;
-    report.status = Some(outcome.status);
-    report.tokens = agent.as_ref().map(|a| a.usage).unwrap_or_default();
+    let outcome = &settled.outcome;
+    let agent = settled.agent.as_ref();
+    report.tokens = agent.map(|a| a.usage).unwrap_or_default();
+    if !outcome.changes.is_empty() {
+        write_patch(outcome, &project_dir)?;
+    }
+    if let (Some(k), false) = (knowledge.as_deref_mut(), setup.dry_run) {
+        let tokens = agent.map(|a| a.usage).unwrap_or_default();
+        k.record(outcome, &workspace.name, &settled.learned, tokens.into())?;
+        forget_rejections(k, &workspace.name, outcome)?;
+    }
     let told = Told {
         workspace: &workspace.name,
-        outcome: &outcome,
+        outcome,
         window: &report.window,
         title: &nightly.title,
-        agent: agent.as_ref(),
+        agent,
     };
-    let mut lines = Vec::new();
-    if !outcome.changes.is_empty() {
-        write_patch(&outcome, &project_dir)?;
-        lines = attributed_lines(&outcome, &project_dir, git.dir());
-        let author = Author {
-            name: nightly.author_name.clone(),
-            email: nightly.author_email.clone(),
+    if start == Start::Rebuild {
+        ledger = Ledger {
+            number: ledger.number,
+            ..Ledger::default()
         };
-        report.commit = git.commit_all(&told.commit_message(), &author)?;
     }
-    let head = git.head()?;
-    let noted =
-        match (knowledge.as_deref(), &open) {
-            (Some(k), Some(open)) => k.store().open_reviews(&workspace.name)?.iter().any(|r| {
-                r.number == open.number && r.obsolete_at.as_deref() == Some(head.as_str())
-            }),
-            _ => false,
-        };
-    let obsolete = continues && !noted && git.proposes_nothing(&format!("origin/{base}"))?;
+    let new_for_person = ledger.add(&told);
+    let author = Author {
+        name: nightly.author_name.clone(),
+        email: nightly.author_email.clone(),
+    };
+    if !outcome.changes.is_empty() {
+        ledger
+            .lines
+            .extend(attributed_lines(outcome, &project_dir, git.dir()));
+    }
+    if !outcome.changes.is_empty() || new_for_person {
+        report.commit = git.commit_all(&told.commit_message(), &author, new_for_person)?;
+    }
+    let mark = watermark(setup, routed, &planned)?;
     let publishing = Publishing {
+        setup,
         git: &git,
         forge: forge.as_ref(),
         open,
         base: &base,
-        obsolete,
+        start,
+        workspace: &workspace.name,
+        mark: mark.as_ref(),
     };
-    report.request = publish(setup, &publishing, &told, report).await?;
-    if let (Some(k), false) = (knowledge, setup.dry_run) {
-        remember(k, forge.as_ref(), report, lines, routed, input)?;
-        if let (Some(forge), Some(request)) = (&forge, &report.request)
-            && request.action == "commented"
-            && let Some(number) = request.number
-        {
-            k.store_mut()
-                .note_obsolete(forge.name(), forge.repository(), number, &head)?;
+    let status = publish(&publishing, &mut ledger, report, knowledge).await?;
+    report.status = Some(worst(outcome.status, status));
+    report.outcome = Some(settled.outcome);
+    Ok(())
+}
+
+/// The night's status, made partial while the request waits for a person.
+fn worst(night: Status, request: Option<Status>) -> Status {
+    if request == Some(Status::Partial) {
+        Status::Partial
+    } else {
+        night
+    }
+}
+
+/// The calls to reconcile: the new ones (in the window, not handled before); when the
+/// branch is rebuilt, every call its request held as well.
+fn select(routed: &[Call], planned: &Planned, start: Start, ledger: &Ledger) -> Vec<Call> {
+    let held = if start == Start::Rebuild {
+        ledger.event_ids()
+    } else {
+        BTreeSet::new()
+    };
+    routed
+        .iter()
+        .filter(|c| {
+            held.contains(&c.event_id)
+                || (c.event_time >= planned.since && !planned.handled.contains(&c.event_id))
+        })
+        .cloned()
+        .collect()
+}
+
+/// The workspace's new watermark: the latest of its own calls, with the ids of those the
+/// next night's overlap will read again; `None` when it read none (the mark stays).
+fn watermark(
+    setup: &Setup<'_>,
+    routed: &[Call],
+    planned: &Planned,
+) -> Result<Option<Watermark>, NightlyError> {
+    let Some(last) = routed.iter().map(|c| c.event_time).max() else {
+        return Ok(None);
+    };
+    if last < planned.since {
+        return Ok(None);
+    }
+    let overlap = overlap(setup, Utc::now())?;
+    let mut ids: Vec<String> = routed
+        .iter()
+        .filter(|c| c.event_time >= last - overlap)
+        .map(|c| c.event_id.clone())
+        .collect();
+    ids.sort();
+    ids.dedup();
+    Ok(Some(Watermark {
+        event_time: last.to_rfc3339(),
+        event_ids: ids,
+    }))
+}
+
+/// The changes reviewers rejected in the workspace, with the reason to give.
+fn rejected(k: &Knowledge, workspace: &str) -> Result<Vec<(Fingerprint, String)>, NightlyError> {
+    Ok(k.store()
+        .rejections(workspace)?
+        .into_iter()
+        .map(|r| {
+            let reason = format!(
+                "a reviewer closed request #{} without merging this change; it is not proposed again until the cloud changes it again",
+                r.number
+            );
+            let print = Fingerprint {
+                resource: r.resource,
+                attribute: r.attribute,
+                value: r.value,
+            };
+            (print, reason)
+        })
+        .collect())
+}
+
+/// Forgets the rejections of attributes the night's calls set to another value: the cloud
+/// changed them again.
+fn forget_rejections(
+    k: &mut Knowledge,
+    workspace: &str,
+    outcome: &Outcome,
+) -> Result<(), NightlyError> {
+    for d in &outcome.intents {
+        for (delta, rulings) in d.intent.deltas.iter().zip(&d.rulings) {
+            for r in rulings.iter().filter(|r| r.decision != Decision::Rejected) {
+                let print = Fingerprint::of(delta, &r.part);
+                k.store_mut().forget_rejections(
+                    workspace,
+                    &print.resource,
+                    &print.attribute,
+                    &print.value,
+                )?;
+            }
         }
     }
-    report.outcome = Some(outcome);
     Ok(())
 }
 
@@ -480,33 +733,42 @@ fn forge_for(
     Ok(Some(Forge::new(config, &repository)?))
 }
 
-/// Reads the fate of the workspace's open requests and records the merged and closed ones:
-/// merges, rejections, and the lines a reviewer changed before merging, against the rules
-/// behind them. A dry run reads and records nothing.
-async fn settle_reviews(
-    forge: &Forge,
-    git: &Git,
-    knowledge: &mut Knowledge,
-    workspace: &str,
-    base: &str,
+/// Where earlier requests' fate is read.
+struct Settling<'a> {
+    forge: &'a Forge,
+    git: &'a Git,
+    workspace: &'a str,
+    base: &'a str,
     dry_run: bool,
+}
+
+/// Reads the fate of the workspace's open requests and records the ended ones: a merge
+/// (with the lines a reviewer changed before merging), a reviewer's rejection (its changes
+/// are remembered and not proposed again), a close after retrace called the request
+/// obsolete (no rejection), or a request the forge no longer knows (forgotten: its branch
+/// is proposed again in a new request). The ledger of a request that ended otherwise is
+/// dropped. A dry run reads and records nothing.
+async fn settle_reviews(
+    at: &Settling<'_>,
+    knowledge: &mut Knowledge,
+    ledger: &mut Ledger,
 ) -> Result<Vec<Reviewed>, NightlyError> {
     let mut out = Vec::new();
-    if dry_run {
+    if at.dry_run {
         return Ok(out);
     }
-    for review in knowledge.store().open_reviews(workspace)? {
-        let (state, merged_as) = match forge.fate(review.number).await? {
+    for review in knowledge.store().open_reviews(at.workspace)? {
+        let current = at.forge.read(review.number).await?;
+        let (state, corrected) = match current.fate {
             Fate::Open => continue,
-            Fate::Closed => (ReviewState::Closed, None),
-            Fate::Merged(commit) => (ReviewState::Merged, Some(commit)),
-        };
-        let corrected = match merged_as {
-            Some(commit) => {
-                let at = commit.unwrap_or_else(|| format!("origin/{base}"));
-                corrected_lines(git, &at, &review)?
+            Fate::Merged(commit) => {
+                let at_commit = commit.unwrap_or_else(|| format!("origin/{}", at.base));
+                let corrected = corrected_lines(at.git, &at_commit, &review)?;
+                (ReviewState::Merged, corrected)
             }
-            None => Vec::new(),
+            Fate::Closed if review.obsolete_at.is_some() => (ReviewState::Withdrawn, Vec::new()),
+            Fate::Closed => (ReviewState::Closed, Vec::new()),
+            Fate::Gone => (ReviewState::Gone, Vec::new()),
         };
         out.push(Reviewed {
             number: review.number,
@@ -517,6 +779,20 @@ async fn settle_reviews(
         knowledge
             .store_mut()
             .settle_review(review.id, &settlement)?;
+        if ledger.number == Some(review.number) {
+            match state {
+                // Nobody rejected what the branch holds: a new request proposes it again.
+                ReviewState::Gone => ledger.number = None,
+                ReviewState::Closed => {
+                    let rejected = ledger.rejections(review.number);
+                    knowledge
+                        .store_mut()
+                        .remember_rejections(at.workspace, &rejected)?;
+                    *ledger = Ledger::default();
+                }
+                _ => *ledger = Ledger::default(),
+            }
+        }
     }
     Ok(out)
 }
@@ -539,15 +815,15 @@ fn corrected_lines(git: &Git, at: &str, review: &Review) -> Result<Vec<ReviewLin
     Ok(out)
 }
 
-/// The calls of a prepared workspace: made since its start, in its accounts and regions,
+/// The calls of a prepared workspace: made since it reads, in its accounts and regions,
 /// and, when other workspaces of the run take calls in the same place, touching one of its
 /// managed resources, or none of any workspace's (then each of them reports it, so nothing
 /// is silent).
 fn route(calls: &[Call], prepared: &Prepared, all: &[(String, StateIndex, Scope)]) -> Vec<Call> {
-    let name = &prepared.workspace.name;
+    let name = &prepared.planned.workspace.name;
     calls
         .iter()
-        .filter(|call| call.event_time >= prepared.since)
+        .filter(|call| call.event_time >= prepared.planned.read_from)
         .filter(|call| {
             let here: Vec<&(String, StateIndex, Scope)> = all
                 .iter()
@@ -583,16 +859,17 @@ fn origin(call: &Call) -> Origin<'_> {
     }
 }
 
-/// Reconciles the workspace's calls with its project and policy.
+/// Reconciles the workspace's calls with its project and policy, leaving out the changes
+/// reviewers rejected. Nothing is recorded yet: a patch that fails to write is not.
 async fn reconcile(
     setup: &Setup<'_>,
     workspace: &WorkspaceConfig,
     project_dir: &Path,
     state: State,
     calls: &[Call],
-    input: &InputSummary,
-    knowledge: Option<&mut Knowledge>,
-) -> Result<(Outcome, Option<AgentReport>), NightlyError> {
+    rejected: Vec<(Fingerprint, String)>,
+    knowledge: Option<&Knowledge>,
+) -> Result<run::Settled, NightlyError> {
     let config = setup.config;
     let observed = match &workspace.observed {
         Some(file) => Some(read_observed(&project_dir.join(file))?),
@@ -603,7 +880,8 @@ async fn reconcile(
             .policy
             .clone()
             .unwrap_or_else(|| config.policy.clone()),
-    )?;
+    )?
+    .with_rejected(rejected);
     let ownership = workspace
         .ownership
         .clone()
@@ -630,12 +908,7 @@ async fn reconcile(
         shared_module_edits: setup.shared_module_edits,
         agent: setup.agent,
     };
-    let record = (!setup.dry_run).then_some(workspace.name.as_str());
-    let ran = run::reconcile_calls(calls, input.clone(), &project, knowledge, record).await?;
-    if let Some(Err(error)) = ran.recorded {
-        return Err(error.into());
-    }
-    Ok((ran.outcome, ran.agent))
+    Ok(run::settle(calls, &project, knowledge).await?)
 }
 
 /// Reads a workspace's observed state (the cloud as a refresh sees it).
@@ -728,134 +1001,233 @@ fn added(old: &str, new: &str) -> Vec<String> {
         .collect()
 }
 
-/// Where a workspace's patch goes: its checkout, forge, open request and base branch, and
-/// whether the branch now proposes nothing (the open request is obsolete).
+/// Where a workspace's night goes: its checkout, forge, open request and base branch, how
+/// its branch started, the watermark to keep and the lines the night's patch added.
 struct Publishing<'a> {
+    setup: &'a Setup<'a>,
     git: &'a Git,
     forge: Option<&'a Forge>,
     open: Option<Opened>,
     base: &'a str,
-    obsolete: bool,
+    start: Start,
+    workspace: &'a str,
+    mark: Option<&'a Watermark>,
 }
 
-/// Pushes the branch and opens, updates or comments on the request; in a dry run, says what
-/// would be done.
+impl Publishing<'_> {
+    fn noun(&self) -> &'static str {
+        self.forge.map_or("pull request", Forge::noun)
+    }
+}
+
+/// Pushes the branch, keeps the night in the knowledge base, and opens the request or
+/// brings the open one to what the ledger says (or comments once that it is obsolete); in a
+/// dry run, says what would be done. Returns the request's own status: partial while an
+/// item waits for a person.
 async fn publish(
-    setup: &Setup<'_>,
     to: &Publishing<'_>,
-    told: &Told<'_>,
-    report: &WorkspaceReport,
-) -> Result<Option<RequestReport>, NightlyError> {
-    let (git, forge, open, base) = (to.git, to.forge, to.open.clone(), to.base);
-    let proposal = Proposal {
-        title: told.title(),
-        body: told.body(),
-        branch: report.branch.clone(),
-        base: base.to_owned(),
-        labels: setup.config.nightly.labels.clone(),
-        draft: told.needs_person(),
-    };
+    ledger: &mut Ledger,
+    report: &mut WorkspaceReport,
+    knowledge: Option<&mut Knowledge>,
+) -> Result<Option<Status>, NightlyError> {
+    let setup = to.setup;
+    let base = format!("origin/{}", to.base);
+    let rebuilt = to.start == Start::Rebuild;
+    let pushing = report.commit.is_some() || rebuilt;
+    let diff = to.git.diff_since(&base)?;
+    let ticked = to
+        .open
+        .as_ref()
+        .map(|o| ledger::ticked(&o.body))
+        .unwrap_or_default();
+    let described = ledger.describe(&Describe {
+        workspace: to.workspace,
+        template: &setup.config.nightly.title,
+        noun: to.noun(),
+        diff: &diff,
+        ticked: &ticked,
+    });
+    let status = (!ledger.is_empty()).then_some(if described.draft {
+        Status::Partial
+    } else {
+        Status::Patched
+    });
     let request = |action: &str, opened: Option<&Opened>| RequestReport {
         action: action.to_owned(),
+        noun: to.noun().to_owned(),
         number: opened.map(|o| o.number),
         url: opened.map(|o| o.url.clone()),
-        title: proposal.title.clone(),
-        draft: proposal.draft,
-        body: proposal.body.clone(),
+        title: described.title.clone(),
+        draft: described.draft,
+        body: described.body.clone(),
     };
-    if report.commit.is_none() {
-        let Some(open) = open.filter(|_| to.obsolete) else {
-            return Ok(None);
-        };
-        if !setup.dry_run
-            && let Some(forge) = forge
-        {
-            let note = "retrace: the changes this pull request proposed are no longer needed: the cloud and the base branch agree again. It can be closed.";
-            forge.comment(open.number, note).await?;
-        }
-        let action = if setup.dry_run {
-            "would comment"
-        } else {
-            "commented"
-        };
-        return Ok(Some(request(action, Some(&open))));
-    }
+    let proposed_code = ledger.entries.iter().any(|e| !e.proposed.is_empty());
+    let obsolete = to.open.is_some()
+        && !pushing
+        && to.start == Start::Continue
+        && proposed_code
+        && to.git.proposes_nothing(&base, "HEAD")?;
     if setup.dry_run {
-        let action = if open.is_some() {
-            "would update"
-        } else {
-            "would open"
-        };
-        return Ok(Some(request(action, open.as_ref())));
+        report.request = dry_action(to, pushing, &described).map(|a| request(a, to.open.as_ref()));
+        return Ok(status);
     }
-    // A branch that continues an open request only grows; one started again from the base
-    // replaces whatever an earlier, closed request left there.
-    git.push(&report.branch, open.is_none())?;
-    let Some(forge) = forge else {
-        return Ok(Some(request("pushed", None)));
+    if pushing {
+        to.git.push(&report.branch, to.start != Start::Continue)?;
+    }
+    let Some(k) = knowledge else {
+        report.request = pushing.then(|| request("pushed", None));
+        return Ok(status);
     };
-    Ok(Some(match open {
-        Some(open) => {
-            forge.update(open.number, &proposal).await?;
-            request("updated", Some(&open))
+    keep(k, to, ledger, report, None)?;
+    let Some(forge) = to.forge else {
+        report.request = pushing.then(|| request("pushed", None));
+        return Ok(status);
+    };
+    if let (true, Some(open)) = (obsolete, to.open.as_ref()) {
+        let commented = comment_obsolete(forge, k, open, to, described.draft).await?;
+        report.request = commented.map(|a| request(a, Some(open)));
+        return Ok(status);
+    }
+    let proposal = Proposal {
+        title: described.title.clone(),
+        body: described.body.clone(),
+        branch: report.branch.clone(),
+        base: to.base.to_owned(),
+        labels: setup.config.nightly.labels.clone(),
+        draft: described.draft,
+    };
+    let (action, opened) = match &to.open {
+        Some(open) if pushing || differs(open, &proposal, forge) => {
+            let updated = forge.update(open, &proposal).await?;
+            let action = if pushing { "updated" } else { "repaired" };
+            (action, updated)
         }
-        None => {
-            let opened = forge.create(&proposal).await?;
-            request("opened", Some(&opened))
+        Some(open) => ("", open.clone()),
+        None if ledger.is_empty() || !(pushing || to.git.remote_has(&report.branch)?) => {
+            return Ok(status);
         }
-    }))
+        None => ("opened", forge.create(&proposal).await?),
+    };
+    if rebuilt && !action.is_empty() {
+        let note = format!(
+            "retrace rebuilt this branch from `{}`: `{}` moved with a change that conflicts with it, so the branch was started again from it with every change this {} holds. The description tells the whole branch as it now is.",
+            to.base,
+            to.base,
+            forge.noun()
+        );
+        forge.comment(opened.number, &note).await?;
+    }
+    ledger.number = Some(opened.number);
+    keep(k, to, ledger, report, Some(&opened))?;
+    if !action.is_empty() {
+        report.request = Some(request(action, Some(&opened)));
+    }
+    Ok(status)
 }
 
-/// Records the request opened or updated with the lines its commits added so far, and moves
-/// the watermark to the last event read.
-fn remember(
-    knowledge: &mut Knowledge,
-    forge: Option<&Forge>,
+/// What a dry run would do about the request.
+fn dry_action(to: &Publishing<'_>, pushing: bool, described: &Described) -> Option<&'static str> {
+    match &to.open {
+        Some(open) if pushing || open.body != described.body => Some("would update"),
+        Some(_) => None,
+        None if pushing => Some("would open"),
+        None => None,
+    }
+}
+
+/// Whether the open request differs from the proposal: title, description, draft state or
+/// a missing label.
+fn differs(open: &Opened, proposal: &Proposal, forge: &Forge) -> bool {
+    let title = if forge.name() == "gitlab" && proposal.draft {
+        format!("Draft: {}", proposal.title)
+    } else {
+        proposal.title.clone()
+    };
+    open.title != title
+        || open.body != proposal.body
+        || open.draft != proposal.draft
+        || proposal.labels.iter().any(|l| !open.labels.contains(l))
+}
+
+/// Comments once on an open request whose branch the base now holds.
+async fn comment_obsolete(
+    forge: &Forge,
+    k: &mut Knowledge,
+    open: &Opened,
+    to: &Publishing<'_>,
+    waiting: bool,
+) -> Result<Option<&'static str>, NightlyError> {
+    let head = to.git.head()?;
+    let noted = k
+        .store()
+        .open_reviews(to.workspace)?
+        .iter()
+        .any(|r| r.number == open.number && r.obsolete_at.as_deref() == Some(head.as_str()));
+    if noted {
+        return Ok(None);
+    }
+    let note = if waiting {
+        format!(
+            "retrace: the code changes this {} proposed are no longer needed: the cloud and the base branch agree again. Only what waits for a person is left: tick each item once it is dealt with; then it can be closed.",
+            forge.noun()
+        )
+    } else {
+        format!(
+            "retrace: the changes this {} proposed are no longer needed: the cloud and the base branch agree again. It can be closed.",
+            forge.noun()
+        )
+    };
+    forge.comment(open.number, &note).await?;
+    k.store_mut()
+        .note_obsolete(forge.name(), forge.repository(), open.number, &head)?;
+    Ok(Some("commented"))
+}
+
+/// Keeps the night in one transaction: the ledger, the watermark, and the request with the
+/// lines retrace's commits added that the branch still holds (a line retrace itself
+/// replaced later is not a reviewer's correction).
+fn keep(
+    k: &mut Knowledge,
+    to: &Publishing<'_>,
+    ledger: &Ledger,
     report: &WorkspaceReport,
-    lines: Vec<ReviewLine>,
-    routed: &[Call],
-    input: &InputSummary,
+    opened: Option<&Opened>,
 ) -> Result<(), NightlyError> {
-    if let (Some(forge), Some(request), Some(head)) = (forge, &report.request, &report.commit)
-        && let Some(number) = request.number
-    {
-        let earlier: Vec<ReviewLine> = knowledge
-            .store()
-            .open_reviews(&report.workspace)?
-            .into_iter()
-            .filter(|r| r.number == number && r.forge == forge.name())
-            .flat_map(|r| r.lines)
-            .collect();
-        let mut all = earlier;
-        all.extend(lines);
-        knowledge.store_mut().save_review(&Review {
-            id: 0,
-            workspace: report.workspace.clone(),
-            forge: forge.name().to_owned(),
-            repository: forge.repository().to_owned(),
-            number,
-            url: request.url.clone().unwrap_or_default(),
-            branch: report.branch.clone(),
-            head: head.clone(),
-            lines: all,
-            state: ReviewState::Open,
-            obsolete_at: None,
-        })?;
-    }
-    if let Some(last) = input.last {
-        let at = |c: &&Call| c.event_time == last;
-        let mark = Watermark {
-            event_time: last.to_rfc3339(),
-            event_ids: routed
-                .iter()
-                .filter(at)
-                .map(|c| c.event_id.clone())
-                .collect(),
-        };
-        knowledge
-            .store_mut()
-            .set_watermark(&report.workspace, &mark)?;
-    }
+    let review = match (to.forge, opened) {
+        (Some(forge), Some(opened)) => {
+            let mut lines = Vec::new();
+            for line in &ledger.lines {
+                let held = to
+                    .git
+                    .show("HEAD", &line.file)?
+                    .is_some_and(|text| text.lines().any(|l| l == line.text));
+                if held && !lines.contains(line) {
+                    lines.push(line.clone());
+                }
+            }
+            Some(Review {
+                id: 0,
+                workspace: to.workspace.to_owned(),
+                forge: forge.name().to_owned(),
+                repository: forge.repository().to_owned(),
+                number: opened.number,
+                url: opened.url.clone(),
+                branch: report.branch.clone(),
+                head: to.git.head()?,
+                lines,
+                state: ReviewState::Open,
+                obsolete_at: None,
+            })
+        }
+        _ => None,
+    };
+    let text = ledger.to_json();
+    k.store_mut().record_night(&Night {
+        workspace: to.workspace,
+        review: review.as_ref(),
+        ledger: (!ledger.is_empty() || ledger.number.is_some()).then_some(text.as_str()),
+        mark: to.mark,
+    })?;
     Ok(())
 }
 

@@ -28,6 +28,7 @@ pub fn decision(decision: Decision) -> &'static str {
         Decision::Absorb => "absorb",
         Decision::Flag => "hold for a person",
         Decision::Ignore => "ignore",
+        Decision::Rejected => "leave out",
     }
 }
 

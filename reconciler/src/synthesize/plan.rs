@@ -198,7 +198,7 @@ impl<'a> Planner<'a> {
                     continue;
                 }
                 let outcomes = match (ruling.decision, &ruling.part) {
-                    (Decision::Flag, _) => continue,
+                    (Decision::Flag | Decision::Rejected, _) => continue,
                     (Decision::Ignore, _) if delta.lifecycle != Lifecycle::Managed => continue,
                     (Decision::Ignore, _) => vec![self.ignore(delta, &ruling.part)],
                     (Decision::Absorb, Part::Block { index, .. })

@@ -35,6 +35,8 @@ mod intents_cli;
 mod kb_cli;
 mod kb_coverage_cli;
 mod nightly;
+mod nightly_nights;
+mod nightly_ten_nights;
 mod patch_apply;
 mod patch_diff;
 mod reconcile_cli;

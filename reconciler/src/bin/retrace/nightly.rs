@@ -11,10 +11,12 @@ use clap::Args;
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
+use knowledge::store::ReviewState;
 use reconciler::agent::Agent;
 use reconciler::attribute::Attributor;
 use reconciler::config::{Config, parse_when};
 use reconciler::ingest::Filter;
+use reconciler::nightly::lock::RunLock;
 use reconciler::nightly::{self, Setup, WorkspaceReport};
 use reconciler::record::Knowledge;
 use reconciler::report::{Format, words};
@@ -65,6 +67,7 @@ pub async fn run(
             bail!("--workspace {name}: retrace.toml has no workspace of that name");
         }
     }
+    let _lock = RunLock::acquire(&kb.path)?;
     let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
     let mut knowledge = Knowledge::open_with(&kb.path, kb.demote_after, &shipped)?;
     let agent = match config.agent.clone().filter(|_| !args.no_agent) {
@@ -93,7 +96,7 @@ pub async fn run(
         agent: agent.as_ref(),
     };
     let planned = nightly::plan(&setup, Some(&knowledge), now)?;
-    let earliest = planned.iter().map(|(_, since)| *since).min();
+    let earliest = planned.iter().map(|p| p.read_from).min();
     let readers = args.sources.sources(config).await?;
     let attributor = Attributor::new(&config.attribution)?;
     let until = when(&args.sources.until)?;
@@ -155,11 +158,23 @@ fn text(r: &WorkspaceReport, dry_run: bool) -> String {
             0 => String::new(),
             n => format!(", {n} line(s) corrected by the reviewer"),
         };
+        let fate = match review.state {
+            ReviewState::Closed => {
+                "closed unmerged: its changes are not proposed again until the cloud changes them again"
+            }
+            ReviewState::Withdrawn => {
+                "closed after retrace said it was no longer needed (not a rejection)"
+            }
+            ReviewState::Gone => "gone from the forge: forgotten",
+            state => state.as_str(),
+        };
         out.push_str(&format!(
-            "  earlier pull request #{} was {}{corrected}\n",
-            review.number,
-            review.state.as_str()
+            "  earlier request #{} was {fate}{corrected}\n",
+            review.number
         ));
+    }
+    for note in &r.notes {
+        out.push_str(&format!("  {note}\n"));
     }
     if let Some(error) = &r.error {
         out.push_str(&format!("  error: {error}\n\n"));
@@ -186,8 +201,8 @@ fn text(r: &WorkspaceReport, dry_run: bool) -> String {
                 ""
             };
             out.push_str(&format!(
-                "  {} pull request{number}{url}{draft}\n    {}\n",
-                request.action, request.title
+                "  {} {}{number}{url}{draft}\n    {}\n",
+                request.action, request.noun, request.title
             ));
             if dry_run {
                 out.push_str("\n--- description ---\n");
@@ -195,7 +210,7 @@ fn text(r: &WorkspaceReport, dry_run: bool) -> String {
                 out.push_str("--- end ---\n");
             }
         }
-        None => out.push_str("  no pull request: nothing to propose\n"),
+        None => out.push_str("  no request opened or changed: nothing new to propose\n"),
     }
     out.push('\n');
     out

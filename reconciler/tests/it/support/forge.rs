@@ -5,6 +5,9 @@
 //!
 //! Besides the forge's own routes it answers two control routes, so a person can play the
 //! reviewer: `POST /_control/merge/NUMBER?sha=COMMIT` and `POST /_control/close/NUMBER`.
+//! Tests can also delete a request, tick its checklist, and script failures: answer the
+//! next requests matching a method and path with a status (a 429 storm, a 502), or make a
+//! request and then answer 502 as if the answer were lost.
 
 #![allow(dead_code)]
 
@@ -51,10 +54,29 @@ pub struct Pull {
     pub comments: Vec<String>,
 }
 
+/// A scripted failure: the next `times` requests whose method is `method` and whose path
+/// contains `path` are answered `status`; with `after`, the request is served first and
+/// its answer replaced (the forge did the work, the client saw an error).
+#[derive(Debug, Clone)]
+pub struct Failure {
+    /// `GET`, `POST`, ...
+    pub method: String,
+    /// A part of the path.
+    pub path: String,
+    /// The status to answer.
+    pub status: u16,
+    /// How many requests to fail.
+    pub times: usize,
+    /// Serve the request before failing it.
+    pub after: bool,
+}
+
 #[derive(Debug, Default)]
 struct Inner {
     pulls: Vec<Pull>,
     requests: Vec<Recorded>,
+    failures: Vec<Failure>,
+    next: i64,
 }
 
 /// Which API the server speaks.
@@ -97,10 +119,27 @@ impl FakeForge {
                         body: body.clone(),
                         token: token.clone(),
                     });
-                    if token.is_none() && !url.starts_with("/_control/") {
-                        (401, json!({"message": "Bad credentials"}))
-                    } else {
-                        route(kind, &mut inner, request.method(), &url, &body)
+                    let failure = inner
+                        .failures
+                        .iter_mut()
+                        .find(|f| f.times > 0 && f.method == method && url.contains(&f.path));
+                    let failure = failure.map(|f| {
+                        f.times -= 1;
+                        (f.status, f.after)
+                    });
+                    match failure {
+                        _ if token.is_none() && !url.starts_with("/_control/") => {
+                            (401, json!({"message": "Bad credentials"}))
+                        }
+                        Some((status, false)) => (status, json!({"message": "injected failure"})),
+                        Some((status, true)) => {
+                            route(kind, &mut inner, request.method(), &url, &body);
+                            (
+                                status,
+                                json!({"message": "injected failure after the work"}),
+                            )
+                        }
+                        None => route(kind, &mut inner, request.method(), &url, &body),
                     }
                 };
                 let header =
@@ -145,6 +184,46 @@ impl FakeForge {
     pub fn close(&self, number: i64) {
         self.with(|i| set_state(i, number, "closed", None));
     }
+
+    /// Deletes pull request `number`: the forge answers 404 for it from now on.
+    pub fn delete(&self, number: i64) {
+        self.with(|i| i.pulls.retain(|p| p.number != number));
+    }
+
+    /// Ticks every checklist item of pull request `number`'s description, as a reviewer
+    /// who dealt with them.
+    pub fn tick_all(&self, number: i64) {
+        self.with(|i| {
+            if let Some(p) = i.pulls.iter_mut().find(|p| p.number == number) {
+                p.body = p.body.replace("- [ ] ", "- [x] ");
+            }
+        });
+    }
+
+    /// Takes labels off pull request `number`, as a person might.
+    pub fn unlabel(&self, number: i64) {
+        self.with(|i| {
+            if let Some(p) = i.pulls.iter_mut().find(|p| p.number == number) {
+                p.labels.clear();
+            }
+        });
+    }
+
+    /// Scripts a failure (see [`Failure`]).
+    pub fn fail(&self, failure: Failure) {
+        self.with(|i| i.failures.push(failure));
+    }
+
+    /// Forgets the requests recorded so far.
+    pub fn clear_requests(&self) {
+        self.with(|i| i.requests.clear());
+    }
+}
+
+/// The next number, as forges count: never reused, even after a delete.
+fn next_number(inner: &mut Inner) -> i64 {
+    inner.next += 1;
+    inner.next
 }
 
 fn set_state(inner: &mut Inner, number: i64, state: &str, commit: Option<&str>) -> bool {
@@ -242,6 +321,8 @@ fn github(
                "state": if p.state == "merged" { "closed" } else { p.state.as_str() },
                "merged": p.state == "merged", "merge_commit_sha": p.merge_commit,
                "draft": p.draft, "title": p.title, "body": p.body,
+               "node_id": format!("PR_{}", p.number),
+               "labels": p.labels.iter().map(|l| json!({"name": l})).collect::<Vec<_>>(),
                "head": {"ref": p.head}, "base": {"ref": p.base}})
     };
     match (method, parts) {
@@ -270,7 +351,7 @@ fn github(
                 );
             }
             let pull = Pull {
-                number: inner.pulls.len() as i64 + 1,
+                number: next_number(inner),
                 head,
                 base: text(body, "base"),
                 title: text(body, "title"),
@@ -323,6 +404,8 @@ fn github(
             }
             None => (404, json!({"message": "Not Found"})),
         },
+        (Method::Post, ["graphql"]) => graphql(inner, body),
+        (Method::Get, ["repos", o, r]) => (200, json!({"full_name": format!("{o}/{r}")})),
         (Method::Post, ["repos", _, _, "issues", n, "comments"]) => match find(inner, n) {
             Some(pull) => {
                 pull.comments.push(text(body, "body"));
@@ -349,6 +432,7 @@ fn gitlab(
                "labels": p.labels})
     };
     match (method, parts) {
+        (Method::Get, ["projects", id]) => (200, json!({"path_with_namespace": decode(id)})),
         (Method::Get, ["projects", _, "merge_requests"]) => {
             let branch = query(url, "source_branch").unwrap_or_default();
             let list: Vec<Value> = inner
@@ -361,8 +445,19 @@ fn gitlab(
         }
         (Method::Post, ["projects", _, "merge_requests"]) => {
             let title = text(body, "title");
+            let head = text(body, "source_branch");
+            if inner
+                .pulls
+                .iter()
+                .any(|p| p.head == head && p.state == "open")
+            {
+                return (
+                    409,
+                    json!({"message": ["Another open merge request already exists for this source branch"]}),
+                );
+            }
             let pull = Pull {
-                number: inner.pulls.len() as i64 + 1,
+                number: next_number(inner),
                 head: text(body, "source_branch"),
                 base: text(body, "target_branch"),
                 draft: title.starts_with("Draft:"),
@@ -384,7 +479,16 @@ fn gitlab(
         (Method::Put, ["projects", _, "merge_requests", n]) => match find(inner, n) {
             Some(pull) => {
                 pull.title = text(body, "title");
+                pull.draft = pull.title.starts_with("Draft:");
                 pull.body = text(body, "description");
+                for label in text(body, "add_labels")
+                    .split(',')
+                    .filter(|l| !l.is_empty())
+                {
+                    if !pull.labels.iter().any(|l| l == label) {
+                        pull.labels.push(label.to_owned());
+                    }
+                }
                 (200, view(pull))
             }
             None => (404, json!({"message": "404 Not found"})),
@@ -401,6 +505,30 @@ fn gitlab(
             None => (404, json!({"message": "404 Not found"})),
         },
         _ => (404, json!({"message": "404 Not found"})),
+    }
+}
+
+/// GitHub's GraphQL mutations that make a pull request a draft or ready for review.
+fn graphql(inner: &mut Inner, body: &Value) -> (u16, Value) {
+    let query = text(body, "query");
+    let id = body["variables"]["id"].as_str().unwrap_or_default();
+    let number = id.strip_prefix("PR_").unwrap_or_default();
+    let draft = if query.contains("convertPullRequestToDraft") {
+        true
+    } else if query.contains("markPullRequestReadyForReview") {
+        false
+    } else {
+        return (200, json!({"errors": [{"message": "unknown mutation"}]}));
+    };
+    match find(inner, number) {
+        Some(pull) => {
+            pull.draft = draft;
+            (200, json!({"data": {"pullRequest": {"isDraft": draft}}}))
+        }
+        None => (
+            200,
+            json!({"errors": [{"message": format!("Could not resolve to a node with the global id of '{id}'")}]}),
+        ),
     }
 }
 

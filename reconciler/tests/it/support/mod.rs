@@ -1,3 +1,4 @@
 //! Test doubles shared by the integration tests.
 
 pub mod forge;
+pub mod world;
