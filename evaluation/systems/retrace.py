@@ -16,6 +16,19 @@ import sys
 KINDS = {"security", "unexplained", "unowned"}
 
 
+def part_attribute(part):
+    """The top-level attribute a ruling's part is about (empty for the whole resource), from
+    retrace's `{"part": "attribute"|"block"|"tags"|"resource", "name": ...}`."""
+    kind, name = part.get("part"), part.get("name")
+    if kind == "attribute":
+        return name
+    if kind == "block":
+        return name["block"]
+    if kind == "tags":
+        return "tags"
+    return ""
+
+
 def decisions(outcome):
     """The decisions document of retrace's JSON outcome."""
     findings = [
@@ -33,13 +46,7 @@ def decisions(outcome):
     for decided in outcome.get("intents", []):
         for delta, rulings in zip(decided["intent"]["deltas"], decided["rulings"]):
             for ruling in rulings:
-                part = ruling["part"]
-                attribute = {
-                    "resource": "",
-                    "tags": "tags",
-                    "attribute": part.get("name", ""),
-                    "block": (part.get("name") or {}).get("block", ""),
-                }.get(part.get("part"), "")
+                attribute = part_attribute(ruling["part"])
                 ruled.append({
                     "address": delta.get("address"),
                     "resource_type": delta["resource"]["resource_type"],

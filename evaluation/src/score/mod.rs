@@ -521,7 +521,10 @@ impl Scorer {
         };
         let (outcome, spent) = match result {
             Ok(done) => done,
-            Err(error) => return Ok((failed_run(&error, start), Outcome::empty())),
+            Err(error) => {
+                let reason = format!("the reconciler stopped: {error}");
+                return Ok((failed_run(reason, start), Outcome::empty()));
+            }
         };
         self.phases.reconcile += since(start);
         let applied = if outcome.changes.is_empty() {
@@ -584,7 +587,7 @@ impl Scorer {
         self.phases.reconcile += since(start);
         let ran = match ran {
             Ok(ran) => ran,
-            Err(error) => return Ok(failed_run(&error, start)),
+            Err(error) => return Ok(failed_run(format!("the system stopped: {error}"), start)),
         };
         let made = Made {
             applied: (!ran.report.changed.is_empty()).then_some(Ok(())),
@@ -854,13 +857,13 @@ fn imported(
 }
 
 /// A sample whose reconciliation stopped with an error.
-fn failed_run(error: &str, start: Instant) -> Sample {
+fn failed_run(reason: String, start: Instant) -> Sample {
     Sample {
         passed: false,
         checks: vec![CheckResult {
             name: "reconciles".into(),
             passed: false,
-            reasons: vec![format!("the reconciler stopped: {error}")],
+            reasons: vec![reason],
         }],
         lines_added: 0,
         lines_removed: 0,
