@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod dataset;
 pub mod family;
 pub mod generate;
 pub mod scenario;

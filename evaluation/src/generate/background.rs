@@ -73,6 +73,8 @@ struct Day {
     start: DateTime<Utc>,
     records: Vec<Value>,
     managed: Vec<Instance>,
+    /// The first call of each change the generators derive from the state, made once.
+    writes: Option<Vec<Request>>,
 }
 
 impl Day {
@@ -97,6 +99,7 @@ impl Day {
                 .filter(|i| i.mode == Mode::Managed && i.deposed.is_none())
                 .cloned()
                 .collect(),
+            writes: None,
         }
     }
 
@@ -312,11 +315,7 @@ impl Day {
     /// A refused call: a write to a managed resource denied to a read-only role, or a read
     /// throttled.
     fn refused(&mut self, base: &State) {
-        let writes: Vec<Request> = super::all_changes(base)
-            .into_iter()
-            .filter_map(|c| c.calls.first().cloned())
-            .filter(|r| !r.request_parameters.to_string().contains("${"))
-            .collect();
+        let writes = self.writes.take().unwrap_or_else(|| refusable(base));
         let throttled = writes.is_empty() || self.rng.random_bool(0.3);
         let (request, caller) = match throttled {
             true => (self.cloud.noise_request(), self.reader()),
@@ -328,6 +327,7 @@ impl Day {
                 Caller::sso_console("erin@example.com", "ReadOnlyAccess"),
             ),
         };
+        self.writes = Some(writes);
         let error = match (throttled, request.event_source.as_str()) {
             (true, _) => ApiError::new("ThrottlingException", "Rate exceeded"),
             (false, "ec2.amazonaws.com") => ApiError::new(
@@ -391,6 +391,16 @@ impl Day {
             .filter_map(|i| i.string_attribute(attribute).map(str::to_owned))
             .collect()
     }
+}
+
+/// Writes a read-only role may try on managed resources: the first call of each change the
+/// generators derive from the state.
+fn refusable(base: &State) -> Vec<Request> {
+    super::all_changes(base)
+        .into_iter()
+        .filter_map(|c| c.calls.first().cloned())
+        .filter(|r| !r.request_parameters.to_string().contains("${"))
+        .collect()
 }
 
 /// Writes Terraform may re-send: the calls that put each derived change back, on resources

@@ -3,12 +3,9 @@
 
 use super::compare::{Shape, Side, settable, show, unmanaged_when_absent};
 use super::hcl_scan::{self, Import};
+use super::report::{Report, ReportedKind, Ruled, Verdict};
 use crate::scenario::{Expect, Target};
 use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
-use reconciler::intents::Delta;
-use reconciler::policy::{Decision, Part};
-use reconciler::reconcile::Outcome;
-use reconciler::resolve::FindingKind;
 use reconciler::terraform::config::{Project, ResourceInstance};
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde::{Deserialize, Serialize};
@@ -47,8 +44,8 @@ pub struct Evidence<'a> {
     pub original: &'a Project,
     /// The patched code, evaluated the same way, or why it does not load.
     pub patched: Result<&'a Project, String>,
-    /// What the reconciler produced.
-    pub outcome: &'a Outcome,
+    /// What the system under test changed and reported.
+    pub report: &'a Report,
     /// What a correct answer is.
     pub expect: &'a Expect,
     /// The provider schema.
@@ -57,15 +54,15 @@ pub struct Evidence<'a> {
 
 /// Runs every check.
 pub fn run(e: &Evidence) -> Vec<CheckResult> {
-    let mut out = vec![parses(e.outcome), accounted(e.outcome)];
+    let mut out = vec![parses(e.report), accounted(e.report)];
     if !e.expect.patch {
-        out.push(no_patch(e.outcome));
+        out.push(no_patch(e.report));
     }
     if !e.expect.unexplained.is_empty() {
-        out.push(unexplained(e.outcome, &e.expect.unexplained));
+        out.push(unexplained(e.report, &e.expect.unexplained));
     }
     if !e.expect.security.is_empty() {
-        out.push(security(e.outcome, &e.expect.security));
+        out.push(security(e.report, &e.expect.security));
     }
     let patched = match &e.patched {
         Ok(p) => p,
@@ -97,10 +94,10 @@ pub fn run(e: &Evidence) -> Vec<CheckResult> {
 }
 
 /// Every out-of-band write call that entered the reconciliation ended in a listed intent or a
-/// finding.
-fn accounted(outcome: &Outcome) -> CheckResult {
-    let reasons = outcome
-        .accounting
+/// finding, as the system accounts for it.
+fn accounted(report: &Report) -> CheckResult {
+    let reasons = report
+        .decisions
         .unaccounted
         .iter()
         .map(|id| format!("the write {id} is in no intent and no finding"))
@@ -109,9 +106,10 @@ fn accounted(outcome: &Outcome) -> CheckResult {
 }
 
 /// Every changed `.tf` and `.tfvars` file parses.
-fn parses(outcome: &Outcome) -> CheckResult {
+fn parses(report: &Report) -> CheckResult {
     let mut reasons = Vec::new();
-    for (path, change) in outcome.changes.changed() {
+    for change in &report.changed {
+        let path = &change.path;
         let hcl = path.extension().is_some_and(|x| x == "tf" || x == "tfvars");
         if let (true, Some(text)) = (hcl, &change.new)
             && let Err(message) = hcl_scan::parse(text)
@@ -123,14 +121,14 @@ fn parses(outcome: &Outcome) -> CheckResult {
 }
 
 /// A noise-only trail gives an empty diff.
-fn no_patch(outcome: &Outcome) -> CheckResult {
-    let reasons = outcome
-        .changes
-        .changed()
-        .map(|(path, _)| {
+fn no_patch(report: &Report) -> CheckResult {
+    let reasons = report
+        .changed
+        .iter()
+        .map(|change| {
             format!(
                 "{}: changed, but nothing out of band changed the cloud",
-                path.display()
+                change.path.display()
             )
         })
         .collect();
@@ -139,12 +137,12 @@ fn no_patch(outcome: &Outcome) -> CheckResult {
 
 /// Each call no rule explains is reported as an unexplained finding naming its managed
 /// resource: never silent.
-fn unexplained(outcome: &Outcome, targets: &[Target]) -> CheckResult {
+fn unexplained(report: &Report, targets: &[Target]) -> CheckResult {
     let reasons = targets
         .iter()
         .filter(|t| {
-            !outcome.findings.iter().any(|f| {
-                f.kind == FindingKind::Unexplained
+            !report.decisions.findings.iter().any(|f| {
+                f.kind == ReportedKind::Unexplained
                     && f.resources
                         .iter()
                         .any(|r| r.address.as_deref() == Some(t.address.as_str()))
@@ -161,14 +159,15 @@ fn unexplained(outcome: &Outcome, targets: &[Target]) -> CheckResult {
 }
 
 /// Each security event (`source:Api`) raised a security finding.
-fn security(outcome: &Outcome, events: &[String]) -> CheckResult {
+fn security(report: &Report, events: &[String]) -> CheckResult {
     let reasons = events
         .iter()
         .filter(|event| {
-            !outcome.findings.iter().any(|f| {
-                f.kind == FindingKind::Security
-                    && format!("{}:{}", f.event_source, f.api) == **event
-            })
+            !report
+                .decisions
+                .findings
+                .iter()
+                .any(|f| f.kind == ReportedKind::Security && f.event == **event)
         })
         .map(|event| format!("{event}: a security event, but no security finding reports it"))
         .collect();
@@ -508,7 +507,7 @@ impl Ctx<'_> {
     fn flagged(&self) -> CheckResult {
         let mut reasons = Vec::new();
         for target in &self.e.expect.flag {
-            if !self.ruled(target, Decision::Flag) {
+            if !self.ruled(target, Verdict::Flag) {
                 reasons.push(format!(
                     "{}: expected to be flagged, but the reconciler did not flag it",
                     label(target)
@@ -537,8 +536,8 @@ impl Ctx<'_> {
                     cloud.address, cloud.resource_type
                 ));
             }
-            let reported = self.e.outcome.findings.iter().any(|f| {
-                f.kind == FindingKind::Unowned
+            let reported = self.e.report.decisions.findings.iter().any(|f| {
+                f.kind == ReportedKind::Unowned
                     && f.resources.iter().any(|t| names(&t.identity, cloud))
             });
             if !reported {
@@ -581,33 +580,26 @@ impl Ctx<'_> {
     /// Whether the reconciler ruled `decision` on the target: on the target's part of a delta
     /// of its instance (or on the whole resource), or on a resource created in the cloud that
     /// stands for it ([`Ctx::stands_for`]).
-    fn ruled(&self, target: &Target, decision: Decision) -> bool {
-        self.e.outcome.intents.iter().any(|d| {
-            d.intent
-                .deltas
-                .iter()
-                .zip(&d.rulings)
-                .filter(|(delta, _)| self.stands_for(delta, target))
-                .flat_map(|(_, rulings)| rulings)
-                .any(|r| {
-                    r.decision == decision
-                        && (target.attribute.is_empty()
-                            || r.part == Part::Resource
-                            || within(r.part.attribute(), &target.attribute))
-                })
+    fn ruled(&self, target: &Target, decision: Verdict) -> bool {
+        self.e.report.decisions.decisions.iter().any(|r| {
+            r.decision == decision
+                && self.stands_for(r, target)
+                && (target.attribute.is_empty()
+                    || r.attribute.is_empty()
+                    || within(&r.attribute, &target.attribute))
         })
     }
 
-    /// Whether a delta is about the target's instance: its address, or for a resource the
-    /// reconciler saw created, the created instance's type or an identity naming the target
+    /// Whether a ruling is about the target's instance: its address, or for a resource the
+    /// system saw created, the created instance's type or an identity naming the target
     /// instance (an `aws_iam_role_policy_attachment` `role/policy-arn` names the role whose
     /// `managed_policy_arns` it changes).
-    fn stands_for(&self, delta: &Delta, target: &Target) -> bool {
-        if let Some(address) = &delta.address {
+    fn stands_for(&self, ruled: &Ruled, target: &Target) -> bool {
+        if let Some(address) = &ruled.address {
             return *address == target.address;
         }
         let created = self.drift.created().find(|i| i.address == target.address);
-        if created.is_some_and(|i| i.resource_type == delta.resource.resource_type) {
+        if created.is_some_and(|i| i.resource_type == ruled.resource_type) {
             return true;
         }
         let Some(instance) = self.drift.pre.get(target.address.as_str()) else {
@@ -618,11 +610,7 @@ impl Ctx<'_> {
             .filter_map(|k| instance.attributes.get(*k).and_then(Value::as_str))
             .filter(|s| !s.is_empty())
             .collect();
-        delta
-            .resource
-            .identity
-            .split('/')
-            .any(|part| names.contains(&part))
+        ruled.identity.split('/').any(|part| names.contains(&part))
     }
 
     /// Problems if the target's value in the code changed with the patch.

@@ -9,7 +9,10 @@ pub mod compare;
 pub mod compare_agents;
 pub mod hcl_scan;
 pub mod passk;
+pub mod report;
 pub mod results;
+pub mod retrace;
+pub mod system;
 pub mod terraform;
 
 use crate::scenario::{ScenarioError, Stored, sha256_file};
@@ -85,6 +88,9 @@ pub enum ScoreError {
     /// The rules, schema or policy did not load.
     #[error("{0}")]
     Setup(String),
+    /// A released dataset's file is missing, unlisted or altered.
+    #[error(transparent)]
+    Dataset(#[from] crate::dataset::DatasetError),
 }
 
 /// The figures of one reconciliation of a scenario.
@@ -164,6 +170,71 @@ impl Trail {
     }
 }
 
+/// Seconds spent in each phase of scoring, summed over the scenarios a scorer ran (over
+/// threads, so their sum can exceed the run's wall time).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Phases {
+    /// Reading each scenario's trail and post-drift state.
+    pub read: f64,
+    /// Building the background days.
+    pub background: f64,
+    /// Writing each merged trail where the reconciler reads it.
+    pub merge: f64,
+    /// The reconciler reading and attributing the trail (ingestion).
+    pub ingest: f64,
+    /// Copying the project and reconciling.
+    pub reconcile: f64,
+    /// Applying the patch, loading the patched code and judging it.
+    pub judge: f64,
+}
+
+impl Phases {
+    /// The two summed, phase by phase.
+    pub fn add(&mut self, other: &Phases) {
+        self.read += other.read;
+        self.background += other.background;
+        self.merge += other.merge;
+        self.ingest += other.ingest;
+        self.reconcile += other.reconcile;
+        self.judge += other.judge;
+    }
+
+    /// Each phase with its name, in order.
+    pub fn named(&self) -> [(&'static str, f64); 6] {
+        [
+            ("read", self.read),
+            ("background", self.background),
+            ("merge", self.merge),
+            ("ingest", self.ingest),
+            ("reconcile", self.reconcile),
+            ("judge", self.judge),
+        ]
+    }
+}
+
+/// Seconds since `start`.
+fn since(start: Instant) -> f64 {
+    start.elapsed().as_secs_f64()
+}
+
+/// What a system left for judging.
+struct Made {
+    /// Its files and decisions.
+    report: report::Report,
+    /// `None` when it changed nothing; else whether its patch applied.
+    applied: Option<Result<(), String>>,
+    /// What identifies the patch (its diff), so the oracle plans each patch once.
+    key: String,
+    /// Lines added and removed.
+    lines: (usize, usize),
+    /// Edits at the value's source.
+    at_source: usize,
+    /// Use-site overrides.
+    overrides: usize,
+    /// What an agent spent.
+    spent: Spent,
+}
+
 /// What the scorer keeps per project: its directory, pre-drift state and evaluated code.
 struct Prepared {
     dir: PathBuf,
@@ -185,6 +256,12 @@ pub struct Scorer {
     oracle: Option<TerraformOracle>,
     withhold: Vec<String>,
     agent: Option<AgentRun>,
+    /// Time spent so far, per phase.
+    pub phases: Phases,
+    /// The released dataset the scenarios come from, when they do.
+    dataset: Option<crate::dataset::Opened>,
+    /// The command run as the system under test instead of retrace (`run --system`).
+    system: Option<String>,
 }
 
 /// What the agent spent on one sample.
@@ -223,6 +300,9 @@ impl Scorer {
             oracle: None,
             withhold: Vec::new(),
             agent: None,
+            phases: Phases::default(),
+            dataset: None,
+            system: None,
         })
     }
 
@@ -230,6 +310,19 @@ impl Scorer {
     /// scenario withholds itself.
     pub fn withholding(mut self, withhold: Vec<String>) -> Scorer {
         self.withhold = withhold;
+        self
+    }
+
+    /// Reads each scenario's whole trail from a released dataset (checked against its
+    /// manifest) instead of building its background day.
+    pub fn with_dataset(mut self, dataset: crate::dataset::Opened) -> Scorer {
+        self.dataset = Some(dataset);
+        self
+    }
+
+    /// Scores `command` (run by `sh -c`, as [`system`] describes) instead of retrace.
+    pub fn with_system(mut self, command: String) -> Scorer {
+        self.system = Some(command);
         self
     }
 
@@ -270,7 +363,18 @@ impl Scorer {
     /// Runs `n` reconciliations of the scenario and scores each.
     pub fn score(&mut self, stored: &Stored, n: usize) -> Result<Vec<Sample>, ScoreError> {
         let trail = self.merged_trail(stored)?;
+        if let Some(command) = self.system.clone() {
+            let mut samples = Vec::with_capacity(n);
+            for _ in 0..n {
+                let mut sample = self.system_sample(stored, trail.path(), &command)?;
+                sample.records = trail.records;
+                samples.push(sample);
+            }
+            return Ok(samples);
+        }
+        let start = Instant::now();
         let calls = self.out_of_band(trail.path())?;
+        self.phases.ingest += since(start);
         let mut samples = Vec::with_capacity(n);
         for _ in 0..n {
             let mut sample = self.sample(stored, &calls)?.0;
@@ -280,9 +384,59 @@ impl Scorer {
         Ok(samples)
     }
 
-    /// The trail the reconciler reads: the scenario's records and, when the scenario has a
-    /// background day, the day's records, shuffled together into one file.
+    /// The trail the reconciler reads: in a released dataset, the scenario's `trail.jsonl.gz`
+    /// once checked against the manifest; otherwise its records and, when the scenario has a
+    /// background day, the day's, shuffled together into one file.
     pub fn merged_trail(&mut self, stored: &Stored) -> Result<Trail, ScoreError> {
+        if let Some(dataset) = &self.dataset {
+            let start = Instant::now();
+            let path = stored.dir.join(crate::dataset::TRAIL);
+            let records = dataset.trail_records(&path)?;
+            self.phases.read += since(start);
+            return Ok(Trail {
+                records,
+                path,
+                _dir: None,
+            });
+        }
+        if stored.scenario.background.is_none() {
+            let records = self.merged_records(stored)?.len();
+            return Ok(Trail {
+                records,
+                path: stored.trail_path(),
+                _dir: None,
+            });
+        }
+        let merged = self.merged_records(stored)?;
+        let start = Instant::now();
+        let records = merged.len();
+        let own = stored.trail_path();
+        let fail = |message: String| ScoreError::Trail {
+            path: own.clone(),
+            message,
+        };
+        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
+        let path = dir.path().join("trail.json");
+        let file = std::fs::File::create(&path).map_err(|e| fail(e.to_string()))?;
+        let mut out = std::io::BufWriter::new(file);
+        serde_json::to_writer(&mut out, &serde_json::json!({ "Records": merged }))
+            .map_err(|e| fail(e.to_string()))?;
+        std::io::Write::flush(&mut out).map_err(|e| fail(e.to_string()))?;
+        self.phases.merge += since(start);
+        Ok(Trail {
+            records,
+            path,
+            _dir: Some(dir),
+        })
+    }
+
+    /// Every record the reconciler reads, in delivery order: the scenario's own and, when it
+    /// has a background day, the day's, shuffled together.
+    pub fn merged_records(
+        &mut self,
+        stored: &Stored,
+    ) -> Result<Vec<serde_json::Value>, ScoreError> {
+        let start = Instant::now();
         let own = stored.trail_path();
         let fail = |message: String| ScoreError::Trail {
             path: own.clone(),
@@ -296,11 +450,8 @@ impl Scorer {
             _ => return Err(fail("no Records list".to_owned())),
         };
         let Some(background) = stored.scenario.background else {
-            return Ok(Trail {
-                records: records.len(),
-                path: own,
-                _dir: None,
-            });
+            self.phases.read += since(start);
+            return Ok(records);
         };
         self.prepare(stored)?;
         let delta = stored.post()?;
@@ -311,18 +462,12 @@ impl Scorer {
             .chain(delta.removed.iter().cloned())
             .collect();
         let pre = &self.prepared[&stored.scenario.project].pre;
+        self.phases.read += since(start);
+        let start = Instant::now();
         let day = crate::generate::background::day(pre, &background, &drifted);
         let merged = crate::generate::background::merge(records, day, background.seed);
-        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
-        let path = dir.path().join("trail.json");
-        let text = serde_json::to_vec(&serde_json::json!({ "Records": merged }))
-            .map_err(|e| fail(e.to_string()))?;
-        std::fs::write(&path, text).map_err(|e| fail(e.to_string()))?;
-        Ok(Trail {
-            records: merged.len(),
-            path,
-            _dir: Some(dir),
-        })
+        self.phases.background += since(start);
+        Ok(merged)
     }
 
     /// One reconciliation and its score, with the reconciler's outcome.
@@ -376,53 +521,138 @@ impl Scorer {
         };
         let (outcome, spent) = match result {
             Ok(done) => done,
-            Err(error) => return Ok((failed_run(&error, start), Outcome::empty())),
+            Err(error) => {
+                let reason = format!("the reconciler stopped: {error}");
+                return Ok((failed_run(reason, start), Outcome::empty()));
+            }
         };
-        // An empty patch leaves the code as it was: its evaluation is the original's.
-        let patched = if outcome.changes.is_empty() {
+        self.phases.reconcile += since(start);
+        let applied = if outcome.changes.is_empty() {
             None
         } else {
-            Some(match outcome.changes.apply(scratch.path()) {
-                Ok(()) => load_imported(scratch.path(), &prepared.pre, &post),
-                Err(e) => Err(format!("the patch does not apply: {e}")),
-            })
+            Some(
+                outcome
+                    .changes
+                    .apply(scratch.path())
+                    .map_err(|e| format!("the patch does not apply: {e}")),
+            )
         };
+        let at_source = outcome.plan.steps.iter().filter(|s| s.at_source).count();
+        let made = Made {
+            report: retrace::report(&outcome),
+            applied,
+            key: outcome.diff.clone(),
+            lines: reconciler::patch::diff_size(&outcome.diff),
+            at_source,
+            overrides: outcome.plan.steps.len() - at_source,
+            spent,
+        };
+        let sample = self.judge(stored, &post, scratch.path(), made, start);
+        Ok((sample, outcome))
+    }
+
+    /// Runs the system under test (`run --system`) once on the scenario and scores what it
+    /// left: the same checks and oracle as retrace's own runs.
+    pub fn system_sample(
+        &mut self,
+        stored: &Stored,
+        trail: &Path,
+        command: &str,
+    ) -> Result<Sample, ScoreError> {
+        let start = Instant::now();
+        let post_delta = stored.post()?;
+        self.prepare(stored)?;
+        let prepared = &self.prepared[&stored.scenario.project];
+        let post = post_delta.apply(&prepared.pre);
+        let scratch = tempfile::tempdir().map_err(|source| ScoreError::Scratch {
+            project: prepared.dir.clone(),
+            source,
+        })?;
+        let copy = scratch.path().join("project");
+        reconciler::validate::copy_project(&prepared.dir, &copy).map_err(|source| {
+            ScoreError::Scratch {
+                project: prepared.dir.clone(),
+                source,
+            }
+        })?;
+        let inputs = system::Inputs {
+            id: &stored.scenario.id,
+            original: &prepared.dir,
+            project: &copy,
+            trail,
+            observed: &refreshed(&prepared.pre, &post),
+            work: scratch.path(),
+        };
+        let ran = system::run(command, &inputs);
+        self.phases.reconcile += since(start);
+        let ran = match ran {
+            Ok(ran) => ran,
+            Err(error) => return Ok(failed_run(format!("the system stopped: {error}"), start)),
+        };
+        let made = Made {
+            applied: (!ran.report.changed.is_empty()).then_some(Ok(())),
+            report: ran.report,
+            key: ran.key,
+            lines: ran.lines,
+            at_source: 0,
+            overrides: 0,
+            spent: Spent::default(),
+        };
+        Ok(self.judge(stored, &post, &copy, made, start))
+    }
+
+    /// Judges what a system left in `dir`: loads the patched code, runs the checks and the
+    /// oracle, and gives the sample.
+    fn judge(
+        &mut self,
+        stored: &Stored,
+        post: &State,
+        dir: &Path,
+        made: Made,
+        start: Instant,
+    ) -> Sample {
+        let judging = Instant::now();
+        let scenario = &stored.scenario;
+        let prepared = &self.prepared[&scenario.project];
+        // An empty patch leaves the code as it was: its evaluation is the original's.
+        let patched = made
+            .applied
+            .map(|applied| applied.and_then(|()| load_imported(dir, &prepared.pre, post)));
         let evidence = Evidence {
             pre: &prepared.pre,
-            post: &post,
+            post,
             original: &prepared.original,
             patched: match &patched {
                 None => Ok(&prepared.original),
                 Some(loaded) => loaded.as_ref().map_err(String::clone),
             },
-            outcome: &outcome,
+            report: &made.report,
             expect: &scenario.expect,
-            schema,
+            schema: self.schema,
         };
         let checks = checks::run(&evidence);
         let builtin_passed = checks.iter().all(|c| c.passed);
         let terraform = self
             .oracle
             .as_mut()
-            .map(|o| o.judge(&scenario.id, &outcome.diff, scratch.path(), &evidence));
-        let (lines_added, lines_removed) = reconciler::patch::diff_size(&outcome.diff);
-        let at_source = outcome.plan.steps.iter().filter(|s| s.at_source).count();
-        let sample = Sample {
+            .map(|o| o.judge(&scenario.id, &made.key, dir, &evidence));
+        self.phases.judge += since(judging);
+        let (lines_added, lines_removed) = made.lines;
+        Sample {
             passed: terraform.as_ref().map_or(builtin_passed, |t| t.passed),
             builtin_passed,
             terraform,
             checks,
             lines_added,
             lines_removed,
-            at_source,
-            overrides: outcome.plan.steps.len() - at_source,
-            tokens: spent.usage.total(),
-            prompt_tokens: spent.usage.prompt_tokens,
-            context_tokens: spent.context_tokens,
+            at_source: made.at_source,
+            overrides: made.overrides,
+            tokens: made.spent.usage.total(),
+            prompt_tokens: made.spent.usage.prompt_tokens,
+            context_tokens: made.spent.context_tokens,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
             records: 0,
-        };
-        Ok((sample, outcome))
+        }
     }
 
     /// Reconciles with the learner and the agent, as `retrace reconcile` does with a knowledge
@@ -627,13 +857,13 @@ fn imported(
 }
 
 /// A sample whose reconciliation stopped with an error.
-fn failed_run(error: &str, start: Instant) -> Sample {
+fn failed_run(reason: String, start: Instant) -> Sample {
     Sample {
         passed: false,
         checks: vec![CheckResult {
             name: "reconciles".into(),
             passed: false,
-            reasons: vec![format!("the reconciler stopped: {error}")],
+            reasons: vec![reason],
         }],
         lines_added: 0,
         lines_removed: 0,

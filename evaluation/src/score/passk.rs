@@ -38,6 +38,23 @@ pub fn pass_at_k(n: usize, c: usize, k: usize) -> Result<f64, PassAtKError> {
     Ok(1.0 - fail)
 }
 
+/// The 95% Wilson score interval of a proportion: `successes` of `trials`, as (low, high);
+/// (0, 1) when there are no trials. Unlike the normal approximation it stays within [0, 1]
+/// and is not degenerate at 0 or all successes.
+pub fn wilson(successes: usize, trials: usize) -> (f64, f64) {
+    if trials == 0 {
+        return (0.0, 1.0);
+    }
+    const Z: f64 = 1.959_963_984_540_054;
+    let n = trials as f64;
+    let p = successes as f64 / n;
+    let z2 = Z * Z;
+    let scale = 1.0 + z2 / n;
+    let centre = (p + z2 / (2.0 * n)) / scale;
+    let half = Z * (p * (1.0 - p) / n + z2 / (4.0 * n * n)).sqrt() / scale;
+    ((centre - half).max(0.0), (centre + half).min(1.0))
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -72,6 +89,17 @@ mod tests {
         // C(1000, 500) overflows every integer type; the product form does not.
         let p = pass_at_k(1000, 1, 500).unwrap();
         assert!(close(p, 0.5), "{p}");
+    }
+
+    #[test]
+    fn wilson_intervals_match_published_values() {
+        // 0 of 10: (0, 0.2775); 5 of 10: (0.2366, 0.7634); 10 of 10: (0.7225, 1).
+        let near =
+            |(a, b): (f64, f64), (x, y): (f64, f64)| (a - x).abs() < 5e-5 && (b - y).abs() < 5e-5;
+        assert!(near(wilson(0, 10), (0.0, 0.2775)));
+        assert!(near(wilson(5, 10), (0.2366, 0.7634)));
+        assert!(near(wilson(10, 10), (0.7225, 1.0)));
+        assert_eq!(wilson(0, 0), (0.0, 1.0));
     }
 
     #[test]

@@ -4,17 +4,19 @@ use rand::Rng;
 use serde_json::{Value, json};
 
 use super::{Cloud, Request};
+use reconciler::terraform::state::Instance;
 
 impl Cloud {
     /// A read-only request about a randomly chosen resource (or `GetCallerIdentity` when no
     /// resource has a read call here). Executing it changes nothing.
     pub fn noise_request(&mut self) -> Request {
-        let candidates: Vec<Request> = self.resources.iter().filter_map(describe).collect();
+        // Only the chosen candidate's request is built: a day asks thousands of times.
+        let candidates: Vec<&Instance> = self.resources.iter().filter(|i| describable(i)).collect();
         if candidates.is_empty() {
-            return Request::new("sts.amazonaws.com", "GetCallerIdentity", Value::Null);
+            return caller_identity();
         }
         let at = self.rng.random_range(0..candidates.len());
-        candidates[at].clone()
+        describe(candidates[at]).unwrap_or_else(caller_identity)
     }
 }
 
@@ -37,80 +39,106 @@ impl Cloud {
     }
 }
 
+/// `GetCallerIdentity`, the read every principal may make.
+fn caller_identity() -> Request {
+    Request::new("sts.amazonaws.com", "GetCallerIdentity", Value::Null)
+}
+
 /// The read call the console or a script typically makes about an instance.
-fn describe(instance: &reconciler::terraform::state::Instance) -> Option<Request> {
-    let id = instance.string_attribute("id")?;
-    let get = |k: &str| instance.string_attribute(k).unwrap_or(id).to_owned();
-    let (source, name, params) = match instance.resource_type.as_str() {
+fn describe(instance: &Instance) -> Option<Request> {
+    instance.string_attribute("id")?;
+    let (source, name, params) = read_call(&instance.resource_type)?;
+    Some(Request::new(source, name, params(instance)))
+}
+
+/// Whether [`describe`] has a read call for the instance (without building it).
+fn describable(instance: &Instance) -> bool {
+    instance.string_attribute("id").is_some() && read_call(&instance.resource_type).is_some()
+}
+
+/// The read call for a resource type: event source, event name, and the parameters of an
+/// instance that has an `id`.
+type ReadCall = (&'static str, &'static str, fn(&Instance) -> Value);
+
+fn read_call(resource_type: &str) -> Option<ReadCall> {
+    Some(match resource_type {
         "aws_security_group" => (
             "ec2.amazonaws.com",
             "DescribeSecurityGroups",
-            json!({"securityGroupSet": {}, "securityGroupIdSet": {"items": [{"groupId": id}]}, "filterSet": {}}),
+            |i| json!({"securityGroupSet": {}, "securityGroupIdSet": {"items": [{"groupId": id(i)}]}, "filterSet": {}}),
         ),
         "aws_instance" => (
             "ec2.amazonaws.com",
             "DescribeInstances",
-            json!({"instancesSet": {"items": [{"instanceId": id}]}, "filterSet": {}}),
+            |i| json!({"instancesSet": {"items": [{"instanceId": id(i)}]}, "filterSet": {}}),
         ),
         "aws_vpc" => (
             "ec2.amazonaws.com",
             "DescribeVpcs",
-            json!({"vpcSet": {"items": [{"vpcId": id}]}, "filterSet": {}}),
+            |i| json!({"vpcSet": {"items": [{"vpcId": id(i)}]}, "filterSet": {}}),
         ),
         "aws_subnet" => (
             "ec2.amazonaws.com",
             "DescribeSubnets",
-            json!({"subnetSet": {"items": [{"subnetId": id}]}, "filterSet": {}}),
+            |i| json!({"subnetSet": {"items": [{"subnetId": id(i)}]}, "filterSet": {}}),
         ),
-        "aws_s3_bucket" => {
-            let bucket = get("bucket");
-            (
-                "s3.amazonaws.com",
-                "GetBucketVersioning",
-                json!({"bucketName": bucket, "Host": format!("{bucket}.s3.amazonaws.com"), "versioning": ""}),
-            )
-        }
+        "aws_s3_bucket" => ("s3.amazonaws.com", "GetBucketVersioning", |i| {
+            let bucket = get(i, "bucket");
+            json!({"bucketName": bucket, "Host": format!("{bucket}.s3.amazonaws.com"), "versioning": ""})
+        }),
         "aws_iam_role" => (
             "iam.amazonaws.com",
             "GetRole",
-            json!({"roleName": get("name")}),
+            |i| json!({"roleName": get(i, "name")}),
         ),
         "aws_lambda_function" => (
             "lambda.amazonaws.com",
             "GetFunction20150331v2",
-            json!({"functionName": get("function_name")}),
+            |i| json!({"functionName": get(i, "function_name")}),
         ),
         "aws_db_instance" => (
             "rds.amazonaws.com",
             "DescribeDBInstances",
-            json!({"dBInstanceIdentifier": get("identifier")}),
+            |i| json!({"dBInstanceIdentifier": get(i, "identifier")}),
         ),
         "aws_sqs_queue" => (
             "sqs.amazonaws.com",
             "GetQueueAttributes",
-            json!({"queueUrl": get("url"), "attributeNames": ["All"]}),
+            |i| json!({"queueUrl": get(i, "url"), "attributeNames": ["All"]}),
         ),
         "aws_sns_topic" => (
             "sns.amazonaws.com",
             "GetTopicAttributes",
-            json!({"topicArn": get("arn")}),
+            |i| json!({"topicArn": get(i, "arn")}),
         ),
         "aws_cloudwatch_log_group" => (
             "logs.amazonaws.com",
             "DescribeLogGroups",
-            json!({"logGroupNamePrefix": get("name")}),
+            |i| json!({"logGroupNamePrefix": get(i, "name")}),
         ),
         "aws_dynamodb_table" => (
             "dynamodb.amazonaws.com",
             "DescribeTable",
-            json!({"tableName": get("name")}),
+            |i| json!({"tableName": get(i, "name")}),
         ),
         "aws_kms_key" => (
             "kms.amazonaws.com",
             "DescribeKey",
-            json!({"keyId": get("key_id")}),
+            |i| json!({"keyId": get(i, "key_id")}),
         ),
         _ => return None,
-    };
-    Some(Request::new(source, name, params))
+    })
+}
+
+/// The instance's id.
+fn id(instance: &Instance) -> &str {
+    instance.string_attribute("id").unwrap_or_default()
+}
+
+/// A text attribute of the instance, its id when absent.
+fn get(instance: &Instance, key: &str) -> String {
+    instance
+        .string_attribute(key)
+        .unwrap_or(id(instance))
+        .to_owned()
 }

@@ -4,6 +4,7 @@
 #![allow(clippy::unwrap_used, missing_docs)]
 
 mod agent_eval;
+mod benchmark_release;
 mod generate;
 mod score;
 mod sim;

@@ -12,10 +12,10 @@ use evaluation::scenario::{
     self, Category, Expect, Scenario, StateDelta, Stored, load_all, sha256_file,
 };
 use evaluation::score::checks::{self, Evidence};
+use evaluation::score::report::Report;
 use evaluation::score::{ScoreError, Scorer};
 use evaluation::sim::{Agent, Caller, Cloud, Request, Settings};
 use knowledge::schema::ProviderSchema;
-use reconciler::reconcile::Outcome;
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::State;
 use serde_json::{Value, json};
@@ -264,7 +264,7 @@ fn check(
         post,
         original,
         patched: Ok(patched),
-        outcome: &Outcome::empty(),
+        report: &Report::default(),
         expect,
         schema: ProviderSchema::bundled().unwrap(),
     })
@@ -479,7 +479,8 @@ fn run_writes_results_and_checks_a_baseline() {
     );
     let markdown = std::fs::read_to_string(out.join("results.md")).unwrap();
     assert!(
-        markdown.contains("| console | 2 | 1 | 0.500 | 0.500 |"),
+        // 1 of 2: the 95% Wilson interval is 0.0945-0.9055.
+        markdown.contains("| console | 2 | 1 | 0.500 | 0.095-0.905 | 0.500 |"),
         "{markdown}"
     );
     assert!(markdown.contains("**serverless-console-002**"));

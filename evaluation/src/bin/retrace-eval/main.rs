@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+mod dataset_cmd;
 mod generate_cmd;
 mod score;
 
@@ -64,6 +65,10 @@ enum Command {
     /// Reconcile every stored scenario n times, score each against its ground truth, and
     /// write results.json, results.md and chart.svg (pass@k overall, per category, per project).
     Run(score::RunArgs),
+    /// Export the scenarios as a frozen dataset: each scenario's whole trail (background day
+    /// included) as JSON Lines, the fixture projects, a datasheet, a Python loader and a
+    /// manifest of SHA-256 checksums (`run --dataset` scores it).
+    Dataset(dataset_cmd::DatasetArgs),
     /// Print one scenario's trail, the reconciler's intents and diff, and each check's verdict.
     Show(score::ShowArgs),
     /// Serve a scripted model on a loopback port: it answers chat-completions and Messages
@@ -108,6 +113,7 @@ fn main() -> std::process::ExitCode {
     let result = match Cli::parse().command {
         Command::Generate(args) => generate_cmd::run(&args).map(|()| score::PASSED),
         Command::Run(args) => score::run(args),
+        Command::Dataset(args) => dataset_cmd::run(&args).map(|()| score::PASSED),
         Command::Show(args) => score::show(args),
         Command::Model {
             transcripts,

@@ -8,12 +8,13 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use evaluation::dataset::Opened;
 use evaluation::scenario::{Category, Stored, load_all};
 use evaluation::score::baseline::Baseline;
 use evaluation::score::compare_agents::Comparison;
 use evaluation::score::results::{Results, ScenarioResult};
 use evaluation::score::terraform::TerraformOracle;
-use evaluation::score::{Scorer, passk};
+use evaluation::score::{Phases, Scorer, passk};
 use indicatif::{ProgressBar, ProgressStyle};
 use knowledge::rules::RuleSet;
 use reconciler::agent::context::Style;
@@ -39,7 +40,8 @@ pub struct Place {
     projects: PathBuf,
 }
 
-fn default_projects() -> PathBuf {
+/// The fixture projects of this checkout.
+pub fn default_projects() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/projects")
 }
 
@@ -79,9 +81,9 @@ pub struct RunArgs {
     /// Only this category's scenarios.
     #[arg(long)]
     category: Option<String>,
-    /// Only this scenario.
+    /// Only this scenario (repeatable).
     #[arg(long)]
-    scenario: Option<String>,
+    scenario: Vec<String>,
     /// A fixed stratified sample: within each project and category, every N-th scenario in id
     /// order (the first, the N+1-th, ...).
     #[arg(long, value_name = "N")]
@@ -89,6 +91,11 @@ pub struct RunArgs {
     /// Who judges each patch.
     #[arg(long, value_enum, default_value_t = Oracle::Builtin)]
     oracle: Oracle,
+    /// Score this command instead of retrace: run by `sh -c` once per sample, given a copy
+    /// of the scenario's project to patch and the paths in RETRACE_PROJECT, RETRACE_STATE, RETRACE_TRAIL,
+    /// RETRACE_OBSERVED and RETRACE_DECISIONS (README: "Scoring another system").
+    #[arg(long, value_name = "CMD", conflicts_with = "agent")]
+    system: Option<String>,
     /// Where results.json, results.md and chart.svg go.
     #[arg(long, value_name = "DIR", default_value = "target/eval")]
     out: PathBuf,
@@ -98,6 +105,10 @@ pub struct RunArgs {
     /// Worker threads (default: the machine's cores).
     #[arg(long)]
     jobs: Option<usize>,
+    /// Score a released dataset (`retrace-eval dataset`'s export) instead of `--scenarios` and
+    /// `--projects`: every file is checked against its manifest, trails are read as released.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["scenarios", "projects"])]
+    dataset: Option<PathBuf>,
     /// Write the per-scenario pass/fail baseline to this file.
     #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "evaluation/baseline.json")]
     write_baseline: Option<PathBuf>,
@@ -138,6 +149,8 @@ pub struct LongTail {
 /// How the scorers of a run are made.
 #[derive(Clone)]
 struct Setup {
+    dataset: Option<Opened>,
+    system: Option<String>,
     oracle: Oracle,
     withhold: Vec<String>,
     agent: Option<AgentConfig>,
@@ -147,6 +160,12 @@ struct Setup {
 impl Setup {
     fn scorer(&self, projects: &Path) -> Result<Scorer> {
         let mut scorer = Scorer::new(projects)?.withholding(self.withhold.clone());
+        if let Some(dataset) = &self.dataset {
+            scorer = scorer.with_dataset(dataset.clone());
+        }
+        if let Some(command) = &self.system {
+            scorer = scorer.with_system(command.clone());
+        }
         if self.oracle == Oracle::Terraform {
             scorer = scorer.with_terraform()?;
         }
@@ -167,8 +186,18 @@ pub struct ShowArgs {
 }
 
 /// Runs `retrace-eval run`.
-pub fn run(args: RunArgs) -> Result<u8> {
+pub fn run(mut args: RunArgs) -> Result<u8> {
     passk::pass_at_k(args.n, 0, args.k).context("--k and --n")?;
+    let dataset = match &args.dataset {
+        Some(dir) => {
+            let opened = Opened::open(dir)?;
+            opened.verify_small_files()?;
+            args.place.scenarios = dir.join("scenarios");
+            args.place.projects = dir.join("projects");
+            Some(opened)
+        }
+        None => None,
+    };
     let category = match &args.category {
         Some(name) => Some(Category::parse(name).with_context(|| {
             let names: Vec<&str> = Category::ALL.iter().map(|c| c.name()).collect();
@@ -184,7 +213,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
                 .is_none_or(|p| *p == s.scenario.project)
         })
         .filter(|s| category.is_none_or(|c| c == s.scenario.category))
-        .filter(|s| args.scenario.as_ref().is_none_or(|id| *id == s.scenario.id))
+        .filter(|s| args.scenario.is_empty() || args.scenario.contains(&s.scenario.id))
         .collect();
     let withhold = withheld(&args.long_tail.withhold)?;
     let scenarios = if args.long_tail.withheld_only {
@@ -215,13 +244,16 @@ pub fn run(args: RunArgs) -> Result<u8> {
         Some(path) => Some(agent_config(path)?),
         None => None,
     };
+    let reference = dataset.as_ref().map(Opened::reference);
     let setup = Setup {
+        dataset,
+        system: args.system.clone(),
         oracle: args.oracle,
         withhold,
         agent,
         knowledge: args.long_tail.knowledge.clone(),
     };
-    let scored = score_all(
+    let (scored, phases) = score_all(
         &scenarios,
         &args.place.projects,
         args.n,
@@ -230,14 +262,20 @@ pub fn run(args: RunArgs) -> Result<u8> {
         &setup,
     )?;
     let results = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
-        .with_planner(&planner(setup.agent.as_ref()));
+        .with_planner(&match &setup.system {
+            Some(command) => format!("the system `{command}`"),
+            None => planner(setup.agent.as_ref()),
+        })
+        .with_dataset(reference)
+        .with_phases(phases);
     write_outputs(&args.out, &results)?;
     match args.format {
         Format::Text => print!("{}", results.summary()),
         Format::Json => println!("{}", serde_json::to_string_pretty(&results)?),
     }
+    eprintln!("{}", results.phase_line());
     eprintln!(
-        "wrote results.json, results.md and chart.svg to {}",
+        "wrote results.json, results.md, results.html and chart.svg to {}",
         args.out.display()
     );
     if args.long_tail.naive_baseline {
@@ -261,7 +299,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
 }
 
 /// Every `n`-th scenario of each project and category, in id order.
-fn every_nth(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
+pub fn every_nth(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
     scenarios.sort_by(|a, b| a.scenario.id.cmp(&b.scenario.id));
     let mut seen: std::collections::HashMap<(String, Category), usize> = Default::default();
     scenarios.retain(|s| {
@@ -352,7 +390,7 @@ fn compare_with_naive(
     }
     naive_setup.knowledge = None;
     let start = Instant::now();
-    let scored = score_all(
+    let (scored, _) = score_all(
         scenarios,
         &args.place.projects,
         args.n,
@@ -387,7 +425,7 @@ fn score_all(
     k: usize,
     jobs: usize,
     setup: &Setup,
-) -> Result<Vec<ScenarioResult>> {
+) -> Result<(Vec<ScenarioResult>, Phases)> {
     if setup.oracle == Oracle::Terraform {
         // Fails before any work when terraform is missing.
         TerraformOracle::new().map_err(anyhow::Error::msg)?;
@@ -398,16 +436,17 @@ fn score_all(
             .unwrap_or_else(|_| ProgressStyle::default_bar()),
     );
     let next = AtomicUsize::new(0);
+    let mut phases = Phases::default();
     let slots: Mutex<Vec<Option<ScenarioResult>>> = Mutex::new(vec![None; scenarios.len()]);
     std::thread::scope(|scope| -> Result<()> {
         let mut workers = Vec::new();
         for _ in 0..jobs.max(1) {
-            workers.push(scope.spawn(|| -> Result<()> {
+            workers.push(scope.spawn(|| -> Result<Phases> {
                 let mut scorer = setup.scorer(projects)?;
                 loop {
                     let i = next.fetch_add(1, Ordering::Relaxed);
                     let Some(stored) = scenarios.get(i) else {
-                        return Ok(());
+                        return Ok(scorer.phases);
                     };
                     let result = match scorer.score(stored, n) {
                         Ok(samples) => ScenarioResult::new(&stored.scenario, &samples, k)?,
@@ -424,9 +463,10 @@ fn score_all(
             }));
         }
         for worker in workers {
-            worker
+            let spent = worker
                 .join()
                 .map_err(|_| anyhow::anyhow!("a scoring thread panicked"))??;
+            phases.add(&spent);
         }
         Ok(())
     })?;
@@ -434,17 +474,18 @@ fn score_all(
     let slots = slots
         .into_inner()
         .map_err(|_| anyhow::anyhow!("a scoring thread panicked"))?;
-    Ok(slots.into_iter().flatten().collect())
+    Ok((slots.into_iter().flatten().collect(), phases))
 }
 
-/// Writes results.json, results.md and chart.svg, each atomically.
+/// Writes results.json, results.md, results.html and chart.svg, each atomically.
 fn write_outputs(out: &Path, results: &Results) -> Result<()> {
     std::fs::create_dir_all(out).with_context(|| format!("cannot create {}", out.display()))?;
     let mut json = serde_json::to_string_pretty(results)?;
     json.push('\n');
     write(&out.join("results.json"), &json)?;
     write(&out.join("results.md"), &results.markdown())?;
-    write(&out.join("chart.svg"), &results.chart())
+    write(&out.join("chart.svg"), &results.chart())?;
+    write(&out.join("results.html"), &results.html())
 }
 
 fn write(path: &Path, text: &str) -> Result<()> {
