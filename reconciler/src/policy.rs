@@ -63,7 +63,7 @@ impl Fingerprint {
             .clone()
             .unwrap_or_else(|| delta.resource.to_string());
         let value = match part {
-            Part::Resource => serde_json::json!(format!("{:?}", delta.lifecycle)),
+            Part::Resource => serde_json::to_value(delta.lifecycle).unwrap_or_default(),
             Part::Attribute(a) => delta
                 .attributes
                 .get(a)

@@ -165,7 +165,8 @@ pub(super) fn key(dir: &Path, tool: &Tool, providers: &Path) -> String {
                     .map(|source| (format!("{label}/{source}"), module.join(source))),
             );
         }
-        add(&format!("{label} providers"), &format!("{used:?}"));
+        let used: Vec<String> = used.into_iter().map(|p| p.to_string()).collect();
+        add(&format!("{label} providers"), &used.join(","));
     }
     hash.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -236,7 +237,9 @@ fn hcl_inputs(text: &str) -> Inputs {
         };
         match block.identifier() {
             "terraform" | "module" | "provider" => {
-                out.blocks.push_str(&format!("{block:?}\n"));
+                out.blocks
+                    .push_str(&hcl::format::to_string(block).unwrap_or_default());
+                out.blocks.push('\n');
                 if let Some(hcl::Expression::String(source)) = argument("source") {
                     if block.identifier() == "module" && is_local(&source) {
                         out.sources.push(source);
@@ -245,7 +248,7 @@ fn hcl_inputs(text: &str) -> Inputs {
             }
             "resource" | "data" => {
                 let provider = match argument("provider") {
-                    Some(expr) => format!("{expr:?}"),
+                    Some(expr) => expr.to_string(),
                     None => block
                         .labels()
                         .first()
