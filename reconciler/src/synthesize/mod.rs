@@ -5,7 +5,6 @@ pub mod edit;
 pub mod idiom;
 pub mod place;
 pub mod plan;
-pub mod readers;
 pub mod rules;
 pub mod settled;
 pub mod tags;

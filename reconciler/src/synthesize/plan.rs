@@ -20,14 +20,13 @@ use super::place::{
     Removal, Written, entry_path, new_input, place_of, removal_of, set_attribute,
     shared_by_instances, thread_input,
 };
-use super::readers::readers;
 use super::rules::{RuleResource, separate_rule};
 use super::settled::{InCode, Settled};
-use super::tags::{TagSite, block_target, key_json, site, split_last_key};
+use super::tags::{TagSite, block_target, key_json, site};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::terraform::config::{DefaultTags, Project, ResourceInstance, default_tags};
-use crate::terraform::state::{IndexKey, Mode, StateIndex};
+use crate::terraform::state::{Mode, StateIndex};
 use crate::terraform::values::string_map;
 use knowledge::catalog::Catalog;
 use knowledge::schema::{AttrType, Member, ProviderSchema, ResourceSchema};
@@ -948,14 +947,12 @@ impl<'a> Planner<'a> {
         candidate
     }
 
-    /// The removal of a deleted instance from the code, once its readers are checked (see
-    /// [`Planner::unread`]); nothing when an earlier deletion of this plan made the same edit
-    /// (the other resources of one module instance).
+    /// The removal of a deleted instance from the code; nothing when an earlier deletion of
+    /// this plan made the same edit (the other resources of one module instance).
     fn delete(&self, delta: &Delta) -> Vec<Outcome> {
         let outcome = self.instance(delta).and_then(|instance| {
             let deleting = self.deleting.borrow();
             let removal = removal_of(self.project, instance, &|a| deleting.contains(a));
-            self.unread(instance, &removal)?;
             self.removal_step(delta, instance, removal)
         });
         if let Ok(step) = &outcome {
@@ -966,77 +963,6 @@ impl<'a> Planner<'a> {
             made.push(step.call.clone());
         }
         vec![outcome]
-    }
-
-    /// Refuses a removal that other blocks read: removing a block (or a module instance) that
-    /// another block refers to leaves a dangling reference, and removing one key of a
-    /// collection changes every resource or module that reads the whole collection (a list of
-    /// its records' names shortens). Outputs that read the collection as a whole stay valid.
-    /// Readers that this plan deletes as well do not count.
-    fn unread(&self, instance: &ResourceInstance, removal: &Removal) -> Result<(), String> {
-        let module_key = match removal {
-            Removal::Entry {
-                module: Some(module),
-                ..
-            } => self.project.call_of(module).map(|call| call.name),
-            _ => None,
-        };
-        let (reference, dir, file, span, key) = match &module_key {
-            Some(name) => {
-                let module = instance.module.as_deref().unwrap_or_default();
-                let call = self
-                    .project
-                    .call_of(module)
-                    .ok_or("the module call was not found")?;
-                let key = split_last_key(module).1.and_then(|k| match k {
-                    IndexKey::Str(s) => Some(s),
-                    IndexKey::Int(_) => None,
-                });
-                (
-                    format!("module.{name}"),
-                    dir_of(&call.file),
-                    call.file,
-                    call.span,
-                    key,
-                )
-            }
-            None => {
-                let key = match &instance.index {
-                    Some(IndexKey::Str(s)) => Some(s.clone()),
-                    _ => None,
-                };
-                (
-                    format!("{}.{}", instance.resource_type, instance.name),
-                    dir_of(&instance.file),
-                    instance.file.clone(),
-                    instance.span.clone(),
-                    key,
-                )
-            }
-        };
-        let whole_block = matches!(removal, Removal::Block);
-        let deleting = self.deleting.borrow();
-        let readers: Vec<String> = readers(
-            self.project.files(),
-            &dir,
-            &reference,
-            (&file, &span),
-            key.as_deref(),
-        )
-        .into_iter()
-        .filter(|r| whole_block || r.kind != "output" || r.names_key)
-        .filter(|r| !(r.kind == "resource" && deleted_block(&deleting, instance, &r.labels)))
-        .map(|r| r.describe())
-        .collect();
-        if readers.is_empty() || matches!(removal, Removal::Refuse { .. }) {
-            return Ok(());
-        }
-        Err(format!(
-            "{} was deleted outside Terraform, but {reference} is read by {}; removing it from the code would {} them, so the deletion is held for a person",
-            instance.address,
-            readers.join(", "),
-            if whole_block { "break" } else { "change" }
-        ))
     }
 
     /// The edit-tool call of a removal.
@@ -1357,29 +1283,6 @@ fn ordered(value: &Value) -> Ordered {
 }
 
 /// The directory of a file relative to the root (`""` for the root module's files).
-fn dir_of(file: &str) -> String {
-    file.rsplit_once('/').map_or("", |(d, _)| d).to_owned()
-}
-
-/// Whether the resource block `labels` (type and name) in the instance's module is among the
-/// addresses this plan deletes.
-fn deleted_block(
-    deleting: &HashSet<String>,
-    instance: &ResourceInstance,
-    labels: &[String],
-) -> bool {
-    let [kind, name] = labels else {
-        return false;
-    };
-    let block = match &instance.module {
-        Some(m) => format!("{m}.{kind}.{name}"),
-        None => format!("{kind}.{name}"),
-    };
-    deleting
-        .iter()
-        .any(|a| *a == block || a.starts_with(&format!("{block}[")))
-}
-
 /// Whether a state instance's provider is the AWS provider (the state index keeps its source
 /// address only, so an aliased configuration of it counts too).
 fn default_provider(provider: &str) -> bool {

@@ -344,65 +344,6 @@ fn a_user_of_a_for_each_module_deleted_drops_its_name_from_the_roots_list() {
     );
 }
 
-const QUEUES: &str = r#"variable "queues" {
-  type    = map(number)
-  default = { jobs = 30, mail = 60 }
-}
-
-resource "aws_sqs_queue" "this" {
-  for_each                   = var.queues
-  name                       = each.key
-  visibility_timeout_seconds = each.value
-}
-
-data "aws_iam_policy_document" "consume" {
-  statement {
-    actions   = ["sqs:ReceiveMessage"]
-    resources = [for q in aws_sqs_queue.this : q.arn]
-  }
-}
-
-resource "aws_iam_policy" "consume" {
-  name   = "consume"
-  policy = data.aws_iam_policy_document.consume.json
-}
-"#;
-
-#[test]
-fn a_deletion_that_other_blocks_read_is_held_with_the_readers_named() {
-    let url = |name: &str| format!("https://sqs.eu-west-1.amazonaws.com/123456789012/{name}");
-    let queues = ["jobs", "mail"]
-        .iter()
-        .map(|name| {
-            (
-                json!(name),
-                json!({"id": url(name), "name": name, "url": url(name),
-                "arn": format!("arn:aws:sqs:eu-west-1:123456789012:{name}"),
-                "visibility_timeout_seconds": if *name == "jobs" { 30 } else { 60 },
-                "tags": {}, "tags_all": {}}),
-            )
-        })
-        .collect();
-    let delete = call(
-        "sqs.amazonaws.com",
-        "DeleteQueue",
-        json!({"queueUrl": url("mail")}),
-        Value::Null,
-    );
-    let (code, doc) = reconcile(
-        &[("main.tf", QUEUES)],
-        &state(vec![resource(None, "aws_sqs_queue", "this", queues)]),
-        vec![delete],
-    );
-    assert_eq!(code, 3, "{doc}");
-    assert_eq!(diff_of(&doc), "", "nothing written: {doc}");
-    let text = doc.to_string();
-    assert!(
-        text.contains("data \\\"aws_iam_policy_document\\\" \\\"consume\\\" (main.tf:15)"),
-        "{text}"
-    );
-}
-
 #[test]
 fn count_given_as_a_string_is_converted_as_terraform_converts_it() {
     let dir = tempfile::tempdir().unwrap();
