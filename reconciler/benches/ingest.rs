@@ -91,7 +91,9 @@ fn main() -> io::Result<()> {
 fn delivery_folder(retrace: &Path, pin: Pin, records: u64) -> io::Result<()> {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let dir = tempfile::tempdir()?;
-    let folder = dir.path().join("AWSLogs/111122223333/CloudTrail/eu-west-1/2024/04/25");
+    let folder = dir
+        .path()
+        .join("AWSLogs/111122223333/CloudTrail/eu-west-1/2024/04/25");
     std::fs::create_dir_all(&folder)?;
     let per_file = records / DELIVERY_FILES;
     eprintln!("generating {DELIVERY_FILES} delivery files of {per_file} records ...");
@@ -109,7 +111,15 @@ fn delivery_folder(retrace: &Path, pin: Pin, records: u64) -> io::Result<()> {
         bytes += std::fs::metadata(&gz)?.len();
     }
     let logs = dir.path().join("AWSLogs").display().to_string();
-    let args = ["events", "--logs", &logs, "--only", "out-of-band", "--format", "ndjson"];
+    let args = [
+        "events",
+        "--logs",
+        &logs,
+        "--only",
+        "out-of-band",
+        "--format",
+        "ndjson",
+    ];
     let one = best_of(RETRACE_RUNS, || pin.command(retrace, &args))?;
     let all = best_of(RETRACE_RUNS, || Pin::None.command(retrace, &args))?;
     let speedup = one.wall.as_secs_f64() / all.wall.as_secs_f64().max(1e-3);
@@ -119,7 +129,10 @@ fn delivery_folder(retrace: &Path, pin: Pin, records: u64) -> io::Result<()> {
         per_file * DELIVERY_FILES,
         bytes as f64 / MB
     );
-    println!("{:<18} {:>8} {:>8} {:>9}", "cores", "wall s", "cpu s", "peak MB");
+    println!(
+        "{:<18} {:>8} {:>8} {:>9}",
+        "cores", "wall s", "cpu s", "peak MB"
+    );
     for (label, usage) in [("one (pinned)", one), ("all", all)] {
         println!(
             "{label:<18} {:>8.2} {:>8.2} {:>9.1}",

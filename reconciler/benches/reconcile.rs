@@ -274,7 +274,9 @@ impl Workload {
                 secs < TARGET_DEMO_DAYS_SECS,
             ));
             out.push((
-                format!("demo-days at 4x: peak under {TARGET_DEMO_DAYS_PEAK_MIB} MiB: {peak:.1} MiB"),
+                format!(
+                    "demo-days at 4x: peak under {TARGET_DEMO_DAYS_PEAK_MIB} MiB: {peak:.1} MiB"
+                ),
                 peak < TARGET_DEMO_DAYS_PEAK_MIB,
             ));
         }

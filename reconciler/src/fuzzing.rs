@@ -17,7 +17,10 @@ use crate::terraform::state::{State, StateIndex};
 pub fn framing(data: &[u8]) {
     let mut splitter = Splitter::new(data);
     while let Ok(Some(frame)) = splitter.next_frame() {
-        assert!(frame.offset as usize <= data.len(), "a frame outside the input");
+        assert!(
+            frame.offset as usize <= data.len(),
+            "a frame outside the input"
+        );
         match frame.body {
             FrameBody::Record(bytes) => {
                 let origin = Origin {

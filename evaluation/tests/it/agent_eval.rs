@@ -90,7 +90,10 @@ fn the_agent_explains_the_long_tail_with_a_smaller_context_than_the_naive_baseli
     // The total prompt tokens are no measure of context: the token bounds count the bytes of
     // each request, so the naive agent's oversized requests are stopped before they are sent
     // (issue 29). The ratio is still reported.
-    assert!(comparison["prompt_token_ratio"].as_f64().is_some(), "a prompt ratio");
+    assert!(
+        comparison["prompt_token_ratio"].as_f64().is_some(),
+        "a prompt ratio"
+    );
     assert_eq!(
         comparison["retrace"]["pass_at_1"], with_agent["overall"]["pass_at_1"],
         "the comparison reports the same run"

@@ -525,7 +525,12 @@ fn a_crash_mid_write_leaves_the_store_consistent() {
     }
     let status = std::process::Command::new(std::env::current_exe().expect("test binary"))
         // The test's name inside the one integration test binary (`tests/it/store.rs`).
-        .args(["--exact", "store::crash_child", "--nocapture", "--test-threads=1"])
+        .args([
+            "--exact",
+            "store::crash_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env("RETRACE_STORE_CRASH", &path)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

@@ -168,11 +168,21 @@ fn parse_file(
         });
         if results.len() >= BATCH {
             let full = std::mem::replace(&mut results, Vec::with_capacity(BATCH));
-            open = chunks.send(Chunk { results: full, last: false }).is_ok();
+            open = chunks
+                .send(Chunk {
+                    results: full,
+                    last: false,
+                })
+                .is_ok();
         }
         open
     });
-    open && chunks.send(Chunk { results, last: true }).is_ok()
+    open && chunks
+        .send(Chunk {
+            results,
+            last: true,
+        })
+        .is_ok()
 }
 
 fn file_size(path: &Path) -> u64 {
@@ -883,7 +893,9 @@ mod recovery_tests {
     fn words(result: SourceResult) -> String {
         match result {
             Ok(SourceItem::Call(call)) => call.event_id.clone(),
-            Ok(SourceItem::Skipped(b)) => format!("skipped {} #{}", b.origin.source, b.origin.index),
+            Ok(SourceItem::Skipped(b)) => {
+                format!("skipped {} #{}", b.origin.source, b.origin.index)
+            }
             Ok(SourceItem::Settled(s)) => format!("settled {}", s.event_id_hash),
             Err(error) => format!("error {error}"),
         }
@@ -910,7 +922,9 @@ mod recovery_tests {
                 true
             });
         }
-        let runtime = tokio::runtime::Builder::new_current_thread().build().unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
         for workers in [2, 3, 7] {
             let (tx, mut rx) = mpsc::channel::<Batch>(2);
             let (files, pushdown) = (files.clone(), Arc::new(Pushdown::default()));
@@ -927,7 +941,13 @@ mod recovery_tests {
             reader.join().unwrap();
             assert_eq!(parallel, one_thread, "{workers} workers");
         }
-        assert_eq!(one_thread.iter().filter(|w| w.starts_with("skipped")).count(), 4);
+        assert_eq!(
+            one_thread
+                .iter()
+                .filter(|w| w.starts_with("skipped"))
+                .count(),
+            4
+        );
         assert!(one_thread.iter().any(|w| w.starts_with("error")));
     }
 

@@ -252,7 +252,10 @@ fn nearest_other_intent<'a>(
             None => None,
         };
         walked = Some((group, other));
-        (seen.insert(group)).then_some(other).flatten().map(|other| (group, other))
+        (seen.insert(group))
+            .then_some(other)
+            .flatten()
+            .map(|other| (group, other))
     })
 }
 
@@ -628,8 +631,18 @@ mod tests {
         let intents = build(&effects, |_| Some(&state), GroupOptions::default());
         assert_eq!(intents.len(), 301);
         assert!(intents[..300].iter().all(|i| i.deltas.is_empty()));
-        assert!(intents[0].story.ends_with("with the calls of I2 on the same resources, nothing of it remains"));
-        assert!(intents[150].story.contains("with the calls of I150, I152 on"), "{}", intents[150].story);
+        assert!(
+            intents[0]
+                .story
+                .ends_with("with the calls of I2 on the same resources, nothing of it remains")
+        );
+        assert!(
+            intents[150]
+                .story
+                .contains("with the calls of I150, I152 on"),
+            "{}",
+            intents[150].story
+        );
         // The last one wrote t3.large, which stays.
         assert_eq!(intents[300].deltas.len(), 1);
     }

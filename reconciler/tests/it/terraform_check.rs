@@ -185,5 +185,9 @@ fn a_linked_module_directory_reconciles() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(3), "{stderr}");
     let doc = common::json(&output);
-    assert_eq!(doc["validations"][0]["passed"], true, "{}", doc["validations"]);
+    assert_eq!(
+        doc["validations"][0]["passed"], true,
+        "{}",
+        doc["validations"]
+    );
 }
