@@ -412,6 +412,46 @@ fn write_json(path: &Path, value: &Value) -> Result<(), ScenarioError> {
     std::fs::rename(&tmp, path).map_err(io)
 }
 
+/// Every `n`-th scenario of each project and category, in id order (the first, the
+/// `n+1`-th, ...): at least one of every project and category.
+pub fn every_nth(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
+    scenarios.sort_by(|a, b| a.scenario.id.cmp(&b.scenario.id));
+    let mut seen: std::collections::HashMap<(String, Category), usize> = Default::default();
+    scenarios.retain(|s| {
+        let at = seen
+            .entry((s.scenario.project.clone(), s.scenario.category))
+            .or_default();
+        *at += 1;
+        (*at - 1).is_multiple_of(n)
+    });
+    scenarios
+}
+
+/// `n` scenarios spread evenly over the list ordered by category, project and id: a fixed
+/// sample smaller than one per project and category, in which every category has its share
+/// and the projects take turns. All of them when there are no more than `n`.
+pub fn spread(mut scenarios: Vec<Stored>, n: usize) -> Vec<Stored> {
+    let key = |s: &Stored| {
+        (
+            s.scenario.category,
+            s.scenario.project.clone(),
+            s.scenario.id.clone(),
+        )
+    };
+    scenarios.sort_by_key(key);
+    let len = scenarios.len();
+    if n >= len {
+        return scenarios;
+    }
+    let picked: BTreeSet<usize> = (0..n).map(|i| i * len / n).collect();
+    scenarios
+        .into_iter()
+        .enumerate()
+        .filter(|(at, _)| picked.contains(at))
+        .map(|(_, s)| s)
+        .collect()
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
@@ -457,5 +497,74 @@ mod tests {
             assert_eq!(Category::parse(category.name()), Some(category));
         }
         assert_eq!(Category::parse("nothing"), None);
+    }
+
+    fn stored(project: &str, category: Category, n: usize) -> Stored {
+        Stored {
+            scenario: Scenario {
+                id: format!("{project}-{}-{n:03}", category.name()),
+                project: project.to_owned(),
+                category,
+                family: String::new(),
+                description: String::new(),
+                generator: String::new(),
+                seed: 0,
+                base_state_sha256: String::new(),
+                expect: Expect::default(),
+                touches: Vec::new(),
+                background: None,
+                withhold: Vec::new(),
+            },
+            dir: PathBuf::new(),
+        }
+    }
+
+    /// Two projects, three categories, `per` scenarios each.
+    fn suite(per: usize) -> Vec<Stored> {
+        let categories = [Category::Console, Category::Deletion, Category::NoiseOnly];
+        let mut all = Vec::new();
+        for project in ["alpha", "beta"] {
+            for category in categories {
+                all.extend((1..=per).map(|n| stored(project, category, n)));
+            }
+        }
+        all
+    }
+
+    fn ids(scenarios: &[Stored]) -> Vec<&str> {
+        scenarios.iter().map(|s| s.scenario.id.as_str()).collect()
+    }
+
+    #[test]
+    fn every_nth_takes_the_first_and_each_nth_of_every_group() {
+        let picked = every_nth(suite(5), 4);
+        // Of 001..005 in each of the six groups: 001 and 005.
+        assert_eq!(picked.len(), 12);
+        assert!(ids(&picked).contains(&"beta-noise-only-005"));
+        assert!(!ids(&picked).contains(&"beta-noise-only-004"));
+    }
+
+    #[test]
+    fn a_spread_sample_shares_categories_and_alternates_projects() {
+        // 30 scenarios in the categories' order: console (alpha 1-5, beta 1-5), noise-only
+        // (...), deletion (...); 6 of them are every fifth: positions 0, 5, 10, 15, 20, 25.
+        let picked = spread(suite(5), 6);
+        assert_eq!(
+            ids(&picked),
+            [
+                "alpha-console-001",
+                "beta-console-001",
+                "alpha-noise-only-001",
+                "beta-noise-only-001",
+                "alpha-deletion-001",
+                "beta-deletion-001",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_spread_sample_larger_than_the_suite_is_the_suite() {
+        assert_eq!(spread(suite(2), 50).len(), 12);
+        assert_eq!(spread(suite(2), 0).len(), 0);
     }
 }

@@ -209,9 +209,7 @@ pub(crate) async fn load_settings(
     profile: Option<&str>,
     endpoint_url: Option<&str>,
 ) -> SdkConfig {
-    let mut loader = aws_config::defaults(BehaviorVersion::latest())
-        .region(Region::new(region.to_owned()))
-        .retry_config(RetryConfig::disabled());
+    let mut loader = self::loader(region).retry_config(RetryConfig::disabled());
     if let Some(profile) = profile {
         loader = loader.profile_name(profile);
     }
@@ -219,6 +217,19 @@ pub(crate) async fn load_settings(
         loader = loader.endpoint_url(url);
     }
     loader.load().await
+}
+
+/// The standard settings loader for `region` with the HTTPS client every AWS client and
+/// credential provider then uses: rustls with ring and the system's trusted roots (endpoint
+/// overrides may be plain HTTP).
+pub fn loader(region: &str) -> aws_config::ConfigLoader {
+    use aws_smithy_http_client::tls::{Provider, rustls_provider::CryptoMode};
+    let https = aws_smithy_http_client::Builder::new()
+        .tls_provider(Provider::Rustls(CryptoMode::Ring))
+        .build_https();
+    aws_config::defaults(BehaviorVersion::latest())
+        .http_client(https)
+        .region(Region::new(region.to_owned()))
 }
 
 /// A CloudTrail client for one region from loaded settings.

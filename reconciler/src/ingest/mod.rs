@@ -2,6 +2,7 @@
 //! [`record::Call`]s, then order them and drop duplicates.
 
 pub mod athena;
+#[cfg(feature = "aws")]
 pub mod aws;
 pub mod client;
 pub mod files;

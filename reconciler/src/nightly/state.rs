@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 
-use aws_config::{BehaviorVersion, Region};
-
-use crate::config::{S3State, StateSource};
+#[cfg(feature = "aws")]
+use crate::config::S3State;
+use crate::config::StateSource;
 use crate::terraform::state::{State, StateError};
 use crate::validate::terraform_binary;
 
@@ -41,10 +41,17 @@ pub async fn read_state(source: &StateSource, project: &Path) -> Result<State, R
     match source {
         StateSource::File(file) => Ok(State::read(&project.join(file))?),
         StateSource::Pull => pull(project),
+        #[cfg(feature = "aws")]
         StateSource::S3(s3) => {
             let client = s3_client(s3).await;
             from_s3(&client, s3).await
         }
+        #[cfg(not(feature = "aws"))]
+        StateSource::S3(s3) => Err(ReadStateError::S3 {
+            bucket: s3.bucket.clone(),
+            key: s3.key.clone(),
+            message: "this build of retrace has no AWS support (the `aws` feature)".to_owned(),
+        }),
     }
 }
 
@@ -69,10 +76,10 @@ fn pull(project: &Path) -> Result<State, ReadStateError> {
     Ok(State::parse(&output.stdout, "terraform state pull")?)
 }
 
+#[cfg(feature = "aws")]
 /// An S3 client for the state's bucket: the standard credential chain, or the profile.
 pub async fn s3_client(s3: &S3State) -> aws_sdk_s3::Client {
-    let mut loader =
-        aws_config::defaults(BehaviorVersion::latest()).region(Region::new(s3.region.clone()));
+    let mut loader = crate::ingest::aws::loader(&s3.region);
     if let Some(profile) = &s3.profile {
         loader = loader.profile_name(profile);
     }
@@ -86,6 +93,7 @@ pub async fn s3_client(s3: &S3State) -> aws_sdk_s3::Client {
     aws_sdk_s3::Client::from_conf(config)
 }
 
+#[cfg(feature = "aws")]
 /// The state object `s3` names, read with `client`.
 pub async fn from_s3(client: &aws_sdk_s3::Client, s3: &S3State) -> Result<State, ReadStateError> {
     let fail = |message: String| ReadStateError::S3 {
@@ -110,7 +118,7 @@ pub async fn from_s3(client: &aws_sdk_s3::Client, s3: &S3State) -> Result<State,
     Ok(State::parse(&bytes, &origin)?)
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "aws"))]
 mod tests {
     use super::*;
     use aws_sdk_s3::operation::get_object::{GetObjectError, GetObjectOutput};

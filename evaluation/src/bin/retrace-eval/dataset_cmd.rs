@@ -63,7 +63,7 @@ pub fn run(args: &DatasetArgs) -> Result<()> {
         if n == 0 {
             bail!("--every takes a number of 1 or more");
         }
-        scenarios = super::score::every_nth(scenarios, n);
+        scenarios = evaluation::scenario::every_nth(scenarios, n);
     }
     if scenarios.is_empty() {
         bail!("no scenarios under {} match", args.scenarios.display());

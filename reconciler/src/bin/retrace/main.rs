@@ -156,3 +156,20 @@ fn init_logging(verbose: u8) {
         .with_target(false)
         .init();
 }
+
+#[cfg(test)]
+mod tests {
+    /// The build profile keeps backtraces readable: this test's own frame is named with its
+    /// file and line, although the line tables sit compressed in the binary (and, on Linux and
+    /// macOS, the rest of the debug information in a separate file).
+    #[test]
+    #[inline(never)]
+    fn backtraces_name_source_lines() {
+        let trace = std::backtrace::Backtrace::force_capture().to_string();
+        let here = format!("{}:{}", file!(), line!() - 1);
+        assert!(
+            trace.contains("backtraces_name_source_lines") && trace.contains(&here),
+            "no `{here}` in the backtrace:\n{trace}"
+        );
+    }
+}
