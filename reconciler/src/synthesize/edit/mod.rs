@@ -15,7 +15,6 @@ mod align;
 mod filter;
 mod instance;
 mod locate;
-mod module_input;
 mod ops;
 mod outline;
 mod render;
@@ -27,12 +26,12 @@ mod workspace;
 
 pub use instance::Instance;
 pub use locate::{Step, Target};
-pub use module_input::{SwitchOff, ThreadModuleInput};
 pub use tools::{
     AddBlock, Container, EntryStep, FilterForEach, IgnoreChanges, ImportResource, NewBlock,
-    RemoveBlock, RemoveCollectionEntry, RemoveResource, SetAttribute, SetCollectionEntry,
-    SetModuleArgument, SetTags, SetTfvar, SetVariableDefault, TagMode, ToolCall, ToolResult,
-    ToolSpec, UpdateBlock, run_tool, tools,
+    RemoveAttribute, RemoveBlock, RemoveCollectionEntry, RemoveResource, ReplaceBlock,
+    SetAttribute, SetCollectionEntry, SetModuleArgument, SetTags, SetTfvar, SetVariableDefault,
+    SwitchOff, TagMode, ThreadModuleInput, Tool, ToolCall, ToolResult, ToolSpec, UpdateBlock,
+    run_tool, tool, tool_names, tools,
 };
 pub use value::{Ordered, Value};
 pub use workspace::Workspace;
