@@ -48,6 +48,24 @@ const INSIDE: &[(&str, &[&str])] = &[
         ],
     ),
     (
+        "synthesize::edit",
+        &[
+            "error",
+            "value",
+            "text",
+            "align",
+            "render",
+            "locate",
+            "ops",
+            "outline",
+            "instance",
+            "tags",
+            "filter",
+            "workspace",
+            "tools",
+        ],
+    ),
+    (
         "terraform::config",
         &[
             "model",
