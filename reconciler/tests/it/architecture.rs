@@ -111,8 +111,6 @@ struct Scan {
     paths: Vec<(ModPath, Vec<String>)>,
     /// The names each `use` binds in the file's own module, and the path it binds.
     bindings: Vec<(String, Vec<String>)>,
-    /// The items the file's own module defines (not through `use`).
-    items: Vec<String>,
 }
 
 /// Walks a file's syntax, skipping items marked `#[cfg(test)]`.
@@ -122,6 +120,7 @@ struct Walker<'s> {
     depth: usize,
 }
 
+/// Whether the attributes mark an item `#[cfg(test)]`.
 fn is_test_only(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|attr| {
         attr.path().is_ident("cfg")
@@ -147,22 +146,6 @@ fn item_attrs(item: &syn::Item) -> &[syn::Attribute] {
         syn::Item::Use(i) => &i.attrs,
         _ => &[],
     }
-}
-
-/// The name an item defines in its module.
-fn item_name(item: &syn::Item) -> Option<String> {
-    let ident = match item {
-        syn::Item::Const(i) => &i.ident,
-        syn::Item::Enum(i) => &i.ident,
-        syn::Item::Fn(i) => &i.sig.ident,
-        syn::Item::Static(i) => &i.ident,
-        syn::Item::Struct(i) => &i.ident,
-        syn::Item::Trait(i) => &i.ident,
-        syn::Item::Type(i) => &i.ident,
-        syn::Item::Union(i) => &i.ident,
-        _ => return None,
-    };
-    Some(ident.to_string())
 }
 
 /// Every path a `use` tree names, with the name each binds (none for a glob).
@@ -195,11 +178,6 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_item(&mut self, item: &'ast syn::Item) {
         if is_test_only(item_attrs(item)) {
             return;
-        }
-        if self.depth == 0
-            && let Some(name) = item_name(item)
-        {
-            self.scan.items.push(name);
         }
         syn::visit::visit_item(self, item);
     }
