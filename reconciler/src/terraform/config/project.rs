@@ -12,7 +12,7 @@ use super::model::{Diagnostic, Local, ModuleCall, OutputValue, ResourceInstance,
 use super::refs;
 use crate::terraform::functions::Value;
 
-/// A loaded configuration: see the module documentation.
+/// A loaded configuration: see the documentation of `terraform::config`.
 #[derive(Debug, Clone)]
 pub struct Project {
     pub(super) root: PathBuf,
