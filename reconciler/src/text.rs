@@ -63,6 +63,18 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `text` is whole sentences, as a description for a model must be: a capital (or
+/// code) first, a full stop last, and not cut after an abbreviation such as "e.g.".
+#[cfg(test)]
+pub(crate) fn is_sentence(text: &str) -> bool {
+    let first = text.chars().next();
+    first.is_some_and(|c| c.is_uppercase() || c == '`')
+        && text.ends_with('.')
+        && !["e.g.", "i.e.", "etc."]
+            .iter()
+            .any(|cut| text.ends_with(cut))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,12 +12,15 @@ use crate::reconcile::{
 };
 use crate::record;
 use crate::resolve::FindingKind;
-use crate::synthesize::edit::{Files, ToolCall, tools};
+use crate::synthesize::edit::{Files, ToolCall, tool, tool_names};
 use crate::synthesize::plan::Unplanned;
 use crate::terraform::state::StateIndex;
 use crate::validate::{Check, PlanCheck, Validator};
 use crate::vet;
 use knowledge::rules::{FlagLevel, Rule, RuleSet, RuleSpec, validate};
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -90,106 +93,246 @@ pub struct Bench<'a> {
     pub place: Option<PlaceCheck<'a>>,
 }
 
-/// The read-only and checking tools, then the edit tools, as the model sees them.
-pub fn definitions() -> Vec<ToolDef> {
-    let mut out = vec![
-        def(
-            "read_file",
-            "Read lines of a configuration file (1-based, at most 80).",
-            json!({"type": "object", "properties": {
-                "path": {"type": "string"}, "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
-                "required": ["path"]}),
-        ),
-        def(
-            "search_config",
-            "Find configuration lines containing a text (at most 20 matches).",
-            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
-        ),
-        def(
-            "show_state",
-            "Show a resource instance's attributes in the state and what the observed cloud changed.",
-            json!({"type": "object", "properties": {"address": {"type": "string"}}, "required": ["address"]}),
-        ),
-        def(
-            "show_schema",
-            "Show the settable attributes and nested blocks of a Terraform AWS resource type.",
-            json!({"type": "object", "properties": {"resource_type": {"type": "string"}}, "required": ["resource_type"]}),
-        ),
-        def(
-            "similar_fixes",
-            "Show the knowledge base's rules most like an API of an event source.",
-            json!({"type": "object", "properties": {
-                "event_source": {"type": "string"}, "api": {"type": "string"}}, "required": ["api"]}),
-        ),
-        def(
-            "check_plan",
-            "Check the scratch edits made so far against the observed cloud: what still differs on the touched resources and what else changed.",
-            json!({"type": "object", "properties": {}}),
-        ),
-        def(
-            "propose_rule",
-            "Propose the rule for the task's API (the body of a [[rule]] table as JSON: api, resource, kind, risk, summary, identity, set, block, tags, ...). retrace plans the patch with it and checks it; done when the check passes.",
-            json!({"type": "object", "properties": {"rule": {"type": "object"}}, "required": ["rule"]}),
-        ),
-        def(
-            "submit_edits",
-            "For a task to place a change: keep the scratch edits as the patch for the parts the planner could not place. retrace reconciles with them and checks the code against the observed cloud; done when the check passes.",
-            json!({"type": "object", "properties": {}}),
-        ),
-    ];
-    let names: Vec<&str> = tools().iter().map(|t| t.name).collect();
-    out.push(def(
-        "edit",
-        "Run one edit tool on the scratch copy. Without `input`, returns the tool's description and input schema.",
-        json!({"type": "object", "properties": {
-            "tool": {"type": "string", "enum": names}, "input": {"type": "object"}},
-            "required": ["tool"]}),
-    ));
-    out
+/// A tool of the bench, declared by its input type: the name the model calls it by, what it
+/// does, and what it answers. Each is this one `impl` beside its input, plus its line in
+/// [`BENCH`]; the schema the model sees is derived from the input type.
+trait BenchTool: DeserializeOwned + JsonSchema {
+    /// The name the model calls it by.
+    const NAME: &'static str;
+    /// What it does, for the model, in whole sentences.
+    const DESCRIPTION: &'static str;
+    /// Runs it on the bench.
+    fn run(self, bench: &mut Bench) -> ToolOutput;
 }
 
-/// The edit tools are offered by name, each one's schema on request (`edit` without `input`):
-/// every schema in every request would cost more tokens than the task's whole context.
-fn edit_tool_schema(name: &str) -> String {
-    match tools().into_iter().find(|t| t.name == name) {
-        Some(t) => format!("{}\n{}", t.description, t.input_schema),
-        None => format!("no edit tool {name}"),
+/// A registered bench tool: its name and description, and its input type's schema and runner.
+struct Entry {
+    name: &'static str,
+    description: &'static str,
+    schema: fn() -> Value,
+    run: fn(&mut Bench, Value) -> ToolOutput,
+}
+
+impl Entry {
+    const fn of<T: BenchTool>() -> Entry {
+        Entry {
+            name: T::NAME,
+            description: T::DESCRIPTION,
+            schema: || T::json_schema(&mut SchemaGenerator::default()).to_value(),
+            run: |bench, input| match serde_json::from_value::<T>(input) {
+                Ok(input) => input.run(bench),
+                Err(e) => ToolOutput::text(format!("invalid input for {}: {e}", T::NAME)),
+            },
+        }
     }
 }
 
-fn def(name: &str, description: &str, schema: Value) -> ToolDef {
-    ToolDef {
-        name: name.to_owned(),
-        description: description.to_owned(),
-        schema,
+/// The read-only and checking tools, then the edit tools, in the order the model sees them.
+const BENCH: &[Entry] = &[
+    Entry::of::<ReadFile>(),
+    Entry::of::<SearchConfig>(),
+    Entry::of::<ShowState>(),
+    Entry::of::<ShowSchema>(),
+    Entry::of::<SimilarFixes>(),
+    Entry::of::<CheckPlan>(),
+    Entry::of::<ProposeRule>(),
+    Entry::of::<SubmitEdits>(),
+    Entry::of::<Edit>(),
+];
+
+/// The bench's tools as the model sees them.
+pub fn definitions() -> Vec<ToolDef> {
+    BENCH
+        .iter()
+        .map(|entry| ToolDef {
+            name: entry.name.to_owned(),
+            description: entry.description.to_owned(),
+            schema: (entry.schema)(),
+        })
+        .collect()
+}
+
+/// `{"type": "integer"}`: a line number as the model writes it.
+fn integer(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "integer"})
+}
+
+/// `{"type": "object"}`: a JSON object checked when it is used.
+fn object(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "object"})
+}
+
+/// The name of an edit tool, one of the registry's.
+fn edit_tool_name(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"type": "string", "enum": tool_names()})
+}
+
+// The input of `read_file`.
+#[derive(Deserialize, JsonSchema)]
+struct ReadFile {
+    path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "integer")]
+    start_line: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "integer")]
+    end_line: Option<u64>,
+}
+
+impl BenchTool for ReadFile {
+    const NAME: &'static str = "read_file";
+    const DESCRIPTION: &'static str = "Read lines of a configuration file (1-based, at most 80).";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        ToolOutput::text(bench.read_file(&self.path, self.start_line, self.end_line))
+    }
+}
+
+// The input of `search_config`.
+#[derive(Deserialize, JsonSchema)]
+struct SearchConfig {
+    text: String,
+}
+
+impl BenchTool for SearchConfig {
+    const NAME: &'static str = "search_config";
+    const DESCRIPTION: &'static str =
+        "Find configuration lines containing a text (at most 20 matches).";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        ToolOutput::text(bench.search(&self.text))
+    }
+}
+
+// The input of `show_state`.
+#[derive(Deserialize, JsonSchema)]
+struct ShowState {
+    address: String,
+}
+
+impl BenchTool for ShowState {
+    const NAME: &'static str = "show_state";
+    const DESCRIPTION: &'static str =
+        "Show a resource instance's attributes in the state and what the observed cloud changed.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        ToolOutput::text(bench.show_state(&self.address))
+    }
+}
+
+// The input of `show_schema`.
+#[derive(Deserialize, JsonSchema)]
+struct ShowSchema {
+    resource_type: String,
+}
+
+impl BenchTool for ShowSchema {
+    const NAME: &'static str = "show_schema";
+    const DESCRIPTION: &'static str =
+        "Show the settable attributes and nested blocks of a Terraform AWS resource type.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        ToolOutput::text(bench.show_schema(&self.resource_type))
+    }
+}
+
+// The input of `similar_fixes`; the task's event source when none is given.
+#[derive(Deserialize, JsonSchema)]
+struct SimilarFixes {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "String")]
+    event_source: Option<String>,
+    api: String,
+}
+
+impl BenchTool for SimilarFixes {
+    const NAME: &'static str = "similar_fixes";
+    const DESCRIPTION: &'static str =
+        "Show the knowledge base's rules most like an API of an event source.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        let source = self.event_source.filter(|s| !s.is_empty());
+        ToolOutput::text(bench.similar(source.as_deref().unwrap_or(bench.event_source), &self.api))
+    }
+}
+
+// The input of `check_plan`: nothing.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(extend("properties" = {}))]
+struct CheckPlan {}
+
+impl BenchTool for CheckPlan {
+    const NAME: &'static str = "check_plan";
+    const DESCRIPTION: &'static str = "Check the scratch edits made so far against the observed cloud: what still differs on the touched resources and what else changed.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        ToolOutput::text(bench.check_plan())
+    }
+}
+
+// The input of `propose_rule`.
+#[derive(Deserialize, JsonSchema)]
+struct ProposeRule {
+    #[schemars(schema_with = "object")]
+    rule: Value,
+}
+
+impl BenchTool for ProposeRule {
+    const NAME: &'static str = "propose_rule";
+    const DESCRIPTION: &'static str = "Propose the rule for the task's API (the body of a [[rule]] table as JSON: api, resource, kind, risk, summary, identity, set, block, tags, ...). retrace plans the patch with it and checks it; done when the check passes.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        bench.propose(&self.rule)
+    }
+}
+
+// The input of `submit_edits`: nothing.
+#[derive(Deserialize, JsonSchema)]
+#[schemars(extend("properties" = {}))]
+struct SubmitEdits {}
+
+impl BenchTool for SubmitEdits {
+    const NAME: &'static str = "submit_edits";
+    const DESCRIPTION: &'static str = "For a task to place a change: keep the scratch edits as the patch for the parts the planner could not place. retrace reconciles with them and checks the code against the observed cloud; done when the check passes.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        bench.submit()
+    }
+}
+
+// The input of `edit`: the edit tools are offered by name, each one's schema on request
+// (without `input`): every schema in every request would cost more tokens than the task's
+// whole context.
+#[derive(Deserialize, JsonSchema)]
+struct Edit {
+    #[schemars(schema_with = "edit_tool_name")]
+    tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(schema_with = "object")]
+    input: Option<Value>,
+}
+
+impl BenchTool for Edit {
+    const NAME: &'static str = "edit";
+    const DESCRIPTION: &'static str = "Run one edit tool on the scratch copy. Without `input`, returns the tool's description and input schema.";
+
+    fn run(self, bench: &mut Bench) -> ToolOutput {
+        ToolOutput::text(match self.input {
+            Some(input) => bench.edit(&self.tool, &input),
+            None => match tool(&self.tool) {
+                Some(t) => format!("{}\n{}", t.description, t.input_schema),
+                None => format!("no edit tool {}", self.tool),
+            },
+        })
     }
 }
 
 impl Bench<'_> {
     /// Runs one tool call; a bad call is answered with the reason, for the model to correct.
     pub fn run(&mut self, name: &str, input: &Value) -> ToolOutput {
-        let text = |key: &str| input.get(key).and_then(Value::as_str).unwrap_or("");
-        match name {
-            "read_file" => ToolOutput::text(self.read_file(
-                text("path"),
-                input.get("start_line").and_then(Value::as_u64),
-                input.get("end_line").and_then(Value::as_u64),
-            )),
-            "search_config" => ToolOutput::text(self.search(text("text"))),
-            "show_state" => ToolOutput::text(self.show_state(text("address"))),
-            "show_schema" => ToolOutput::text(self.show_schema(text("resource_type"))),
-            "similar_fixes" => {
-                let source = Some(text("event_source")).filter(|s| !s.is_empty());
-                ToolOutput::text(self.similar(source.unwrap_or(self.event_source), text("api")))
-            }
-            "check_plan" => ToolOutput::text(self.check_plan()),
-            "propose_rule" => self.propose(input.get("rule").unwrap_or(&Value::Null)),
-            "submit_edits" => self.submit(),
-            "edit" => ToolOutput::text(match input.get("input") {
-                Some(edit) => self.edit(text("tool"), edit),
-                None => edit_tool_schema(text("tool")),
-            }),
-            _ => ToolOutput::text(format!("no tool {name}")),
+        match BENCH.iter().find(|entry| entry.name == name) {
+            Some(entry) => (entry.run)(self, input.clone()),
+            None => ToolOutput::text(format!("no tool {name}")),
         }
     }
 
@@ -636,5 +779,64 @@ impl Bench<'_> {
             }
         );
         (out, passed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::is_sentence;
+
+    #[test]
+    fn every_bench_tool_is_named_once_and_described_in_sentences() {
+        let definitions = definitions();
+        let mut names: Vec<&str> = definitions.iter().map(|d| d.name.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), definitions.len(), "names are unique");
+        for definition in &definitions {
+            assert!(
+                is_sentence(&definition.description),
+                "{}: {}",
+                definition.name,
+                definition.description
+            );
+            assert_eq!(definition.schema["type"], "object", "{}", definition.name);
+        }
+    }
+
+    #[test]
+    fn the_schemas_are_derived_from_the_inputs() {
+        let schema = |name: &str| {
+            definitions()
+                .into_iter()
+                .find(|d| d.name == name)
+                .map(|d| d.schema)
+                .expect(name)
+        };
+        // Optional fields are left out of `required`; a field with no fitting Rust schema
+        // gets the plain JSON type the model writes.
+        assert_eq!(
+            schema("read_file"),
+            json!({"type": "object", "properties": {"path": {"type": "string"},
+                "start_line": {"type": "integer"}, "end_line": {"type": "integer"}},
+                "required": ["path"]})
+        );
+        assert_eq!(
+            schema("similar_fixes")["required"],
+            json!(["api"]),
+            "the event source defaults to the task's"
+        );
+        assert_eq!(
+            schema("check_plan"),
+            json!({"type": "object", "properties": {}})
+        );
+        let edit = schema("edit");
+        assert_eq!(edit["properties"]["tool"]["enum"], json!(tool_names()));
+        assert_eq!(edit["required"], json!(["tool"]));
+        // What the model sends is read by the same types.
+        assert!(serde_json::from_value::<ReadFile>(json!({"path": "main.tf"})).is_ok());
+        let missing = serde_json::from_value::<ReadFile>(json!({"start_line": 1}));
+        assert!(missing.is_err_and(|e| e.to_string().contains("path")));
     }
 }

@@ -1003,7 +1003,7 @@ impl<'a> Planner<'a> {
                 None,
             )),
             Removal::SwitchOff { input, why } => {
-                let call = ToolCall::SwitchOffInModuleInstance(SwitchOff {
+                let call = ToolCall::SwitchOff(SwitchOff {
                     call: input.call,
                     resource: input.resource,
                     input: input.input,

@@ -11,70 +11,17 @@ use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::expand::{Key, Place, body_value, eval, keys};
 use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
+use super::loaded::{CallSite, InstanceRecord, ModuleInstance, VarRecord};
+use super::model::{
+    ConfigError, Diagnostic, LoadOptions, ResourceInstance, VariableSource, line_of,
+};
+use super::project::Project;
 use super::refs::references;
 use super::types::parse_type;
 use super::vars::{Assigned, root_assignments};
-use super::{
-    ConfigError, Diagnostic, LoadOptions, Project, ResourceInstance, VariableSource, line_of,
-};
 use crate::terraform::functions::{EvalScope, Value, convert, evaluate};
 use crate::terraform::state::{IndexKey, Mode, State, instance_address};
 use knowledge::schema::AttrType;
-
-/// One instance of a module: the root, or one per call (and per key of its `count` or
-/// `for_each`).
-#[derive(Debug, Clone)]
-pub(super) struct ModuleInstance {
-    /// `module.a["x"].module.b`, or `None` for the root.
-    pub path: Option<String>,
-    /// Index of its declarations.
-    pub decls: usize,
-    /// The call that made it, `None` for the root.
-    pub call: Option<CallSite>,
-    /// Its scope once locals and module calls are evaluated (no `each` or `count`).
-    pub scope: EvalScope,
-    /// Its variables.
-    pub variables: BTreeMap<String, VarRecord>,
-    /// Its locals' values.
-    pub locals: BTreeMap<String, Value>,
-    /// Its outputs' values.
-    pub outputs: BTreeMap<String, Value>,
-}
-
-/// The module call that made a module instance.
-#[derive(Debug, Clone)]
-pub(super) struct CallSite {
-    /// The calling module instance.
-    pub parent: usize,
-    /// The index of the call among the parent's module blocks.
-    pub call: usize,
-    /// The instance key of the call.
-    pub key: Key,
-}
-
-/// A variable's value and where it came from.
-#[derive(Debug, Clone)]
-pub(super) struct VarRecord {
-    /// The value after type conversion.
-    pub value: Value,
-    /// Where it came from.
-    pub source: VariableSource,
-    /// The expression the value was written as (a default or tfvars value), if any.
-    pub expr: Option<Expression>,
-}
-
-/// A resource instance and what is needed to trace its attributes.
-#[derive(Debug, Clone)]
-pub(super) struct InstanceRecord {
-    /// What the project shows.
-    pub public: ResourceInstance,
-    /// The module instance.
-    pub module: usize,
-    /// The index of the block among the module's resources.
-    pub decl: usize,
-    /// The instance key.
-    pub key: Key,
-}
 
 struct Loader<'a> {
     root: PathBuf,

@@ -10,8 +10,9 @@ use hcl::edit::structure::Body;
 use hcl::edit::template::Element;
 
 use super::expand::{Place, nested};
-use super::load::ModuleInstance;
-use super::{Project, VariableSource, line_of};
+use super::loaded::ModuleInstance;
+use super::model::{VariableSource, line_of};
+use super::project::Project;
 use crate::terraform::functions::{EvalScope, Value, evaluate};
 use crate::terraform::state::{IndexKey, PathStep};
 

@@ -8,7 +8,7 @@ use hcl::edit::structure::Body;
 use hcl::edit::visit::{Visit, visit_expr};
 
 use super::files::ModuleDecls;
-use super::load::{InstanceRecord, ModuleInstance};
+use super::loaded::{InstanceRecord, ModuleInstance, Named};
 
 /// A reference's root name and first attribute: `var.x` is `("var", Some("x"))`, a bare
 /// `each` is `("each", None)`.
@@ -62,31 +62,6 @@ impl Visit for Collector {
             },
             _ => visit_expr(self, node),
         }
-    }
-}
-
-/// A variable or local of one module instance (by index).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub(super) enum Named {
-    /// `var.NAME`.
-    Var(usize, String),
-    /// `local.NAME`.
-    Local(usize, String),
-    /// `var.NAME.FIELD`: a first-level field of an object variable.
-    VarField(usize, String, String),
-    /// `var.NAME` read whole (or by an index the count cannot follow), so every field.
-    VarWhole(usize, String),
-}
-
-impl Named {
-    /// A variable.
-    pub fn var(module: usize, name: &str) -> Named {
-        Named::Var(module, name.to_string())
-    }
-
-    /// A local.
-    pub fn local(module: usize, name: &str) -> Named {
-        Named::Local(module, name.to_string())
     }
 }
 

@@ -17,17 +17,22 @@ pub struct SetAttribute {
     pub instance: Option<Instance>,
 }
 
-pub(super) fn set_attribute(input: SetAttribute, ws: &mut Workspace) -> Result<String, EditError> {
-    let SetAttribute {
-        target,
-        name,
-        value,
-        instance,
-    } = input;
-    check_identifier("set_attribute", &name)?;
-    match instance {
-        Some(instance) => set_for_instance(ws, &target, &name, &instance, &value),
-        None => set_in_block(ws, &target, &name, &value),
+impl Tool for SetAttribute {
+    const NAME: &'static str = "set_attribute";
+    const DESCRIPTION: &'static str = "Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's value changes: the attribute becomes lookup({ key = value }, each.key, <its old expression, or null when unset>), or gets the entry in such a lookup it already is.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let SetAttribute {
+            target,
+            name,
+            value,
+            instance,
+        } = self;
+        check_identifier(Self::NAME, &name)?;
+        match instance {
+            Some(instance) => set_for_instance(ws, &target, &name, &instance, &value),
+            None => set_in_block(ws, &target, &name, &value),
+        }
     }
 }
 
@@ -80,25 +85,28 @@ pub struct RemoveAttribute {
     pub name: String,
 }
 
-pub(super) fn remove_attribute(
-    input: RemoveAttribute,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let RemoveAttribute { target, name } = input;
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let attr = loc
-        .block
-        .body
-        .get_attribute(&name)
-        .ok_or_else(|| no_attribute(&place, &name))?;
-    let span = span_of(attr, &place)?;
-    ops::remove_structure(&mut doc, Some(&loc), &span, false);
-    ws.save(doc)?;
-    Ok(format!(
-        "removed `{name}` from {}{}",
-        place.address, place.path
-    ))
+impl Tool for RemoveAttribute {
+    const NAME: &'static str = "remove_attribute";
+    const DESCRIPTION: &'static str =
+        "Remove an attribute from a block (or nested block); refuses when it is absent.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let RemoveAttribute { target, name } = self;
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let attr = loc
+            .block
+            .body
+            .get_attribute(&name)
+            .ok_or_else(|| no_attribute(&place, &name))?;
+        let span = span_of(attr, &place)?;
+        ops::remove_structure(&mut doc, Some(&loc), &span, false);
+        ws.save(doc)?;
+        Ok(format!(
+            "removed `{name}` from {}{}",
+            place.address, place.path
+        ))
+    }
 }
 
 pub(super) fn no_attribute(place: &Place, name: &str) -> EditError {

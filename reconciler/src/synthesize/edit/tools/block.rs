@@ -12,32 +12,37 @@ pub struct AddBlock {
     pub block: NewBlock,
 }
 
-pub(super) fn add_block(input: AddBlock, ws: &mut Workspace) -> Result<String, EditError> {
-    let AddBlock { target, block } = input;
-    block.check("add_block")?;
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let duplicate = loc.block.body.blocks().any(|b| {
-        b.has_ident(&block.block)
-            && b.has_exact_labels(&block.labels)
-            && b.body.attributes().count() == block.attributes.0.len()
-            && b.body.blocks().next().is_none()
-            && block.blocks.is_empty()
-            && matches_all(&doc.text, &b.body, &block.attributes)
-    });
-    if duplicate {
-        return Err(impossible(
-            &place,
-            format!("an identical `{}` block already exists", block.block),
-        ));
+impl Tool for AddBlock {
+    const NAME: &'static str = "add_block";
+    const DESCRIPTION: &'static str = "Add a nested block (e.g. an ingress rule) inside a block, after the last block of its type; refuses when an identical block exists.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let AddBlock { target, block } = self;
+        block.check(Self::NAME)?;
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let duplicate = loc.block.body.blocks().any(|b| {
+            b.has_ident(&block.block)
+                && b.has_exact_labels(&block.labels)
+                && b.body.attributes().count() == block.attributes.0.len()
+                && b.body.blocks().next().is_none()
+                && block.blocks.is_empty()
+                && matches_all(&doc.text, &b.body, &block.attributes)
+        });
+        if duplicate {
+            return Err(impossible(
+                &place,
+                format!("an identical `{}` block already exists", block.block),
+            ));
+        }
+        let text = render::block(&block.text(), &loc.inner_indent());
+        ops::insert_block(&mut doc, &loc, &block.block, &text);
+        ws.save(doc)?;
+        Ok(format!(
+            "added a `{}` block to {}{}",
+            block.block, place.address, place.path
+        ))
     }
-    let text = render::block(&block.text(), &loc.inner_indent());
-    ops::insert_block(&mut doc, &loc, &block.block, &text);
-    ws.save(doc)?;
-    Ok(format!(
-        "added a `{}` block to {}{}",
-        block.block, place.address, place.path
-    ))
 }
 
 pub(super) fn impossible(place: &Place, message: String) -> EditError {
@@ -77,29 +82,34 @@ pub struct RemoveBlock {
     pub matches: Ordered,
 }
 
-pub(super) fn remove_block(input: RemoveBlock, ws: &mut Workspace) -> Result<String, EditError> {
-    let RemoveBlock {
-        target,
-        block,
-        labels,
-        matches,
-    } = input;
-    let step = Step {
-        block,
-        labels,
-        matches,
-    };
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let span = span_of(pick(&loc, &doc.text, &step, &place)?, &place)?;
-    ops::remove_structure(&mut doc, Some(&loc), &span, true);
-    ws.save(doc)?;
-    Ok(format!(
-        "removed {} from {}{}",
-        step_text(&step),
-        place.address,
-        place.path
-    ))
+impl Tool for RemoveBlock {
+    const NAME: &'static str = "remove_block";
+    const DESCRIPTION: &'static str = "Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let RemoveBlock {
+            target,
+            block,
+            labels,
+            matches,
+        } = self;
+        let step = Step {
+            block,
+            labels,
+            matches,
+        };
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let span = span_of(pick(&loc, &doc.text, &step, &place)?, &place)?;
+        ops::remove_structure(&mut doc, Some(&loc), &span, true);
+        ws.save(doc)?;
+        Ok(format!(
+            "removed {} from {}{}",
+            step_text(&step),
+            place.address,
+            place.path
+        ))
+    }
 }
 
 /// The input of `replace_block`.
@@ -120,32 +130,37 @@ pub struct ReplaceBlock {
     pub with: NewBlock,
 }
 
-pub(super) fn replace_block(input: ReplaceBlock, ws: &mut Workspace) -> Result<String, EditError> {
-    let ReplaceBlock {
-        target,
-        block,
-        labels,
-        matches,
-        with,
-    } = input;
-    let step = Step {
-        block,
-        labels,
-        matches,
-    };
-    with.check("replace_block")?;
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let span = span_of(pick(&loc, &doc.text, &step, &place)?, &place)?;
-    let text = render::block(&with.text(), &loc.inner_indent());
-    ops::replace_lines(&mut doc, &span, false, &text);
-    ws.save(doc)?;
-    Ok(format!(
-        "replaced {} in {}{}",
-        step_text(&step),
-        place.address,
-        place.path
-    ))
+impl Tool for ReplaceBlock {
+    const NAME: &'static str = "replace_block";
+    const DESCRIPTION: &'static str = "Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let ReplaceBlock {
+            target,
+            block,
+            labels,
+            matches,
+            with,
+        } = self;
+        let step = Step {
+            block,
+            labels,
+            matches,
+        };
+        with.check(Self::NAME)?;
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let span = span_of(pick(&loc, &doc.text, &step, &place)?, &place)?;
+        let text = render::block(&with.text(), &loc.inner_indent());
+        ops::replace_lines(&mut doc, &span, false, &text);
+        ws.save(doc)?;
+        Ok(format!(
+            "replaced {} in {}{}",
+            step_text(&step),
+            place.address,
+            place.path
+        ))
+    }
 }
 
 /// The input of `update_block`.
@@ -169,69 +184,74 @@ pub struct UpdateBlock {
     pub drop_comments: bool,
 }
 
-pub(super) fn update_block(input: UpdateBlock, ws: &mut Workspace) -> Result<String, EditError> {
-    let UpdateBlock {
-        target,
-        block,
-        labels,
-        matches,
-        attributes,
-        drop_comments,
-    } = input;
-    for (name, _) in &attributes.0 {
-        check_identifier("update_block", name)?;
-    }
-    let step = Step {
-        block,
-        labels,
-        matches,
-    };
-    let mut doc = ws.open_block(&target)?;
-    let (parent, place) = found(&doc, &target)?;
-    let chosen = pick(&parent, &doc.text, &step, &place)?;
-    let span = span_of(chosen, &place)?;
-    let position = same_kind(&parent, &step)
-        .position(|b| b.span() == Some(span.clone()))
-        .unwrap_or_default();
-    let stale: Vec<String> = chosen
-        .body
-        .attributes()
-        .filter(|a| !attributes.0.iter().any(|(k, _)| k == a.key.as_str()))
-        .filter(|a| !literal(&a.value).is_some_and(|v| is_unset_like(&v)))
-        .map(|a| a.key.as_str().to_owned())
-        .collect();
-    let mut did = false;
-    let with = super::super::text::whole_lines(&doc.text, &span, true);
-    let without = super::super::text::whole_lines(&doc.text, &span, false);
-    if drop_comments && with.start < without.start {
-        doc.splice(with.start..without.start, "");
-        did = true;
-    }
-    for (name, value) in &attributes.0 {
-        let (loc, here) = nth_block(&doc, &target, &step, position)?;
-        did |= ops::set_attribute(&mut doc, &loc, &here, name, value)?;
-    }
-    for name in &stale {
-        let (loc, here) = nth_block(&doc, &target, &step, position)?;
-        let attr = loc
-            .block
+impl Tool for UpdateBlock {
+    const NAME: &'static str = "update_block";
+    const DESCRIPTION: &'static str = "Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left). Use it for a rule replaced by another (a revoke plus an authorize).";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let UpdateBlock {
+            target,
+            block,
+            labels,
+            matches,
+            attributes,
+            drop_comments,
+        } = self;
+        for (name, _) in &attributes.0 {
+            check_identifier(Self::NAME, name)?;
+        }
+        let step = Step {
+            block,
+            labels,
+            matches,
+        };
+        let mut doc = ws.open_block(&target)?;
+        let (parent, place) = found(&doc, &target)?;
+        let chosen = pick(&parent, &doc.text, &step, &place)?;
+        let span = span_of(chosen, &place)?;
+        let position = same_kind(&parent, &step)
+            .position(|b| b.span() == Some(span.clone()))
+            .unwrap_or_default();
+        let stale: Vec<String> = chosen
             .body
-            .get_attribute(name)
-            .ok_or_else(|| no_attribute(&here, name))?;
-        let attr_span = span_of(attr, &here)?;
-        ops::remove_structure(&mut doc, Some(&loc), &attr_span, false);
-        did = true;
+            .attributes()
+            .filter(|a| !attributes.0.iter().any(|(k, _)| k == a.key.as_str()))
+            .filter(|a| !literal(&a.value).is_some_and(|v| is_unset_like(&v)))
+            .map(|a| a.key.as_str().to_owned())
+            .collect();
+        let mut did = false;
+        let with = super::super::text::whole_lines(&doc.text, &span, true);
+        let without = super::super::text::whole_lines(&doc.text, &span, false);
+        if drop_comments && with.start < without.start {
+            doc.splice(with.start..without.start, "");
+            did = true;
+        }
+        for (name, value) in &attributes.0 {
+            let (loc, here) = nth_block(&doc, &target, &step, position)?;
+            did |= ops::set_attribute(&mut doc, &loc, &here, name, value)?;
+        }
+        for name in &stale {
+            let (loc, here) = nth_block(&doc, &target, &step, position)?;
+            let attr = loc
+                .block
+                .body
+                .get_attribute(name)
+                .ok_or_else(|| no_attribute(&here, name))?;
+            let attr_span = span_of(attr, &here)?;
+            ops::remove_structure(&mut doc, Some(&loc), &attr_span, false);
+            did = true;
+        }
+        ws.save(doc)?;
+        Ok(changed(
+            did,
+            format!(
+                "updated {} in {}{}",
+                step_text(&step),
+                place.address,
+                place.path
+            ),
+        ))
     }
-    ws.save(doc)?;
-    Ok(changed(
-        did,
-        format!(
-            "updated {} in {}{}",
-            step_text(&step),
-            place.address,
-            place.path
-        ),
-    ))
 }
 
 /// The nested blocks of the step's type and labels, in order.

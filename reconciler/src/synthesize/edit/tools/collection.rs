@@ -54,56 +54,58 @@ pub struct SetCollectionEntry {
     pub value: Value,
 }
 
-pub(super) fn set_collection_entry(
-    input: SetCollectionEntry,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let SetCollectionEntry {
-        file,
-        container,
-        path,
-        value,
-    } = input;
-    let mut doc = ws.open(&file)?;
-    let body = doc.parse()?;
-    let (root, place) = collection_root(&doc, &body, &file, &container)?;
-    let Some((last, inner)) = path.split_last() else {
-        return Err(bad_input("set_collection_entry", "the path is empty"));
-    };
-    let mut expr = root;
-    let mut here = place.clone();
-    for step in inner {
-        here = here.nested(&entry_text(step));
-        expr =
-            entry(expr, step).ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
-    }
-    let what = format!("set {}{} in {file}", place.address, path_text(&path));
-    let did = match (expr, last) {
-        (Expression::Object(object), EntryStep::Key(key)) => {
-            let found = object
-                .iter()
-                .find(|(k, _)| super::super::locate::key_name(k).as_deref() == Some(key.as_str()));
-            match found {
-                Some((_, item)) => splice_value(&mut doc, item.expr(), &here, &value)?,
-                None => {
-                    let tags = [(key.clone(), value.clone())];
-                    ops::merge_object(&mut doc, object, &here, &tags, &[])?
+impl Tool for SetCollectionEntry {
+    const NAME: &'static str = "set_collection_entry";
+    const DESCRIPTION: &'static str = "Set the value at `path` (object keys and list positions) inside a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each. The last key is added to its object when missing; refuses when the path meets an expression.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let SetCollectionEntry {
+            file,
+            container,
+            path,
+            value,
+        } = self;
+        let mut doc = ws.open(&file)?;
+        let body = doc.parse()?;
+        let (root, place) = collection_root(&doc, &body, &file, &container)?;
+        let Some((last, inner)) = path.split_last() else {
+            return Err(bad_input(Self::NAME, "the path is empty"));
+        };
+        let mut expr = root;
+        let mut here = place.clone();
+        for step in inner {
+            here = here.nested(&entry_text(step));
+            expr = entry(expr, step)
+                .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
+        }
+        let what = format!("set {}{} in {file}", place.address, path_text(&path));
+        let did = match (expr, last) {
+            (Expression::Object(object), EntryStep::Key(key)) => {
+                let found = object.iter().find(|(k, _)| {
+                    super::super::locate::key_name(k).as_deref() == Some(key.as_str())
+                });
+                match found {
+                    Some((_, item)) => splice_value(&mut doc, item.expr(), &here, &value)?,
+                    None => {
+                        let tags = [(key.clone(), value.clone())];
+                        ops::merge_object(&mut doc, object, &here, &tags, &[])?
+                    }
                 }
             }
-        }
-        (Expression::Array(list), EntryStep::Index(i)) => match list.iter().nth(*i) {
-            Some(item) => splice_value(&mut doc, item, &here, &value)?,
-            None => return Err(impossible(&here, format!("the list has no element {i}"))),
-        },
-        _ => {
-            return Err(impossible(
-                &here,
-                format!("{} is not in a literal map or list", entry_text(last)),
-            ));
-        }
-    };
-    ws.save(doc)?;
-    Ok(changed(did, what))
+            (Expression::Array(list), EntryStep::Index(i)) => match list.iter().nth(*i) {
+                Some(item) => splice_value(&mut doc, item, &here, &value)?,
+                None => return Err(impossible(&here, format!("the list has no element {i}"))),
+            },
+            _ => {
+                return Err(impossible(
+                    &here,
+                    format!("{} is not in a literal map or list", entry_text(last)),
+                ));
+            }
+        };
+        ws.save(doc)?;
+        Ok(changed(did, what))
+    }
 }
 
 /// The input of `remove_collection_entry`.
@@ -119,56 +121,58 @@ pub struct RemoveCollectionEntry {
     pub path: Vec<EntryStep>,
 }
 
-pub(super) fn remove_collection_entry(
-    input: RemoveCollectionEntry,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let RemoveCollectionEntry {
-        file,
-        container,
-        path,
-    } = input;
-    let mut doc = ws.open(&file)?;
-    let body = doc.parse()?;
-    let (root, place) = collection_root(&doc, &body, &file, &container)?;
-    let Some((last, inner)) = path.split_last() else {
-        return Err(bad_input("remove_collection_entry", "the path is empty"));
-    };
-    let mut expr = unwrap_toset(root);
-    let mut here = place.clone();
-    for step in inner {
-        here = here.nested(&entry_text(step));
-        expr = entry(expr, step)
-            .map(unwrap_toset)
-            .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
-    }
-    let what = format!("removed {}{} in {file}", place.address, path_text(&path));
-    let missing = || impossible(&here, format!("no entry {}", entry_text(last)));
-    match (expr, last) {
-        (Expression::Object(object), EntryStep::Key(key)) => {
-            if entry(expr, last).is_none() {
-                return Err(missing());
+impl Tool for RemoveCollectionEntry {
+    const NAME: &'static str = "remove_collection_entry";
+    const DESCRIPTION: &'static str = "Remove the entry at `path` (object keys, list positions, or a set's string element) from a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each (`toset([...])` included). Refuses when the path meets an expression or the entry is missing.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let RemoveCollectionEntry {
+            file,
+            container,
+            path,
+        } = self;
+        let mut doc = ws.open(&file)?;
+        let body = doc.parse()?;
+        let (root, place) = collection_root(&doc, &body, &file, &container)?;
+        let Some((last, inner)) = path.split_last() else {
+            return Err(bad_input(Self::NAME, "the path is empty"));
+        };
+        let mut expr = unwrap_toset(root);
+        let mut here = place.clone();
+        for step in inner {
+            here = here.nested(&entry_text(step));
+            expr = entry(expr, step)
+                .map(unwrap_toset)
+                .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
+        }
+        let what = format!("removed {}{} in {file}", place.address, path_text(&path));
+        let missing = || impossible(&here, format!("no entry {}", entry_text(last)));
+        match (expr, last) {
+            (Expression::Object(object), EntryStep::Key(key)) => {
+                if entry(expr, last).is_none() {
+                    return Err(missing());
+                }
+                ops::merge_object(&mut doc, object, &here, &[], std::slice::from_ref(key))?;
             }
-            ops::merge_object(&mut doc, object, &here, &[], std::slice::from_ref(key))?;
+            (Expression::Array(list), step) => {
+                let position = match step {
+                    EntryStep::Index(i) => (*i < list.len()).then_some(*i),
+                    EntryStep::Key(key) => list
+                        .iter()
+                        .position(|item| matches!(item, Expression::String(s) if s.value() == key)),
+                };
+                let items: Vec<&Expression> = list.iter().collect();
+                let range = position
+                    .map(|i| element_removal(&doc.text, &items, i, &here))
+                    .transpose()?
+                    .ok_or_else(missing)?;
+                doc.splice(range, "");
+            }
+            _ => return Err(missing()),
         }
-        (Expression::Array(list), step) => {
-            let position = match step {
-                EntryStep::Index(i) => (*i < list.len()).then_some(*i),
-                EntryStep::Key(key) => list
-                    .iter()
-                    .position(|item| matches!(item, Expression::String(s) if s.value() == key)),
-            };
-            let items: Vec<&Expression> = list.iter().collect();
-            let range = position
-                .map(|i| element_removal(&doc.text, &items, i, &here))
-                .transpose()?
-                .ok_or_else(missing)?;
-            doc.splice(range, "");
-        }
-        _ => return Err(missing()),
+        ws.save(doc)?;
+        Ok(what)
     }
-    ws.save(doc)?;
-    Ok(what)
 }
 
 /// The argument of a `toset(...)` call, or the expression itself.
@@ -310,30 +314,32 @@ pub struct FilterForEach {
     pub keys: Vec<String>,
 }
 
-pub(super) fn filter_for_each(
-    input: FilterForEach,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let FilterForEach { target, keys } = input;
-    if keys.is_empty() {
-        return Err(bad_input("filter_for_each", "`keys` is empty"));
+impl Tool for FilterForEach {
+    const NAME: &'static str = "filter_for_each";
+    const DESCRIPTION: &'static str = "Drop instance keys from a block's for_each without editing the collection it iterates (which other blocks may share): for_each = { for k, v in EXPR : k => v if k != \"key\" }, or setsubtract(toset(...), [\"key\"]) for a set; a filter written this way before gets the keys added.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let FilterForEach { target, keys } = self;
+        if keys.is_empty() {
+            return Err(bad_input(Self::NAME, "`keys` is empty"));
+        }
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let Some(attr) = loc.block.body.get_attribute("for_each") else {
+            return Err(no_attribute(&place, "for_each"));
+        };
+        let did = filter::drop_keys(&mut doc, &attr.value, &place, &keys)?;
+        ws.save(doc)?;
+        Ok(changed(
+            did,
+            format!(
+                "dropped {} from the for_each of {}",
+                keys.iter()
+                    .map(|k| render::quoted(k))
+                    .collect::<Vec<_>>()
+                    .join(", "),
+                place.address
+            ),
+        ))
     }
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let Some(attr) = loc.block.body.get_attribute("for_each") else {
-        return Err(no_attribute(&place, "for_each"));
-    };
-    let did = filter::drop_keys(&mut doc, &attr.value, &place, &keys)?;
-    ws.save(doc)?;
-    Ok(changed(
-        did,
-        format!(
-            "dropped {} from the for_each of {}",
-            keys.iter()
-                .map(|k| render::quoted(k))
-                .collect::<Vec<_>>()
-                .join(", "),
-            place.address
-        ),
-    ))
 }

@@ -5,7 +5,6 @@ use super::instance::{self, Instance};
 use super::locate::{
     Located, Place, Step, Target, header, literal, matches_all, span_of, step_text,
 };
-use super::module_input;
 use super::ops::{self, Doc};
 use super::render::{self, BlockText};
 use super::tags;
@@ -16,9 +15,125 @@ use hcl::edit::Span;
 use hcl::edit::expr::{Expression, FuncCall};
 use hcl::edit::structure::Block;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::de::DeserializeOwned;
+use serde::ser::SerializeStruct;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
 use std::ops::Range;
+
+/// An edit tool, declared by its input type: the name a model calls it by, what it does, and
+/// the edit it makes. Each tool is this one `impl` beside its input, plus its line in the
+/// [`registry!`] below, which makes the [`ToolCall`] variant, the name lookup and the
+/// specification from it.
+pub trait Tool: JsonSchema + DeserializeOwned + Serialize + Into<ToolCall> {
+    /// The name [`ToolCall::parse`] takes.
+    const NAME: &'static str;
+    /// What the tool does, for the model choosing it, in whole sentences.
+    const DESCRIPTION: &'static str;
+    /// Makes the edit in `ws` (one step of it); the summary says what was done.
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError>;
+}
+
+/// Declares the edit tools, by their input types, in the order the model is shown them:
+/// [`ToolCall`] gets a variant per tool (named as its input), and the registry an entry.
+macro_rules! registry {
+    ($($tool:ident),+ $(,)?) => {
+        /// One call of an edit tool with its typed input: what the planner makes and what a
+        /// model's tool call is parsed into. As JSON, `{"tool": NAME, "input": {...}}`.
+        #[derive(Debug, Clone, PartialEq)]
+        pub enum ToolCall {
+            $(
+                #[doc = concat!("A call of the tool whose input is [`", stringify!($tool), "`].")]
+                $tool($tool),
+            )+
+        }
+
+        $(
+            impl From<$tool> for ToolCall {
+                fn from(input: $tool) -> ToolCall {
+                    ToolCall::$tool(input)
+                }
+            }
+        )+
+
+        impl ToolCall {
+            /// The tool's name.
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(ToolCall::$tool(_) => <$tool as Tool>::NAME,)+
+                }
+            }
+
+            fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+                match self {
+                    $(ToolCall::$tool(input) => input.apply(ws),)+
+                }
+            }
+
+            fn serialize_input<S: SerializeStruct>(&self, out: &mut S) -> Result<(), S::Error> {
+                match self {
+                    $(ToolCall::$tool(input) => out.serialize_field("input", input),)+
+                }
+            }
+        }
+
+        /// Every edit tool, in the order the model is shown them.
+        const REGISTRY: &[Entry] = &[$(Entry::of::<$tool>(),)+];
+    };
+}
+
+registry! {
+    SetAttribute,
+    RemoveAttribute,
+    AddBlock,
+    RemoveBlock,
+    ReplaceBlock,
+    UpdateBlock,
+    SetTags,
+    ImportResource,
+    RemoveResource,
+    FilterForEach,
+    ThreadModuleInput,
+    SwitchOff,
+    IgnoreChanges,
+    SetVariableDefault,
+    SetTfvar,
+    SetModuleArgument,
+    SetCollectionEntry,
+    RemoveCollectionEntry,
+}
+
+/// A registered tool: its name and description, and its input type's schema and parser.
+struct Entry {
+    name: &'static str,
+    description: &'static str,
+    schema: fn() -> serde_json::Value,
+    parse: fn(serde_json::Value) -> Result<ToolCall, serde_json::Error>,
+}
+
+impl Entry {
+    const fn of<T: Tool>() -> Entry {
+        Entry {
+            name: T::NAME,
+            description: T::DESCRIPTION,
+            schema: || schemars::schema_for!(T).to_value(),
+            parse: |input| serde_json::from_value::<T>(input).map(Into::into),
+        }
+    }
+
+    /// The registered tool called `name`.
+    fn named(name: &str) -> Option<&'static Entry> {
+        REGISTRY.iter().find(|entry| entry.name == name)
+    }
+
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: self.name,
+            description: self.description,
+            input_schema: (self.schema)(),
+        }
+    }
+}
 
 /// A tool's name, what it does and the JSON schema of its input.
 #[derive(Debug, Clone, serde::Serialize)]
@@ -40,84 +155,37 @@ pub struct ToolResult {
     pub summary: String,
 }
 
-/// One call of an edit tool with its typed input: what the planner makes and what a model's
-/// tool call is parsed into. As JSON, `{"tool": NAME, "input": {...}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "tool", content = "input", rename_all = "snake_case")]
-pub enum ToolCall {
-    /// Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing.
-    SetAttribute(SetAttribute),
-    /// Remove an attribute from a block (or nested block); refuses when it is absent.
-    RemoveAttribute(RemoveAttribute),
-    /// Add a nested block (e.g.
-    AddBlock(AddBlock),
-    /// Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.
-    RemoveBlock(RemoveBlock),
-    /// Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.
-    ReplaceBlock(ReplaceBlock),
-    /// Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left).
-    UpdateBlock(UpdateBlock),
-    /// Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped.
-    SetTags(SetTags),
-    /// Append a resource block and an `import { to = TYPE.NAME  id = "..." }` block to a file, for a resource created outside Terraform.
-    ImportResource(ImportResource),
-    /// Remove a resource or module block (with the comment lines right above it).
-    RemoveResource(RemoveResource),
-    /// Drop instance keys from a block's for_each without editing the collection it iterates (which other blocks may share): for_each = { for k, v in EXPR : k => v if k != "key" }, or setsubtract(toset(...), ["key"]) for a set; a filter written this way before gets the keys added.
-    FilterForEach(FilterForEach),
-    /// Give one instance of a module called with for_each/count its own value for an argument of a resource inside the module, when no module input carries that argument alone: declares variable `input` in the module (default {} with merge, else null), makes the argument read it (merge(X, var.input), or var.input == null ? X : var.input, or var.input when unset) and sets it at the call for that instance alone: input = lookup({ key = value }, each.key, {} | null).
-    ThreadModuleInput(module_input::ThreadModuleInput),
-    /// Remove a resource from one instance of a module called with for_each/count, keeping it in the others: declares a bool variable `input` (default true) in the module, adds `count = var.input ? 1 : 0` to the resource with a `moved` block from its old address to [0] (so the other instances keep their objects), and sets input = lookup({ key = false }, each.key, true) at the call.
-    SwitchOffInModuleInstance(module_input::SwitchOff),
-    /// Add attribute references (e.g.
-    IgnoreChanges(IgnoreChanges),
-    /// Set the default of `variable "NAME"`, adding it after the variable's other attributes when missing.
-    SetVariableDefault(SetVariableDefault),
-    /// Set `NAME = value` in a .tfvars file, appending it when missing.
-    SetTfvar(SetTfvar),
-    /// Set an argument of `module "NAME"` to a JSON value, adding it when missing.
-    SetModuleArgument(SetModuleArgument),
-    /// Set the value at `path` (object keys and list positions) inside a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each.
-    SetCollectionEntry(SetCollectionEntry),
-    /// Remove the entry at `path` (object keys, list positions, or a set's string element) from a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each (`toset([...])` included).
-    RemoveCollectionEntry(RemoveCollectionEntry),
+impl Serialize for ToolCall {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("ToolCall", 2)?;
+        out.serialize_field("tool", self.name())?;
+        self.serialize_input(&mut out)?;
+        out.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolCall {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<ToolCall, D::Error> {
+        #[derive(Deserialize)]
+        struct Tagged {
+            tool: String,
+            input: serde_json::Value,
+        }
+        let Tagged { tool, input } = Tagged::deserialize(deserializer)?;
+        let entry = Entry::named(&tool)
+            .ok_or_else(|| serde::de::Error::custom(EditError::UnknownTool(tool.clone())))?;
+        (entry.parse)(input).map_err(serde::de::Error::custom)
+    }
 }
 
 impl ToolCall {
-    /// The tool's name.
-    pub fn name(&self) -> &'static str {
-        match self {
-            ToolCall::SetAttribute(_) => "set_attribute",
-            ToolCall::RemoveAttribute(_) => "remove_attribute",
-            ToolCall::AddBlock(_) => "add_block",
-            ToolCall::RemoveBlock(_) => "remove_block",
-            ToolCall::ReplaceBlock(_) => "replace_block",
-            ToolCall::UpdateBlock(_) => "update_block",
-            ToolCall::SetTags(_) => "set_tags",
-            ToolCall::ImportResource(_) => "import_resource",
-            ToolCall::RemoveResource(_) => "remove_resource",
-            ToolCall::FilterForEach(_) => "filter_for_each",
-            ToolCall::ThreadModuleInput(_) => "thread_module_input",
-            ToolCall::SwitchOffInModuleInstance(_) => "switch_off_in_module_instance",
-            ToolCall::IgnoreChanges(_) => "ignore_changes",
-            ToolCall::SetVariableDefault(_) => "set_variable_default",
-            ToolCall::SetTfvar(_) => "set_tfvar",
-            ToolCall::SetModuleArgument(_) => "set_module_argument",
-            ToolCall::SetCollectionEntry(_) => "set_collection_entry",
-            ToolCall::RemoveCollectionEntry(_) => "remove_collection_entry",
-        }
-    }
-
     /// Parses a call by tool name and JSON input (a model's tool call): the one place a tool
     /// is named by a string.
     pub fn parse(name: &str, input_json: &str) -> Result<ToolCall, EditError> {
-        if !tools().iter().any(|t| t.name == name) {
-            return Err(EditError::UnknownTool(name.to_owned()));
-        }
+        let entry = Entry::named(name).ok_or_else(|| EditError::UnknownTool(name.to_owned()))?;
         let input: serde_json::Value =
             serde_json::from_str(input_json).map_err(|e| bad_input(name, e.to_string()))?;
-        serde_json::from_value(serde_json::json!({"tool": name, "input": input}))
-            .map_err(|e| bad_input(name, e.to_string()))
+        (entry.parse)(input).map_err(|e| bad_input(name, e.to_string()))
     }
 
     /// Runs the call over `files`; files are not changed, the result holds the new texts.
@@ -149,117 +217,22 @@ impl ToolCall {
         }
         summary
     }
-
-    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
-        match self {
-            ToolCall::SetAttribute(input) => set_attribute(input, ws),
-            ToolCall::RemoveAttribute(input) => remove_attribute(input, ws),
-            ToolCall::AddBlock(input) => add_block(input, ws),
-            ToolCall::RemoveBlock(input) => remove_block(input, ws),
-            ToolCall::ReplaceBlock(input) => replace_block(input, ws),
-            ToolCall::UpdateBlock(input) => update_block(input, ws),
-            ToolCall::SetTags(input) => set_tags(input, ws),
-            ToolCall::ImportResource(input) => import_resource(input, ws),
-            ToolCall::RemoveResource(input) => remove_resource(input, ws),
-            ToolCall::FilterForEach(input) => filter_for_each(input, ws),
-            ToolCall::ThreadModuleInput(input) => thread_module_input(input, ws),
-            ToolCall::SwitchOffInModuleInstance(input) => switch_off_in_module_instance(input, ws),
-            ToolCall::IgnoreChanges(input) => ignore_changes(input, ws),
-            ToolCall::SetVariableDefault(input) => set_variable_default(input, ws),
-            ToolCall::SetTfvar(input) => set_tfvar(input, ws),
-            ToolCall::SetModuleArgument(input) => set_module_argument(input, ws),
-            ToolCall::SetCollectionEntry(input) => set_collection_entry(input, ws),
-            ToolCall::RemoveCollectionEntry(input) => remove_collection_entry(input, ws),
-        }
-    }
 }
 
 /// Every edit tool's specification: its name, what it does, and the JSON schema derived from
 /// its input type.
 pub fn tools() -> Vec<ToolSpec> {
-    vec![
-        spec::<SetAttribute>(
-            "set_attribute",
-            "Set an attribute of a block (or of a nested block on `path`) to a JSON value, rendered as HCL; adds it when missing. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's value changes: the attribute becomes lookup({ key = value }, each.key, <its old expression, or null when unset>), or gets the entry in such a lookup it already is.",
-        ),
-        spec::<RemoveAttribute>(
-            "remove_attribute",
-            "Remove an attribute from a block (or nested block); refuses when it is absent.",
-        ),
-        spec::<AddBlock>(
-            "add_block",
-            "Add a nested block (e.g. an ingress rule) inside a block, after the last block of its type; refuses when an identical block exists.",
-        ),
-        spec::<RemoveBlock>(
-            "remove_block",
-            "Remove the one nested block of a type whose attributes match `match` (with the comment lines right above it); refuses when none or several match.",
-        ),
-        spec::<ReplaceBlock>(
-            "replace_block",
-            "Replace the one nested block of a type whose attributes match `match` by a new block, keeping the comments above it.",
-        ),
-        spec::<UpdateBlock>(
-            "update_block",
-            "Edit the one nested block of a type whose attributes match `match` in place, so it holds exactly `attributes`: changed values are rewritten where they stand, missing ones added, others removed (unset-like values such as false or [] are left). Use it for a rule replaced by another (a revoke plus an authorize).",
-        ),
-        spec::<SetTags>(
-            "set_tags",
-            "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Tags written merge(local.x, { ... }) are merged into the last argument when it is a literal map (else a new one is appended); another expression such as local.common_tags is kept and wrapped: merge(local.common_tags, { ... }), removed keys filtered out with a for expression. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's tags change, through a trailing lookup({ key = { ... } }, each.key, {}) argument of merge(...).",
-        ),
-        spec::<ImportResource>(
-            "import_resource",
-            "Append a resource block and an `import { to = TYPE.NAME  id = \"...\" }` block to a file, for a resource created outside Terraform.",
-        ),
-        spec::<RemoveResource>(
-            "remove_resource",
-            "Remove a resource or module block (with the comment lines right above it). With keep_in_state, leave `removed { from = ADDR  lifecycle { destroy = false } }` so Terraform forgets it without destroying it.",
-        ),
-        spec::<FilterForEach>(
-            "filter_for_each",
-            "Drop instance keys from a block's for_each without editing the collection it iterates (which other blocks may share): for_each = { for k, v in EXPR : k => v if k != \"key\" }, or setsubtract(toset(...), [\"key\"]) for a set; a filter written this way before gets the keys added.",
-        ),
-        spec::<module_input::ThreadModuleInput>(
-            "thread_module_input",
-            "Give one instance of a module called with for_each/count its own value for an argument of a resource inside the module, when no module input carries that argument alone: declares variable `input` in the module (default {} with merge, else null), makes the argument read it (merge(X, var.input), or var.input == null ? X : var.input, or var.input when unset) and sets it at the call for that instance alone: input = lookup({ key = value }, each.key, {} | null).",
-        ),
-        spec::<module_input::SwitchOff>(
-            "switch_off_in_module_instance",
-            "Remove a resource from one instance of a module called with for_each/count, keeping it in the others: declares a bool variable `input` (default true) in the module, adds `count = var.input ? 1 : 0` to the resource with a `moved` block from its old address to [0] (so the other instances keep their objects), and sets input = lookup({ key = false }, each.key, true) at the call.",
-        ),
-        spec::<IgnoreChanges>(
-            "ignore_changes",
-            "Add attribute references (e.g. tags, tags[\"Owner\"]) to lifecycle.ignore_changes, creating the lifecycle block or attribute when missing and skipping ones already listed.",
-        ),
-        spec::<SetVariableDefault>(
-            "set_variable_default",
-            "Set the default of `variable \"NAME\"`, adding it after the variable's other attributes when missing.",
-        ),
-        spec::<SetTfvar>(
-            "set_tfvar",
-            "Set `NAME = value` in a .tfvars file, appending it when missing.",
-        ),
-        spec::<SetModuleArgument>(
-            "set_module_argument",
-            "Set an argument of `module \"NAME\"` to a JSON value, adding it when missing.",
-        ),
-        spec::<SetCollectionEntry>(
-            "set_collection_entry",
-            "Set the value at `path` (object keys and list positions) inside a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each. The last key is added to its object when missing; refuses when the path meets an expression.",
-        ),
-        spec::<RemoveCollectionEntry>(
-            "remove_collection_entry",
-            "Remove the entry at `path` (object keys, list positions, or a set's string element) from a literal map or list: a variable's default, a .tfvars assignment, a local, or a block's for_each (`toset([...])` included). Refuses when the path meets an expression or the entry is missing.",
-        ),
-    ]
+    REGISTRY.iter().map(Entry::spec).collect()
 }
 
-/// A tool's specification with the schema of input type `T`.
-fn spec<T: JsonSchema>(name: &'static str, description: &'static str) -> ToolSpec {
-    ToolSpec {
-        name,
-        description,
-        input_schema: schemars::schema_for!(T).to_value(),
-    }
+/// The specification of the edit tool called `name`, if there is one.
+pub fn tool(name: &str) -> Option<ToolSpec> {
+    Entry::named(name).map(Entry::spec)
+}
+
+/// The names of the edit tools, in the order [`tools`] lists them.
+pub fn tool_names() -> Vec<&'static str> {
+    REGISTRY.iter().map(|entry| entry.name).collect()
 }
 
 /// Runs the tool `name` on `input_json` over `files` (a model's tool call); files are not
@@ -341,6 +314,7 @@ mod attribute;
 mod block;
 mod collection;
 mod module;
+mod module_input;
 mod resource;
 mod tagging;
 
@@ -348,12 +322,14 @@ pub use attribute::*;
 pub use block::*;
 pub use collection::*;
 pub use module::*;
+pub use module_input::{SwitchOff, ThreadModuleInput};
 pub use resource::*;
 pub use tagging::*;
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::text::is_sentence;
     use serde_json::json;
 
     #[test]
@@ -379,6 +355,123 @@ mod tests {
             &vec![json!("target"), json!("name"), json!("value")]
         );
         assert!(set.input_schema["properties"]["instance"].is_object());
+    }
+
+    /// One valid input per tool, written by hand from the input types.
+    fn examples() -> Vec<(&'static str, serde_json::Value)> {
+        let bucket = json!({"block_type": "resource", "labels": ["aws_s3_bucket", "b"]});
+        let call = json!({"file": "main.tf", "block_type": "module", "labels": ["fn"]});
+        let role = json!({"file": "modules/fn/main.tf", "block_type": "resource", "labels": ["aws_iam_role", "this"]});
+        let queues = json!({"kind": "tfvar", "name": "queues"});
+        vec![
+            (
+                "set_attribute",
+                json!({"target": bucket, "name": "acl", "value": "private", "instance": "a"}),
+            ),
+            ("remove_attribute", json!({"target": bucket, "name": "acl"})),
+            (
+                "add_block",
+                json!({"target": bucket, "block": {"block": "ingress", "attributes": {"from_port": 80}}}),
+            ),
+            (
+                "remove_block",
+                json!({"target": bucket, "block": "ingress", "match": {"from_port": 80}}),
+            ),
+            (
+                "replace_block",
+                json!({"target": bucket, "block": "ingress", "with": {"block": "ingress"}}),
+            ),
+            (
+                "update_block",
+                json!({"target": bucket, "block": "ingress", "attributes": {"to_port": 81}}),
+            ),
+            (
+                "set_tags",
+                json!({"target": bucket, "tags": {"Owner": "ops"}, "remove": ["Team"]}),
+            ),
+            (
+                "import_resource",
+                json!({"file": "main.tf", "resource_type": "aws_sqs_queue", "name": "q", "id": "https://sqs/q"}),
+            ),
+            (
+                "remove_resource",
+                json!({"target": bucket, "keep_in_state": true}),
+            ),
+            ("filter_for_each", json!({"target": bucket, "keys": ["a"]})),
+            (
+                "thread_module_input",
+                json!({"call": call, "resource": role, "attribute": "tags", "input": "role_tags", "type": "map(string)", "merge": true, "instance": "a", "value": {"Owner": "x"}}),
+            ),
+            (
+                "switch_off_in_module_instance",
+                json!({"call": call, "resource": role, "input": "create_role", "instance": 0}),
+            ),
+            (
+                "ignore_changes",
+                json!({"target": bucket, "attributes": ["tags"]}),
+            ),
+            ("set_variable_default", json!({"name": "size", "value": 3})),
+            (
+                "set_tfvar",
+                json!({"file": "a.tfvars", "name": "size", "value": 3}),
+            ),
+            (
+                "set_module_argument",
+                json!({"module": "fn", "name": "size", "value": 3}),
+            ),
+            (
+                "set_collection_entry",
+                json!({"file": "x.tfvars", "in": queues, "path": ["a", "timeout"], "value": 45}),
+            ),
+            (
+                "remove_collection_entry",
+                json!({"file": "x.tfvars", "in": queues, "path": ["a"]}),
+            ),
+        ]
+    }
+
+    #[test]
+    fn every_registered_name_parses_back_to_its_own_tool() {
+        let examples = examples();
+        let mut named: Vec<&str> = examples.iter().map(|(name, _)| *name).collect();
+        named.sort_unstable();
+        let mut registered = tool_names();
+        registered.sort_unstable();
+        assert_eq!(named, registered, "one example per registered tool");
+        for (name, input) in examples {
+            let call =
+                ToolCall::parse(name, &input.to_string()).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(call.name(), name);
+            let value = serde_json::to_value(&call).expect("serialises");
+            assert_eq!(value["tool"], name);
+            let back: ToolCall = serde_json::from_value(value.clone()).expect("deserialises");
+            assert_eq!(back, call, "{name}");
+            let again = ToolCall::parse(name, &value["input"].to_string()).expect("parses");
+            assert_eq!(again, call, "{name}");
+            assert_eq!(tool(name).map(|t| t.name), Some(name));
+        }
+    }
+
+    #[test]
+    fn every_description_is_whole_sentences() {
+        for spec in tools() {
+            assert!(
+                is_sentence(spec.description),
+                "{}: {}",
+                spec.name,
+                spec.description
+            );
+            let schema = &spec.input_schema;
+            let own = schema["description"].as_str().unwrap_or_default();
+            assert!(is_sentence(own), "{}: {own:?}", spec.name);
+            let properties = schema["properties"].as_object().expect("properties");
+            for (field, property) in properties {
+                let text = property["description"].as_str().unwrap_or_default();
+                assert!(is_sentence(text), "{}.{field}: {text:?}", spec.name);
+            }
+        }
+        assert!(!is_sentence("Add a nested block (e.g."));
+        assert!(!is_sentence("the attribute"));
     }
 
     #[test]

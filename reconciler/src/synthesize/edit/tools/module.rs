@@ -1,5 +1,4 @@
-//! Module-input tools: `set_variable_default`, `set_tfvar`, `set_module_argument`,
-//! `thread_module_input` and `switch_off_in_module_instance`.
+//! Module-input tools: `set_variable_default`, `set_tfvar` and `set_module_argument`.
 
 use super::*;
 
@@ -16,18 +15,20 @@ pub struct SetVariableDefault {
     pub value: Value,
 }
 
-pub(super) fn set_variable_default(
-    input: SetVariableDefault,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let SetVariableDefault { file, name, value } = input;
-    let target = Target {
-        file,
-        block_type: "variable".to_owned(),
-        labels: vec![name],
-        path: Vec::new(),
-    };
-    set_in_block(ws, &target, "default", &value)
+impl Tool for SetVariableDefault {
+    const NAME: &'static str = "set_variable_default";
+    const DESCRIPTION: &'static str = "Set the default of `variable \"NAME\"`, adding it after the variable's other attributes when missing.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let SetVariableDefault { file, name, value } = self;
+        let target = Target {
+            file,
+            block_type: "variable".to_owned(),
+            labels: vec![name],
+            path: Vec::new(),
+        };
+        set_in_block(ws, &target, "default", &value)
+    }
 }
 
 /// The input of `set_tfvar`.
@@ -42,18 +43,24 @@ pub struct SetTfvar {
     pub value: Value,
 }
 
-pub(super) fn set_tfvar(input: SetTfvar, ws: &mut Workspace) -> Result<String, EditError> {
-    let SetTfvar { file, name, value } = input;
-    check_identifier("set_tfvar", &name)?;
-    let mut doc = ws.open(&file)?;
-    let place = Place {
-        file: file.clone(),
-        address: "(top level)".to_owned(),
-        path: String::new(),
-    };
-    let did = ops::set_top_attribute(&mut doc, &place, &name, &value)?;
-    ws.save(doc)?;
-    Ok(changed(did, format!("set `{name}` in {file}")))
+impl Tool for SetTfvar {
+    const NAME: &'static str = "set_tfvar";
+    const DESCRIPTION: &'static str =
+        "Set `NAME = value` in a .tfvars file, appending it when missing.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let SetTfvar { file, name, value } = self;
+        check_identifier(Self::NAME, &name)?;
+        let mut doc = ws.open(&file)?;
+        let place = Place {
+            file: file.clone(),
+            address: "(top level)".to_owned(),
+            path: String::new(),
+        };
+        let did = ops::set_top_attribute(&mut doc, &place, &name, &value)?;
+        ws.save(doc)?;
+        Ok(changed(did, format!("set `{name}` in {file}")))
+    }
 }
 
 /// The input of `set_module_argument`.
@@ -71,73 +78,25 @@ pub struct SetModuleArgument {
     pub value: Value,
 }
 
-pub(super) fn set_module_argument(
-    input: SetModuleArgument,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let SetModuleArgument {
-        file,
-        module,
-        name,
-        value,
-    } = input;
-    check_identifier("set_module_argument", &name)?;
-    let target = Target {
-        file,
-        block_type: "module".to_owned(),
-        labels: vec![module],
-        path: Vec::new(),
-    };
-    set_in_block(ws, &target, &name, &value)
-}
+impl Tool for SetModuleArgument {
+    const NAME: &'static str = "set_module_argument";
+    const DESCRIPTION: &'static str =
+        "Set an argument of `module \"NAME\"` to a JSON value, adding it when missing.";
 
-pub(super) fn thread_module_input(
-    input: module_input::ThreadModuleInput,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    for name in [&input.attribute, &input.input] {
-        check_identifier("thread_module_input", name)?;
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let SetModuleArgument {
+            file,
+            module,
+            name,
+            value,
+        } = self;
+        check_identifier(Self::NAME, &name)?;
+        let target = Target {
+            file,
+            block_type: "module".to_owned(),
+            labels: vec![module],
+            path: Vec::new(),
+        };
+        set_in_block(ws, &target, &name, &value)
     }
-    if input.resource.file.is_none() {
-        return Err(bad_input(
-            "thread_module_input",
-            "`resource` must name the module file holding the resource",
-        ));
-    }
-    let did = module_input::thread(ws, &input)?;
-    Ok(changed(
-        did,
-        format!(
-            "`{}` of {} set for {} {} alone through module input `{}`",
-            input.attribute,
-            input.resource.address(),
-            input.instance.iterator(),
-            render::quoted(&input.instance.map_key()),
-            input.input
-        ),
-    ))
-}
-
-pub(super) fn switch_off_in_module_instance(
-    input: module_input::SwitchOff,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    check_identifier("switch_off_in_module_instance", &input.input)?;
-    if input.resource.file.is_none() {
-        return Err(bad_input(
-            "switch_off_in_module_instance",
-            "`resource` must name the module file holding the resource",
-        ));
-    }
-    let did = module_input::switch_off(ws, &input)?;
-    Ok(changed(
-        did,
-        format!(
-            "{} switched off for {} {} through module input `{}`",
-            input.resource.address(),
-            input.instance.iterator(),
-            render::quoted(&input.instance.map_key()),
-            input.input
-        ),
-    ))
 }

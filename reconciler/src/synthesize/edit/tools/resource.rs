@@ -22,47 +22,49 @@ pub struct ImportResource {
     pub blocks: Vec<NewBlock>,
 }
 
-pub(super) fn import_resource(
-    input: ImportResource,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let ImportResource {
-        file,
-        resource_type,
-        name,
-        id,
-        attributes,
-        blocks,
-    } = input;
-    let tool = "import_resource";
-    check_identifier(tool, &resource_type)?;
-    check_identifier(tool, &name)?;
-    let labels = [resource_type.clone(), name.clone()];
-    let resource = NewBlock {
-        block: "resource".to_owned(),
-        labels: labels.to_vec(),
-        attributes,
-        blocks,
-    };
-    resource.check(tool)?;
-    if ws.has_block(&file, "resource", &labels)? {
-        let place = Place {
+impl Tool for ImportResource {
+    const NAME: &'static str = "import_resource";
+    const DESCRIPTION: &'static str = "Append a resource block and an `import { to = TYPE.NAME  id = \"...\" }` block to a file, for a resource created outside Terraform.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let ImportResource {
             file,
-            address: header("resource", &labels),
-            path: String::new(),
+            resource_type,
+            name,
+            id,
+            attributes,
+            blocks,
+        } = self;
+        let tool = Self::NAME;
+        check_identifier(tool, &resource_type)?;
+        check_identifier(tool, &name)?;
+        let labels = [resource_type.clone(), name.clone()];
+        let resource = NewBlock {
+            block: "resource".to_owned(),
+            labels: labels.to_vec(),
+            attributes,
+            blocks,
         };
-        return Err(impossible(&place, "the resource already exists".to_owned()));
+        resource.check(tool)?;
+        if ws.has_block(&file, "resource", &labels)? {
+            let place = Place {
+                file,
+                address: header("resource", &labels),
+                path: String::new(),
+            };
+            return Err(impossible(&place, "the resource already exists".to_owned()));
+        }
+        let import = format!(
+            "import {{\n  to = {resource_type}.{name}\n  id = {}\n}}",
+            render::quoted(&id)
+        );
+        let mut doc = ws.open_end(&file)?;
+        ops::append_blocks(&mut doc, &[render::block(&resource.text(), ""), import]);
+        ws.save(doc)?;
+        Ok(format!(
+            "added resource {resource_type}.{name} and its import block to {file}"
+        ))
     }
-    let import = format!(
-        "import {{\n  to = {resource_type}.{name}\n  id = {}\n}}",
-        render::quoted(&id)
-    );
-    let mut doc = ws.open_end(&file)?;
-    ops::append_blocks(&mut doc, &[render::block(&resource.text(), ""), import]);
-    ws.save(doc)?;
-    Ok(format!(
-        "added resource {resource_type}.{name} and its import block to {file}"
-    ))
 }
 
 /// The input of `remove_resource`.
@@ -76,52 +78,54 @@ pub struct RemoveResource {
     pub keep_in_state: bool,
 }
 
-pub(super) fn remove_resource(
-    input: RemoveResource,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let RemoveResource {
-        target,
-        keep_in_state,
-    } = input;
-    let mut doc = ws.open_for(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let address = match (
-        target.block_type.as_str(),
-        target.labels.as_slice(),
-        target.path.is_empty(),
-    ) {
-        ("resource", [kind, name], true) => format!("{kind}.{name}"),
-        ("module", [name], true) => format!("module.{name}"),
-        _ => {
-            return Err(impossible(
-                &place,
-                "only a top-level resource or module block can be removed".to_owned(),
-            ));
+impl Tool for RemoveResource {
+    const NAME: &'static str = "remove_resource";
+    const DESCRIPTION: &'static str = "Remove a resource or module block (with the comment lines right above it). With keep_in_state, leave `removed { from = ADDR  lifecycle { destroy = false } }` so Terraform forgets it without destroying it.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let RemoveResource {
+            target,
+            keep_in_state,
+        } = self;
+        let mut doc = ws.open_for(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let address = match (
+            target.block_type.as_str(),
+            target.labels.as_slice(),
+            target.path.is_empty(),
+        ) {
+            ("resource", [kind, name], true) => format!("{kind}.{name}"),
+            ("module", [name], true) => format!("module.{name}"),
+            _ => {
+                return Err(impossible(
+                    &place,
+                    "only a top-level resource or module block can be removed".to_owned(),
+                ));
+            }
+        };
+        let span = span_of(&loc.block, &place)?;
+        if keep_in_state {
+            let removed = format!(
+                "removed {{\n  from = {address}\n\n  lifecycle {{\n    destroy = false\n  }}\n}}"
+            );
+            ops::replace_lines(&mut doc, &span, true, &removed);
+        } else {
+            ops::remove_structure(&mut doc, None, &span, true);
         }
-    };
-    let span = span_of(&loc.block, &place)?;
-    if keep_in_state {
-        let removed = format!(
-            "removed {{\n  from = {address}\n\n  lifecycle {{\n    destroy = false\n  }}\n}}"
-        );
-        ops::replace_lines(&mut doc, &span, true, &removed);
-    } else {
-        ops::remove_structure(&mut doc, None, &span, true);
+        let dir = parent_dir(&doc.path).to_owned();
+        ws.save(doc)?;
+        let pointers = remove_pointers(ws, &dir, &address)?;
+        let kept = if keep_in_state {
+            " (kept in state by a removed block)"
+        } else {
+            ""
+        };
+        let dangling = match pointers {
+            0 => String::new(),
+            n => format!(" and {n} import or moved block(s) that pointed at it"),
+        };
+        Ok(format!("removed {address}{kept}{dangling}"))
     }
-    let dir = parent_dir(&doc.path).to_owned();
-    ws.save(doc)?;
-    let pointers = remove_pointers(ws, &dir, &address)?;
-    let kept = if keep_in_state {
-        " (kept in state by a removed block)"
-    } else {
-        ""
-    };
-    let dangling = match pointers {
-        0 => String::new(),
-        n => format!(" and {n} import or moved block(s) that pointed at it"),
-    };
-    Ok(format!("removed {address}{kept}{dangling}"))
 }
 
 /// The directory of a project-relative path (empty for the root).
@@ -188,63 +192,60 @@ pub struct IgnoreChanges {
     pub attributes: Vec<String>,
 }
 
-pub(super) fn ignore_changes(
-    input: IgnoreChanges,
-    ws: &mut Workspace,
-) -> Result<String, EditError> {
-    let IgnoreChanges { target, attributes } = input;
-    for reference in &attributes {
-        let parsed = hcl::edit::parser::parse_expr(reference);
-        if !matches!(
-            parsed,
-            Ok(Expression::Variable(_) | Expression::Traversal(_))
-        ) {
-            return Err(bad_input(
-                "ignore_changes",
-                format!("`{reference}` is not an attribute reference"),
-            ));
+impl Tool for IgnoreChanges {
+    const NAME: &'static str = "ignore_changes";
+    const DESCRIPTION: &'static str = "Add attribute references (e.g. tags, tags[\"Owner\"]) to lifecycle.ignore_changes, creating the lifecycle block or attribute when missing and skipping ones already listed.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let IgnoreChanges { target, attributes } = self;
+        for reference in &attributes {
+            let parsed = hcl::edit::parser::parse_expr(reference);
+            if !matches!(
+                parsed,
+                Ok(Expression::Variable(_) | Expression::Traversal(_))
+            ) {
+                return Err(bad_input(
+                    Self::NAME,
+                    format!("`{reference}` is not an attribute reference"),
+                ));
+            }
         }
-    }
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let what = format!("ignore_changes of {}{}", place.address, place.path);
-    let lifecycle = Step {
-        block: "lifecycle".to_owned(),
-        labels: Vec::new(),
-        matches: Ordered::default(),
-    };
-    let list = format!("[{}]", attributes.join(", "));
-    if loc.block.body.get_blocks("lifecycle").next().is_none() {
-        let text = format!(
-            "lifecycle {{\n{0}  ignore_changes = {list}\n{0}}}",
-            loc.inner_indent()
-        );
-        ops::insert_block(&mut doc, &loc, "lifecycle", &text);
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let what = format!("ignore_changes of {}{}", place.address, place.path);
+        let lifecycle = Step {
+            block: "lifecycle".to_owned(),
+            labels: Vec::new(),
+            matches: Ordered::default(),
+        };
+        let list = format!("[{}]", attributes.join(", "));
+        if loc.block.body.get_blocks("lifecycle").next().is_none() {
+            let text = format!(
+                "lifecycle {{\n{0}  ignore_changes = {list}\n{0}}}",
+                loc.inner_indent()
+            );
+            ops::insert_block(&mut doc, &loc, "lifecycle", &text);
+            ws.save(doc)?;
+            return Ok(format!("added {what}"));
+        }
+        let inner = super::super::locate::located(
+            &doc.text,
+            pick(&loc, &doc.text, &lifecycle, &place)?,
+            &place,
+        )?;
+        let place = place.nested("lifecycle");
+        let did = match inner.block.body.get_attribute(Self::NAME).map(|a| &a.value) {
+            None => {
+                ops::insert_attribute(&mut doc, &inner, &format!("ignore_changes = {list}"));
+                true
+            }
+            Some(Expression::Variable(v)) if v.as_str() == "all" => false,
+            Some(Expression::Array(array)) => {
+                ops::append_to_list(&mut doc, array, &place, &attributes)?
+            }
+            Some(_) => return Err(not_literal(&place, Self::NAME, "list")),
+        };
         ws.save(doc)?;
-        return Ok(format!("added {what}"));
+        Ok(changed(did, format!("extended {what}")))
     }
-    let inner = super::super::locate::located(
-        &doc.text,
-        pick(&loc, &doc.text, &lifecycle, &place)?,
-        &place,
-    )?;
-    let place = place.nested("lifecycle");
-    let did = match inner
-        .block
-        .body
-        .get_attribute("ignore_changes")
-        .map(|a| &a.value)
-    {
-        None => {
-            ops::insert_attribute(&mut doc, &inner, &format!("ignore_changes = {list}"));
-            true
-        }
-        Some(Expression::Variable(v)) if v.as_str() == "all" => false,
-        Some(Expression::Array(array)) => {
-            ops::append_to_list(&mut doc, array, &place, &attributes)?
-        }
-        Some(_) => return Err(not_literal(&place, "ignore_changes", "list")),
-    };
-    ws.save(doc)?;
-    Ok(changed(did, format!("extended {what}")))
 }

@@ -40,76 +40,82 @@ pub(super) fn tags_name() -> String {
     "tags".to_owned()
 }
 
-pub(super) fn set_tags(input: SetTags, ws: &mut Workspace) -> Result<String, EditError> {
-    let SetTags {
-        target,
-        attribute,
-        tags,
-        mode,
-        mut remove,
-        instance,
-    } = input;
-    let mut doc = ws.open_block(&target)?;
-    let (loc, place) = found(&doc, &target)?;
-    let what = format!(
-        "{} `{attribute}` of {}{}",
-        if mode == TagMode::Merge {
-            "merged"
-        } else {
-            "replaced"
-        },
-        place.address,
-        place.path
-    );
-    if let Some(instance) = &instance {
-        if mode == TagMode::Replace {
-            return Err(bad_input(
-                "set_tags",
-                "`instance` edits merge into one instance's tags; `replace` is not available",
-            ));
+impl Tool for SetTags {
+    const NAME: &'static str = "set_tags";
+    const DESCRIPTION: &'static str = "Merge (default) or replace a literal tags map: existing keys keep their order and comments, new keys are appended, `remove` keys are dropped. Tags written merge(local.x, { ... }) are merged into the last argument when it is a literal map (else a new one is appended); another expression such as local.common_tags is kept and wrapped: merge(local.common_tags, { ... }), removed keys filtered out with a for expression. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance's tags change, through a trailing lookup({ key = { ... } }, each.key, {}) argument of merge(...).";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let SetTags {
+            target,
+            attribute,
+            tags,
+            mode,
+            mut remove,
+            instance,
+        } = self;
+        let mut doc = ws.open_block(&target)?;
+        let (loc, place) = found(&doc, &target)?;
+        let what = format!(
+            "{} `{attribute}` of {}{}",
+            if mode == TagMode::Merge {
+                "merged"
+            } else {
+                "replaced"
+            },
+            place.address,
+            place.path
+        );
+        if let Some(instance) = &instance {
+            if mode == TagMode::Replace {
+                return Err(bad_input(
+                    Self::NAME,
+                    "`instance` edits merge into one instance's tags; `replace` is not available",
+                ));
+            }
+            let Some(attr) = loc.block.body.get_attribute(&attribute) else {
+                let did = tags::add_for_instance(&mut doc, &loc, &attribute, instance, &tags.0)?;
+                ws.save(doc)?;
+                return Ok(changed(did, what));
+            };
+            let did =
+                tags::set_for_instance(&mut doc, &attr.value, &place, instance, &tags.0, &remove)?;
+            ws.save(doc)?;
+            return Ok(changed(did, what));
         }
         let Some(attr) = loc.block.body.get_attribute(&attribute) else {
-            let did = tags::add_for_instance(&mut doc, &loc, &attribute, instance, &tags.0)?;
+            let value = Value::Object(tags.0);
+            let did = ops::set_attribute(&mut doc, &loc, &place, &attribute, &value)?;
             ws.save(doc)?;
             return Ok(changed(did, what));
         };
-        let did =
-            tags::set_for_instance(&mut doc, &attr.value, &place, instance, &tags.0, &remove)?;
-        ws.save(doc)?;
-        return Ok(changed(did, what));
-    }
-    let Some(attr) = loc.block.body.get_attribute(&attribute) else {
-        let value = Value::Object(tags.0);
-        let did = ops::set_attribute(&mut doc, &loc, &place, &attribute, &value)?;
-        ws.save(doc)?;
-        return Ok(changed(did, what));
-    };
-    let object = match &attr.value {
-        Expression::Object(object) => object,
-        Expression::FuncCall(call) if is_merge(call) && !removes_from_others(call, &remove) => {
-            let did = merge_call_tags(&mut doc, call, &place, &attribute, &tags, mode, &remove)?;
-            ws.save(doc)?;
-            return Ok(changed(did, what));
+        let object = match &attr.value {
+            Expression::Object(object) => object,
+            Expression::FuncCall(call) if is_merge(call) && !removes_from_others(call, &remove) => {
+                let did =
+                    merge_call_tags(&mut doc, call, &place, &attribute, &tags, mode, &remove)?;
+                ws.save(doc)?;
+                return Ok(changed(did, what));
+            }
+            other if mode == TagMode::Merge => {
+                let did = tags::wrap(&mut doc, other, &place, &tags.0, &remove)?;
+                ws.save(doc)?;
+                return Ok(changed(did, what));
+            }
+            _ => return Err(not_literal(&place, &attribute, "object")),
+        };
+        if mode == TagMode::Replace {
+            let keep: Vec<&String> = tags.0.iter().map(|(k, _)| k).collect();
+            remove.extend(
+                object
+                    .iter()
+                    .filter_map(|(k, _)| super::super::locate::key_name(k))
+                    .filter(|k| !keep.contains(&k)),
+            );
         }
-        other if mode == TagMode::Merge => {
-            let did = tags::wrap(&mut doc, other, &place, &tags.0, &remove)?;
-            ws.save(doc)?;
-            return Ok(changed(did, what));
-        }
-        _ => return Err(not_literal(&place, &attribute, "object")),
-    };
-    if mode == TagMode::Replace {
-        let keep: Vec<&String> = tags.0.iter().map(|(k, _)| k).collect();
-        remove.extend(
-            object
-                .iter()
-                .filter_map(|(k, _)| super::super::locate::key_name(k))
-                .filter(|k| !keep.contains(&k)),
-        );
+        let did = ops::merge_object(&mut doc, object, &place, &tags.0, &remove)?;
+        ws.save(doc)?;
+        Ok(changed(did, what))
     }
-    let did = ops::merge_object(&mut doc, object, &place, &tags.0, &remove)?;
-    ws.save(doc)?;
-    Ok(changed(did, what))
 }
 
 /// Whether the call is Terraform's built-in `merge(...)`.

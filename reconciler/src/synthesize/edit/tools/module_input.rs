@@ -9,16 +9,9 @@
 //! - The module call gets `NAME = lookup({ key = VALUE }, each.key, {} | null)`, or the entry
 //!   in that lookup when an earlier edit wrote it: the other instances keep what they had.
 
-use super::EditError;
-use super::instance::{self, Instance, is_call};
-use super::locate::{Located, Target, span_of, top_blocks};
-use super::ops::{self, Doc};
-use super::render;
-use super::value::Value;
-use super::workspace::Workspace;
-use hcl::edit::expr::Expression;
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use super::super::locate::top_blocks;
+use super::instance::is_call;
+use super::*;
 
 /// The input of the `thread_module_input` tool.
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -55,8 +48,37 @@ impl ThreadModuleInput {
     }
 }
 
+impl Tool for ThreadModuleInput {
+    const NAME: &'static str = "thread_module_input";
+    const DESCRIPTION: &'static str = "Give one instance of a module called with for_each/count its own value for an argument of a resource inside the module, when no module input carries that argument alone: declares variable `input` in the module (default {} with merge, else null), makes the argument read it (merge(X, var.input), or var.input == null ? X : var.input, or var.input when unset) and sets it at the call for that instance alone: input = lookup({ key = value }, each.key, {} | null).";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        for name in [&self.attribute, &self.input] {
+            check_identifier(Self::NAME, name)?;
+        }
+        if self.resource.file.is_none() {
+            return Err(bad_input(
+                Self::NAME,
+                "`resource` must name the module file holding the resource",
+            ));
+        }
+        let did = thread(ws, &self)?;
+        Ok(changed(
+            did,
+            format!(
+                "`{}` of {} set for {} {} alone through module input `{}`",
+                self.attribute,
+                self.resource.address(),
+                self.instance.iterator(),
+                render::quoted(&self.instance.map_key()),
+                self.input
+            ),
+        ))
+    }
+}
+
 /// Runs the three edits; false when all three were in place already.
-pub fn thread(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
+fn thread(ws: &mut Workspace, input: &ThreadModuleInput) -> Result<bool, EditError> {
     let declared = declare(ws, input)?;
     let read = read_in_resource(ws, input)?;
     let set = set_at_call(
@@ -192,11 +214,37 @@ pub struct SwitchOff {
     pub instance: Instance,
 }
 
+impl Tool for SwitchOff {
+    const NAME: &'static str = "switch_off_in_module_instance";
+    const DESCRIPTION: &'static str = "Remove a resource from one instance of a module called with for_each/count, keeping it in the others: declares a bool variable `input` (default true) in the module, adds `count = var.input ? 1 : 0` to the resource with a `moved` block from its old address to [0] (so the other instances keep their objects), and sets input = lookup({ key = false }, each.key, true) at the call.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        check_identifier(Self::NAME, &self.input)?;
+        if self.resource.file.is_none() {
+            return Err(bad_input(
+                Self::NAME,
+                "`resource` must name the module file holding the resource",
+            ));
+        }
+        let did = switch_off(ws, &self)?;
+        Ok(changed(
+            did,
+            format!(
+                "{} switched off for {} {} through module input `{}`",
+                self.resource.address(),
+                self.instance.iterator(),
+                render::quoted(&self.instance.map_key()),
+                self.input
+            ),
+        ))
+    }
+}
+
 /// Removes a resource from one instance of a module called with `count`/`for_each`: a boolean
 /// input (default true), `count = var.NAME ? 1 : 0` on the resource with a `moved` block from
 /// its old address to `[0]` (so the other instances keep their objects), and `NAME = false`
 /// for that instance at the call.
-pub fn switch_off(ws: &mut Workspace, input: &SwitchOff) -> Result<bool, EditError> {
+fn switch_off(ws: &mut Workspace, input: &SwitchOff) -> Result<bool, EditError> {
     let file = declaring_file(&input.resource, input.variables_file.as_deref());
     let description = format!(
         "Whether this instance of the module has {}; set per instance by the caller",
