@@ -27,6 +27,11 @@ use std::collections::BTreeSet;
 /// Fewest and most background records in a day.
 pub const VOLUME: (usize, usize) = (2_000, 10_000);
 
+/// One background record in this many is written without `readOnly`: CloudTrail's record
+/// format makes the field optional (and records before event version 1.01 never hold it), so
+/// the reconciler must then tell reads from writes by itself.
+const WITHOUT_READ_ONLY: u32 = 8;
+
 /// An account of the same organisation that is not the project's.
 const OTHER_ACCOUNT: &str = "210987654321";
 
@@ -55,7 +60,21 @@ pub fn day(base: &State, background: &Background, drifted: &BTreeSet<String>) ->
         }
     }
     day.records.truncate(background.records);
+    leave_out_read_only(&mut day.records, background.seed);
     day.records
+}
+
+/// Leaves `readOnly` out of one record in [`WITHOUT_READ_ONLY`], drawn by a generator of its
+/// own so that the rest of the day stays what the seed makes it.
+fn leave_out_read_only(records: &mut [Value], seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0ea0_1e55);
+    for record in records {
+        if rng.random_ratio(1, WITHOUT_READ_ONLY)
+            && let Some(fields) = record.as_object_mut()
+        {
+            fields.remove("readOnly");
+        }
+    }
 }
 
 /// The trail's records and the day's, shuffled together as log files deliver them.
@@ -496,6 +515,16 @@ mod tests {
         assert!(kinds(&|r| r["eventCategory"] == "Data") > 100);
         assert!(kinds(&|r| r["errorCode"].is_string()) > 20);
         assert!(kinds(&|r| r["recipientAccountId"] == OTHER_ACCOUNT) > 20);
+        // About one record in eight leaves `readOnly` out, reads and writes alike.
+        let without = |read: bool| {
+            kinds(&|r| {
+                let source = r["eventSource"].as_str().unwrap_or_default();
+                let name = r["eventName"].as_str().unwrap_or_default();
+                r.get("readOnly").is_none() && crate::sim::reads::is_read(source, name) == read
+            })
+        };
+        assert!((230..=400).contains(&(without(true) + without(false))));
+        assert!(without(true) > 50 && without(false) > 20, "{} {}", without(true), without(false));
         assert!(
             kinds(&|r| r["userAgent"]
                 .as_str()
@@ -520,7 +549,9 @@ mod tests {
             let terraform = r["userAgent"]
                 .as_str()
                 .is_some_and(|a| a.contains("Terraform/"));
-            let plain_write = r["readOnly"] == false
+            let source = r["eventSource"].as_str().unwrap_or_default();
+            let name = r["eventName"].as_str().unwrap_or_default();
+            let plain_write = !crate::sim::reads::is_read(source, name)
                 && r["errorCode"].is_null()
                 && r["eventCategory"] == "Management"
                 && r["eventType"] == "AwsApiCall";

@@ -15,7 +15,7 @@ mod ctx;
 mod day;
 mod noise;
 mod params;
-mod reads;
+pub mod reads;
 mod record;
 mod services;
 

@@ -300,9 +300,10 @@ fn counts(out: &mut String, title: &str, counts: &std::collections::BTreeMap<Str
 /// place.
 fn export(store: &Store, out: Option<&Path>, reconciliations: bool) -> Result<u8> {
     let Some(path) = out else {
-        let mut stdout = std::io::stdout().lock();
+        let mut stdout = crate::stdout();
         store.export(&mut stdout, reconciliations)?;
         writeln!(stdout)?;
+        stdout.flush()?;
         return Ok(exit::OK);
     };
     let dir = path

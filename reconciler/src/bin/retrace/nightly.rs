@@ -129,7 +129,7 @@ fn checkouts(config: &Config, config_path: Option<&Path>) -> PathBuf {
 }
 
 fn print(reports: &[WorkspaceReport], format: Format, dry_run: bool) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::stdout();
     match format {
         Format::Text => {
             let text: String = reports.iter().map(|r| text(r, dry_run)).collect();
@@ -144,6 +144,7 @@ fn print(reports: &[WorkspaceReport], format: Format, dry_run: bool) -> Result<(
         }
         Format::Ndjson => bail!("nightly prints one document: use --format text or json"),
     }
+    stdout.flush()?;
     Ok(())
 }
 

@@ -188,7 +188,7 @@ pub async fn explain(mut args: ExplainArgs, config: &Config) -> Result<u8> {
         _ => None,
     };
     let explanation = Explanation::new(&call, &attribution, outcome.as_ref());
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::stdout();
     match args.reconcile.run.format {
         Format::Text => stdout.write_all(escaped(&explanation.text()).as_bytes())?,
         Format::Json => {
@@ -197,6 +197,7 @@ pub async fn explain(mut args: ExplainArgs, config: &Config) -> Result<u8> {
         }
         Format::Ndjson => bail!("explain prints one document: use --format text or json"),
     }
+    stdout.flush()?;
     Ok(crate::exit::OK)
 }
 
@@ -366,7 +367,7 @@ fn finish(result: Ran) -> Result<Outcome> {
 }
 
 fn print(result: &Ran, run: &RunArgs) -> Result<()> {
-    let mut stdout = std::io::stdout().lock();
+    let mut stdout = crate::stdout();
     match run.format {
         Format::Text => {
             let mut text = reconciler::report::reconcile::input_text(
@@ -412,6 +413,7 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
         }
         Format::Ndjson => bail!("reconcile prints one document: use --format text or json"),
     }
+    stdout.flush()?;
     Ok(())
 }
 
