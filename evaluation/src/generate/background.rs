@@ -524,7 +524,12 @@ mod tests {
             })
         };
         assert!((230..=400).contains(&(without(true) + without(false))));
-        assert!(without(true) > 50 && without(false) > 20, "{} {}", without(true), without(false));
+        assert!(
+            without(true) > 50 && without(false) > 20,
+            "{} {}",
+            without(true),
+            without(false)
+        );
         assert!(
             kinds(&|r| r["userAgent"]
                 .as_str()

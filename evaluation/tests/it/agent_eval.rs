@@ -44,7 +44,14 @@ fn run(out: &Path, extra: &[&str]) -> Value {
     let status = Command::new(env!("CARGO_BIN_EXE_retrace-eval"))
         .current_dir(repo(""))
         .args(["run", "--project", "serverless", "--n", "1", "--k", "1"])
-        .args(["--withhold", WITHHELD, "--withheld-only", "--sample", SAMPLE, "--out"])
+        .args([
+            "--withhold",
+            WITHHELD,
+            "--withheld-only",
+            "--sample",
+            SAMPLE,
+            "--out",
+        ])
         .arg(out)
         .args(extra)
         .status()

@@ -16,7 +16,7 @@ use reconciler::ingest::Call;
 use reconciler::ingest::record::Origin;
 use reconciler::ownership::OwnershipConfig;
 use reconciler::policy::{Policy, PolicyConfig};
-use reconciler::reconcile::{Input, reconcile};
+use reconciler::reconcile::{Accounting, Input, Outcome, reconcile};
 use reconciler::terraform::state::State;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -282,31 +282,36 @@ fn out_of_band(specs: &[Spec]) -> Vec<Call> {
     calls
 }
 
+/// The reconciliation of `calls` against the intents fixture project.
+fn reconciled(calls: &[Call]) -> Outcome {
+    let policy = Policy::new(PolicyConfig::default()).expect("policy");
+    reconcile(Input {
+        project: &common::repo().join("fixtures/intents/project"),
+        var_files: Vec::new(),
+        state: state(),
+        observed: None,
+        calls,
+        rules: RuleSet::bundled().expect("rules"),
+        signals: SignalSet::bundled().expect("signals"),
+        accounts: Vec::new(),
+        regions: Vec::new(),
+        schema: ProviderSchema::bundled().expect("schema"),
+        policy: &policy,
+        ownership: &OwnershipConfig::default(),
+        validators: Vec::new(),
+        shared_module_edits: false,
+        placed: None,
+    })
+    .expect("reconciles")
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     #[test]
     fn every_write_that_enters_has_a_fate(specs in prop::collection::vec(spec(), 1..10)) {
         let calls = out_of_band(&specs);
-        let policy = Policy::new(PolicyConfig::default()).expect("policy");
-        let outcome = reconcile(Input {
-            project: &common::repo().join("fixtures/intents/project"),
-            var_files: Vec::new(),
-            state: state(),
-            observed: None,
-            calls: &calls,
-            rules: RuleSet::bundled().expect("rules"),
-            signals: SignalSet::bundled().expect("signals"),
-            accounts: Vec::new(),
-            regions: Vec::new(),
-            schema: ProviderSchema::bundled().expect("schema"),
-            policy: &policy,
-            ownership: &OwnershipConfig::default(),
-            validators: Vec::new(),
-            shared_module_edits: false,
-            placed: None,
-        })
-        .expect("reconciles");
+        let outcome = reconciled(&calls);
         let writes: HashSet<&str> = calls.iter().map(|c| c.event_id.as_str()).collect();
         let accounting = &outcome.accounting;
         prop_assert!(accounting.holds(), "unaccounted: {:?}", accounting.unaccounted);
@@ -317,5 +322,48 @@ proptest! {
             prop_assert!(call.error_code.is_none());
             prop_assert!(!matches!(call.event_source.as_str(), "kms.amazonaws.com" | "sts.amazonaws.com"));
         }
+    }
+
+    /// The check above can fail: a report that loses an intent, or its findings, leaves
+    /// exactly their calls without a fate.
+    #[test]
+    fn a_report_that_loses_an_intent_or_its_findings_fails_the_check(
+        specs in prop::collection::vec(spec(), 1..10),
+    ) {
+        let calls = out_of_band(&specs);
+        let outcome = reconciled(&calls);
+        let in_findings: HashSet<&str> =
+            outcome.findings.iter().map(|f| f.event_id.as_str()).collect();
+        if let Some((lost, kept)) = outcome.intents.split_first() {
+            let kept_ids: HashSet<&str> = kept
+                .iter()
+                .flat_map(|d| &d.intent.evidence)
+                .map(|e| e.event_id.as_str())
+                .collect();
+            let orphaned: HashSet<&str> = lost
+                .intent
+                .evidence
+                .iter()
+                .map(|e| e.event_id.as_str())
+                .filter(|id| !kept_ids.contains(id) && !in_findings.contains(id))
+                .collect();
+            let accounting = Accounting::of(&calls, kept, &outcome.findings);
+            let unaccounted: HashSet<&str> =
+                accounting.unaccounted.iter().map(String::as_str).collect();
+            prop_assert_eq!(unaccounted, orphaned);
+        }
+        let in_intents: HashSet<&str> = outcome
+            .intents
+            .iter()
+            .flat_map(|d| &d.intent.evidence)
+            .map(|e| e.event_id.as_str())
+            .collect();
+        let only_findings: HashSet<&str> =
+            in_findings.difference(&in_intents).copied().collect();
+        let accounting = Accounting::of(&calls, &outcome.intents, &[]);
+        let unaccounted: HashSet<&str> =
+            accounting.unaccounted.iter().map(String::as_str).collect();
+        prop_assert_eq!(accounting.holds(), only_findings.is_empty());
+        prop_assert_eq!(unaccounted, only_findings);
     }
 }

@@ -128,8 +128,9 @@ async fn run(cli: Cli) -> anyhow::Result<u8> {
 }
 
 /// Standard output behind a buffer: reports are written in many small pieces, and standard
-/// output's own line buffering makes a system call of every line (a 47 MB JSON report spent a
-/// quarter of its run there). The caller flushes it, so that a failed write is an error.
+/// output's own line buffering makes a system call of every line (a profile of a 47 MB JSON
+/// report put over a quarter of the run there). The caller flushes it, so that a failed write
+/// is an error.
 fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
 }
