@@ -495,6 +495,13 @@ fn service_linked(account: &str, time: &Value) -> Value {
 mod tests {
     use super::*;
 
+    /// Whether the simulator's own read list makes the record's call a read.
+    fn simulated_read(record: &Value) -> bool {
+        let source = record["eventSource"].as_str().unwrap_or_default();
+        let name = record["eventName"].as_str().unwrap_or_default();
+        crate::sim::reads::is_read(source, name)
+    }
+
     fn state() -> State {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../fixtures/projects/serverless/terraform.tfstate");
@@ -516,13 +523,8 @@ mod tests {
         assert!(kinds(&|r| r["errorCode"].is_string()) > 20);
         assert!(kinds(&|r| r["recipientAccountId"] == OTHER_ACCOUNT) > 20);
         // About one record in eight leaves `readOnly` out, reads and writes alike.
-        let without = |read: bool| {
-            kinds(&|r| {
-                let source = r["eventSource"].as_str().unwrap_or_default();
-                let name = r["eventName"].as_str().unwrap_or_default();
-                r.get("readOnly").is_none() && crate::sim::reads::is_read(source, name) == read
-            })
-        };
+        let without =
+            |read: bool| kinds(&|r| r.get("readOnly").is_none() && simulated_read(r) == read);
         assert!((230..=400).contains(&(without(true) + without(false))));
         assert!(
             without(true) > 50 && without(false) > 20,
@@ -554,9 +556,7 @@ mod tests {
             let terraform = r["userAgent"]
                 .as_str()
                 .is_some_and(|a| a.contains("Terraform/"));
-            let source = r["eventSource"].as_str().unwrap_or_default();
-            let name = r["eventName"].as_str().unwrap_or_default();
-            let plain_write = !crate::sim::reads::is_read(source, name)
+            let plain_write = !simulated_read(r)
                 && r["errorCode"].is_null()
                 && r["eventCategory"] == "Management"
                 && r["eventType"] == "AwsApiCall";

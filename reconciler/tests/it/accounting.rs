@@ -16,7 +16,7 @@ use reconciler::ingest::Call;
 use reconciler::ingest::record::Origin;
 use reconciler::ownership::OwnershipConfig;
 use reconciler::policy::{Policy, PolicyConfig};
-use reconciler::reconcile::{Accounting, Input, Outcome, reconcile};
+use reconciler::reconcile::{Accounting, Decided, Input, Outcome, reconcile};
 use reconciler::terraform::state::State;
 use serde_json::{Value, json};
 use std::collections::HashSet;
@@ -305,6 +305,15 @@ fn reconciled(calls: &[Call]) -> Outcome {
     .expect("reconciles")
 }
 
+/// The event ids of every call the intents hold.
+fn evidence_ids(intents: &[Decided]) -> HashSet<&str> {
+    intents
+        .iter()
+        .flat_map(|d| &d.intent.evidence)
+        .map(|e| e.event_id.as_str())
+        .collect()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
@@ -335,11 +344,7 @@ proptest! {
         let in_findings: HashSet<&str> =
             outcome.findings.iter().map(|f| f.event_id.as_str()).collect();
         if let Some((lost, kept)) = outcome.intents.split_first() {
-            let kept_ids: HashSet<&str> = kept
-                .iter()
-                .flat_map(|d| &d.intent.evidence)
-                .map(|e| e.event_id.as_str())
-                .collect();
+            let kept_ids = evidence_ids(kept);
             let orphaned: HashSet<&str> = lost
                 .intent
                 .evidence
@@ -352,12 +357,7 @@ proptest! {
                 accounting.unaccounted.iter().map(String::as_str).collect();
             prop_assert_eq!(unaccounted, orphaned);
         }
-        let in_intents: HashSet<&str> = outcome
-            .intents
-            .iter()
-            .flat_map(|d| &d.intent.evidence)
-            .map(|e| e.event_id.as_str())
-            .collect();
+        let in_intents = evidence_ids(&outcome.intents);
         let only_findings: HashSet<&str> =
             in_findings.difference(&in_intents).copied().collect();
         let accounting = Accounting::of(&calls, &outcome.intents, &[]);
