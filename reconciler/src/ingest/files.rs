@@ -461,11 +461,12 @@ fn reframe(
     frame_stream(rest, path, &name, start, index + 1, emit)
 }
 
-/// Whether a frame's bytes hold more than one record's `"eventID"` key: a malformed record
-/// (an unclosed bracket) that swallowed the records after it. A record holds the key once;
-/// inside a string it would be escaped.
+/// Whether a frame's bytes hold more than one record's `"eventTime"` key (the field every
+/// event version has; `eventID` came with 1.01): a malformed record (an unclosed bracket) that
+/// swallowed the records after it. A record holds the key once; inside a string it would be
+/// escaped.
 fn holds_several_records(bytes: &[u8]) -> bool {
-    memchr::memmem::find_iter(bytes, b"\"eventID\"")
+    memchr::memmem::find_iter(bytes, b"\"eventTime\"")
         .nth(1)
         .is_some()
 }
@@ -850,6 +851,25 @@ mod recovery_tests {
                     || reason.contains("key must be a string"),
                 "{layout}: {reason}"
             );
+        }
+    }
+
+    #[test]
+    fn a_bad_record_among_records_without_event_ids_costs_only_itself() {
+        for (layout, text) in layouts() {
+            let text = (0..11).fold(text, |text, i| {
+                text.replace(&format!("\"eventID\":\"id-{i}\","), "")
+            });
+            let (ids, bad) = read(&text);
+            assert_eq!(ids.len(), 10, "{layout}: {ids:?}");
+            assert!(ids.iter().all(|id| id.starts_with("record-")), "{ids:?}");
+            assert_eq!(
+                ids.iter().collect::<std::collections::BTreeSet<_>>().len(),
+                10,
+                "{layout}"
+            );
+            assert_eq!(bad.len(), 1, "{layout}: {bad:?}");
+            assert_eq!(bad[0].0, 3, "{layout}");
         }
     }
 

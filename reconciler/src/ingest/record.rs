@@ -337,7 +337,8 @@ pub struct Call {
     pub origin: Origin,
     /// Event format version, e.g. `1.09`.
     pub event_version: String,
-    /// Unique id of the event; duplicates share it.
+    /// Unique id of the event: `eventID`, or [`derived_event_id`] for a record without one;
+    /// duplicates share it.
     pub event_id: String,
     /// When the request completed.
     pub event_time: DateTime<Utc>,
@@ -413,6 +414,8 @@ pub struct Record<'a> {
     text: &'a str,
     fields: Fields<'a>,
     event_time: DateTime<Utc>,
+    /// The id of a record without `eventID` ([`derived_event_id`]).
+    derived_id: Option<String>,
 }
 
 impl<'a> Record<'a> {
@@ -429,14 +432,15 @@ impl<'a> Record<'a> {
         for (field, name) in [
             (&fields.event_name, "eventName"),
             (&fields.event_source, "eventSource"),
-            (&fields.event_id, "eventID"),
         ] {
             field.as_ref().ok_or(RecordError::Missing(name))?;
         }
+        let derived_id = fields.event_id.is_none().then(|| derived_event_id(text));
         Ok(Self {
             text,
             fields,
             event_time,
+            derived_id,
         })
     }
 
@@ -445,9 +449,11 @@ impl<'a> Record<'a> {
         self.event_time
     }
 
-    /// The event id.
+    /// The event id: `eventID`, or for a record without one, the id derived from its text.
     pub fn event_id(&self) -> &str {
-        text(&self.fields.event_id).unwrap_or_default()
+        text(&self.fields.event_id)
+            .or(self.derived_id.as_deref())
+            .unwrap_or_default()
     }
 
     /// The account the call acted in, as [`Call::account_id`] gives it.
@@ -510,7 +516,9 @@ impl<'a> Record<'a> {
         Call {
             origin,
             event_version: required(f.event_version),
-            event_id: required(f.event_id),
+            event_id: Text::owned(f.event_id)
+                .or(self.derived_id)
+                .unwrap_or_default(),
             event_time: self.event_time,
             event_source: required(f.event_source),
             event_name: required(f.event_name),
@@ -549,6 +557,17 @@ impl<'a> Record<'a> {
             raw: Some(self.text.into()),
         }
     }
+}
+
+/// The id of a record that has no `eventID`: CloudTrail writes the field from event version
+/// 1.01 on, so records of version 1.0 have none. It is `record-` and the first 128 bits of the
+/// SHA-256 of the record's text, so a record delivered twice gets the same id (and is counted
+/// once) and every run names it alike.
+pub fn derived_event_id(text: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(text.trim().as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("record-{hex}")
 }
 
 /// An optional borrowed field as a string slice.
@@ -939,6 +958,55 @@ mod tests {
         assert!(matches!(call.response_elements, Payload::Hidden));
         assert!(matches!(call.additional_event_data, Payload::Absent));
         assert_eq!(call.event_time.timestamp_subsec_millis(), 123);
+    }
+
+    /// A record as CloudTrail wrote them at event version 1.0: no `eventID`, `requestID`,
+    /// `readOnly`, `resources` (all from 1.01), `eventType` or `recipientAccountId` (1.02).
+    fn version_1_0(event_name: &str, instance: &str) -> String {
+        format!(
+            r#"{{"eventVersion":"1.0","userIdentity":{{"type":"IAMUser","principalId":"AIDAEXAMPLE",
+            "arn":"arn:aws:iam::444455556666:user/ops","accountId":"444455556666",
+            "accessKeyId":"AKIAEXAMPLE","userName":"ops"}},"eventTime":"2014-03-06T21:22:54Z",
+            "eventSource":"ec2.amazonaws.com","eventName":"{event_name}","awsRegion":"us-east-1",
+            "sourceIPAddress":"198.51.100.7","userAgent":"ec2-api-tools 1.6.12.2",
+            "requestParameters":{{"instancesSet":{{"items":[{{"instanceId":"{instance}"}}]}}}},
+            "responseElements":null}}"#
+        )
+    }
+
+    #[test]
+    fn a_version_1_0_record_is_read_with_an_id_account_and_verdict_of_its_own() {
+        let stop = version_1_0("StopInstances", "i-0abc");
+        let call = Call::parse(stop.as_bytes(), origin()).expect("a 1.0 record parses");
+        assert_eq!(call.event_version, "1.0");
+        assert!(call.event_id.starts_with("record-"), "{}", call.event_id);
+        assert_eq!(call.event_id.len(), "record-".len() + 32);
+        assert_eq!(call.account_id(), Some("444455556666"));
+        assert!(!call.read_only && call.read_only_derived);
+        assert_eq!(call.event_type, "AwsApiCall");
+        let describe = version_1_0("DescribeInstances", "i-0abc");
+        assert!(
+            Call::parse(describe.as_bytes(), origin())
+                .expect("parses")
+                .read_only
+        );
+        let record = Record::parse(stop.as_bytes()).expect("parses");
+        assert_eq!(record.event_id(), call.event_id);
+    }
+
+    #[test]
+    fn a_derived_id_names_the_same_record_alike_and_other_records_apart() {
+        let id = |text: &str| {
+            Call::parse(text.as_bytes(), origin())
+                .expect("parses")
+                .event_id
+        };
+        let stop = version_1_0("StopInstances", "i-0abc");
+        assert_eq!(id(&stop), id(&format!("  {stop}\n")));
+        assert_ne!(id(&stop), id(&version_1_0("StopInstances", "i-0abd")));
+        assert_ne!(id(&stop), id(&version_1_0("StartInstances", "i-0abc")));
+        let with_id = stop.replacen('{', r#"{"eventID":"e-1","#, 1);
+        assert_eq!(id(&with_id), "e-1");
     }
 
     #[test]

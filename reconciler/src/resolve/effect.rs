@@ -42,7 +42,7 @@ pub struct Flag {
 /// The call behind an effect, as a reviewer sees it in the report.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Evidence {
-    /// CloudTrail's `eventID`.
+    /// CloudTrail's `eventID`, or the id derived for a record without one.
     pub event_id: String,
     /// When the call was made.
     pub time: DateTime<Utc>,

@@ -219,7 +219,7 @@ fn who(spec: &Spec) -> (Value, &'static str, bool) {
     }
 }
 
-/// The CloudTrail record of a generated call, with event id `n`.
+/// The CloudTrail record of a generated call, with event id `event-n` from version 1.01 on.
 fn record(n: usize, spec: &Spec) -> Value {
     let (source, name, request, response) = call_of(spec);
     let (identity, agent, console) = who(spec);
@@ -234,10 +234,11 @@ fn record(n: usize, spec: &Spec) -> Value {
         "userAgent": agent,
         "requestParameters": request,
         "responseElements": response,
-        "eventID": format!("event-{n}"),
-        "eventType": "AwsApiCall",
     });
+    // Version 1.0 records have no `eventID` (from 1.01) and no `eventType` (from 1.02).
     if spec.version > 0 {
+        record["eventID"] = json!(format!("event-{n}"));
+        record["eventType"] = json!("AwsApiCall");
         let read_only = matches!(spec.api, 11 | 12);
         record["readOnly"] = json!(read_only);
         record["recipientAccountId"] = json!(ACCOUNT);
@@ -261,9 +262,11 @@ fn state() -> State {
     State::parse(&std::fs::read(&path).expect("state"), "project.tfstate").expect("parses")
 }
 
-/// The out-of-band calls of a generated trail, in time order.
+/// The out-of-band calls of a generated trail, in time order, a record that repeats an
+/// earlier one's event id (two identical version 1.0 records) counted once, as ingest does.
 fn out_of_band(specs: &[Spec]) -> Vec<Call> {
     let attributor = Attributor::default();
+    let mut seen = HashSet::new();
     let mut calls: Vec<Call> = specs
         .iter()
         .enumerate()
@@ -276,6 +279,7 @@ fn out_of_band(specs: &[Spec]) -> Vec<Call> {
             };
             Call::parse(text.as_bytes(), origin).expect("a generated record parses")
         })
+        .filter(|call| seen.insert(call.event_id.clone()))
         .filter(|call| attributor.attribute(call).verdict == Verdict::OutOfBand)
         .collect();
     calls.sort_by_key(|c| c.event_time);

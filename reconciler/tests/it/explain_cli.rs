@@ -10,18 +10,23 @@ fn fixtures() -> PathBuf {
 
 /// Runs `retrace explain` for `event_id` on the trail of `case` against the fixture project.
 fn explain(case: &str, event_id: &str, format: &str) -> Output {
+    let trail = fixtures().join(case).join("trail.json");
+    run(&["explain", event_id], &trail, format)
+}
+
+/// Runs retrace's `command` on `trail` against the intents fixture project.
+fn run(command: &[&str], trail: &Path, format: &str) -> Output {
     let base = fixtures();
     let dir = tempfile::tempdir().expect("temp dir");
     Command::new(env!("CARGO_BIN_EXE_retrace"))
         .current_dir(dir.path())
-        .arg("explain")
-        .arg(event_id)
+        .args(command)
         .arg("--project")
         .arg(base.join("project"))
         .arg("--state")
         .arg(base.join("project.tfstate"))
         .arg("--logs")
-        .arg(base.join(case).join("trail.json"))
+        .arg(trail)
         .args([
             "--since",
             "2026-11-21T00:00:00Z",
@@ -102,5 +107,69 @@ fn an_unknown_event_id_is_an_error() {
     assert!(
         stderr.contains("no record with event id no-such-event"),
         "{stderr}"
+    );
+}
+
+/// The fields a CloudTrail record has had since event version 1.0 (the record contents
+/// reference: `eventID`, `requestID`, `readOnly` and `resources` came with 1.01, `eventType` and
+/// `recipientAccountId` with 1.02, the rest later).
+const VERSION_1_0_FIELDS: [&str; 12] = [
+    "eventTime",
+    "userIdentity",
+    "eventSource",
+    "eventName",
+    "awsRegion",
+    "sourceIPAddress",
+    "userAgent",
+    "errorCode",
+    "errorMessage",
+    "requestParameters",
+    "responseElements",
+    "additionalEventData",
+];
+
+/// The trail of `case` with every record written as CloudTrail wrote them at version 1.0.
+fn as_version_1_0(case: &str, dir: &Path) -> PathBuf {
+    let text = std::fs::read(fixtures().join(case).join("trail.json")).expect("trail");
+    let mut doc: serde_json::Value = serde_json::from_slice(&text).expect("json");
+    for record in doc["Records"].as_array_mut().expect("records") {
+        let fields = record.as_object_mut().expect("a record is an object");
+        fields.retain(|key, _| VERSION_1_0_FIELDS.contains(&key.as_str()));
+        fields.insert("eventVersion".into(), "1.0".into());
+    }
+    let path = dir.join("trail-1.0.json");
+    std::fs::write(&path, doc.to_string()).expect("write");
+    path
+}
+
+#[test]
+fn a_version_1_0_write_without_an_event_id_is_reconciled_and_explained_by_its_derived_id() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let trail = as_version_1_0("update-attribute", dir.path());
+    let output = run(&["reconcile"], &trail, "json");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&output.stdout).expect("json");
+    let evidence = &doc["intents"][0]["intent"]["evidence"][0];
+    assert_eq!(evidence["api"], "ModifyInstanceAttribute", "{evidence}");
+    let id = evidence["event_id"].as_str().expect("an event id");
+    assert!(id.starts_with("record-"), "{id}");
+    let explained = run(&["explain", id], &trail, "text");
+    let report = text(&explained);
+    assert!(
+        report.starts_with(&format!("ModifyInstanceAttribute {id} at 2026-11-21")),
+        "{report}"
+    );
+    assert!(
+        report.contains("Ended in intent I1: bob (aws-cli/2"),
+        "{report}"
+    );
+    assert!(
+        report.contains("instance_type = \"t3.medium\" on aws_instance.app"),
+        "{report}"
     );
 }
