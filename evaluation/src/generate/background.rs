@@ -10,6 +10,10 @@
 //! - refused calls: writes to managed resources denied to read-only roles, throttled reads;
 //! - AWS service events (a KMS key's automatic rotation).
 //!
+//! Some records leave `readOnly` out, and some are written as event version 1.0 wrote them
+//! (no `eventID`, `readOnly`, `resources` or `recipientAccountId`), as trails kept for years
+//! and other exports hold them.
+//!
 //! None of it changes what a correct reconciliation is: every write to a managed resource is
 //! Terraform's own re-assertion of the current value, and every other write is elsewhere.
 
@@ -31,6 +35,29 @@ pub const VOLUME: (usize, usize) = (2_000, 10_000);
 /// format makes the field optional (and records before event version 1.01 never hold it), so
 /// the reconciler must then tell reads from writes by itself.
 const WITHOUT_READ_ONLY: u32 = 8;
+
+/// One background record in this many is written as CloudTrail wrote records at event
+/// version 1.0 ([`as_version_1_0`]), when its call could have been recorded then.
+const VERSION_1_0: u32 = 16;
+
+/// The fields a record has had since event version 1.0, from CloudTrail's record contents
+/// reference: `eventID`, `requestID`, `readOnly` and `resources` came with 1.01; `eventType`,
+/// `apiVersion` and `recipientAccountId` with 1.02; the others later still.
+const VERSION_1_0_FIELDS: [&str; 13] = [
+    "eventVersion",
+    "eventTime",
+    "userIdentity",
+    "eventSource",
+    "eventName",
+    "awsRegion",
+    "sourceIPAddress",
+    "userAgent",
+    "errorCode",
+    "errorMessage",
+    "requestParameters",
+    "responseElements",
+    "additionalEventData",
+];
 
 /// An account of the same organisation that is not the project's.
 const OTHER_ACCOUNT: &str = "210987654321";
@@ -61,7 +88,37 @@ pub fn day(base: &State, background: &Background, drifted: &BTreeSet<String>) ->
     }
     day.records.truncate(background.records);
     leave_out_read_only(&mut day.records, background.seed);
+    write_some_as_version_1_0(&mut day.records, background.seed);
     day.records
+}
+
+/// Writes one record in [`VERSION_1_0`] as version 1.0 did, drawn by a generator of its own;
+/// only records whose call version 1.0 could have recorded ([`recordable_at_1_0`]) change.
+fn write_some_as_version_1_0(records: &mut [Value], seed: u64) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x0001_0000);
+    for record in records {
+        if rng.random_ratio(1, VERSION_1_0) && recordable_at_1_0(record) {
+            as_version_1_0(record);
+        }
+    }
+}
+
+/// Whether version 1.0 could have recorded the call and still said where it acted: an API
+/// call on the management plane (service events and data events came with later versions)
+/// made by a caller of the account it acted in, as without `recipientAccountId` and
+/// `resources` the caller's account is all such a record names.
+fn recordable_at_1_0(record: &Value) -> bool {
+    record["eventType"] == "AwsApiCall"
+        && record["eventCategory"] == "Management"
+        && record["userIdentity"]["accountId"] == record["recipientAccountId"]
+}
+
+/// The record with only the fields version 1.0 had, and that version.
+fn as_version_1_0(record: &mut Value) {
+    if let Some(fields) = record.as_object_mut() {
+        fields.retain(|key, _| VERSION_1_0_FIELDS.contains(&key.as_str()));
+        fields.insert("eventVersion".to_owned(), json!("1.0"));
+    }
 }
 
 /// Leaves `readOnly` out of one record in [`WITHOUT_READ_ONLY`], drawn by a generator of its
@@ -541,6 +598,35 @@ mod tests {
     }
 
     #[test]
+    fn some_records_are_written_as_version_1_0_did() {
+        let base = state();
+        let background = Background {
+            seed: 7,
+            records: 2_500,
+        };
+        let one = day(&base, &background, &BTreeSet::new());
+        let old: Vec<&Value> = one.iter().filter(|r| r["eventVersion"] == "1.0").collect();
+        // One in sixteen of the records version 1.0 could hold (most of the day).
+        assert!((60..=160).contains(&old.len()), "{}", old.len());
+        for record in &old {
+            let fields = record.as_object().expect("a record is an object");
+            assert!(
+                fields
+                    .keys()
+                    .all(|k| VERSION_1_0_FIELDS.contains(&k.as_str())),
+                "{record}"
+            );
+            assert!(record["userIdentity"]["accountId"].is_string(), "{record}");
+        }
+        let writes = old.iter().filter(|r| !simulated_read(r)).count();
+        assert!(writes > 5, "{writes} writes among {} records", old.len());
+        assert!(
+            old.iter()
+                .any(|r| r["userIdentity"]["accountId"] == OTHER_ACCOUNT)
+        );
+    }
+
+    #[test]
     fn the_day_leaves_the_cloud_as_it_was_on_the_project() {
         let base = state();
         let background = Background {
@@ -550,16 +636,25 @@ mod tests {
         let mut replay = Day::new(&base, 11);
         let records = day(&base, &background, &BTreeSet::new());
         // Every write by someone other than Terraform is refused, elsewhere, or data.
+        // A version 1.0 record names its account only as its caller's.
+        let account = |r: &Value| {
+            let recipient = &r["recipientAccountId"];
+            match recipient.is_null() {
+                true => r["userIdentity"]["accountId"].clone(),
+                false => recipient.clone(),
+            }
+        };
+        let absent_or = |field: &Value, value: &str| field.is_null() || field == value;
         for r in &records {
-            let ours = r["recipientAccountId"] == replay.cloud.account_id()
-                && r["awsRegion"] == replay.cloud.region();
+            let ours =
+                account(r) == replay.cloud.account_id() && r["awsRegion"] == replay.cloud.region();
             let terraform = r["userAgent"]
                 .as_str()
                 .is_some_and(|a| a.contains("Terraform/"));
             let plain_write = !simulated_read(r)
                 && r["errorCode"].is_null()
-                && r["eventCategory"] == "Management"
-                && r["eventType"] == "AwsApiCall";
+                && absent_or(&r["eventCategory"], "Management")
+                && absent_or(&r["eventType"], "AwsApiCall");
             assert!(
                 !(ours && plain_write && !terraform),
                 "an out-of-band write: {r}"
