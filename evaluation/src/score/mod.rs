@@ -7,6 +7,7 @@ pub mod baseline;
 pub mod checks;
 pub mod compare;
 pub mod compare_agents;
+pub mod fix_source;
 pub mod hcl_scan;
 pub mod passk;
 pub mod report;
@@ -17,6 +18,7 @@ pub mod terraform;
 
 use crate::scenario::{ScenarioError, Stored, sha256_file};
 use checks::{CheckResult, Evidence};
+use fix_source::FixSource;
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
@@ -36,7 +38,7 @@ use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 use terraform::{TerraformOracle, TerraformVerdict};
@@ -116,6 +118,10 @@ pub struct Sample {
     /// The agent's task contexts (first messages), estimated in tokens.
     #[serde(default)]
     pub context_tokens: u64,
+    /// Where the rules behind the changes the run absorbed came from (empty when it absorbed
+    /// none, or for a system other than retrace).
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub fixed_by: BTreeSet<FixSource>,
     /// Wall time of the reconciliation and its scoring, in milliseconds.
     pub wall_ms: f64,
     /// CloudTrail records the reconciler read: the scenario's trail and its background day.
@@ -272,11 +278,13 @@ pub struct Scorer {
     system: Option<String>,
 }
 
-/// What the agent spent on one sample.
-#[derive(Debug, Clone, Copy, Default)]
+/// What the agent spent on one sample, and where the fix's rules came from.
+#[derive(Debug, Clone, Default)]
 struct Spent {
     usage: Usage,
     context_tokens: u64,
+    /// Where the rules behind the fix came from.
+    fixed_by: BTreeSet<FixSource>,
 }
 
 /// The agent a scorer gives the reconciler, and where what it learns is kept.
@@ -523,7 +531,14 @@ impl Scorer {
         };
         let result = match &self.agent {
             None => reconcile_with(calls, &project, rules)
-                .map(|outcome| (outcome, Spent::default()))
+                .map(|outcome| {
+                    let fixed_by = fix_source::of(&outcome, &[], rules);
+                    let spent = Spent {
+                        fixed_by,
+                        ..Spent::default()
+                    };
+                    (outcome, spent)
+                })
                 .map_err(|e| e.to_string()),
             Some(run) => self.settle(run, calls, &project, rules, &scenario.id),
         };
@@ -658,6 +673,7 @@ impl Scorer {
             tokens: made.spent.usage.total(),
             prompt_tokens: made.spent.usage.prompt_tokens,
             context_tokens: made.spent.context_tokens,
+            fixed_by: made.spent.fixed_by,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
             records: 0,
         }
@@ -687,6 +703,7 @@ impl Scorer {
         let spent = Spent {
             usage: settled.agent.as_ref().map(|a| a.usage).unwrap_or_default(),
             context_tokens: settled.agent.as_ref().map_or(0, |a| a.context_tokens()),
+            fixed_by: fix_source::of(&settled.outcome, &settled.learned, rules),
         };
         if run.knowledge.is_some() {
             knowledge
@@ -880,6 +897,7 @@ fn failed_run(reason: String, start: Instant) -> Sample {
         tokens: 0,
         prompt_tokens: 0,
         context_tokens: 0,
+        fixed_by: BTreeSet::new(),
         wall_ms: start.elapsed().as_secs_f64() * 1000.0,
         records: 0,
         builtin_passed: false,

@@ -1,11 +1,12 @@
 //! A run's results: per scenario the samples' verdicts, and pass@k overall, per category and
 //! per project, written as JSON, a Markdown report and an SVG chart.
 
+use super::fix_source::FixSource;
 use super::passk::{PassAtKError, pass_at_k, wilson};
 use super::{Phases, Sample};
 use crate::scenario::{Category, Scenario};
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 /// One scenario's result.
@@ -54,6 +55,9 @@ pub struct ScenarioResult {
     /// The agent's task contexts, estimated in tokens, summed over the samples.
     #[serde(default)]
     pub context_tokens: u64,
+    /// Where the rules behind its fixes came from, over the samples.
+    #[serde(default, skip_serializing_if = "BTreeSet::is_empty")]
+    pub fixed_by: BTreeSet<FixSource>,
     /// Wall time of all samples, in milliseconds.
     pub wall_ms: f64,
     /// When Terraform judged: whether the built-in checks passed every sample too.
@@ -93,6 +97,7 @@ impl ScenarioResult {
             tokens: samples.iter().map(|s| s.tokens).sum(),
             prompt_tokens: samples.iter().map(|s| s.prompt_tokens).sum(),
             context_tokens: samples.iter().map(|s| s.context_tokens).sum(),
+            fixed_by: samples.iter().flat_map(|s| s.fixed_by.clone()).collect(),
             wall_ms: samples.iter().map(|s| s.wall_ms).sum(),
             builtin_passed: samples
                 .iter()
@@ -123,6 +128,7 @@ impl ScenarioResult {
             tokens: 0,
             prompt_tokens: 0,
             context_tokens: 0,
+            fixed_by: BTreeSet::new(),
             wall_ms: 0.0,
             builtin_passed: None,
         }
@@ -498,6 +504,9 @@ impl Results {
                 self.tokens as f64 / self.overall.scenarios.max(1) as f64
             );
         }
+        if let Some(line) = self.fixed_by_line() {
+            let _ = writeln!(out, "{line}");
+        }
         if let Some(a) = &self.agreement {
             let _ = writeln!(
                 out,
@@ -507,6 +516,77 @@ impl Results {
             );
         }
         out
+    }
+
+    /// Scenarios passed, per source of the rules behind their fixes (one can count under
+    /// several): `None` when every fix used the shipped rules only.
+    pub fn fixed_by(&self) -> Option<BTreeMap<FixSource, usize>> {
+        let learned = |r: &ScenarioResult| r.fixed_by.iter().any(|s| *s != FixSource::Shipped);
+        if !self.scenarios.iter().any(learned) {
+            return None;
+        }
+        let passed = || self.scenarios.iter().filter(|r| r.passed);
+        Some(
+            FixSource::ALL
+                .into_iter()
+                .map(|source| {
+                    (
+                        source,
+                        passed().filter(|r| r.fixed_by.contains(&source)).count(),
+                    )
+                })
+                .collect(),
+        )
+    }
+
+    /// [`Results::fixed_by`] in words.
+    fn fixed_by_line(&self) -> Option<String> {
+        let counts = self.fixed_by()?;
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|(source, n)| format!("{} in {n}", source.words()))
+            .collect();
+        let passed_without_tokens = self
+            .scenarios
+            .iter()
+            .filter(|r| r.passed && r.tokens == 0)
+            .count();
+        Some(format!(
+            "passed scenarios fixed by {} (one can count under several); {} of {} passed with no \
+             language-model tokens",
+            parts.join(", "),
+            passed_without_tokens,
+            self.overall.passed
+        ))
+    }
+
+    /// Per scenario, where its fixes came from, when any came from elsewhere than the shipped
+    /// rules.
+    fn fixed_by_section(&self, out: &mut String) {
+        let Some(line) = self.fixed_by_line() else {
+            return;
+        };
+        let _ = writeln!(
+            out,
+            "## Where the fixes came from\n\n{line}.\n\n| scenario | passed | fixed by | tokens |\n|---|---|---|---:|"
+        );
+        for r in &self.scenarios {
+            let sources: Vec<&str> = r.fixed_by.iter().map(|s| s.words()).collect();
+            let _ = writeln!(
+                out,
+                "| {} | {} of {} | {} | {} |",
+                r.id,
+                r.c,
+                r.n,
+                if sources.is_empty() {
+                    "nothing absorbed".to_owned()
+                } else {
+                    sources.join(", ")
+                },
+                r.tokens
+            );
+        }
+        out.push('\n');
     }
 
     /// Who judged, in words: `terraform plan` or `the built-in checks`.
@@ -611,6 +691,7 @@ impl Results {
         self.table(&mut out, "Service family", &self.by_family);
         self.table(&mut out, "Project", &self.by_project);
         self.agreement_section(&mut out);
+        self.fixed_by_section(&mut out);
         let p = &self.patch;
         let _ = writeln!(
             out,
@@ -836,6 +917,7 @@ mod tests {
             tokens: 0,
             prompt_tokens: 0,
             context_tokens: 0,
+            fixed_by: Default::default(),
             wall_ms: 1.0,
             records: 10,
             builtin_passed: passed,

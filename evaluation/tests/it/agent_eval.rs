@@ -71,6 +71,31 @@ fn passed(results: &Value) -> u64 {
     results["overall"]["passed"].as_u64().expect("passed")
 }
 
+/// Each scenario's sources of its fixes (`fixed_by`) and its tokens.
+fn sources(results: &Value) -> Vec<(Vec<String>, u64)> {
+    let scenarios = results["scenarios"].as_array().expect("scenarios");
+    scenarios
+        .iter()
+        .map(|s| {
+            let fixed_by = s["fixed_by"].as_array().map_or(Vec::new(), |sources| {
+                sources
+                    .iter()
+                    .map(|v| v.as_str().expect("a source").to_owned())
+                    .collect()
+            });
+            (fixed_by, s["tokens"].as_u64().expect("tokens"))
+        })
+        .collect()
+}
+
+/// How many scenarios name `source` among their fixes' sources.
+fn fixed_by(results: &Value, source: &str) -> usize {
+    sources(results)
+        .iter()
+        .filter(|(fixed_by, _)| fixed_by.iter().any(|s| s == source))
+        .count()
+}
+
 #[test]
 fn the_agent_explains_the_long_tail_with_a_smaller_context_than_the_naive_baseline() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -94,6 +119,24 @@ fn the_agent_explains_the_long_tail_with_a_smaller_context_than_the_naive_baseli
         passed(&alone)
     );
     assert!(with_agent["prompt_tokens"].as_u64().expect("tokens") > 0);
+    // Without the agent every fix is the shipped rules'; with it, the model's rules fix some
+    // scenarios, and a fix is the model's only where tokens were spent.
+    assert!(fixed_by(&alone, "shipped") > 0);
+    for source in ["model", "learner", "earlier"] {
+        assert_eq!(fixed_by(&alone, source), 0, "{source} without the agent");
+    }
+    assert!(
+        fixed_by(&with_agent, "model") > 0,
+        "{:?}",
+        sources(&with_agent)
+    );
+    for (fixed_by, tokens) in sources(&with_agent) {
+        if fixed_by.iter().any(|s| s == "model") {
+            assert!(tokens > 0, "a model's fix without tokens: {fixed_by:?}");
+        }
+    }
+    let report = std::fs::read_to_string(out.join("results.md")).expect("results.md");
+    assert!(report.contains("## Where the fixes came from"), "{report}");
     let comparison = read(&out.join("comparison.json"));
     let context = comparison["context_ratio"]
         .as_f64()
@@ -151,4 +194,8 @@ fn what_the_agent_found_is_learned_and_a_second_run_costs_no_tokens() {
     );
     assert_eq!(model.bodies().len(), requests, "nothing was sent");
     assert!(passed(&second) >= passed(&first));
+    // The second run's fixes come from what the first learned, none from the model.
+    assert!(fixed_by(&first, "model") > 0, "{:?}", sources(&first));
+    assert!(fixed_by(&second, "earlier") > 0, "{:?}", sources(&second));
+    assert_eq!(fixed_by(&second, "model"), 0, "{:?}", sources(&second));
 }

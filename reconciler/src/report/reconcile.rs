@@ -195,7 +195,7 @@ pub fn text(outcome: &Outcome) -> String {
             outcome.repair_rounds
         );
     }
-    let _ = writeln!(out, "\nStatus: {}", words::status(outcome.status));
+    let _ = writeln!(out, "\nStatus: {}", words::outcome_status(outcome));
     out
 }
 

@@ -3,7 +3,7 @@
 
 use crate::intents::{BlockOp, Delta, IntentKind, Lifecycle, block_words};
 use crate::policy::{Decision, Part};
-use crate::reconcile::Status;
+use crate::reconcile::{Outcome, Status};
 use crate::text::{VALUE_WIDTH, elide, value};
 use crate::validate::Difference;
 use serde_json::Value;
@@ -107,10 +107,46 @@ pub fn status(status: Status) -> String {
     format!("{what} (exit {})", status.exit_code())
 }
 
+/// The status line of a run: [`status`], and for a patch that a validator asked for did not
+/// check, which one and why, so "patched" never reads as more checked than it was.
+pub fn outcome_status(outcome: &Outcome) -> String {
+    let line = status(outcome.status);
+    if outcome.status != Status::Patched || outcome.skipped_validators.is_empty() {
+        return line;
+    }
+    let unchecked: Vec<String> = outcome
+        .skipped_validators
+        .iter()
+        .map(|(name, why)| format!("{name} did not check the patch ({why})"))
+        .collect();
+    format!(
+        "{line}, checked by the built-in check only: {}",
+        unchecked.join("; ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_patch_a_validator_did_not_check_says_so_in_the_status() {
+        let mut outcome = Outcome::empty();
+        outcome.status = Status::Patched;
+        assert_eq!(outcome_status(&outcome), "drift patched (exit 2)");
+        outcome.skipped_validators = vec![(
+            "terraform".to_owned(),
+            "the plan needed the cloud".to_owned(),
+        )];
+        assert_eq!(
+            outcome_status(&outcome),
+            "drift patched (exit 2), checked by the built-in check only: terraform did not \
+             check the patch (the plan needed the cloud)"
+        );
+        outcome.status = Status::Partial;
+        assert!(!outcome_status(&outcome).contains("terraform"));
+    }
 
     #[test]
     fn long_values_are_cut_on_a_character_boundary() {

@@ -571,3 +571,37 @@ fn a_write_killed_at_any_step_leaves_every_file_old_or_every_file_new() {
         );
     }
 }
+
+#[test]
+fn a_patch_terraform_did_not_check_says_so_in_its_status() {
+    // bob's resize in the intents fixtures is patched (exit 2); with no `terraform` on PATH the
+    // real check cannot run, and the status line must not read as if it had.
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/intents");
+    let empty = tempfile::tempdir().expect("temp dir");
+    let output = Command::new(env!("CARGO_BIN_EXE_retrace"))
+        .current_dir(empty.path())
+        .env("PATH", empty.path())
+        .arg("reconcile")
+        .arg("--project")
+        .arg(fixtures.join("project"))
+        .arg("--state")
+        .arg(fixtures.join("project.tfstate"))
+        .arg("--logs")
+        .arg(fixtures.join("update-attribute/trail.json"))
+        .args(["--since", "2026-11-21T00:00:00Z", "--no-record"])
+        .output()
+        .expect("runs");
+    let out = String::from_utf8_lossy(&output.stdout);
+    assert_eq!(output.status.code(), Some(2), "{out}");
+    let status = out
+        .lines()
+        .find(|l| l.starts_with("Status: "))
+        .expect("a status line");
+    assert!(
+        status.starts_with(
+            "Status: drift patched (exit 2), checked by the built-in check only: terraform did \
+             not check the patch ("
+        ),
+        "{status}"
+    );
+}
