@@ -10,8 +10,8 @@ use crate::policy::{Decision, Part, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
 use crate::synthesize::edit::{Files, ToolCall, Workspace};
 use crate::synthesize::plan::{Plan, Planner, Step, Unplanned};
-use crate::terraform::config::{LoadOptions, Project, aws_regions};
-use crate::terraform::state::{State, StateIndex};
+use crate::terraform::config::{LoadOptions, Project, Written, aws_regions};
+use crate::terraform::state::{PathStep, State, StateIndex};
 use crate::validate::{Check, PlanCheck, ValidateError, Validation, Validator, expected_state};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
@@ -605,10 +605,12 @@ pub fn unplaceable(path: &str, shared: bool) -> Option<String> {
 }
 
 /// Why an edit made beside the planner to `path` (new text `text`) reaches past the parts it
-/// places: placement may change only the intent's own resources and where their values come
-/// from (variables, locals, module calls, `.tfvars` files). A provider, the `terraform`
-/// block (backend), another resource (its `lifecycle` too), and a symlinked file are out of
-/// bounds.
+/// places: placement may change only the intent's own resources and the blocks their values
+/// come from ([`Provenance::blocks`](crate::terraform::config::Provenance::blocks): the
+/// variables, `.tfvars` entries, `locals` and module calls on the way), add a new variable,
+/// or add an `import`. A provider, the `terraform` block (backend), another resource (its
+/// `lifecycle` too), a variable or module call the values do not pass through, an output,
+/// and a symlinked file are out of bounds.
 pub fn out_of_bounds(
     project: &Project,
     path: &str,
@@ -620,8 +622,10 @@ pub fn out_of_bounds(
             "{path} is a symbolic link (or lies under one): an edit would replace the link or change the file it points to"
         ));
     }
-    if path.ends_with(".tfvars") {
-        return None;
+    if path.ends_with(".json") {
+        return Some(format!(
+            "{path} is JSON configuration, which placement does not edit"
+        ));
     }
     let old = project.files().get(path).map_or("", String::as_str);
     let (Ok(before), Ok(after)) = (
@@ -632,18 +636,30 @@ pub fn out_of_bounds(
     };
     let before = top_blocks(&before);
     let after = top_blocks(&after);
+    let chain: Vec<Written> = parts.iter().flat_map(|p| chain_of(project, p)).collect();
     let changed = after
         .iter()
         .filter(|b| !before.contains(b))
         .chain(before.iter().filter(|b| !after.contains(b)));
     for (kind, labels, _) in changed {
+        let label = labels.first().map(String::as_str);
         let own = kind == "resource" && parts.iter().any(|p| address_names(&p.resource, labels));
-        // Where values come from; an `import` brings in only a resource block checked here.
-        let chain = matches!(
-            kind.as_str(),
-            "variable" | "locals" | "module" | "output" | "import"
-        );
-        if !own && !chain {
+        let on_chain = chain
+            .iter()
+            .any(|w| w.file == path && w.kind == kind && w.label.as_deref() == label);
+        // A `.tfvars` entry may set any root variable the values pass through.
+        let entry = path.ends_with(".tfvars")
+            && kind == "attribute"
+            && chain.iter().any(|w| {
+                matches!(w.kind, "variable" | "attribute")
+                    && !w.file.contains('/')
+                    && w.label.as_deref() == label
+            });
+        let new_variable = kind == "variable"
+            && !before
+                .iter()
+                .any(|(k, l, _)| k == "variable" && l == labels);
+        if !(own || on_chain || entry || new_variable || kind == "import") {
             let what = std::iter::once(kind.as_str())
                 .chain(labels.iter().map(String::as_str))
                 .collect::<Vec<_>>()
@@ -654,6 +670,41 @@ pub fn out_of_bounds(
         }
     }
     None
+}
+
+/// The blocks a part's value passes through: for an attribute, tags or a nested block, where
+/// its value is written; for a whole `for_each` instance, where its key is.
+fn chain_of(project: &Project, part: &Unplanned) -> Vec<Written> {
+    let key = |step: &str| PathStep::Key(step.to_owned());
+    let steps: Vec<PathStep> = match &part.part {
+        Part::Attribute(attribute) => {
+            let names: Vec<&str> = attribute.split('.').collect();
+            let (last, blocks) = names.split_last().unwrap_or((&"", &[]));
+            blocks
+                .iter()
+                .flat_map(|b| [key(b), PathStep::Index(0)])
+                .chain([key(last)])
+                .collect()
+        }
+        Part::Block { block, .. } => vec![key(block)],
+        Part::Tags => vec![key("tags")],
+        Part::Resource => match instance_key(&part.resource) {
+            Some(k) => vec![key("for_each"), key(k)],
+            None => return Vec::new(),
+        },
+    };
+    project
+        .provenance(&part.resource, &steps)
+        .map(|p| p.blocks())
+        .unwrap_or_default()
+}
+
+/// The `for_each` key of an instance address (`aws_iam_user.this["alice"]` gives `alice`).
+fn instance_key(address: &str) -> Option<&str> {
+    address
+        .strip_suffix("\"]")?
+        .rsplit_once("[\"")
+        .map(|(_, key)| key)
 }
 
 /// A file's top-level blocks: kind, labels and text.
@@ -944,5 +995,112 @@ fn status(
         Status::Patched
     } else {
         Status::NoDrift
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MAIN: &str = r#"variable "instance_type" {
+  default = "t3.micro"
+}
+
+variable "other" {
+  default = "x"
+}
+
+locals {
+  name = "web"
+}
+
+provider "aws" {
+  region = "us-east-1"
+}
+
+resource "aws_instance" "web" {
+  ami           = "ami-123"
+  instance_type = var.instance_type
+  tags = {
+    Name = local.name
+  }
+}
+
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs"
+}
+
+output "type" {
+  value = var.instance_type
+}
+"#;
+
+    /// The project above, with `other = "y"` in terraform.tfvars.
+    fn project() -> (tempfile::TempDir, Project) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        std::fs::write(dir.path().join("main.tf"), MAIN).expect("main.tf");
+        std::fs::write(dir.path().join("terraform.tfvars"), "other = \"y\"\n").expect("tfvars");
+        let project = Project::load(dir.path(), &LoadOptions::default()).expect("loads");
+        (dir, project)
+    }
+
+    fn part(part: Part) -> Unplanned {
+        Unplanned {
+            intent: "I1".into(),
+            resource: "aws_instance.web".into(),
+            part,
+            reason: String::new(),
+        }
+    }
+
+    /// Whether `edit` (a replacement in main.tf, or a new tfvars text) is refused for `part`.
+    fn refused(project: &Project, path: &str, text: &str, part: &Unplanned) -> Option<String> {
+        out_of_bounds(project, path, text, std::slice::from_ref(part))
+    }
+
+    #[test]
+    fn placement_may_edit_only_the_blocks_the_value_comes_from() {
+        let (_dir, project) = project();
+        let size = part(Part::Attribute("instance_type".into()));
+        let tags = part(Part::Tags);
+        let main = |from: &str, to: &str| {
+            assert!(MAIN.contains(from), "{from}");
+            MAIN.replacen(from, to, 1)
+        };
+        let default = main("\"t3.micro\"", "\"t3.large\"");
+        assert_eq!(refused(&project, "main.tf", &default, &size), None);
+        let own = main("ami           = \"ami-123\"", "ami           = \"ami-456\"");
+        assert_eq!(refused(&project, "main.tf", &own, &size), None);
+        let fresh = format!("{MAIN}\nvariable \"size\" {{\n  default = \"t3.large\"\n}}\n");
+        assert_eq!(refused(&project, "main.tf", &fresh, &size), None);
+        let entry = "other = \"y\"\ninstance_type = \"t3.large\"\n";
+        assert_eq!(refused(&project, "terraform.tfvars", entry, &size), None);
+        let local = main("name = \"web\"", "name = \"api\"");
+        assert_eq!(refused(&project, "main.tf", &local, &tags), None);
+        for (path, text, what) in [
+            ("main.tf", main("\"x\"", "\"z\""), "variable other"),
+            ("main.tf", local.clone(), "locals"),
+            ("main.tf", main("us-east-1", "eu-west-1"), "provider aws"),
+            (
+                "main.tf",
+                main("value = var.instance_type", "value = 1"),
+                "output type",
+            ),
+            (
+                "main.tf",
+                main("bucket = \"logs\"", "bucket = \"other\""),
+                "resource aws_s3_bucket logs",
+            ),
+            (
+                "terraform.tfvars",
+                "other = \"z\"\n".to_owned(),
+                "attribute other",
+            ),
+        ] {
+            let reason = refused(&project, path, &text, &size).expect(what);
+            assert!(reason.contains(&format!("`{what}`")), "{what}: {reason}");
+        }
+        let json = refused(&project, "terraform.tfvars.json", "{}", &size).expect("json");
+        assert!(json.contains("JSON"), "{json}");
     }
 }

@@ -57,7 +57,7 @@ pub use model::{
     Variable, VariableSource,
 };
 pub use project::Project;
-pub use provenance::{Collection, Provenance};
+pub use provenance::{Collection, Provenance, Written};
 pub use providers::{DefaultTags, aws_regions, default_tags};
 pub use refactor::{Import, Move, imports, project_imports, project_moves, project_removed};
 

@@ -129,6 +129,85 @@ pub enum Collection {
     },
 }
 
+/// A top-level block a value's provenance passes through: a variable's declaration, a
+/// `.tfvars` entry, a `locals` block or a module call.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Written {
+    /// The file, relative to the root.
+    pub file: String,
+    /// The block's kind as the file writes it: `variable`, `locals`, `module`, or `attribute`
+    /// for a `.tfvars` entry.
+    pub kind: &'static str,
+    /// The variable's, the module call's or the entry's name; none for `locals`.
+    pub label: Option<String>,
+}
+
+impl Provenance {
+    /// The variables, `.tfvars` entries, `locals` blocks and module calls the value passes
+    /// through on its way from where it is written to the attribute (the resource's own block
+    /// is not among them).
+    pub fn blocks(&self) -> Vec<Written> {
+        let written = |file: &str, kind, label: Option<&str>| Written {
+            file: file.to_owned(),
+            kind,
+            label: label.map(str::to_owned),
+        };
+        match self {
+            Provenance::Literal { .. }
+            | Provenance::Expression { .. }
+            | Provenance::Absent { .. } => Vec::new(),
+            Provenance::Variable {
+                module,
+                name,
+                source,
+                ..
+            } => variable_blocks(module.as_deref(), name, source),
+            Provenance::ModuleInput {
+                call, file, inner, ..
+            } => {
+                let name = call.rsplit("module.").next().unwrap_or(call);
+                let name = name.split('[').next().unwrap_or(name);
+                let mut out = vec![written(file, "module", Some(name))];
+                out.extend(inner.blocks());
+                out
+            }
+            Provenance::Local { file, inner, .. } => {
+                let mut out = vec![written(file, "locals", None)];
+                out.extend(inner.blocks());
+                out
+            }
+            Provenance::ForEach { collection, .. } => match collection {
+                Collection::InPlace { .. } => Vec::new(),
+                Collection::Variable {
+                    module,
+                    name,
+                    source,
+                } => variable_blocks(module.as_deref(), name, source),
+                Collection::Local { file, .. } => vec![written(file, "locals", None)],
+            },
+        }
+    }
+}
+
+/// Where variable `name` of `module` (`None` for the root) has its value written: its
+/// declaration's default or its `.tfvars` entry; a root variable set nowhere (or on the
+/// command line) is named with no file, as a `.tfvars` entry may give it a value.
+fn variable_blocks(module: Option<&str>, name: &str, source: &VariableSource) -> Vec<Written> {
+    let (file, kind) = match source {
+        VariableSource::Default { file, .. } => (file.as_str(), "variable"),
+        VariableSource::Tfvars { file, .. } | VariableSource::VarFile { file, .. } => {
+            (file.as_str(), "attribute")
+        }
+        VariableSource::Unset | VariableSource::Cli if module.is_none() => ("", "variable"),
+        _ => return Vec::new(),
+    };
+    vec![Written {
+        file: file.to_owned(),
+        kind,
+        label: Some(name.to_owned()),
+    }]
+}
+
 /// `var` or `local` when the expression is exactly `var.NAME` or `local.NAME`.
 fn whole_reference(expr: &Expression) -> Option<&'static str> {
     let Expression::Traversal(traversal) = expr else {
