@@ -1011,7 +1011,7 @@ variable "other" {
 }
 
 locals {
-  name = "web"
+  ami = "ami-123"
 }
 
 provider "aws" {
@@ -1019,11 +1019,9 @@ provider "aws" {
 }
 
 resource "aws_instance" "web" {
-  ami           = "ami-123"
+  ami           = local.ami
   instance_type = var.instance_type
-  tags = {
-    Name = local.name
-  }
+  monitoring    = var.other == "z"
 }
 
 resource "aws_s3_bucket" "logs" {
@@ -1044,42 +1042,54 @@ output "type" {
         (dir, project)
     }
 
-    fn part(part: Part) -> Unplanned {
+    fn attribute(name: &str) -> Unplanned {
         Unplanned {
             intent: "I1".into(),
             resource: "aws_instance.web".into(),
-            part,
+            part: Part::Attribute(name.into()),
             reason: String::new(),
         }
     }
 
-    /// Whether `edit` (a replacement in main.tf, or a new tfvars text) is refused for `part`.
+    /// The reason an edit of `path` to `text` is refused when it places `part`.
     fn refused(project: &Project, path: &str, text: &str, part: &Unplanned) -> Option<String> {
         out_of_bounds(project, path, text, std::slice::from_ref(part))
+    }
+
+    /// main.tf with `from` replaced by `to`.
+    fn main(from: &str, to: &str) -> String {
+        assert!(MAIN.contains(from), "{from}");
+        MAIN.replacen(from, to, 1)
     }
 
     #[test]
     fn placement_may_edit_only_the_blocks_the_value_comes_from() {
         let (_dir, project) = project();
-        let size = part(Part::Attribute("instance_type".into()));
-        let tags = part(Part::Tags);
-        let main = |from: &str, to: &str| {
-            assert!(MAIN.contains(from), "{from}");
-            MAIN.replacen(from, to, 1)
-        };
-        let default = main("\"t3.micro\"", "\"t3.large\"");
-        assert_eq!(refused(&project, "main.tf", &default, &size), None);
-        let own = main("ami           = \"ami-123\"", "ami           = \"ami-456\"");
-        assert_eq!(refused(&project, "main.tf", &own, &size), None);
-        let fresh = format!("{MAIN}\nvariable \"size\" {{\n  default = \"t3.large\"\n}}\n");
-        assert_eq!(refused(&project, "main.tf", &fresh, &size), None);
-        let entry = "other = \"y\"\ninstance_type = \"t3.large\"\n";
-        assert_eq!(refused(&project, "terraform.tfvars", entry, &size), None);
-        let local = main("name = \"web\"", "name = \"api\"");
-        assert_eq!(refused(&project, "main.tf", &local, &tags), None);
+        let size = attribute("instance_type");
+        let allowed = [
+            ("main.tf", main("\"t3.micro\"", "\"t3.large\"")),
+            (
+                "main.tf",
+                main(
+                    "= var.instance_type\n  monitoring",
+                    "= \"t3.large\"\n  monitoring",
+                ),
+            ),
+            (
+                "main.tf",
+                format!("{MAIN}\nvariable \"size\" {{\n  default = \"t3.large\"\n}}\n"),
+            ),
+            (
+                "terraform.tfvars",
+                "other = \"y\"\ninstance_type = \"t3.large\"\n".to_owned(),
+            ),
+        ];
+        for (path, text) in allowed {
+            assert_eq!(refused(&project, path, &text, &size), None, "{text}");
+        }
         for (path, text, what) in [
             ("main.tf", main("\"x\"", "\"z\""), "variable other"),
-            ("main.tf", local.clone(), "locals"),
+            ("main.tf", main("\"ami-123\"", "\"ami-456\""), "locals"),
             ("main.tf", main("us-east-1", "eu-west-1"), "provider aws"),
             (
                 "main.tf",
@@ -1102,5 +1112,26 @@ output "type" {
         }
         let json = refused(&project, "terraform.tfvars.json", "{}", &size).expect("json");
         assert!(json.contains("JSON"), "{json}");
+    }
+
+    #[test]
+    fn a_computed_value_may_be_placed_where_the_names_it_reads_are_written() {
+        let (_dir, project) = project();
+        // `ami = local.ami`: the locals block is where the value is written.
+        let local = main("\"ami-123\"", "\"ami-456\"");
+        assert_eq!(
+            refused(&project, "main.tf", &local, &attribute("ami")),
+            None
+        );
+        // `monitoring = var.other == "z"` reads var.other, which terraform.tfvars sets: its
+        // entry may change, the declaration's default (which the entry overrides) may not.
+        let monitoring = attribute("monitoring");
+        let entry = "other = \"z\"\n";
+        assert_eq!(
+            refused(&project, "terraform.tfvars", entry, &monitoring),
+            None
+        );
+        let default = main("\"x\"", "\"z\"");
+        assert!(refused(&project, "main.tf", &default, &monitoring).is_some());
     }
 }

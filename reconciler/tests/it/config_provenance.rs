@@ -301,9 +301,9 @@ fn module_inputs_are_traced_into_the_caller() {
 fn expressions_too_complex_to_invert_give_a_reason() {
     let project = project();
     let reason = |address: &str, steps: &str| match of(&project, address, steps) {
-        Provenance::Expression { file, span, reason } => {
-            (text(&project, &file, &span).to_string(), reason)
-        }
+        Provenance::Expression {
+            file, span, reason, ..
+        } => (text(&project, &file, &span).to_string(), reason),
         other => panic!("{other:?}"),
     };
     let (text, why) = reason("aws_instance.web[0]", "tags");

@@ -599,8 +599,8 @@ fn a_patch_terraform_did_not_check_says_so_in_its_status() {
         .expect("a status line");
     assert!(
         status.starts_with(
-            "Status: drift patched (exit 2), checked by the built-in check only: terraform did \
-             not check the patch ("
+            "Status: drift patched (exit 2), checked by the built-in check only: terraform-plan \
+             did not check the patch ("
         ),
         "{status}"
     );

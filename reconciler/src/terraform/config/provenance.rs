@@ -90,6 +90,8 @@ pub enum Provenance {
         /// Why it cannot be traced: a function call, an interpolation, a reference to another
         /// resource, ...
         reason: String,
+        /// Where the variables and locals it reads whole (`var.NAME`, `local.NAME`) come from.
+        reads: Vec<Provenance>,
     },
     /// The attribute is not set in the configuration.
     Absent {
@@ -153,9 +155,10 @@ impl Provenance {
             label: label.map(str::to_owned),
         };
         match self {
-            Provenance::Literal { .. }
-            | Provenance::Expression { .. }
-            | Provenance::Absent { .. } => Vec::new(),
+            Provenance::Literal { .. } | Provenance::Absent { .. } => Vec::new(),
+            Provenance::Expression { reads, .. } => {
+                reads.iter().flat_map(Provenance::blocks).collect()
+            }
             Provenance::Variable {
                 module,
                 name,
@@ -275,7 +278,13 @@ struct Ctx<'p> {
     file: String,
     scope: EvalScope,
     iterating: Vec<Iterating>,
+    /// How many computed expressions' reads this trace is inside ([`READ_DEPTH`] at most).
+    reading: usize,
 }
+
+/// How deep the reads of computed expressions are followed (locals that read locals that
+/// read variables...); a cycle, which Terraform refuses, stops here too.
+const READ_DEPTH: usize = 4;
 
 /// The provenance of the attribute at `path` of instance number `index`.
 pub(super) fn of_instance(project: &Project, index: usize, path: &[PathStep]) -> Provenance {
@@ -292,6 +301,7 @@ pub(super) fn of_instance(project: &Project, index: usize, path: &[PathStep]) ->
         file: first.to_string(),
         scope: record.key.bind(&module.scope),
         iterating: Vec::new(),
+        reading: 0,
     };
     if let (Some(IndexKey::Str(key)), Some(for_each)) =
         (&record.key.index, decl.block.body.get_attribute("for_each"))
@@ -319,6 +329,7 @@ pub(super) fn of_call(project: &Project, module: usize, path: &[PathStep]) -> Op
         file: decl.file.clone(),
         scope: parent.scope.clone(),
         iterating: Vec::new(),
+        reading: 0,
     };
     Some(ctx.block(&decl.block.body, decl.span(), path, true))
 }
@@ -329,6 +340,34 @@ impl Ctx<'_> {
             file: self.file.clone(),
             span,
             reason: reason.into(),
+            reads: Vec::new(),
+        }
+    }
+
+    /// A computed expression, with where the variables and locals it reads come from.
+    fn computed(&self, expr: &Expression, reason: impl Into<String>) -> Provenance {
+        let span = expr.span().unwrap_or_default();
+        let mut reads = Vec::new();
+        if self.reading < READ_DEPTH {
+            let mut inner = self.clone();
+            inner.reading += 1;
+            for (root, name) in super::refs::references(expr) {
+                let (Some(name), false) = (name, self.iterating.iter().any(|it| it.name == root))
+                else {
+                    continue;
+                };
+                match root.as_str() {
+                    "var" => reads.push(inner.variable(self.module, &name, &[])),
+                    "local" => reads.push(inner.local(&name, &[])),
+                    _ => {}
+                }
+            }
+        }
+        Provenance::Expression {
+            file: self.file.clone(),
+            span,
+            reason: reason.into(),
+            reads,
         }
     }
 
@@ -405,7 +444,7 @@ impl Ctx<'_> {
             },
             Expression::Array(items) => match steps.split_first() {
                 None if is_literal(expr) => self.literal(span),
-                None => self.expression(span, "a list holding expressions"),
+                None => self.computed(expr, "a list holding expressions"),
                 Some((step, rest)) => match element(items.iter(), step) {
                     Some(item) => self.resolve(item, rest),
                     None => self.expression(span, format!("no element {}", step_text(step))),
@@ -413,7 +452,7 @@ impl Ctx<'_> {
             },
             Expression::Object(object) => match steps.split_first() {
                 None if is_literal(expr) => self.literal(span),
-                None => self.expression(span, "an object holding expressions"),
+                None => self.computed(expr, "an object holding expressions"),
                 Some((PathStep::Key(key), rest)) => {
                     let entry = object
                         .iter()
@@ -431,10 +470,10 @@ impl Ctx<'_> {
             Expression::StringTemplate(template) => {
                 match template.iter().collect::<Vec<_>>().as_slice() {
                     [Element::Interpolation(only)] => self.resolve(&only.expr, steps),
-                    _ => self.expression(span, "a string template"),
+                    _ => self.computed(expr, "a string template"),
                 }
             }
-            Expression::HeredocTemplate(_) => self.expression(span, "a heredoc template"),
+            Expression::HeredocTemplate(_) => self.computed(expr, "a heredoc template"),
             Expression::Variable(name) => self.reference(name.as_str(), &[], steps, span),
             Expression::Traversal(traversal) => match &traversal.expr {
                 Expression::Variable(name) => {
@@ -452,14 +491,14 @@ impl Ctx<'_> {
                     steps.first(),
                 ) {
                     ("toset", [only], Some(PathStep::Key(_))) => self.resolve(only, steps),
-                    _ => self.expression(span, format!("the result of {name}()")),
+                    _ => self.computed(expr, format!("the result of {name}()")),
                 }
             }
-            Expression::Conditional(_) => self.expression(span, "a conditional expression"),
+            Expression::Conditional(_) => self.computed(expr, "a conditional expression"),
             Expression::UnaryOp(_) | Expression::BinaryOp(_) => {
-                self.expression(span, "an operator expression")
+                self.computed(expr, "an operator expression")
             }
-            Expression::ForExpr(_) => self.expression(span, "a for expression"),
+            Expression::ForExpr(_) => self.computed(expr, "a for expression"),
         }
     }
 
