@@ -25,7 +25,9 @@ if [ -f "$stamp" ] && cmp -s "$stamp" "$req" && [ -x "$venv/bin/moto_server" ]; 
     echo "the venv $venv is up to date" >&2
 else
     echo "installing $req into $venv" >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$req"
+    # --no-compile: Python compiles the few modules the check imports when it first runs,
+    # instead of pip compiling every file of botocore and moto ahead.
+    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-compile -r "$req"
     cp "$req" "$stamp"
 fi
 echo "$venv/bin/python"

@@ -652,6 +652,7 @@ impl Ctx<'_> {
                 file: file.clone(),
                 scope: call.key.bind(&parent.scope),
                 iterating: Vec::new(),
+                reading: self.reading,
             };
             if let (Some(IndexKey::Str(key)), Some(for_each)) =
                 (&call.key.index, block.body.get_attribute("for_each"))
