@@ -285,19 +285,30 @@ pub fn random_chars(rng: &mut impl Rng, alphabet: &[u8], len: usize) -> String {
         .collect()
 }
 
-/// A version 4 UUID from `rng`.
+/// A version 4 UUID from `rng`: the 32 hex digits of 16 random bytes, grouped 8-4-4-4-12,
+/// with the version digit `4` and the variant digit (`8`, `9`, `a` or `b`) in their places.
+/// Written digit by digit: every simulated record holds several, so it must be cheap.
 pub fn uuid(rng: &mut impl Rng) -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes: [u8; 16] = rng.random();
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-4{}-{}{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[13..16],
-        ["8", "9", "a", "b"][usize::from(bytes[8] & 3)],
-        &hex[17..20],
-        &hex[20..32]
-    )
+    let mut out = String::with_capacity(36);
+    for digit in 0..32 {
+        if matches!(digit, 8 | 12 | 16 | 20) {
+            out.push('-');
+        }
+        let byte = bytes[digit / 2];
+        let nibble = if digit % 2 == 0 {
+            byte >> 4
+        } else {
+            byte & 0xf
+        };
+        out.push(char::from(match digit {
+            12 => b'4',
+            16 => b"89ab"[usize::from(bytes[8] & 3)],
+            _ => HEX[usize::from(nibble)],
+        }));
+    }
+    out
 }
 
 /// Whether an attribute value equals `text` (a string as is, a number or bool by its text).
@@ -314,4 +325,30 @@ fn same(value: &Value, text: &str) -> bool {
 /// the request id is filled in when the record is written.
 pub fn ec2_true() -> Value {
     json!({"_return": true})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rand::SeedableRng;
+
+    #[test]
+    fn a_uuid_is_the_bytes_in_hex_with_version_and_variant_digits() {
+        let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+        for _ in 0..1_000 {
+            let mut copy = rng.clone();
+            let bytes: [u8; 16] = copy.random();
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            let variant = ["8", "9", "a", "b"][usize::from(bytes[8] & 3)];
+            let expected = format!(
+                "{}-{}-4{}-{variant}{}-{}",
+                &hex[0..8],
+                &hex[8..12],
+                &hex[13..16],
+                &hex[17..20],
+                &hex[20..32]
+            );
+            assert_eq!(uuid(&mut rng), expected);
+        }
+    }
 }
