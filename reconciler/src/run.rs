@@ -199,7 +199,7 @@ pub async fn settle(
             (&replaceable, Phase::Explain, until),
         )
         .await;
-        let found: Vec<Proposal> = report
+        let mut found: Vec<Proposal> = report
             .validated()
             .map(|(task, rule)| Proposal {
                 rule: rule.clone(),
@@ -212,6 +212,10 @@ pub async fn settle(
                 }),
             })
             .collect();
+        // Two tasks may each validate a rule for one API (two calls of it the rules before
+        // did not explain): the first is kept; calls it does not explain stay unexplained.
+        let mut ids = std::collections::HashSet::new();
+        found.retain(|p| ids.insert(p.rule.id()));
         let rules = with_rules(&rules, &found)?;
         if !found.is_empty() {
             settled.outcome = reconcile_with(calls, project, &rules)?;

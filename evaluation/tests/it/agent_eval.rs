@@ -199,3 +199,39 @@ fn what_the_agent_found_is_learned_and_a_second_run_costs_no_tokens() {
     assert!(fixed_by(&second, "earlier") > 0, "{:?}", sources(&second));
     assert_eq!(fixed_by(&second, "model"), 0, "{:?}", sources(&second));
 }
+
+#[test]
+fn two_rules_the_agent_finds_for_one_api_do_not_stop_the_run() {
+    // web3tier-multi-actor-004: two people change the alerts topic's attributes; with
+    // SetTopicAttributes withheld, two tasks each validate a rule for it. One is kept (the
+    // run once stopped with "rule sns:SetTopicAttributes is defined twice").
+    let dir = tempfile::tempdir().expect("temp dir");
+    let model = model();
+    let config = agent_config(dir.path(), &model);
+    let out = dir.path().join("out");
+    let status = Command::new(env!("CARGO_BIN_EXE_retrace-eval"))
+        .current_dir(repo(""))
+        .args([
+            "run",
+            "--scenario",
+            "web3tier-multi-actor-004",
+            "--n",
+            "1",
+            "--k",
+            "1",
+        ])
+        .args(["--withhold", WITHHELD, "--agent"])
+        .arg(&config)
+        .arg("--out")
+        .arg(&out)
+        .status()
+        .expect("runs");
+    assert!(matches!(status.code(), Some(0 | 3)), "{status}");
+    let results = read(&out.join("results.json"));
+    let reasons = results["scenarios"][0]["reasons"].to_string();
+    assert!(!reasons.contains("the reconciler stopped"), "{reasons}");
+    assert!(
+        results["tokens"].as_u64().expect("tokens") > 0,
+        "the agent ran"
+    );
+}
