@@ -86,8 +86,16 @@ pub fn propose(
             continue;
         }
         tracing::info!(rule = %proposal.rule.id(), address = %proposal.address, "rule proposed");
-        match proposals.iter_mut().find(|p| p.rule == proposal.rule) {
-            Some(same) => same.event_ids.extend(proposal.event_ids),
+        // One rule per API: a second call read another way (another attribute of the same
+        // API) keeps the first rule, and stays unexplained unless that rule explains it.
+        match proposals
+            .iter_mut()
+            .find(|p| p.rule.id() == proposal.rule.id())
+        {
+            Some(same) if same.rule == proposal.rule => same.event_ids.extend(proposal.event_ids),
+            Some(_) => {
+                tracing::debug!(rule = %proposal.rule.id(), "a rule for this API was proposed first")
+            }
             None => proposals.push(proposal),
         }
     }

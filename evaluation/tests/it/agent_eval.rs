@@ -201,10 +201,11 @@ fn what_the_agent_found_is_learned_and_a_second_run_costs_no_tokens() {
 }
 
 #[test]
-fn two_rules_the_agent_finds_for_one_api_do_not_stop_the_run() {
-    // web3tier-multi-actor-004: two people change the alerts topic's attributes; with
-    // SetTopicAttributes withheld, two tasks each validate a rule for it. One is kept (the
-    // run once stopped with "rule sns:SetTopicAttributes is defined twice").
+fn two_rules_proposed_for_one_api_do_not_stop_the_run() {
+    // web3tier-multi-actor-004: two people change two attributes of the alerts topic; with
+    // SetTopicAttributes withheld, the drift learner reads each call its own way and proposed
+    // two rules for the one API. One is kept: the run once stopped with "rule
+    // sns:SetTopicAttributes is defined twice".
     let dir = tempfile::tempdir().expect("temp dir");
     let model = model();
     let config = agent_config(dir.path(), &model);
