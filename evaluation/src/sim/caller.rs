@@ -296,8 +296,13 @@ fn role_session(
 
 /// 64-bit FNV-1a of a text, so an identity's ids stay the same from call to call.
 fn fnv(text: &str) -> u64 {
-    text.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    fnv_more(0xcbf2_9ce4_8422_2325, text.as_bytes())
+}
+
+/// FNV-1a continued from `h` over `bytes`: the hash of a text taken piece by piece.
+fn fnv_more(h: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(h, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
     })
 }
 
@@ -311,16 +316,55 @@ fn stable_hex(seed: &str, len: usize) -> String {
     stable_chars(seed, b"0123456789abcdef", len)
 }
 
+/// `len` characters of `alphabet` drawn from `seed`: every eighth, the hash is renewed as the
+/// FNV-1a of `{seed}#{n}#{h}` (hashed piece by piece: every simulated record asks for a few).
 fn stable_chars(seed: &str, alphabet: &[u8], len: usize) -> String {
-    let mut h = fnv(seed);
-    (0..len)
-        .map(|n| {
-            if n % 8 == 0 {
-                h = fnv(&format!("{seed}#{n}#{h}"));
+    let seeded = fnv(seed);
+    let mut h = seeded;
+    let mut number = itoa::Buffer::new();
+    let mut out = String::with_capacity(len);
+    for n in 0..len {
+        if n % 8 == 0 {
+            let at = fnv_more(fnv_more(seeded, b"#"), number.format(n).as_bytes());
+            h = fnv_more(fnv_more(at, b"#"), number.format(h).as_bytes());
+        }
+        out.push(char::from(alphabet[(h % alphabet.len() as u64) as usize]));
+        h /= alphabet.len() as u64;
+    }
+    out
+}
+
+#[cfg(test)]
+mod stable_tests {
+    use super::*;
+
+    #[test]
+    fn stable_characters_hash_the_seed_position_and_hash_as_text() {
+        let formatted = |seed: &str, alphabet: &[u8], len: usize| -> String {
+            let mut h = fnv(seed);
+            (0..len)
+                .map(|n| {
+                    if n % 8 == 0 {
+                        h = fnv(&format!("{seed}#{n}#{h}"));
+                    }
+                    let c = alphabet[(h % alphabet.len() as u64) as usize];
+                    h /= alphabet.len() as u64;
+                    char::from(c)
+                })
+                .collect()
+        };
+        for seed in [
+            "",
+            "app-task-role",
+            "session-7f3a",
+            "AWSReservedSSO_Admin/erin",
+        ] {
+            for len in [1, 8, 16, 17, 40] {
+                let upper = super::super::ctx::UPPER_ALNUM;
+                assert_eq!(stable_chars(seed, upper, len), formatted(seed, upper, len));
+                let hex = b"0123456789abcdef";
+                assert_eq!(stable_chars(seed, hex, len), formatted(seed, hex, len));
             }
-            let c = alphabet[(h % alphabet.len() as u64) as usize];
-            h /= alphabet.len() as u64;
-            char::from(c)
-        })
-        .collect()
+        }
+    }
 }
