@@ -9,6 +9,7 @@ use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Part, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
 use crate::synthesize::edit::{Files, ToolCall, Workspace};
+use crate::synthesize::place::attribute_steps;
 use crate::synthesize::plan::{Plan, Planner, Step, Unplanned};
 use crate::terraform::config::{LoadOptions, Project, Written, aws_regions};
 use crate::terraform::state::{PathStep, State, StateIndex};
@@ -678,13 +679,11 @@ fn chain_of(project: &Project, part: &Unplanned) -> Vec<Written> {
     let key = |step: &str| PathStep::Key(step.to_owned());
     let steps: Vec<PathStep> = match &part.part {
         Part::Attribute(attribute) => {
+            // Every segment but the last read as a nested block: where a segment is a map key
+            // instead, no value is found and the part's chain stays empty (refused, not widened).
             let names: Vec<&str> = attribute.split('.').collect();
             let (last, blocks) = names.split_last().unwrap_or((&"", &[]));
-            blocks
-                .iter()
-                .flat_map(|b| [key(b), PathStep::Index(0)])
-                .chain([key(last)])
-                .collect()
+            attribute_steps(blocks, last)
         }
         Part::Block { block, .. } => vec![key(block)],
         Part::Tags => vec![key("tags")],

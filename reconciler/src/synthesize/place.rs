@@ -742,6 +742,16 @@ pub fn entry_path(path: &[PathStep]) -> Vec<EntryStep> {
         .collect()
 }
 
+/// The path to attribute `name` inside the nested `blocks` of an instance (the first of each
+/// block), as [`Project::provenance`] takes it.
+pub fn attribute_steps(blocks: &[&str], name: &str) -> Vec<PathStep> {
+    blocks
+        .iter()
+        .flat_map(|block| [PathStep::Key((*block).to_owned()), PathStep::Index(0)])
+        .chain([PathStep::Key(name.to_owned())])
+        .collect()
+}
+
 /// The place for the attribute `name` inside the nested `blocks` of an instance.
 pub fn place_of(
     project: &Project,
@@ -749,12 +759,7 @@ pub fn place_of(
     blocks: &[&str],
     name: &str,
 ) -> Place {
-    let mut steps: Vec<PathStep> = Vec::new();
-    for block in blocks {
-        steps.push(PathStep::Key((*block).to_owned()));
-        steps.push(PathStep::Index(0));
-    }
-    steps.push(PathStep::Key(name.to_owned()));
+    let steps = attribute_steps(blocks, name);
     let Some(provenance) = project.provenance(&instance.address, &steps) else {
         return Place::Refuse {
             reason: format!("{} is not in the configuration", instance.address),
