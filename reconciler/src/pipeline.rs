@@ -150,7 +150,7 @@ impl Gathered {
     /// call has been read back).
     pub fn into_calls_and_input(self) -> Result<(Vec<Call>, InputSummary), PipelineError> {
         let mut ordered = self.calls;
-        let mut calls = Vec::new();
+        let mut calls = Vec::with_capacity(ordered.most_calls());
         while let Some((mut call, _)) = ordered.next_call()? {
             if !self.keep_records {
                 call.forget_record();

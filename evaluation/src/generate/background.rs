@@ -138,8 +138,44 @@ fn leave_out_read_only(records: &mut [Value], seed: u64) {
 pub fn merge(trail: Vec<Value>, day: Vec<Value>, seed: u64) -> Vec<Value> {
     let mut all = trail;
     all.extend(day);
-    all.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
+    shuffle(&mut all, seed);
     all
+}
+
+/// Writes the delivery file `{"Records":[...]}` of [`merge`]'s records to `out`, byte for
+/// byte as serde_json writes it, and returns how many records it holds. Each record is
+/// serialised and freed in the order it was made, while its parts still lie together in
+/// memory; the texts are then shuffled as [`merge`] shuffles the records. (Serialising the
+/// shuffled records and freeing them in that order spent most of its time on cache misses.)
+pub fn write_merged(
+    trail: Vec<Value>,
+    day: Vec<Value>,
+    seed: u64,
+    out: &mut impl std::io::Write,
+) -> std::io::Result<usize> {
+    let mut text = Vec::new();
+    let mut spans = Vec::with_capacity(trail.len() + day.len());
+    for record in trail.into_iter().chain(day) {
+        let start = text.len();
+        serde_json::to_writer(&mut text, &record)?;
+        spans.push(start..text.len());
+    }
+    shuffle(&mut spans, seed);
+    out.write_all(b"{\"Records\":[")?;
+    for (n, span) in spans.iter().enumerate() {
+        if n > 0 {
+            out.write_all(b",")?;
+        }
+        out.write_all(&text[span.clone()])?;
+    }
+    out.write_all(b"]}")?;
+    Ok(spans.len())
+}
+
+/// The order log files deliver a day in: one shuffle drawn from `seed`, the same for any
+/// items of the same number.
+fn shuffle<T>(items: &mut [T], seed: u64) {
+    items.shuffle(&mut ChaCha8Rng::seed_from_u64(seed));
 }
 
 /// A day in progress.
@@ -671,6 +707,24 @@ mod tests {
             replay.cloud.resources(),
             Cloud::from_state(&base, &Settings::default()).resources()
         );
+    }
+
+    #[test]
+    fn the_merged_delivery_file_is_the_merged_records_as_serde_json_writes_them() {
+        let base = state();
+        let background = Background {
+            seed: 7,
+            records: 400,
+        };
+        let day = day(&base, &background, &BTreeSet::new());
+        let trail = vec![json!({"eventName": "PutBucketVersioning", "n": 1}), json!({"n": 2})];
+        let expected =
+            serde_json::to_vec(&json!({"Records": merge(trail.clone(), day.clone(), 11)}))
+                .expect("serialised");
+        let mut written = Vec::new();
+        let count = write_merged(trail, day, 11, &mut written).expect("written");
+        assert_eq!(count, 402);
+        assert!(written == expected, "the delivery files differ");
     }
 
     #[test]

@@ -223,13 +223,8 @@ fn since(start: Instant) -> f64 {
     start.elapsed().as_secs_f64()
 }
 
-/// A CloudTrail delivery file's shape, `{"Records": [...]}`, borrowing its records (the
-/// `json!` macro would copy each of them first).
-#[derive(Serialize)]
-struct Delivery<'a> {
-    #[serde(rename = "Records")]
-    records: &'a [serde_json::Value],
-}
+/// CloudTrail records as JSON values.
+type Records = Vec<serde_json::Value>;
 
 /// What a system left for judging.
 struct Made {
@@ -415,17 +410,15 @@ impl Scorer {
                 _dir: None,
             });
         }
-        if stored.scenario.background.is_none() {
-            let records = self.merged_records(stored)?.len();
+        let (records, day) = self.records_and_day(stored)?;
+        let Some((day, seed)) = day else {
             return Ok(Trail {
-                records,
+                records: records.len(),
                 path: stored.trail_path(),
                 _dir: None,
             });
-        }
-        let merged = self.merged_records(stored)?;
+        };
         let start = Instant::now();
-        let records = merged.len();
         let own = stored.trail_path();
         let fail = |message: String| ScoreError::Trail {
             path: own.clone(),
@@ -434,10 +427,10 @@ impl Scorer {
         let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
         let path = dir.path().join("trail.json");
         let file = std::fs::File::create(&path).map_err(|e| fail(e.to_string()))?;
-        let mut out = std::io::BufWriter::new(file);
-        serde_json::to_writer(&mut out, &Delivery { records: &merged })
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let records = crate::generate::background::write_merged(records, day, seed, &mut out)
+            .and_then(|records| std::io::Write::flush(&mut out).map(|()| records))
             .map_err(|e| fail(e.to_string()))?;
-        std::io::Write::flush(&mut out).map_err(|e| fail(e.to_string()))?;
         self.phases.merge += since(start);
         Ok(Trail {
             records,
@@ -452,6 +445,16 @@ impl Scorer {
         &mut self,
         stored: &Stored,
     ) -> Result<Vec<serde_json::Value>, ScoreError> {
+        let (records, day) = self.records_and_day(stored)?;
+        Ok(match day {
+            Some((day, seed)) => crate::generate::background::merge(records, day, seed),
+            None => records,
+        })
+    }
+
+    /// The scenario's own records and, when it has a background day, the day's records and
+    /// the seed of their shuffle.
+    fn records_and_day(&mut self, stored: &Stored) -> Result<(Records, Option<(Records, u64)>), ScoreError> {
         let start = Instant::now();
         let own = stored.trail_path();
         let fail = |message: String| ScoreError::Trail {
@@ -467,7 +470,7 @@ impl Scorer {
         };
         let Some(background) = stored.scenario.background else {
             self.phases.read += since(start);
-            return Ok(records);
+            return Ok((records, None));
         };
         self.prepare(stored)?;
         let delta = stored.post()?;
@@ -481,9 +484,8 @@ impl Scorer {
         self.phases.read += since(start);
         let start = Instant::now();
         let day = crate::generate::background::day(pre, &background, &drifted);
-        let merged = crate::generate::background::merge(records, day, background.seed);
         self.phases.background += since(start);
-        Ok(merged)
+        Ok((records, Some((day, background.seed))))
     }
 
     /// One reconciliation and its score, with the reconciler's outcome.

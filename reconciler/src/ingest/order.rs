@@ -107,6 +107,8 @@ pub struct Collector {
     runs: Vec<Run>,
     spool: BufWriter<File>,
     spool_len: u64,
+    /// Calls spooled, duplicates included.
+    spooled: usize,
     keep: Box<dyn Fn(Verdict) -> bool + Send>,
 }
 
@@ -123,6 +125,7 @@ impl Collector {
             runs: Vec::new(),
             spool: BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
             spool_len: 0,
+            spooled: 0,
             keep: Box::new(keep),
         })
     }
@@ -185,6 +188,7 @@ impl Collector {
         if self.spool_len > SPOOL_MASK {
             return Err(io::Error::other("spool over 64 PiB"));
         }
+        self.spooled += 1;
         Ok(offset)
     }
 
@@ -228,6 +232,7 @@ impl Collector {
         Ok(Ordered {
             merge: Merge::new(sources)?,
             spool: BufReader::new(spool),
+            spooled: self.spooled,
             last: None,
             counts: Counts::default(),
             sources_by_name: Vec::new(),
@@ -315,6 +320,7 @@ impl Merge {
 pub struct Ordered {
     merge: Merge,
     spool: BufReader<File>,
+    spooled: usize,
     last: Option<Key>,
     counts: Counts,
     /// Interned source names, so calls from one file share one allocation.
@@ -337,6 +343,12 @@ impl Ordered {
     pub fn drain_counts(mut self) -> io::Result<Counts> {
         while self.next_distinct()?.is_some() {}
         Ok(self.counts)
+    }
+
+    /// At most how many calls [`Ordered::next_call`] yields (the kept ones, duplicates
+    /// included).
+    pub fn most_calls(&self) -> usize {
+        self.spooled
     }
 
     /// The counts so far (complete after [`Ordered::next_call`] returned `None`).

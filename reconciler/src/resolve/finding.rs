@@ -156,15 +156,26 @@ pub fn origin(call: &Call) -> Origin<'_> {
 /// instances the scope admits. Managed matches come first; the request's other identifiers
 /// follow unmatched so the report can still name what was touched.
 pub fn touched(call: &Call, index: &StateIndex, scope: &Scope) -> Vec<Touched> {
-    let origin = origin(call);
     let request = call.request_parameters.json();
     let response = call.response_elements.json();
+    touched_in(call, request.as_ref(), response.as_ref(), index, scope)
+}
+
+/// [`touched`] with the call's request and response already parsed.
+pub fn touched_in(
+    call: &Call,
+    request: Option<&serde_json::Value>,
+    response: Option<&serde_json::Value>,
+    index: &StateIndex,
+    scope: &Scope,
+) -> Vec<Touched> {
+    let origin = origin(call);
     let mut named: Vec<String> = Vec::new();
-    if let Some(request) = &request {
+    if let Some(request) = request {
         identifiers(request, None, &mut named);
     }
     let asked = named.len();
-    if let Some(response) = &response {
+    if let Some(response) = response {
         identifiers(response, None, &mut named);
     }
     named.extend(call.resources.iter().filter_map(|r| r.arn.clone()));

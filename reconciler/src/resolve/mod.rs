@@ -77,7 +77,15 @@ impl<'a> Resolver<'a> {
         };
         let fired = self.signals.fired(&view, &self.known_accounts);
         let mut out = Resolved::default();
-        let named = || touched(call, self.state, self.scope);
+        let named = || {
+            finding::touched_in(
+                call,
+                request.as_ref(),
+                response.as_ref(),
+                self.state,
+                self.scope,
+            )
+        };
         let finding = |kind, resources, reason: String| {
             Finding::new(kind, call, resources, self.scope, reason)
         };
