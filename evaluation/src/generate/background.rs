@@ -717,7 +717,10 @@ mod tests {
             records: 400,
         };
         let day = day(&base, &background, &BTreeSet::new());
-        let trail = vec![json!({"eventName": "PutBucketVersioning", "n": 1}), json!({"n": 2})];
+        let trail = vec![
+            json!({"eventName": "PutBucketVersioning", "n": 1}),
+            json!({"n": 2}),
+        ];
         let expected =
             serde_json::to_vec(&json!({"Records": merge(trail.clone(), day.clone(), 11)}))
                 .expect("serialised");

@@ -419,18 +419,19 @@ impl Scorer {
             });
         };
         let start = Instant::now();
-        let own = stored.trail_path();
-        let fail = |message: String| ScoreError::Trail {
-            path: own.clone(),
-            message,
+        let write = || -> std::io::Result<(tempfile::TempDir, PathBuf, usize)> {
+            let dir = tempfile::tempdir()?;
+            let path = dir.path().join("trail.json");
+            let file = std::fs::File::create(&path)?;
+            let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+            let records = crate::generate::background::write_merged(records, day, seed, &mut out)?;
+            std::io::Write::flush(&mut out)?;
+            Ok((dir, path, records))
         };
-        let dir = tempfile::tempdir().map_err(|e| fail(e.to_string()))?;
-        let path = dir.path().join("trail.json");
-        let file = std::fs::File::create(&path).map_err(|e| fail(e.to_string()))?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        let records = crate::generate::background::write_merged(records, day, seed, &mut out)
-            .and_then(|records| std::io::Write::flush(&mut out).map(|()| records))
-            .map_err(|e| fail(e.to_string()))?;
+        let (dir, path, records) = write().map_err(|e| ScoreError::Trail {
+            path: stored.trail_path(),
+            message: e.to_string(),
+        })?;
         self.phases.merge += since(start);
         Ok(Trail {
             records,
@@ -454,7 +455,10 @@ impl Scorer {
 
     /// The scenario's own records and, when it has a background day, the day's records and
     /// the seed of their shuffle.
-    fn records_and_day(&mut self, stored: &Stored) -> Result<(Records, Option<(Records, u64)>), ScoreError> {
+    fn records_and_day(
+        &mut self,
+        stored: &Stored,
+    ) -> Result<(Records, Option<(Records, u64)>), ScoreError> {
         let start = Instant::now();
         let own = stored.trail_path();
         let fail = |message: String| ScoreError::Trail {
