@@ -67,6 +67,12 @@ impl Default for Attributor {
     }
 }
 
+impl crate::ingest::filter::Attribute for Attributor {
+    fn verdict(&self, call: &Call) -> Verdict {
+        self.attribute(call).verdict
+    }
+}
+
 impl Attributor {
     /// Compiles the configured patterns.
     pub fn new(config: &AttributionConfig) -> Result<Self, AttributeError> {

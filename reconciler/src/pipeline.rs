@@ -1,6 +1,8 @@
 //! Runs ingest and attribution over a set of sources: every call is filtered, attributed,
 //! de-duplicated and put in time order; bad records and failed inputs are kept as findings.
 
+use std::sync::Arc;
+
 use futures::StreamExt;
 
 use crate::attribute::{Attributor, Verdict};
@@ -42,6 +44,7 @@ impl Request {
             writes_only: self.keep == [Verdict::OutOfBand],
             // With a run token required, a Terraform call may be out of band: keep them.
             drop_terraform: self.keep == [Verdict::OutOfBand] && !attributor.requires_run_token(),
+            attribution: Some(Arc::new(attributor.clone())),
         }
     }
 }

@@ -230,7 +230,7 @@ fn parse(bytes: &[u8], origin: Origin, pushdown: &Pushdown) -> SourceItem {
 }
 
 /// The item of a parsed record: only counted when the pushdown wants writes only and the
-/// first attribution checks settle it.
+/// first attribution checks, or else the whole attribution, find the pipeline drops it.
 fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem {
     let settled = pushdown
         .writes_only
@@ -247,7 +247,18 @@ fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem
                 record.aws_region(),
             ),
         }),
-        None => SourceItem::Call(Box::new(record.into_call(origin))),
+        None => {
+            let call = record.into_call(origin);
+            match pushdown.dropped_verdict(&call) {
+                Some(verdict) => SourceItem::Settled(Settled {
+                    event_time: call.event_time,
+                    event_id_hash: event_id_hash(&call.event_id),
+                    verdict,
+                    in_filter: pushdown.filter.matches(&call),
+                }),
+                None => SourceItem::Call(Box::new(call)),
+            }
+        }
     }
 }
 
@@ -827,6 +838,61 @@ mod recovery_tests {
             true
         });
         (ids, bad)
+    }
+
+    /// A successful security-group change in us-east-1 by a session of `role` in account
+    /// 111122223333, as CloudTrail records one made from the CLI.
+    fn write_by_role(id: &str, role: &str) -> String {
+        format!(
+            r#"{{"eventVersion":"1.09","eventID":"{id}","eventTime":"2024-07-11T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"AuthorizeSecurityGroupIngress","awsRegion":"us-east-1","readOnly":false,"recipientAccountId":"111122223333","userAgent":"aws-cli/2.15.0","userIdentity":{{"type":"AssumedRole","arn":"arn:aws:sts::111122223333:assumed-role/{role}/s1","accountId":"111122223333","sessionContext":{{"sessionIssuer":{{"type":"Role","arn":"arn:aws:iam::111122223333:role/{role}"}}}}}},"requestParameters":{{"groupId":"sg-1"}},"responseElements":null}}"#
+        )
+    }
+
+    #[test]
+    fn with_writes_only_the_attribution_settles_the_writes_it_drops_where_they_are_parsed() {
+        let config = crate::attribute::AttributionConfig {
+            iac_role_arns: vec!["arn:aws:iam::*:role/terraform-ci".into()],
+            ..Default::default()
+        };
+        let attributor = Arc::new(crate::attribute::Attributor::new(&config).unwrap());
+        let writes_only = Pushdown {
+            filter: Filter {
+                regions: vec!["eu-west-1".into()],
+                ..Filter::default()
+            },
+            writes_only: true,
+            drop_terraform: true,
+            attribution: Some(attributor),
+        };
+        let origin = Origin {
+            source: Arc::from("t.json"),
+            index: 0,
+            offset: None,
+        };
+        let item = |id: &str, role: &str, pushdown: &Pushdown| {
+            parse(write_by_role(id, role).as_bytes(), origin.clone(), pushdown)
+        };
+        let SourceItem::Settled(settled) = item("p", "terraform-ci", &writes_only) else {
+            panic!("the pipeline's write is not settled");
+        };
+        assert_eq!(settled.verdict, crate::attribute::Verdict::IacPrincipal);
+        assert_eq!(settled.event_id_hash, event_id_hash("p"));
+        assert_eq!(settled.event_time.to_rfc3339(), "2024-07-11T10:00:00+00:00");
+        // Outside the filter's region: counted as outside, as the call would be.
+        assert!(!settled.in_filter);
+        assert!(matches!(
+            item("a", "alice", &writes_only),
+            SourceItem::Call(call) if call.event_id == "a"
+        ));
+        // When more than out-of-band writes are kept, the pipeline attributes every call.
+        let everything = Pushdown {
+            writes_only: false,
+            ..writes_only.clone()
+        };
+        assert!(matches!(
+            item("p", "terraform-ci", &everything),
+            SourceItem::Call(_)
+        ));
     }
 
     #[test]

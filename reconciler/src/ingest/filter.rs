@@ -1,10 +1,13 @@
 //! Which calls a run looks at: a time window, accounts and regions, and what a source may
 //! drop early on the pipeline's behalf.
 
+use std::sync::Arc;
+
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 
 use super::record::Call;
+use super::verdict::Verdict;
 
 /// The calls a run considers. Empty lists mean "all".
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
@@ -75,4 +78,25 @@ pub struct Pushdown {
     /// Calls with Terraform's user agent are not wanted either. False when a run token is
     /// configured: a Terraform call without the token is then out of band.
     pub drop_terraform: bool,
+    /// With `writes_only`, the pipeline's attribution: a source that parses records on
+    /// several threads settles there every call it would drop (pipeline identity, AWS
+    /// service, Terraform client), instead of passing it on to be attributed and freed.
+    pub attribution: Option<Arc<dyn Attribute>>,
+}
+
+/// The pipeline's verdict on a parsed call (the attribution stage's), as a source may ask
+/// for it.
+pub trait Attribute: std::fmt::Debug + Send + Sync {
+    /// The verdict on `call`.
+    fn verdict(&self, call: &Call) -> Verdict;
+}
+
+impl Pushdown {
+    /// The verdict of a parsed call the pipeline would drop whole: `None` unless writes only
+    /// are wanted and the attribution finds the call is not out of band.
+    pub fn dropped_verdict(&self, call: &Call) -> Option<Verdict> {
+        let attribution = self.attribution.as_ref().filter(|_| self.writes_only)?;
+        let verdict = attribution.verdict(call);
+        (verdict != Verdict::OutOfBand).then_some(verdict)
+    }
 }

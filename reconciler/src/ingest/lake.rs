@@ -206,6 +206,7 @@ mod tests {
             },
             writes_only: false,
             drop_terraform: false,
+            attribution: None,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -228,6 +229,7 @@ mod tests {
             },
             writes_only: false,
             drop_terraform: false,
+            attribution: None,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -245,6 +247,7 @@ mod tests {
             },
             writes_only: false,
             drop_terraform: false,
+            attribution: None,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -261,6 +264,7 @@ mod tests {
             },
             writes_only: true,
             drop_terraform: true,
+            attribution: None,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -277,6 +281,7 @@ mod tests {
             filter: Filter::default(),
             writes_only: true,
             drop_terraform: false,
+            attribution: None,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),

@@ -142,6 +142,7 @@ async fn lookup_sends_the_window_and_the_read_only_attribute() {
         },
         writes_only: true,
         drop_terraform: true,
+        attribution: None,
     };
 
     assert_eq!(ids(&collect(&source, &pushdown).await), ["a"]);
@@ -356,6 +357,7 @@ async fn lake_waits_for_the_query_then_pages_results() {
         },
         writes_only: true,
         drop_terraform: true,
+        attribution: None,
     };
 
     let items = collect(&source, &pushdown).await;

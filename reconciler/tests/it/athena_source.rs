@@ -50,6 +50,7 @@ fn pushdown() -> Pushdown {
         },
         writes_only: true,
         drop_terraform: true,
+        attribution: None,
     }
 }
 
