@@ -17,7 +17,6 @@ use tokio_stream::wrappers::ReceiverStream;
 use super::athena;
 use super::filter::{Filter, Pushdown};
 use super::framing::{FrameBody, Splitter, resync};
-use super::order::event_id_hash;
 use super::record::{Origin, Record, RecordError};
 use super::source::{
     BadRecord, CallStream, Settled, Source, SourceError, SourceItem, SourceResult,
@@ -232,33 +231,29 @@ fn parse(bytes: &[u8], origin: Origin, pushdown: &Pushdown) -> SourceItem {
 /// The item of a parsed record: only counted when the pushdown wants writes only and the
 /// first attribution checks, or else the whole attribution, find the pipeline drops it.
 fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem {
-    let settled = pushdown
+    let first = pushdown
         .writes_only
         .then(|| settled_verdict(&record.basics()))
         .flatten();
-    match settled {
-        Some(verdict) => SourceItem::Settled(Settled {
-            event_time: record.event_time(),
-            event_id_hash: event_id_hash(record.event_id()),
+    if let Some(verdict) = first {
+        return SourceItem::Settled(Settled::new(
             verdict,
-            in_filter: pushdown.filter.matches_parts(
-                record.event_time(),
-                record.account_id(),
-                record.aws_region(),
-            ),
-        }),
-        None => {
-            let call = record.into_call(origin);
-            match pushdown.dropped_verdict(&call) {
-                Some(verdict) => SourceItem::Settled(Settled {
-                    event_time: call.event_time,
-                    event_id_hash: event_id_hash(&call.event_id),
-                    verdict,
-                    in_filter: pushdown.filter.matches(&call),
-                }),
-                None => SourceItem::Call(Box::new(call)),
-            }
-        }
+            record.event_time(),
+            record.event_id(),
+            (record.account_id(), record.aws_region()),
+            &pushdown.filter,
+        ));
+    }
+    let call = record.into_call(origin);
+    match pushdown.dropped_verdict(&call) {
+        Some(verdict) => SourceItem::Settled(Settled::new(
+            verdict,
+            call.event_time,
+            &call.event_id,
+            (call.account_id(), &call.aws_region),
+            &pushdown.filter,
+        )),
+        None => SourceItem::Call(Box::new(call)),
     }
 }
 
@@ -843,9 +838,18 @@ mod recovery_tests {
     /// A successful security-group change in us-east-1 by a session of `role` in account
     /// 111122223333, as CloudTrail records one made from the CLI.
     fn write_by_role(id: &str, role: &str) -> String {
-        format!(
-            r#"{{"eventVersion":"1.09","eventID":"{id}","eventTime":"2024-07-11T10:00:00Z","eventSource":"ec2.amazonaws.com","eventName":"AuthorizeSecurityGroupIngress","awsRegion":"us-east-1","readOnly":false,"recipientAccountId":"111122223333","userAgent":"aws-cli/2.15.0","userIdentity":{{"type":"AssumedRole","arn":"arn:aws:sts::111122223333:assumed-role/{role}/s1","accountId":"111122223333","sessionContext":{{"sessionIssuer":{{"type":"Role","arn":"arn:aws:iam::111122223333:role/{role}"}}}}}},"requestParameters":{{"groupId":"sg-1"}},"responseElements":null}}"#
-        )
+        serde_json::json!({"eventVersion": "1.09", "eventID": id,
+            "eventTime": "2024-07-11T10:00:00Z", "eventSource": "ec2.amazonaws.com",
+            "eventName": "AuthorizeSecurityGroupIngress", "awsRegion": "us-east-1",
+            "readOnly": false, "recipientAccountId": "111122223333",
+            "userAgent": "aws-cli/2.15.0",
+            "userIdentity": {"type": "AssumedRole",
+                "arn": format!("arn:aws:sts::111122223333:assumed-role/{role}/s1"),
+                "accountId": "111122223333",
+                "sessionContext": {"sessionIssuer": {"type": "Role",
+                    "arn": format!("arn:aws:iam::111122223333:role/{role}")}}},
+            "requestParameters": {"groupId": "sg-1"}, "responseElements": null})
+        .to_string()
     }
 
     #[test]
@@ -876,7 +880,10 @@ mod recovery_tests {
             panic!("the pipeline's write is not settled");
         };
         assert_eq!(settled.verdict, crate::attribute::Verdict::IacPrincipal);
-        assert_eq!(settled.event_id_hash, event_id_hash("p"));
+        assert_eq!(
+            settled.event_id_hash,
+            crate::ingest::order::event_id_hash("p")
+        );
         assert_eq!(settled.event_time.to_rfc3339(), "2024-07-11T10:00:00+00:00");
         // Outside the filter's region: counted as outside, as the call would be.
         assert!(!settled.in_filter);

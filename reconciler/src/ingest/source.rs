@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::verdict::Verdict;
 
-use super::filter::Pushdown;
+use super::filter::{Filter, Pushdown};
 use super::record::{Call, Origin};
 
 /// What a source yields: a parsed call, or a record it had to skip.
@@ -24,9 +24,10 @@ pub enum SourceItem {
     Skipped(BadRecord),
 }
 
-/// A record whose verdict its first fields settle ([`super::verdict::settled_verdict`])
-/// when the pushdown says the pipeline keeps no call of that verdict (`writes_only`): what
-/// the pipeline needs to count it, filter it and drop its duplicates.
+/// A record whose verdict its first fields ([`super::verdict::settled_verdict`]) or the
+/// pushdown's attribution settle when the pushdown says the pipeline keeps no call of that
+/// verdict (`writes_only`): what the pipeline needs to count it, filter it and drop its
+/// duplicates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Settled {
     /// When the request completed.
@@ -38,6 +39,25 @@ pub struct Settled {
     /// Whether the call is inside the pushdown's filter (the run's window, accounts and
     /// regions).
     pub in_filter: bool,
+}
+
+impl Settled {
+    /// The record at `event_time` with `event_id`, made in `account` and `region`, settled
+    /// with `verdict` and checked against `filter`.
+    pub fn new(
+        verdict: Verdict,
+        event_time: DateTime<Utc>,
+        event_id: &str,
+        (account, region): (Option<&str>, &str),
+        filter: &Filter,
+    ) -> Self {
+        Self {
+            event_time,
+            event_id_hash: super::order::event_id_hash(event_id),
+            verdict,
+            in_filter: filter.matches_parts(event_time, account, region),
+        }
+    }
 }
 
 /// A malformed record: where it was and why it was skipped.
