@@ -9,11 +9,13 @@ use crate::patch::{ChangeSet, Colour};
 use crate::policy::{Decision, Part, Policy, Ruling};
 use crate::resolve::{Finding, Origin, Resolver, Scope, is_global};
 use crate::synthesize::edit::{Files, ToolCall, Workspace};
-use crate::synthesize::place::attribute_steps;
+use crate::synthesize::place::{attribute_steps, split_blocks};
 use crate::synthesize::plan::{Plan, Planner, Step, Unplanned};
 use crate::terraform::config::{LoadOptions, Project, Written, aws_regions};
 use crate::terraform::state::{PathStep, State, StateIndex};
-use crate::validate::{Check, PlanCheck, ValidateError, Validation, Validator, expected_state};
+use crate::validate::{
+    Check, PlanCheck, Reach, Sandbox, ValidateError, Validation, Validator, admit, expected_state,
+};
 use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
 use knowledge::signals::SignalSet;
@@ -54,6 +56,9 @@ pub struct Input<'a> {
     pub shared_module_edits: bool,
     /// Edits made beside the planner for parts it could not place (by the agent).
     pub placed: Option<&'a Placed>,
+    /// The run's one scratch copy of the project, which every check sets to its patch; `None`
+    /// makes one for this reconciliation.
+    pub sandbox: Option<&'a Sandbox>,
 }
 
 /// Edits made beside the planner for parts it could not place: the whole new text of each
@@ -269,7 +274,15 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
                 threads.spawn(move || validator.prepare(root, outside));
             }
         }
-        reconcile_loaded(&input, &project, &outside)
+        let own;
+        let sandbox = match input.sandbox {
+            Some(sandbox) => sandbox,
+            None => {
+                own = Sandbox::new(input.project);
+                &own
+            }
+        };
+        reconcile_loaded(&input, &project, (&outside, sandbox))
     })
 }
 
@@ -277,7 +290,7 @@ pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
 fn reconcile_loaded(
     input: &Input,
     project: &Project,
-    outside: &[String],
+    (outside, sandbox): (&[String], &Sandbox),
 ) -> Result<Outcome, ReconcileError> {
     let index = StateIndex::new(input.state.clone());
     let scope = Scope::from_state(&input.state)
@@ -314,17 +327,12 @@ fn reconcile_loaded(
         input,
         decided: &decided,
         outside,
+        sandbox,
     };
     let repair_rounds = repair(&checked, project, &mut plan, &mut changed)?;
     // The agent worked over the repaired patch, which the same input plans again.
     if let Some(placed) = input.placed {
-        adopt(
-            project,
-            placed,
-            input.shared_module_edits,
-            &mut plan,
-            &mut changed,
-        );
+        adopt((project, input), placed, &mut plan, &mut changed);
     }
     let mut changes = ChangeSet::new();
     for (path, text) in &changed {
@@ -370,19 +378,20 @@ fn reconcile_loaded(
 /// place moved from `unplanned` to `placed`. Edits to a file outside the root (a shared
 /// module) are refused as the planner's are, unless such edits are allowed.
 fn adopt(
-    project: &Project,
+    (project, input): (&Project, &Input),
     placed: &Placed,
-    shared: bool,
     plan: &mut Plan,
     changed: &mut BTreeMap<String, String>,
 ) {
+    let (schema, shared) = (input.schema, input.shared_module_edits);
     let edited: Vec<(&String, &String)> = placed
         .files
         .iter()
         .filter(|(path, text)| project.files().get(*path) != Some(*text))
         .collect();
     if let Some(reason) = edited.iter().find_map(|(path, text)| {
-        unplaceable(path, shared).or_else(|| out_of_bounds(project, path, text, &placed.parts))
+        unplaceable(project.root(), path, shared)
+            .or_else(|| out_of_bounds(project, schema, path, text, &placed.parts))
     }) {
         tracing::warn!(%reason, "edits made beside the planner are refused");
         return;
@@ -550,8 +559,9 @@ enum Refusal {
 }
 
 /// Whether the step that changed the files `changed` of `workspace` may stand: a change a JSON
-/// file cannot take, one inside a module `terraform init` installs, or one in a module outside
-/// the root (unless `shared` allows it, with a caution) is refused.
+/// file cannot take, one inside a module `terraform init` installs, one to a path
+/// [`admit`] refuses (a symbolic link), or one in a module outside the root (unless `shared`
+/// allows it, with a caution) is refused.
 fn refusal(
     project: &Project,
     workspace: &Workspace,
@@ -575,7 +585,15 @@ fn refusal(
             "{tool}: the edit lands in {file}, a module `terraform init` installs from a registry or repository; a change there is lost at the next init, so it is left to a person"
         ));
     }
-    match changed.iter().find(|path| path.starts_with("../")) {
+    let mut outside = None;
+    for path in changed {
+        match admit(project.root(), path) {
+            Err(reason) => return Refusal::Refused(format!("{tool}: {reason}")),
+            Ok(Reach::Shared) => outside = outside.or(Some(path)),
+            Ok(Reach::Root) => {}
+        }
+    }
+    match outside {
         None => Refusal::None,
         Some(file) if !shared => Refusal::Refused(format!(
             "{tool}: the edit lands in {file}, a module outside this root that other roots may use; rerun with --allow-shared-module-edits to make it"
@@ -587,21 +605,24 @@ fn refusal(
 }
 
 /// Why a file may not take edits made beside the planner: JSON configuration (the planner
-/// writes those through its own steps), a module `terraform init` installs, or a module
-/// outside the root unless `shared` allows it.
-pub fn unplaceable(path: &str, shared: bool) -> Option<String> {
+/// writes those through its own steps), a module `terraform init` installs, a path [`admit`]
+/// refuses (a symbolic link, a path not plainly written), or a file outside the root (a
+/// module beside it, a linked directory elsewhere) unless `shared` allows it.
+pub fn unplaceable(root: &Path, path: &str, shared: bool) -> Option<String> {
     if path.ends_with(".tf.json") {
-        Some(format!("{path} is JSON configuration"))
-    } else if installed_module(path) {
-        Some(format!(
+        return Some(format!("{path} is JSON configuration"));
+    }
+    if installed_module(path) {
+        return Some(format!(
             "{path} is in a module `terraform init` installs; a change there is lost at the next init"
-        ))
-    } else if path.starts_with("../") && !shared {
-        Some(format!(
+        ));
+    }
+    match admit(root, path) {
+        Err(reason) => Some(reason),
+        Ok(Reach::Shared) if !shared => Some(format!(
             "{path} is in a module outside this root that other roots may use"
-        ))
-    } else {
-        None
+        )),
+        Ok(_) => None,
     }
 }
 
@@ -610,19 +631,15 @@ pub fn unplaceable(path: &str, shared: bool) -> Option<String> {
 /// come from ([`Provenance::blocks`](crate::terraform::config::Provenance::blocks): the
 /// variables, `.tfvars` entries, `locals` and module calls on the way), add a new variable,
 /// or add an `import`. A provider, the `terraform` block (backend), another resource (its
-/// `lifecycle` too), a variable or module call the values do not pass through, an output,
-/// and a symlinked file are out of bounds.
+/// `lifecycle` too), a variable or module call the values do not pass through, and an output
+/// are out of bounds; which files may take edits at all is [`unplaceable`]'s to say.
 pub fn out_of_bounds(
     project: &Project,
+    schema: &ProviderSchema,
     path: &str,
     text: &str,
     parts: &[Unplanned],
 ) -> Option<String> {
-    if is_symlinked(project.root(), path) {
-        return Some(format!(
-            "{path} is a symbolic link (or lies under one): an edit would replace the link or change the file it points to"
-        ));
-    }
     if path.ends_with(".json") {
         return Some(format!(
             "{path} is JSON configuration, which placement does not edit"
@@ -637,7 +654,10 @@ pub fn out_of_bounds(
     };
     let before = top_blocks(&before);
     let after = top_blocks(&after);
-    let chain: Vec<Written> = parts.iter().flat_map(|p| chain_of(project, p)).collect();
+    let chain: Vec<Written> = parts
+        .iter()
+        .flat_map(|p| chain_of(project, schema, p))
+        .collect();
     let changed = after
         .iter()
         .filter(|b| !before.contains(b))
@@ -675,15 +695,20 @@ pub fn out_of_bounds(
 
 /// The blocks a part's value passes through: for an attribute, tags or a nested block, where
 /// its value is written; for a whole `for_each` instance, where its key is.
-fn chain_of(project: &Project, part: &Unplanned) -> Vec<Written> {
+fn chain_of(project: &Project, schema: &ProviderSchema, part: &Unplanned) -> Vec<Written> {
     let key = |step: &str| PathStep::Key(step.to_owned());
     let steps: Vec<PathStep> = match &part.part {
         Part::Attribute(attribute) => {
-            // Every segment but the last read as a nested block: where a segment is a map key
-            // instead, no value is found and the part's chain stays empty (refused, not widened).
-            let names: Vec<&str> = attribute.split('.').collect();
-            let (last, blocks) = names.split_last().unwrap_or((&"", &[]));
-            attribute_steps(blocks, last)
+            // Split into nested blocks and attribute by the schema, as the planner splits it.
+            let resource = project.instance(&part.resource).map(|i| &i.resource_type);
+            let schema = resource.and_then(|r| schema.resource(r));
+            // A dotted rest is a path into a map or object attribute.
+            let (blocks, name) = split_blocks(schema, attribute);
+            let mut keys = name.split('.');
+            let first = keys.next().unwrap_or_default();
+            let mut steps = attribute_steps(&blocks, first);
+            steps.extend(keys.map(key));
+            steps
         }
         Part::Block { block, .. } => vec![key(block)],
         Part::Tags => vec![key("tags")],
@@ -692,8 +717,13 @@ fn chain_of(project: &Project, part: &Unplanned) -> Vec<Written> {
             None => return Vec::new(),
         },
     };
+    written_along(project, &part.resource, &steps)
+}
+
+/// The blocks the value at `steps` of the instance `address` is written in.
+fn written_along(project: &Project, address: &str, steps: &[PathStep]) -> Vec<Written> {
     project
-        .provenance(&part.resource, &steps)
+        .provenance(address, steps)
         .map(|p| p.blocks())
         .unwrap_or_default()
 }
@@ -734,35 +764,19 @@ fn address_names(address: &str, labels: &[String]) -> bool {
     base == format!("{kind}.{name}") || base.ends_with(&format!(".{kind}.{name}"))
 }
 
-/// Whether a root-relative path, or a directory on the way to it inside the root's parent
-/// tree, is a symbolic link.
-pub fn is_symlinked(root: &Path, path: &str) -> bool {
-    let mut at = root.to_path_buf();
-    for part in Path::new(path).components() {
-        at.push(part);
-        if matches!(part, std::path::Component::Normal(_))
-            && at
-                .symlink_metadata()
-                .is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return true;
-        }
-    }
-    false
-}
-
 /// Whether a root-relative path lies in a module `terraform init` installed
 /// (`.terraform/modules/...`).
 fn installed_module(path: &str) -> bool {
     path.starts_with(".terraform/") || path.contains("/.terraform/")
 }
 
-/// What every check of one reconciliation shares: its input, the decided intents and what the
-/// configuration reads outside its root.
+/// What every check of one reconciliation shares: its input, the decided intents, what the
+/// configuration reads outside its root, and the scratch copy the checks work in.
 struct Checked<'a> {
     input: &'a Input<'a>,
     decided: &'a [Decided],
     outside: &'a [String],
+    sandbox: &'a Sandbox,
 }
 
 /// Builds what a validator checks (the observed or expected state, the touched and excused
@@ -823,6 +837,7 @@ fn with_check<R>(
     }
     let check = Check {
         root: input.project,
+        sandbox: checked.sandbox,
         outside: checked.outside,
         changed,
         var_files: &input.var_files,
@@ -1010,7 +1025,8 @@ variable "other" {
 }
 
 locals {
-  ami = "ami-123"
+  ami  = "ami-123"
+  team = "data"
 }
 
 provider "aws" {
@@ -1025,6 +1041,9 @@ resource "aws_instance" "web" {
 
 resource "aws_s3_bucket" "logs" {
   bucket = "logs"
+  tags = {
+    Team = local.team
+  }
 }
 
 output "type" {
@@ -1052,7 +1071,8 @@ output "type" {
 
     /// The reason an edit of `path` to `text` is refused when it places `part`.
     fn refused(project: &Project, path: &str, text: &str, part: &Unplanned) -> Option<String> {
-        out_of_bounds(project, path, text, std::slice::from_ref(part))
+        let schema = ProviderSchema::bundled().expect("the bundled schema");
+        out_of_bounds(project, schema, path, text, std::slice::from_ref(part))
     }
 
     /// main.tf with `from` replaced by `to`.
@@ -1132,5 +1152,86 @@ output "type" {
         );
         let default = main("\"x\"", "\"z\"");
         assert!(refused(&project, "main.tf", &default, &monitoring).is_some());
+    }
+
+    #[test]
+    fn a_file_reached_through_a_link_out_of_the_root_is_a_shared_module_and_a_linked_file_is_never_edited()
+     {
+        let (dir, _project) = project();
+        let root = dir.path();
+        let elsewhere = tempfile::tempdir().expect("temp dir");
+        std::fs::write(elsewhere.path().join("main.tf"), "# shared\n").expect("module");
+        std::os::unix::fs::symlink(elsewhere.path(), root.join("linked")).expect("dir link");
+        std::os::unix::fs::symlink(root.join("main.tf"), root.join("alias.tf")).expect("file link");
+        let shared = unplaceable(root, "linked/main.tf", false).expect("refused");
+        assert!(shared.contains("outside this root"), "{shared}");
+        assert_eq!(unplaceable(root, "linked/main.tf", true), None);
+        for allowed in [false, true] {
+            let linked = unplaceable(root, "alias.tf", allowed).expect("refused");
+            assert!(linked.contains("symbolic link"), "{linked}");
+        }
+        assert_eq!(unplaceable(root, "main.tf", false), None);
+        assert!(unplaceable(root, "a/../main.tf", false).is_some());
+    }
+
+    #[test]
+    fn a_map_entry_may_be_placed_where_the_map_is_written() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let main = r#"locals {
+  host = "db.internal"
+}
+
+variable "other" {
+  default = "x"
+}
+
+resource "aws_lambda_function" "api" {
+  function_name = "api"
+  role          = "arn:aws:iam::111122223333:role/api"
+
+  environment {
+    variables = {
+      DB_HOST = local.host
+    }
+  }
+}
+"#;
+        std::fs::write(dir.path().join("main.tf"), main).expect("main.tf");
+        let project = Project::load(dir.path(), &LoadOptions::default()).expect("loads");
+        let part = Unplanned {
+            resource: "aws_lambda_function.api".into(),
+            ..attribute("environment.variables.DB_HOST")
+        };
+        // `environment` is a nested block, `variables` a map attribute inside it (by the
+        // schema): the entry's value is written in the `locals` block, and `var.other` is off
+        // its chain. Read as blocks all the way, `variables` would have no element 0 and the
+        // chain would stay empty.
+        let host = main.replace("db.internal", "db2.internal");
+        assert_eq!(refused(&project, "main.tf", &host, &part), None);
+        let other = main.replace("\"x\"", "\"y\"");
+        let reason = refused(&project, "main.tf", &other, &part).expect("refused");
+        assert!(reason.contains("`variable other`"), "{reason}");
+    }
+
+    #[test]
+    fn a_tag_may_be_placed_where_its_own_value_is_written() {
+        let (_dir, project) = project();
+        let tags = Unplanned {
+            resource: "aws_s3_bucket.logs".into(),
+            part: Part::Tags,
+            ..attribute("tags")
+        };
+        // `Team = local.team`: the locals block that sets `team` is on the tag's chain.
+        let local = main("\"data\"", "\"ml\"");
+        assert_eq!(refused(&project, "main.tf", &local, &tags), None);
+        let own = main("Team = local.team", "Team = \"ml\"");
+        assert_eq!(refused(&project, "main.tf", &own, &tags), None);
+        let output = main("value = var.instance_type", "value = 1");
+        assert!(refused(&project, "main.tf", &output, &tags).is_some());
+        let other = main(
+            "= var.instance_type\n  monitoring",
+            "= \"t3.large\"\n  monitoring",
+        );
+        assert!(refused(&project, "main.tf", &other, &tags).is_some());
     }
 }

@@ -17,7 +17,7 @@ use crate::reconcile::{Input, Outcome, Placed, ReconcileError, reconcile};
 use crate::record::{self, Knowledge, RecordError, Recorded};
 use crate::terraform::config::{self as tfconfig, LoadOptions};
 use crate::terraform::state::State;
-use crate::validate::Validator;
+use crate::validate::{Sandbox, Validator};
 use crate::vet;
 use knowledge::rules::{Rule, RuleError, RuleSet};
 use knowledge::schema::ProviderSchema;
@@ -69,6 +69,9 @@ pub struct Project<'a> {
     pub shared_module_edits: bool,
     /// The agent for calls no rule explains, when configured (it needs `observed`).
     pub agent: Option<&'a Agent>,
+    /// The one scratch copy of the project every check of the run works in (made at its
+    /// first use: `Sandbox::new(dir)`).
+    pub sandbox: Sandbox,
 }
 
 /// What a run produced.
@@ -297,6 +300,7 @@ async fn ask_agent(
             redactor: &redactor,
         },
         root: project.dir,
+        sandbox: &project.sandbox,
         var_files: &project.var_files,
         recheck: &recheck,
         replaceable,
@@ -395,6 +399,7 @@ pub fn reconcile_placed(
         validators: (project.validators)(),
         shared_module_edits: project.shared_module_edits,
         placed,
+        sandbox: Some(&project.sandbox),
     })
 }
 

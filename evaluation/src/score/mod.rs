@@ -36,6 +36,7 @@ use reconciler::record::{Knowledge, RecordError};
 use reconciler::run::{self, reconcile_with};
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
+use reconciler::validate::Sandbox;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
@@ -534,6 +535,7 @@ impl Scorer {
             validators: &no_validators,
             shared_module_edits: false,
             agent: self.agent.as_ref().map(|a| &a.agent),
+            sandbox: Sandbox::new(scratch.path()),
         };
         let result = match &self.agent {
             None => reconcile_with(calls, &project, rules)

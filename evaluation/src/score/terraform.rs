@@ -11,7 +11,9 @@
 use super::{Evidence, refreshed, with_imports};
 use crate::scenario::Expect;
 use reconciler::terraform::state::complete;
-use reconciler::validate::{Check, Difference, TerraformPlan, Validator, terraform_binary};
+use reconciler::validate::{
+    Check, Difference, Sandbox, TerraformPlan, Validator, terraform_binary,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
@@ -81,8 +83,11 @@ impl TerraformOracle {
         complete(&mut observed, e.schema);
         let excused = excused(e.expect);
         let changed = BTreeMap::new();
+        // The Terraform judge works in a copy of its own; the built-in check's is never made.
+        let sandbox = Sandbox::new(dir);
         let check = Check {
             root: dir,
+            sandbox: &sandbox,
             // The fixture projects read nothing outside their directory.
             outside: &[],
             changed: &changed,

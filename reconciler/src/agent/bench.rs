@@ -8,14 +8,14 @@ use super::redact::Redactor;
 use crate::intents::Lifecycle;
 use crate::learn::service_of;
 use crate::reconcile::{
-    Outcome, Placed, ReconcileError, is_symlinked, out_of_bounds, outside_the_root, unplaceable,
+    Outcome, Placed, ReconcileError, out_of_bounds, outside_the_root, unplaceable,
 };
 use crate::record;
 use crate::resolve::FindingKind;
 use crate::synthesize::edit::{Files, ToolCall, tool, tool_names};
 use crate::synthesize::plan::Unplanned;
 use crate::terraform::state::StateIndex;
-use crate::validate::{Check, PlanCheck, Validator};
+use crate::validate::{Check, PlanCheck, Sandbox, Validator, admit};
 use crate::vet;
 use knowledge::rules::{FlagLevel, Rule, RuleSet, RuleSpec, validate};
 use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
@@ -74,6 +74,8 @@ pub struct Bench<'a> {
     pub sources: &'a Sources<'a>,
     /// The project's root (for the plan check).
     pub root: &'a Path,
+    /// The run's one scratch copy of the project, which `check_plan` sets to the edits.
+    pub sandbox: &'a Sandbox,
     /// `-var-file` arguments.
     pub var_files: &'a [PathBuf],
     /// The task's API and event source.
@@ -428,29 +430,25 @@ impl Bench<'_> {
         }
     }
 
-    /// Whether the edit tools may write a file: one of the project's own (not through a
-    /// symbolic link), or a new `.tf` file beside them, named plainly (no `.`, `..` or empty
-    /// parts, not absolute). Nothing else is in the sandbox.
+    /// Whether the edit tools may write a file: one [`admit`] lets an edit take (plainly
+    /// written, not a symbolic link) that is one of the project's own or a new `.tf` file
+    /// beside them. Nothing else is in the sandbox.
     fn confine(&self, path: &str) -> Result<(), String> {
+        admit(self.root, path)?;
         let files = self.sources.project.files();
         let dir_of = |p: &str| {
             p.rsplit_once('/')
                 .map_or(String::new(), |(d, _)| d.to_owned())
         };
-        let plain = !path.starts_with('/')
-            && !path.contains('\\')
-            && path.split('/').all(|c| !c.is_empty() && c != ".")
-            && (files.contains_key(path)
-                || path.ends_with(".tf") && files.keys().any(|k| dir_of(k) == dir_of(path)));
-        if !plain {
-            return Err(format!(
+        let known = files.contains_key(path)
+            || path.ends_with(".tf") && files.keys().any(|k| dir_of(k) == dir_of(path));
+        if known {
+            Ok(())
+        } else {
+            Err(format!(
                 "{path} is not a file of the project nor a new .tf file beside them"
-            ));
+            ))
         }
-        if is_symlinked(self.root, path) {
-            return Err(format!("{path} is a symbolic link or lies under one"));
-        }
-        Ok(())
     }
 
     fn check_plan(&self) -> String {
@@ -467,6 +465,7 @@ impl Bench<'_> {
         let outside = outside_the_root(original.keys(), self.var_files);
         let check = Check {
             root: self.root,
+            sandbox: self.sandbox,
             outside: &outside,
             changed: &changed,
             var_files: self.var_files,
@@ -506,7 +505,8 @@ impl Bench<'_> {
             .collect();
         let project = self.sources.project;
         if let Some(reason) = files.iter().find_map(|(p, text)| {
-            unplaceable(p, place.shared).or_else(|| out_of_bounds(project, p, text, place.parts))
+            unplaceable(self.root, p, place.shared)
+                .or_else(|| out_of_bounds(project, self.sources.schema, p, text, place.parts))
         }) {
             return ToolOutput::text(format!("refused: {reason}"));
         }

@@ -18,6 +18,7 @@ use crate::reconcile::{Outcome, Placed, ReconcileError};
 use crate::resolve::{FindingKind, Reach};
 use crate::synthesize::edit::Files;
 use crate::synthesize::plan::Unplanned;
+use crate::validate::Sandbox;
 use bench::{Bench, Recheck};
 use client::{Api, Client, ClientError, Message, Part, Role, Usage, estimate_tokens};
 use context::{Sources, Style, Task};
@@ -221,6 +222,8 @@ pub struct Workspace<'a> {
     pub sources: Sources<'a>,
     /// The project root.
     pub root: &'a Path,
+    /// The run's one scratch copy of the project, where `check_plan` tries edits.
+    pub sandbox: &'a Sandbox,
     /// `-var-file` arguments.
     pub var_files: &'a [PathBuf],
     /// Reconciles again with a rule set.
@@ -437,6 +440,7 @@ impl Agent {
         let mut bench = Bench {
             sources: &work.sources,
             root: work.root,
+            sandbox: work.sandbox,
             var_files: work.var_files,
             event_source: task.event_source,
             api: task.api,

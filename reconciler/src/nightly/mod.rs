@@ -43,7 +43,7 @@ use crate::record::{Knowledge, RecordError};
 use crate::resolve::{Origin, Scope, is_global, touched};
 use crate::run::{self, Project, RunError};
 use crate::terraform::state::{State, StateIndex};
-use crate::validate::Validator;
+use crate::validate::{Sandbox, Validator};
 use body::Told;
 use forge::{Fate, Forge, ForgeError, Opened, Proposal};
 use git::{Author, Git, GitError};
@@ -907,6 +907,7 @@ async fn reconcile(
         validators: &validators,
         shared_module_edits: setup.shared_module_edits,
         agent: setup.agent,
+        sandbox: Sandbox::new(project_dir),
     };
     Ok(run::settle(calls, &project, knowledge).await?)
 }

@@ -9,6 +9,7 @@ use super::edit::{
 use super::tags::{block_target, key_json, split_last_key};
 use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
 use crate::terraform::state::{IndexKey, Mode, PathStep};
+use knowledge::schema::{Member, ResourceSchema};
 use serde_json::Value;
 
 /// The place an attribute's new value is written.
@@ -750,6 +751,21 @@ pub fn attribute_steps(blocks: &[&str], name: &str) -> Vec<PathStep> {
         .flat_map(|block| [PathStep::Key((*block).to_owned()), PathStep::Index(0)])
         .chain([PathStep::Key(name.to_owned())])
         .collect()
+}
+
+/// Splits `a.b.c` into the nested blocks (`a`, `b`) and the attribute (`c`), by the schema.
+pub fn split_blocks<'p>(schema: Option<&ResourceSchema>, path: &'p str) -> (Vec<&'p str>, String) {
+    let parts: Vec<&str> = path.split('.').collect();
+    let mut blocks = Vec::new();
+    for i in 0..parts.len().saturating_sub(1) {
+        let prefix = parts[..=i].join(".");
+        match schema.and_then(|s| s.member(&prefix)) {
+            Some(Member::Block(_)) => blocks.push(parts[i]),
+            _ => break,
+        }
+    }
+    let name = parts[blocks.len()..].join(".");
+    (blocks, name)
 }
 
 /// The place for the attribute `name` inside the nested `blocks` of an instance.

@@ -18,7 +18,7 @@ use super::edit::{
 use super::idiom::{Idiom, order};
 use super::place::{
     Removal, Written, entry_path, new_input, place_of, removal_of, set_attribute,
-    shared_by_instances, thread_input,
+    shared_by_instances, split_blocks, thread_input,
 };
 use super::rules::{RuleResource, separate_rule};
 use super::settled::{InCode, Settled};
@@ -1204,21 +1204,6 @@ fn as_typed(ty: &AttrType, value: &Value) -> Value {
         (AttrType::String, Value::Object(_) | Value::Array(_)) => Value::String(value.to_string()),
         _ => value.clone(),
     }
-}
-
-/// Splits `a.b.c` into the nested blocks (`a`, `b`) and the attribute (`c`), by the schema.
-fn split_blocks<'p>(schema: Option<&ResourceSchema>, path: &'p str) -> (Vec<&'p str>, String) {
-    let parts: Vec<&str> = path.split('.').collect();
-    let mut blocks = Vec::new();
-    for i in 0..parts.len().saturating_sub(1) {
-        let prefix = parts[..=i].join(".");
-        match schema.and_then(|s| s.member(&prefix)) {
-            Some(Member::Block(_)) => blocks.push(parts[i]),
-            _ => break,
-        }
-    }
-    let name = parts[blocks.len()..].join(".");
-    (blocks, name)
 }
 
 /// How many of the nested blocks `blocks` (each inside the one before) the configuration has.

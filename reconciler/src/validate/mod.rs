@@ -11,10 +11,12 @@
 
 mod observed;
 mod plan_check;
+mod sandbox;
 mod terraform;
 
 pub use observed::expected_state;
 pub use plan_check::PlanCheck;
+pub use sandbox::{Reach, Sandbox, admit};
 pub use terraform::{TerraformPlan, terraform_binary, terraform_present};
 
 use crate::terraform::state::State;
@@ -27,6 +29,8 @@ use std::path::{Path, PathBuf};
 pub struct Check<'a> {
     /// The project's root directory, unpatched.
     pub root: &'a Path,
+    /// The run's one scratch copy of the project, which the built-in check sets to the patch.
+    pub sandbox: &'a Sandbox,
     /// What the configuration reads outside the root, root-relative (`../../modules/vpc`,
     /// `../common.tfvars`): copied beside the root in the scratch area, layout kept.
     pub outside: &'a [String],
@@ -120,7 +124,7 @@ pub trait Validator: Send + Sync {
 
 /// A scratch copy of a project: its directory, and the root inside it.
 pub struct Scratch {
-    _dir: tempfile::TempDir,
+    dir: tempfile::TempDir,
     root: PathBuf,
 }
 
@@ -129,18 +133,19 @@ impl Scratch {
     pub fn path(&self) -> &Path {
         &self.root
     }
+
+    /// The directory that holds the copy (removed when dropped), and the copied root.
+    fn into_parts(self) -> (tempfile::TempDir, PathBuf) {
+        (self.dir, self.root)
+    }
 }
 
-/// Copies the project to a scratch directory and writes the patched files into it; provider
-/// plugins are left out, `.terraform/modules` and the lock file are kept. What the
-/// configuration reads outside the root (`check.outside`) is copied at the same place
-/// relative to the root, so `../` paths resolve inside the scratch area and nowhere else.
-pub fn scratch_copy(check: &Check) -> Result<Scratch, ValidateError> {
-    scratch_copy_in(check.root, check.outside, check.changed, None)
-}
-
-/// [`scratch_copy`] of `root` with the `changed` texts, in a new directory under `parent`
-/// (the system's temporary directory when `None`).
+/// Copies the project at `root` to a new directory under `parent` (the system's temporary
+/// directory when `None`) and writes the `changed` texts into it; provider plugins are left
+/// out, `.terraform/modules` and the lock file are kept. What the configuration reads outside
+/// the root (`outside`, as [`Check::outside`]) is copied at the same place relative to the
+/// root, so `../` paths resolve inside the scratch area and nowhere else; a changed path
+/// [`admit`] refuses, or one that leaves the area, is refused before anything is written.
 pub(crate) fn scratch_copy_in(
     root: &Path,
     outside: &[String],
@@ -158,6 +163,7 @@ pub(crate) fn scratch_copy_in(
     .map_err(fail)?;
     let depth = outside.iter().map(|p| parents(p)).max().unwrap_or(0);
     let copy = dir.path().join(tail(root, depth).map_err(fail)?);
+    let targets = sandbox::targets(root, dir.path(), &copy, changed)?;
     copy_project(root, &copy).map_err(fail)?;
     for path in outside {
         let (from, to) = (root.join(path), copy.join(path));
@@ -170,46 +176,10 @@ pub(crate) fn scratch_copy_in(
             std::fs::copy(&from, &to).map_err(fail)?;
         }
     }
-    for (path, text) in changed {
-        let target = confined(dir.path(), &copy, path)
-            .ok_or_else(|| ValidateError::Outside { path: path.clone() })?;
-        if let Some(parent) = target.parent() {
-            std::fs::create_dir_all(parent).map_err(fail)?;
-        }
-        if target
-            .symlink_metadata()
-            .is_ok_and(|m| m.file_type().is_symlink())
-        {
-            return Err(ValidateError::Outside { path: path.clone() });
-        }
-        std::fs::write(&target, text).map_err(fail)?;
+    for (text, target) in changed.values().zip(targets) {
+        sandbox::write(&target, text).map_err(fail)?;
     }
-    Ok(Scratch {
-        _dir: dir,
-        root: copy,
-    })
-}
-
-/// Where a root-relative path lands inside the scratch area `area` (the copy's root is
-/// `root`), with `.` and `..` resolved by their names; `None` for an absolute path or one that
-/// leaves the area.
-pub fn confined(area: &Path, root: &Path, path: &str) -> Option<PathBuf> {
-    let relative = Path::new(path);
-    if relative.has_root() || path.is_empty() {
-        return None;
-    }
-    let mut out = root.to_path_buf();
-    for part in relative.components() {
-        match part {
-            std::path::Component::Normal(name) => out.push(name),
-            std::path::Component::CurDir => {}
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::RootDir | std::path::Component::Prefix(_) => return None,
-        }
-    }
-    (out.starts_with(area) && out != area).then_some(out)
+    Ok(Scratch { dir, root: copy })
 }
 
 /// How many leading `..` a root-relative path has.
@@ -287,18 +257,5 @@ mod tests {
         );
         assert!(!copy.join("modules/again").exists());
         assert!(!copy.join("dangling").exists());
-    }
-
-    #[test]
-    fn paths_are_confined_to_the_scratch_area() {
-        let area = Path::new("/scratch/x");
-        let root = area.join("examples/complete");
-        assert_eq!(
-            confined(area, &root, "../../modules/a/main.tf"),
-            Some(area.join("modules/a/main.tf"))
-        );
-        for escaping in ["../../../etc/passwd", "/etc/passwd", "", "../.."] {
-            assert_eq!(confined(area, &root, escaping), None, "{escaping}");
-        }
     }
 }

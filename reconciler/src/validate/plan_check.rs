@@ -1,6 +1,6 @@
 //! The built-in, reconciliation-aware plan check.
 
-use super::{Check, Difference, ValidateError, Validation, Validator, scratch_copy};
+use super::{Check, Difference, ValidateError, Validation, Validator};
 use crate::intents::same_value;
 use crate::terraform::config::{LoadOptions, Project, ResourceInstance};
 use crate::terraform::functions::Value as Config;
@@ -25,7 +25,6 @@ impl Validator for PlanCheck {
     }
 
     fn validate(&self, check: &Check) -> Result<Validation, ValidateError> {
-        let scratch = scratch_copy(check)?;
         let load = |dir: &Path| {
             let options = LoadOptions {
                 var_files: check.var_files.to_vec(),
@@ -35,7 +34,9 @@ impl Validator for PlanCheck {
             Project::load(dir, &options).map_err(|e| ValidateError::Load(e.to_string()))
         };
         let before = load(check.root)?;
-        let after = load(scratch.path())?;
+        let after = check
+            .sandbox
+            .with_patch(check.outside, check.changed, load)?;
         let observed: BTreeMap<&str, &Instance> = check
             .observed
             .instances

@@ -840,6 +840,7 @@ fn marks_sensitive(marks: &Value) -> bool {
 mod tests {
     use super::*;
     use crate::terraform::state::State;
+    use crate::validate::Sandbox;
     use serde_json::json;
     use std::collections::BTreeMap;
 
@@ -888,9 +889,11 @@ mod tests {
         ];
         let excused = vec![("aws_security_group.web".to_owned(), "ingress".to_owned())];
         let changed = BTreeMap::new();
+        let sandbox = Sandbox::new(Path::new("/nonexistent"));
         let check = Check {
             outside: &[],
             root: Path::new("/nonexistent"),
+            sandbox: &sandbox,
             changed: &changed,
             var_files: &[],
             state: &state,

@@ -305,6 +305,7 @@ fn reconciled(calls: &[Call]) -> Outcome {
         validators: Vec::new(),
         shared_module_edits: false,
         placed: None,
+        sandbox: None,
     })
     .expect("reconciles")
 }

@@ -1,7 +1,7 @@
 //! End-to-end: the real Terraform check keeps its initialised working directory beside the
 //! knowledge base and reuses it on the next run; an OpenTofu project without `tofu` gets the
 //! check reported as not run, never a failed run; a linked module directory, inside the
-//! project or out of it, reconciles.
+//! project or out of it, reconciles; a linked file is never written through or replaced.
 
 use crate::common;
 
@@ -190,4 +190,44 @@ fn a_linked_module_directory_reconciles() {
         "{}",
         doc["validations"]
     );
+}
+
+#[test]
+fn a_linked_file_is_never_replaced_and_its_changes_are_left_to_a_person() {
+    let (place, config) = demo_copy();
+    let project = place.path().join("project");
+    // main.tf kept elsewhere and linked into the root, as some teams share a file.
+    let kept = place.path().join("kept-main.tf");
+    std::fs::rename(project.join("main.tf"), &kept).expect("move");
+    std::os::unix::fs::symlink(&kept, project.join("main.tf")).expect("link");
+    let before = std::fs::read_to_string(&kept).expect("main.tf");
+    let output = reconcile(place.path(), &config, &["--no-terraform", "--write"]);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(3), "{stderr}");
+    let doc = common::json(&output);
+    let unplanned = doc["plan"]["unplanned"].as_array().expect("unplanned");
+    let linked: Vec<&serde_json::Value> = unplanned
+        .iter()
+        .filter(|u| {
+            u["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("main.tf is a symbolic link"))
+        })
+        .collect();
+    // The demo absorbs four changes written in main.tf: the web group's ingress, the
+    // autoscaling group's desired capacity, the bucket's tags and its versioning.
+    assert_eq!(linked.len(), 4, "{unplanned:#?}");
+    let steps = doc["plan"]["steps"].as_array().expect("steps");
+    assert!(
+        steps
+            .iter()
+            .all(|s| s["input"]["target"]["file"] != "main.tf"),
+        "{steps:#?}"
+    );
+    // The variable's new value is still written, in terraform.tfvars.
+    let tfvars = std::fs::read_to_string(project.join("terraform.tfvars")).expect("tfvars");
+    assert!(tfvars.contains("instance_type = \"t3.large\""), "{tfvars}");
+    let link = std::fs::symlink_metadata(project.join("main.tf")).expect("main.tf");
+    assert!(link.file_type().is_symlink(), "the link was replaced");
+    assert_eq!(std::fs::read_to_string(&kept).expect("kept"), before);
 }

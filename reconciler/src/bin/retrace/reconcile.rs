@@ -22,7 +22,7 @@ use reconciler::report::explain::Explanation;
 use reconciler::run::{self, Project, Ran, Trail};
 use reconciler::terraform::state::State;
 use reconciler::text::escaped;
-use reconciler::validate::{TerraformPlan, Validator};
+use reconciler::validate::{Sandbox, TerraformPlan, Validator};
 
 use crate::sources::SourceArgs;
 
@@ -505,6 +505,7 @@ async fn outcome(
         validators: &validators,
         shared_module_edits,
         agent: agent.as_ref(),
+        sandbox: Sandbox::new(project),
     };
     Ok(run::run(trail, project, knowledge.as_mut()).await?)
 }

@@ -133,6 +133,7 @@ pub(super) fn spinner(message: &str) -> Option<ProgressBar> {
 mod tests {
     use super::*;
     use crate::terraform::state::State;
+    use crate::validate::Sandbox;
     use std::collections::BTreeMap;
     use std::path::Path;
 
@@ -216,8 +217,10 @@ not json
             ("aws_autoscaling_group.web".to_owned(), String::new()),
             ("aws_sqs_queue.extra".to_owned(), "tags".to_owned()),
         ];
+        let sandbox = Sandbox::new(Path::new("/nonexistent"));
         let check = Check {
             root: Path::new("/nonexistent"),
+            sandbox: &sandbox,
             outside: &[],
             changed: &changed,
             var_files: &[],
