@@ -711,3 +711,138 @@ fn the_fixture_is_formatted_as_terraform_fmt_writes_it() {
         }
     }
 }
+
+#[test]
+fn a_dynamic_block_left_out_names_the_instance_it_belongs_to() {
+    let module = r#"resource "aws_sqs_queue" "dlq" {
+  name = "dlq"
+}
+
+resource "aws_lambda_function" "f" {
+  function_name = "f"
+  role          = "r"
+
+  dynamic "dead_letter_config" {
+    for_each = aws_sqs_queue.dlq.arn == null ? [] : [true]
+    content {
+      target_arn = aws_sqs_queue.dlq.arn
+    }
+  }
+}
+"#;
+    let dir = scratch(&[
+        (
+            "main.tf",
+            "module \"a\" {\n  source = \"./m\"\n}\n\nmodule \"b\" {\n  source = \"./m\"\n}\n",
+        ),
+        ("m/main.tf", module),
+    ]);
+    let project = load(&dir).unwrap();
+    // The queue's ARN is known only after apply, as Terraform's plan also says: one
+    // diagnostic per module instance, each naming its own.
+    let subjects: Vec<&str> = project
+        .diagnostics()
+        .iter()
+        .map(|d| d.subject.as_str())
+        .collect();
+    assert_eq!(
+        subjects,
+        [
+            "module.a.aws_lambda_function.f dynamic \"dead_letter_config\"",
+            "module.b.aws_lambda_function.f dynamic \"dead_letter_config\"",
+        ]
+    );
+}
+
+/// The AWS provider answers `aws_partition` and `aws_region` from its own region at plan time,
+/// offline too (its documentation: the partition and the region "in which the provider is
+/// working"): a `terraform plan -refresh=false` of this root with no state plans the bucket's
+/// ARN and the `logging_config` block.
+const PROVIDER_DATA: &str = r#"variable "region" {
+  default = "eu-west-1"
+}
+
+provider "aws" {
+  region = var.region
+}
+
+data "aws_partition" "current" {}
+
+data "aws_region" "current" {}
+
+locals {
+  arn = "arn:${data.aws_partition.current.partition}:s3:::logs-${data.aws_region.current.name}"
+}
+
+resource "aws_lambda_function" "f" {
+  function_name = "f"
+  role          = "r"
+  description   = local.arn
+
+  dynamic "logging_config" {
+    for_each = data.aws_partition.current.partition == "aws" ? [true] : []
+    content {
+      log_format = "Text"
+    }
+  }
+}
+"#;
+
+#[test]
+fn the_partition_and_region_come_from_the_provider_when_the_state_has_none() {
+    let dir = scratch(&[("main.tf", PROVIDER_DATA)]);
+    let project = load(&dir).unwrap();
+    assert_eq!(project.diagnostics(), &[]);
+    let function = project.instance("aws_lambda_function.f").unwrap();
+    let Value::Object(attributes) = &function.attributes else {
+        panic!("{:?}", function.attributes);
+    };
+    assert_eq!(
+        attributes["description"],
+        Value::String("arn:aws:s3:::logs-eu-west-1".into())
+    );
+    assert!(
+        matches!(&attributes["logging_config"], Value::List(blocks) if blocks.len() == 1),
+        "{attributes:?}"
+    );
+    // China's partition from a China region.
+    let china = PROVIDER_DATA.replace("eu-west-1", "cn-north-1");
+    let dir = scratch(&[("main.tf", &china)]);
+    let function = load(&dir).unwrap();
+    let function = function.instance("aws_lambda_function.f").unwrap();
+    let Value::Object(attributes) = &function.attributes else {
+        panic!("{:?}", function.attributes);
+    };
+    assert_eq!(
+        attributes["description"],
+        Value::String("arn:aws-cn:s3:::logs-cn-north-1".into())
+    );
+    assert!(
+        attributes
+            .get("logging_config")
+            .is_none_or(|v| matches!(v, Value::List(blocks) if blocks.is_empty())),
+        "{attributes:?}"
+    );
+}
+
+#[test]
+fn without_a_known_provider_region_the_partition_stays_unknown() {
+    // No region in the configuration (it would come from the environment at plan time).
+    let unset = PROVIDER_DATA.replace("  region = var.region\n", "");
+    let dir = scratch(&[("main.tf", &unset)]);
+    let project = load(&dir).unwrap();
+    let function = project.instance("aws_lambda_function.f").unwrap();
+    let Value::Object(attributes) = &function.attributes else {
+        panic!("{:?}", function.attributes);
+    };
+    assert_eq!(attributes["description"], Value::Unknown);
+    let subjects: Vec<&str> = project
+        .diagnostics()
+        .iter()
+        .map(|d| d.subject.as_str())
+        .collect();
+    assert_eq!(
+        subjects,
+        ["aws_lambda_function.f dynamic \"logging_config\""]
+    );
+}

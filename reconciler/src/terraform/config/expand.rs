@@ -213,11 +213,11 @@ impl Nested<'_> {
 
 /// The nested blocks of `body` in file order, `dynamic` blocks expanded; `top` leaves out a
 /// resource's meta blocks. A `dynamic` block whose `for_each` cannot be evaluated is left
-/// out with a diagnostic.
+/// out with a diagnostic naming `owner`, what the body belongs to (`module.a.aws_s3_bucket.b`).
 pub(super) fn nested<'b>(
     body: &'b Body,
     scope: &EvalScope,
-    top: bool,
+    (top, owner): (bool, &str),
     place: Place,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<Nested<'b>> {
@@ -244,7 +244,9 @@ pub(super) fn nested<'b>(
         ) else {
             continue;
         };
-        let subject = format!("dynamic \"{label}\"");
+        let subject = format!("{owner} dynamic \"{label}\"")
+            .trim_start()
+            .to_owned();
         let elements = match eval(&for_each.value, scope, place, &subject, diagnostics) {
             Value::Object(map) => map
                 .into_iter()
@@ -307,7 +309,7 @@ pub(super) fn body_value(
         map.insert(name.to_string(), value);
     }
     let mut positions: BTreeMap<String, usize> = BTreeMap::new();
-    for block in nested(body, scope, top, place, diagnostics) {
+    for block in nested(body, scope, (top, subject), place, diagnostics) {
         let position = positions.entry(block.kind.clone()).or_insert(0);
         let subject = format!("{subject}.{}[{position}]", block.kind);
         *position += 1;

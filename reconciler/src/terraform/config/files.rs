@@ -26,6 +26,8 @@ pub(super) struct ModuleDecls {
     pub calls: Vec<BlockDecl>,
     /// `output` blocks.
     pub outputs: Vec<BlockDecl>,
+    /// `provider` blocks.
+    pub providers: Vec<BlockDecl>,
     /// The JSON configuration files' translations, for their line numbers.
     pub json: BTreeMap<String, Native>,
 }
@@ -184,6 +186,7 @@ pub(super) fn read_module(
         resources: Vec::new(),
         calls: Vec::new(),
         outputs: Vec::new(),
+        providers: Vec::new(),
         json: BTreeMap::new(),
     };
     let names = configuration_files(&names);
@@ -328,6 +331,7 @@ fn gather(decls: &mut ModuleDecls, file: &str, body: hcl::edit::structure::Body)
             "resource" | "data" => decls.resources.push(decl),
             "module" => decls.calls.push(decl),
             "output" => decls.outputs.push(decl),
+            "provider" => decls.providers.push(decl),
             "locals" => decls
                 .locals
                 .extend(decl.block.body.into_attributes().map(|attr| LocalDecl {

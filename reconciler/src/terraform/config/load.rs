@@ -16,6 +16,7 @@ use super::model::{
     ConfigError, Diagnostic, LoadOptions, ResourceInstance, VariableSource, line_of,
 };
 use super::project::Project;
+use super::provider_data::derived;
 use super::refs::references;
 use super::types::parse_type;
 use super::vars::{Assigned, root_assignments};
@@ -34,6 +35,9 @@ struct Loader<'a> {
     modules: Vec<ModuleInstance>,
     instances: Vec<InstanceRecord>,
     diagnostics: Vec<Diagnostic>,
+    /// The `region` of each of the root's `provider "aws"` blocks, as far as its variables
+    /// tell (see [`provider_data`](super::provider_data)).
+    provider_regions: Vec<Value>,
 }
 
 /// Loads the configuration rooted at `dir`; see the module documentation.
@@ -48,6 +52,7 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
         modules: Vec::new(),
         instances: Vec::new(),
         diagnostics: Vec::new(),
+        provider_regions: Vec::new(),
     };
     let root = loader.decls_of("")?;
     let types = loader.decls[root]
@@ -186,7 +191,10 @@ impl Loader<'_> {
         for (name, record) in &variables {
             scope = scope.with_variable(name.clone(), record.value.clone());
         }
-        for (address, instances) in self.state_resources(path.as_deref()) {
+        if path.is_none() {
+            self.provider_regions = self.aws_provider_regions(decls, &scope);
+        }
+        for (address, instances) in self.state_resources(path.as_deref(), decls) {
             scope = scope.with_resource(address, collect_instances(instances));
         }
         let index = self.modules.len();
@@ -283,11 +291,33 @@ impl Loader<'_> {
         out
     }
 
-    /// The state's resource instances in the module at `path`, by resource address within
-    /// the module.
+    /// The `region` of each `provider "aws"` block of the root module `decls`, evaluated with
+    /// the root's variables (unknown when it reads anything else).
+    fn aws_provider_regions(&self, decls: usize, scope: &EvalScope) -> Vec<Value> {
+        self.decls[decls]
+            .providers
+            .iter()
+            .filter(|p| p.label(0) == "aws")
+            .map(|p| match p.block.body.get_attribute("region") {
+                Some(region) => {
+                    let place = Place {
+                        file: &p.file,
+                        text: self.text(&p.file),
+                    };
+                    eval(&region.value, scope, place, "", &mut Vec::new())
+                }
+                None => Value::Unknown,
+            })
+            .collect()
+    }
+
+    /// The state's resource instances in the module at `path` (declared by `decls`), by
+    /// resource address within the module; a data source the provider answers from its own
+    /// settings ([`provider_data`](super::provider_data)) and the state lacks is derived.
     fn state_resources(
         &self,
         path: Option<&str>,
+        decls: usize,
     ) -> BTreeMap<String, Vec<(Option<IndexKey>, Value)>> {
         let mut grouped: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
         let instances = self.state.map_or(&[][..], |s| s.instances.as_slice());
@@ -306,6 +336,19 @@ impl Loader<'_> {
                 .entry(address)
                 .or_default()
                 .push((instance.index.clone(), value));
+        }
+        for decl in &self.decls[decls].resources {
+            let address = block_address(decl);
+            if decl.block.ident.as_str() != "data" || grouped.contains_key(&address) {
+                continue;
+            }
+            let body = &decl.block.body;
+            let sets_arguments = body.attributes().any(|a| a.key.as_str() != "provider")
+                || body.blocks().next().is_some();
+            let derived = derived(decl.label(0), sets_arguments, &self.provider_regions);
+            if let Some(value) = derived {
+                grouped.insert(address, vec![(None, value)]);
+            }
         }
         grouped
     }
@@ -329,7 +372,8 @@ impl Loader<'_> {
     /// makes. (Locals and module arguments, evaluated earlier, see the state's instances.)
     fn add_planned_instances(&mut self, module: usize) {
         let path = self.modules[module].path.clone();
-        let mut stored = self.state_resources(path.as_deref());
+        let decls = self.modules[module].decls;
+        let mut stored = self.state_resources(path.as_deref(), decls);
         let mut planned: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
         for record in self.instances.iter().filter(|r| r.module == module) {
             let public = &record.public;
@@ -353,7 +397,6 @@ impl Loader<'_> {
         }
         // A block with no instance is `[]` under `count = 0`, `{}` under an empty `for_each`,
         // and unknown when its instances could not be known.
-        let decls = self.modules[module].decls;
         let scope = self.modules[module].scope.clone();
         let mut values: BTreeMap<String, Value> = BTreeMap::new();
         for decl in &self.decls[decls].resources {

@@ -40,6 +40,7 @@ mod loaded;
 mod model;
 mod project;
 mod provenance;
+mod provider_data;
 mod providers;
 mod refactor;
 mod refs;

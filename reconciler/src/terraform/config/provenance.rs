@@ -392,7 +392,7 @@ impl Ctx<'_> {
             file: &self.file,
             text,
         };
-        let blocks: Vec<_> = nested(body, &self.scope, top, place, &mut Vec::new())
+        let blocks: Vec<_> = nested(body, &self.scope, (top, ""), place, &mut Vec::new())
             .into_iter()
             .filter(|b| b.kind == *name)
             .collect();
