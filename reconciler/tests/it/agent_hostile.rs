@@ -282,9 +282,20 @@ fn record(id: &str, source: &str, name: &str, request: Value, response: Value) -
     })
 }
 
-/// A `retrace.toml` withholding the shipped rule for the call, with an `[agent]` table for
-/// `url` when given, and these extra agent settings.
+/// A `retrace.toml` withholding the shipped rule for the policy call, with an `[agent]` table
+/// for `url` when given, and these extra agent settings.
 fn config(dir: &Path, api: &str, url: Option<&str>, extra: &str) -> PathBuf {
+    config_withholding(dir, api, url, extra, "iam:CreatePolicyVersion")
+}
+
+/// [`config`] withholding the shipped rule `withheld` instead.
+fn config_withholding(
+    dir: &Path,
+    api: &str,
+    url: Option<&str>,
+    extra: &str,
+    withheld: &str,
+) -> PathBuf {
     let path = dir.join(format!("retrace-{api}.toml"));
     let agent = url.map_or(String::new(), |url| {
         let mut settings: BTreeMap<&str, String> = BTreeMap::from([
@@ -309,7 +320,7 @@ fn config(dir: &Path, api: &str, url: Option<&str>, extra: &str) -> PathBuf {
     });
     std::fs::write(
         &path,
-        format!("[knowledge]\nwithhold = [\"iam:CreatePolicyVersion\"]\n{agent}"),
+        format!("[knowledge]\nwithhold = [\"{withheld}\"]\n{agent}"),
     )
     .expect("config");
     path
@@ -900,4 +911,92 @@ fn placement_edits_past_the_change_are_refused_with_the_reason() {
         let last = bodies.last().expect("bodies");
         assert!(last.contains(reason), "{what}: {last}");
     }
+}
+
+/// Adds the function the trail's Lambda call changes to the workspace `work`: in the code
+/// (no environment), in the state, and in the observed cloud with the call's environment.
+fn with_worker(work: &Path) {
+    let main = work.join("project/main.tf");
+    let mut text = std::fs::read_to_string(&main).expect("main.tf");
+    text.push_str(
+        "\nresource \"aws_lambda_function\" \"worker\" {\n  function_name = \"shop-prod-worker\"\n  role          = \"arn:aws:iam::111122223333:role/shop-worker\"\n  handler       = \"index.handler\"\n  runtime       = \"nodejs20.x\"\n  filename      = \"worker.zip\"\n}\n",
+    );
+    std::fs::write(&main, text).expect("main.tf");
+    let environment = json!([{"variables": {
+        "DB_PASS": "hunter2-lambda-pw",
+        "STRIPE_KEY": "sk_live_4eC39HqLyjWDarjtT1zdp7dc",
+        "DATABASE_URL": "postgres://app:Pg-s3cret-pass@db.internal:5432/shop"}}]);
+    for (file, environment) in [
+        ("terraform.tfstate", json!([])),
+        ("observed.tfstate", environment),
+    ] {
+        let path = work.join(file);
+        let mut state: Value =
+            serde_json::from_str(&std::fs::read_to_string(&path).expect("state")).expect("json");
+        state["resources"].as_array_mut().expect("resources").push(
+            json!({"mode": "managed", "type": "aws_lambda_function", "name": "worker",
+                "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                "instances": [{"schema_version": 0, "attributes": {
+                    "id": "shop-prod-worker", "function_name": "shop-prod-worker",
+                    "arn": "arn:aws:lambda:us-east-1:111122223333:function:shop-prod-worker",
+                    "role": "arn:aws:iam::111122223333:role/shop-worker",
+                    "handler": "index.handler", "runtime": "nodejs20.x",
+                    "filename": "worker.zip", "environment": environment,
+                    "tags": {}, "tags_all": {}}}]}),
+        );
+        std::fs::write(&path, state.to_string()).expect("state");
+    }
+}
+
+#[test]
+fn an_agent_rule_that_copies_environment_values_writes_no_secret_into_the_code() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let work = workspace(dir.path());
+    with_worker(&work);
+    // The model maps the call's environment straight into the code, as the shipped rule
+    // (withheld here) never does.
+    let careless = json!({"resource": "aws_lambda_function", "kind": "update", "risk": "low",
+        "summary": "changed a function's environment",
+        "identity": [{"path": "functionName"}],
+        "set": [{"attribute": "environment.variables", "path": "environment.variables"}]});
+    let model = Hostile::start("openai", proposes(careless));
+    let config = config_withholding(
+        dir.path(),
+        "openai",
+        Some(&model.url),
+        "",
+        "lambda:UpdateFunctionConfiguration",
+    );
+    let output = reconcile(dir.path(), &config, &["--write"]);
+    let report = partial(&output);
+    let asked = report["agent"]["tasks"]
+        .as_array()
+        .expect("tasks")
+        .iter()
+        .any(|t| {
+            t["api"]
+                .as_str()
+                .is_some_and(|a| a.starts_with("UpdateFunctionConfiguration"))
+        });
+    assert!(
+        asked,
+        "the model was not asked about the Lambda call: {report}"
+    );
+    assert!(!model.bodies().is_empty(), "no request reached the model");
+    let mut written = Vec::new();
+    for file in ["main.tf", "terraform.tfvars"] {
+        written.push(std::fs::read_to_string(work.join("project").join(file)).expect(file));
+    }
+    assert_no_secret(&written, "the project after --write");
+    assert_no_secret(&[output_text(&output)], "the report");
+    assert_no_secret(&model.bodies(), "a request body");
+}
+
+/// Everything a run printed.
+fn output_text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
 }
