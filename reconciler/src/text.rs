@@ -110,6 +110,27 @@ pub fn without_password(text: &str) -> String {
         .into_owned()
 }
 
+/// What makes a value secret, when it holds one: the first key at any depth that names a
+/// secret ([`is_secret_key`]) and has a value, or a password in a URL or connection string
+/// (`postgres://app:pass@db`).
+pub fn secret_in(value: &Value) -> Option<String> {
+    match value {
+        Value::Object(map) => map.iter().find_map(|(key, inner)| {
+            let set = !(inner.is_null() || inner.as_str() == Some(""));
+            if set && is_secret_key(key) {
+                Some(key.clone())
+            } else {
+                secret_in(inner)
+            }
+        }),
+        Value::Array(items) => items.iter().find_map(secret_in),
+        Value::String(text) => {
+            (without_password(text) != *text).then(|| "a password in a URL".to_owned())
+        }
+        _ => None,
+    }
+}
+
 /// Words of a key name whose value is secret (`DB_PASS`, `MasterUserPassword`, `x-api-key`).
 const SECRET_WORDS: &[&str] = &[
     "password",
@@ -250,6 +271,23 @@ mod secret_key_tests {
             ["master", "user", "password"]
         );
         assert_eq!(key_words("x-api-key"), ["x", "api", "key"]);
+    }
+
+    #[test]
+    fn secrets_are_found_in_values_at_any_depth() {
+        let environment = serde_json::json!({"variables": {
+            "LOG_LEVEL": "debug", "DB_PASS": "hunter2", "SIGNING_KEY_ID": "k1"}});
+        assert_eq!(secret_in(&environment).as_deref(), Some("DB_PASS"));
+        let url = serde_json::json!([{"DATABASE_URL": "postgres://app:pw@db:5432/x"}]);
+        assert_eq!(secret_in(&url).as_deref(), Some("a password in a URL"));
+        for plain in [
+            serde_json::json!({"variables": {"LOG_LEVEL": "debug", "DB_PASS": ""}}),
+            serde_json::json!({"secretArn": "arn:aws:secretsmanager:us-east-1:1:secret:x"}),
+            serde_json::json!("https://example.com/path"),
+            serde_json::json!(30),
+        ] {
+            assert_eq!(secret_in(&plain), None, "{plain}");
+        }
     }
 
     #[test]

@@ -8,6 +8,7 @@
 use crate::ingest::Call;
 use crate::terraform::state::{Mode, StateIndex};
 use crate::terraform::values::{lookup, same_value};
+use crate::text::secret_in;
 use effect::{Change, Effect, Evidence, Flag, ResourceKey};
 use knowledge::FlagLevel;
 use knowledge::rules::{
@@ -95,9 +96,12 @@ impl<'a> Resolver<'a> {
             request.as_ref(),
             response.as_ref(),
         );
-        let extraction = rule.map(|r| r.extract(request.as_ref(), response.as_ref()));
+        let extraction = rule.map(|r| {
+            r.extract(request.as_ref(), response.as_ref())
+                .map(keep_secrets_out)
+        });
         let mut resources = match &extraction {
-            Some(Ok(extraction)) => self.targets(call, extraction),
+            Some(Ok((extraction, _))) => self.targets(call, extraction),
             _ => Vec::new(),
         };
         merge(&mut resources, named());
@@ -113,7 +117,7 @@ impl<'a> Resolver<'a> {
                 resources.clone(),
                 error.to_string(),
             )),
-            Some(Ok(extraction)) => {
+            Some(Ok((extraction, secrets))) => {
                 out.effects = self.effects(call, &extraction, &fired);
                 if extraction.kind == Kind::Operational {
                     out.findings.push(finding(
@@ -121,14 +125,21 @@ impl<'a> Resolver<'a> {
                         resources.clone(),
                         extraction.summary.clone(),
                     ));
-                } else if !extraction.hidden.is_empty() {
+                } else if !extraction.hidden.is_empty() || !secrets.is_empty() {
+                    let mut changed = Vec::new();
+                    if !extraction.hidden.is_empty() {
+                        changed.push(format!(
+                            "{}, which CloudTrail does not record",
+                            extraction.hidden.join(" and ")
+                        ));
+                    }
+                    changed.extend(secrets);
                     out.findings.push(finding(
                         FindingKind::HiddenValue,
                         resources.clone(),
                         format!(
-                            "changed {}, which CloudTrail does not record: check it by hand; \
-                             retrace keeps it out of the code",
-                            extraction.hidden.join(" and ")
+                            "changed {}: check it by hand; retrace keeps it out of the code",
+                            changed.join("; ")
                         ),
                     ));
                 } else if out.effects.is_empty() && fired.is_empty() {
@@ -528,6 +539,24 @@ fn looks_like_id(s: &str) -> bool {
         })
 }
 
+/// Takes every value a rule read that holds a secret (a key naming one at any depth, a
+/// password in a URL) out of the sets, and says which: whatever rule read it, shipped,
+/// learned or proposed by a model, a secret is never written into the code.
+fn keep_secrets_out(mut extraction: Extraction) -> (Extraction, Vec<String>) {
+    let (secret, plain): (Vec<_>, Vec<_>) = std::mem::take(&mut extraction.sets)
+        .into_iter()
+        .partition(|(_, value)| secret_in(value).is_some());
+    extraction.sets = plain;
+    let secrets = secret
+        .iter()
+        .map(|(attribute, value)| {
+            let why = secret_in(value).unwrap_or_default();
+            format!("{attribute}, whose value holds a secret ({why})")
+        })
+        .collect();
+    (extraction, secrets)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -544,6 +573,42 @@ mod tests {
             items,
             key: Some("id".into()),
         }
+    }
+
+    #[test]
+    fn a_value_holding_a_secret_is_taken_out_of_the_sets_whatever_the_rule() {
+        // A rule that maps a function's environment into the code, as a model may propose.
+        let rule = knowledge::rules::Rule {
+            service: "lambda".into(),
+            event_source: "lambda.amazonaws.com".into(),
+            id_prefixes: Default::default(),
+            spec: serde_json::from_value(serde_json::json!({
+                "api": "UpdateFunctionConfiguration", "resource": "aws_lambda_function",
+                "kind": "update", "risk": "low", "summary": "changed the environment",
+                "identity": [{"path": "functionName"}],
+                "set": [
+                    {"attribute": "environment.variables", "path": "environment.variables"},
+                    {"attribute": "timeout", "path": "timeout"}
+                ]
+            }))
+            .expect("spec"),
+        };
+        let request = serde_json::json!({"functionName": "worker", "timeout": 30,
+            "environment": {"variables": {"LOG_LEVEL": "info", "STRIPE_KEY": "sk_live_x"}}});
+        let extraction = rule.extract(Some(&request), None).expect("extracts");
+        let (kept, secrets) = keep_secrets_out(extraction);
+        let sets: Vec<&str> = kept.sets.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(sets, ["timeout"]);
+        assert_eq!(
+            secrets,
+            ["environment.variables, whose value holds a secret (STRIPE_KEY)"]
+        );
+        // Without a secret in it, the same map is written as read.
+        let plain = serde_json::json!({"functionName": "worker",
+            "environment": {"variables": {"LOG_LEVEL": "info"}}});
+        let (kept, secrets) = keep_secrets_out(rule.extract(Some(&plain), None).expect("extracts"));
+        assert_eq!(kept.sets.len(), 1);
+        assert!(secrets.is_empty());
     }
 
     #[test]

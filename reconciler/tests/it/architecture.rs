@@ -80,6 +80,7 @@ const INSIDE: &[(&str, &[&str])] = &[
             "providers",
             "provenance",
             "vars",
+            "provider_data",
             "load",
         ],
     ),
