@@ -278,7 +278,7 @@ mod secret_key_tests {
         let environment = serde_json::json!({"variables": {
             "LOG_LEVEL": "debug", "DB_PASS": "hunter2", "SIGNING_KEY_ID": "k1"}});
         assert_eq!(secret_in(&environment).as_deref(), Some("DB_PASS"));
-        let url = serde_json::json!([{"DATABASE_URL": "postgres://app:pw@db:5432/x"}]);
+        let url = serde_json::json!([{"ENDPOINT": "postgres://app:pw@db:5432/x"}]);
         assert_eq!(secret_in(&url).as_deref(), Some("a password in a URL"));
         for plain in [
             serde_json::json!({"variables": {"LOG_LEVEL": "debug", "DB_PASS": ""}}),

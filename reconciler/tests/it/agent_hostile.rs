@@ -959,6 +959,10 @@ fn an_agent_rule_that_copies_environment_values_writes_no_secret_into_the_code()
         "summary": "changed a function's environment",
         "identity": [{"path": "functionName"}],
         "set": [{"attribute": "environment.variables", "path": "environment.variables"}]});
+    let project = |file: &str| {
+        std::fs::read_to_string(work.join("project").join(file)).expect("a project file")
+    };
+    let before = project("main.tf") + &project("terraform.tfvars");
     let model = Hostile::start("openai", proposes(careless));
     let config = config_withholding(
         dir.path(),
@@ -983,11 +987,20 @@ fn an_agent_rule_that_copies_environment_values_writes_no_secret_into_the_code()
         "the model was not asked about the Lambda call: {report}"
     );
     assert!(!model.bodies().is_empty(), "no request reached the model");
-    let mut written = Vec::new();
-    for file in ["main.tf", "terraform.tfvars"] {
-        written.push(std::fs::read_to_string(work.join("project").join(file)).expect(file));
+    // The project plants a password of its own; none of the call's secrets may join it.
+    let after = project("main.tf") + &project("terraform.tfvars");
+    for secret in SECRETS.iter().filter(|s| !before.contains(*s)) {
+        assert!(
+            !after.contains(secret),
+            "--write put {secret} into the code"
+        );
     }
-    assert_no_secret(&written, "the project after --write");
+    let reported = report["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .any(|f| f["kind"] == "unexplained" || f["kind"] == "hidden-value");
+    assert!(reported, "the Lambda change is in no finding: {report}");
     assert_no_secret(&[output_text(&output)], "the report");
     assert_no_secret(&model.bodies(), "a request body");
 }
