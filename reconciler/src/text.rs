@@ -111,13 +111,16 @@ pub fn without_password(text: &str) -> String {
 }
 
 /// What makes a value secret, when it holds one: the first key at any depth that names a
-/// secret ([`is_secret_key`]) and has a value, or a password in a URL or connection string
-/// (`postgres://app:pass@db`).
+/// secret ([`is_secret_key`]) and holds text (not `true`/`false`, as a policy's
+/// `aws:MultiFactorAuthPresent` does; a namespaced condition key is never one), or a password
+/// in a URL or connection string (`postgres://app:pass@db`).
 pub fn secret_in(value: &Value) -> Option<String> {
     match value {
         Value::Object(map) => map.iter().find_map(|(key, inner)| {
-            let set = !(inner.is_null() || inner.as_str() == Some(""));
-            if set && is_secret_key(key) {
+            let text = inner.as_str().is_some_and(|t| {
+                !t.is_empty() && !t.eq_ignore_ascii_case("true") && !t.eq_ignore_ascii_case("false")
+            });
+            if text && !key.contains(':') && is_secret_key(key) {
                 Some(key.clone())
             } else {
                 secret_in(inner)
@@ -282,6 +285,8 @@ mod secret_key_tests {
         assert_eq!(secret_in(&url).as_deref(), Some("a password in a URL"));
         for plain in [
             serde_json::json!({"variables": {"LOG_LEVEL": "debug", "DB_PASS": ""}}),
+            serde_json::json!({"Condition": {"Bool": {"aws:MultiFactorAuthPresent": "true"}}}),
+            serde_json::json!({"access_token_validity": 60, "auth_flow": "false"}),
             serde_json::json!({"secretArn": "arn:aws:secretsmanager:us-east-1:1:secret:x"}),
             serde_json::json!("https://example.com/path"),
             serde_json::json!(30),
