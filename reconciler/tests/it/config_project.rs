@@ -788,15 +788,27 @@ resource "aws_lambda_function" "f" {
 }
 "#;
 
-#[test]
-fn the_partition_and_region_come_from_the_provider_when_the_state_has_none() {
-    let dir = scratch(&[("main.tf", PROVIDER_DATA)]);
+/// The evaluated arguments of `aws_lambda_function.f` in a root of `main`, and the subjects
+/// of the load's diagnostics.
+fn function_of(main: &str) -> (BTreeMap<String, Value>, Vec<String>) {
+    let dir = scratch(&[("main.tf", main)]);
     let project = load(&dir).unwrap();
-    assert_eq!(project.diagnostics(), &[]);
     let function = project.instance("aws_lambda_function.f").unwrap();
     let Value::Object(attributes) = &function.attributes else {
         panic!("{:?}", function.attributes);
     };
+    let subjects = project
+        .diagnostics()
+        .iter()
+        .map(|d| d.subject.clone())
+        .collect();
+    (attributes.clone(), subjects)
+}
+
+#[test]
+fn the_partition_and_region_come_from_the_provider_when_the_state_has_none() {
+    let (attributes, diagnostics) = function_of(PROVIDER_DATA);
+    assert_eq!(diagnostics, Vec::<String>::new());
     assert_eq!(
         attributes["description"],
         Value::String("arn:aws:s3:::logs-eu-west-1".into())
@@ -806,13 +818,7 @@ fn the_partition_and_region_come_from_the_provider_when_the_state_has_none() {
         "{attributes:?}"
     );
     // China's partition from a China region.
-    let china = PROVIDER_DATA.replace("eu-west-1", "cn-north-1");
-    let dir = scratch(&[("main.tf", &china)]);
-    let function = load(&dir).unwrap();
-    let function = function.instance("aws_lambda_function.f").unwrap();
-    let Value::Object(attributes) = &function.attributes else {
-        panic!("{:?}", function.attributes);
-    };
+    let (attributes, _) = function_of(&PROVIDER_DATA.replace("eu-west-1", "cn-north-1"));
     assert_eq!(
         attributes["description"],
         Value::String("arn:aws-cn:s3:::logs-cn-north-1".into())
@@ -828,21 +834,11 @@ fn the_partition_and_region_come_from_the_provider_when_the_state_has_none() {
 #[test]
 fn without_a_known_provider_region_the_partition_stays_unknown() {
     // No region in the configuration (it would come from the environment at plan time).
-    let unset = PROVIDER_DATA.replace("  region = var.region\n", "");
-    let dir = scratch(&[("main.tf", &unset)]);
-    let project = load(&dir).unwrap();
-    let function = project.instance("aws_lambda_function.f").unwrap();
-    let Value::Object(attributes) = &function.attributes else {
-        panic!("{:?}", function.attributes);
-    };
+    let (attributes, diagnostics) =
+        function_of(&PROVIDER_DATA.replace("  region = var.region\n", ""));
     assert_eq!(attributes["description"], Value::Unknown);
-    let subjects: Vec<&str> = project
-        .diagnostics()
-        .iter()
-        .map(|d| d.subject.as_str())
-        .collect();
     assert_eq!(
-        subjects,
+        diagnostics,
         ["aws_lambda_function.f dynamic \"logging_config\""]
     );
 }
