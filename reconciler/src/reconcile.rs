@@ -717,13 +717,8 @@ fn chain_of(project: &Project, schema: &ProviderSchema, part: &Unplanned) -> Vec
             None => return Vec::new(),
         },
     };
-    written_along(project, &part.resource, &steps)
-}
-
-/// The blocks the value at `steps` of the instance `address` is written in.
-fn written_along(project: &Project, address: &str, steps: &[PathStep]) -> Vec<Written> {
     project
-        .provenance(address, steps)
+        .provenance(&part.resource, &steps)
         .map(|p| p.blocks())
         .unwrap_or_default()
 }

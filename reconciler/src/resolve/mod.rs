@@ -543,17 +543,16 @@ fn looks_like_id(s: &str) -> bool {
 /// password in a URL) out of the sets, and says which: whatever rule read it, shipped,
 /// learned or proposed by a model, a secret is never written into the code.
 fn keep_secrets_out(mut extraction: Extraction) -> (Extraction, Vec<String>) {
-    let (secret, plain): (Vec<_>, Vec<_>) = std::mem::take(&mut extraction.sets)
-        .into_iter()
-        .partition(|(_, value)| secret_in(value).is_some());
-    extraction.sets = plain;
-    let secrets = secret
-        .iter()
-        .map(|(attribute, value)| {
-            let why = secret_in(value).unwrap_or_default();
-            format!("{attribute}, whose value holds a secret ({why})")
-        })
-        .collect();
+    let mut secrets = Vec::new();
+    extraction
+        .sets
+        .retain(|(attribute, value)| match secret_in(value) {
+            Some(why) => {
+                secrets.push(format!("{attribute}, whose value holds a secret ({why})"));
+                false
+            }
+            None => true,
+        });
     (extraction, secrets)
 }
 

@@ -90,10 +90,9 @@ pub struct Sandbox {
 
 /// The copy itself, once made.
 struct Tree {
-    /// Removes the copy when dropped.
-    _dir: tempfile::TempDir,
-    /// The directory that holds the copy and what it reads beside its root.
-    area: PathBuf,
+    /// The directory that holds the copy and what it reads beside its root; removes them
+    /// when dropped.
+    area: tempfile::TempDir,
     /// The copied root.
     copy: PathBuf,
     /// What was copied from beside the root ([`super::Check::outside`]).
@@ -129,7 +128,7 @@ impl Sandbox {
         let Some(built) = tree.as_mut() else {
             unreachable!("the copy was just made");
         };
-        let targets = targets(&self.root, &built.area, &built.copy, changed)?;
+        let targets = targets(&self.root, built.area.path(), &built.copy, changed)?;
         if let Err(source) = built.set(&self.root, changed, targets) {
             // Half set: the next check copies afresh.
             *tree = None;
@@ -145,10 +144,9 @@ impl Sandbox {
 impl Tree {
     fn build(root: &Path, outside: &[String]) -> Result<Tree, ValidateError> {
         let scratch = super::scratch_copy_in(root, outside, &BTreeMap::new(), None)?;
-        let (dir, copy) = scratch.into_parts();
+        let (area, copy) = scratch.into_parts();
         Ok(Tree {
-            area: dir.path().to_owned(),
-            _dir: dir,
+            area,
             copy,
             outside: outside.to_vec(),
             patched: Vec::new(),
@@ -166,7 +164,7 @@ impl Tree {
             if changed.contains_key(&path) {
                 continue;
             }
-            if let Some(target) = confined(&self.area, &self.copy, &path) {
+            if let Some(target) = confined(self.area.path(), &self.copy, &path) {
                 restore(&root.join(&path), &target)?;
             }
         }
