@@ -191,12 +191,15 @@ impl SignalSet {
             let matches = signal.event_source == call.event_source
                 && signal.apis.iter().any(|a| a == api)
                 && signal.when.iter().all(|c| holds(c, call, known_accounts));
+            if !matches {
+                continue;
+            }
             let fired = Fired {
                 category: signal.category,
                 risk: signal.risk,
                 reason: signal.reason.clone(),
             };
-            if matches && !out.contains(&fired) {
+            if !out.contains(&fired) {
                 out.push(fired);
             }
         }

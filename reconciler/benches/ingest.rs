@@ -1,7 +1,7 @@
 //! Ingestion speed and memory of `retrace events`, printed as figures (not a timed test).
 //!
 //! Run with `cargo bench -p reconciler --bench ingest [-- --records N] [--no-jq] [--keep]
-//! [--core N]`.
+//! [--core N] [--delivery-only]`.  `--delivery-only` runs only the delivery folder.
 //!
 //! The benchmark writes a large, realistic CloudTrail log (the S3 `{"Records":[...]}`
 //! envelope, default 1,000,000 records of 1-2 KB) to a temporary directory, plain and
@@ -67,10 +67,12 @@ fn main() -> io::Result<()> {
         println!("load average before the runs: {}", load.trim());
     }
     let mut results = Vec::new();
-    for (step, records) in [options.records, options.records * 2]
-        .into_iter()
-        .enumerate()
-    {
+    let sizes = if options.delivery_only {
+        Vec::new()
+    } else {
+        vec![options.records, options.records * 2]
+    };
+    for (step, records) in sizes.into_iter().enumerate() {
         let dir = tempfile::tempdir()?;
         let log = generate(dir.path(), records)?;
         // jq holds the whole document in memory (several times the file size), so it runs
@@ -83,14 +85,17 @@ fn main() -> io::Result<()> {
             println!("logs kept in {}", dir.keep().display());
         }
     }
-    print_targets(&results, jq);
-    delivery_folder(&retrace, pin, options.records)?;
+    if !results.is_empty() {
+        print_targets(&results, jq);
+    }
+    delivery_folder(&retrace, pin, &options)?;
     Ok(())
 }
 
 /// Reads `records` records in [`DELIVERY_FILES`] gzipped files of a delivery folder, pinned to
 /// one core and then on every core, and prints the speed-up and peak memory of each.
-fn delivery_folder(retrace: &Path, pin: Pin, records: u64) -> io::Result<()> {
+fn delivery_folder(retrace: &Path, pin: Pin, options: &Options) -> io::Result<()> {
+    let records = options.records;
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     let dir = tempfile::tempdir()?;
     let folder = dir
@@ -162,6 +167,9 @@ fn delivery_folder(retrace: &Path, pin: Pin, records: u64) -> io::Result<()> {
             100.0 * speedup / ceiling
         );
     }
+    if options.keep {
+        println!("delivery folder kept in {}", dir.keep().display());
+    }
     Ok(())
 }
 
@@ -218,10 +226,12 @@ struct Options {
     keep: bool,
     /// The core the measured programs are pinned to.
     core: u32,
+    /// Only the delivery folder is read.
+    delivery_only: bool,
 }
 
 impl Options {
-    /// `--records N`, `--no-jq`, `--keep` and `--core N`; other arguments (cargo passes
+    /// `--records N`, `--no-jq`, `--keep`, `--core N` and `--delivery-only`; other arguments (cargo passes
     /// `--bench`) are ignored.
     fn parse() -> Self {
         let mut options = Self {
@@ -229,6 +239,7 @@ impl Options {
             jq: true,
             keep: false,
             core: 0,
+            delivery_only: false,
         };
         let mut args = std::env::args().skip(1);
         while let Some(arg) = args.next() {
@@ -239,6 +250,7 @@ impl Options {
                 }
                 "--no-jq" => options.jq = false,
                 "--keep" => options.keep = true,
+                "--delivery-only" => options.delivery_only = true,
                 "--core" => {
                     let value = args.next().and_then(|v| v.parse().ok());
                     options.core = value.expect("--core takes a core number");

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use futures::StreamExt;
 
 use crate::attribute::{Attributor, Verdict};
-use crate::ingest::order::{Collector, DEFAULT_RUN_KEYS, Ordered};
+use crate::ingest::order::{Collector, DEFAULT_RUN_KEYS, Holding, Ordered};
 use crate::ingest::{BadRecord, Call, Filter, Pushdown, Source, SourceError, SourceItem};
 
 /// Detailed bad-record findings kept per run; beyond this only the count grows.
@@ -20,9 +20,10 @@ pub struct Request {
     pub keep: Vec<Verdict>,
     /// Keys held in memory before spilling (see [`crate::ingest::order`]).
     pub run_keys: usize,
-    /// Whether the returned calls keep their record's text (`retrace events` prints it; a
-    /// reconciliation does not need it, and it is most of a call's memory).
-    pub keep_records: bool,
+    /// Where the kept calls wait to be read back in order: spooled for a caller that
+    /// streams them out (`retrace events`, which prints each record's text), in memory for
+    /// one that holds them all afterwards (a reconciliation).
+    pub holding: Holding,
 }
 
 impl Request {
@@ -32,7 +33,7 @@ impl Request {
             filter,
             keep,
             run_keys: DEFAULT_RUN_KEYS,
-            keep_records: true,
+            holding: Holding::Spool,
         }
     }
 
@@ -45,6 +46,7 @@ impl Request {
             // With a run token required, a Terraform call may be out of band: keep them.
             drop_terraform: self.keep == [Verdict::OutOfBand] && !attributor.requires_run_token(),
             attribution: Some(Arc::new(attributor.clone())),
+            drop_records: self.holding == Holding::Memory { records: false },
         }
     }
 }
@@ -136,8 +138,6 @@ pub struct Gathered {
     pub calls: Ordered,
     /// Skipped records, filtered calls and failed inputs.
     pub findings: Findings,
-    /// Whether the calls read back keep their record's text.
-    pub keep_records: bool,
     /// Whether a source left out read-only, failed or Terraform calls server-side, so the
     /// counts of those verdicts cover only what was returned.
     pub pushed_down: bool,
@@ -154,10 +154,7 @@ impl Gathered {
     pub fn into_calls_and_input(self) -> Result<(Vec<Call>, InputSummary), PipelineError> {
         let mut ordered = self.calls;
         let mut calls = Vec::with_capacity(ordered.most_calls());
-        while let Some((mut call, _)) = ordered.next_call()? {
-            if !self.keep_records {
-                call.forget_record();
-            }
+        while let Some((call, _)) = ordered.next_call()? {
             calls.push(call);
         }
         let mut input = self.findings.input;
@@ -222,7 +219,11 @@ pub async fn gather(
     request: &Request,
 ) -> Result<Gathered, PipelineError> {
     let keep = request.keep.clone();
-    let mut collector = Collector::new(move |v| keep.contains(&v), request.run_keys)?;
+    let mut collector = Collector::new(
+        move |v| keep.contains(&v),
+        request.holding,
+        request.run_keys,
+    )?;
     let pushdown = request.pushdown(attributor);
     let mut findings = Findings::default();
     for source in sources {
@@ -236,7 +237,8 @@ pub async fn gather(
             match item {
                 Ok(SourceItem::Call(call)) if request.filter.matches(&call) => {
                     findings.input.saw(call.event_time);
-                    collector.push(&call, &attributor.attribute(&call))?;
+                    let attribution = attributor.attribute(&call);
+                    collector.push(call, attribution)?;
                 }
                 Ok(SourceItem::Call(_)) => findings.outside(),
                 Ok(SourceItem::Settled(settled)) if settled.in_filter => {
@@ -254,7 +256,6 @@ pub async fn gather(
     }
     Ok(Gathered {
         calls: collector.finish()?,
-        keep_records: request.keep_records,
         findings,
         pushed_down: pushdown.writes_only && sources.iter().any(|s| s.filters_at_source()),
     })
@@ -329,6 +330,10 @@ mod tests {
 ]}"#;
 
     async fn gather_trail(keep: Vec<Verdict>) -> Gathered {
+        gather_held(keep, Holding::Spool).await
+    }
+
+    async fn gather_held(keep: Vec<Verdict>, holding: Holding) -> Gathered {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("trail.json");
         std::fs::write(&path, TRAIL).expect("trail written");
@@ -341,10 +346,30 @@ mod tests {
         gather(
             &sources,
             &Attributor::default(),
-            &Request::new(filter, keep),
+            &Request {
+                holding,
+                ..Request::new(filter, keep)
+            },
         )
         .await
         .expect("runs")
+    }
+
+    #[tokio::test]
+    async fn calls_held_in_memory_come_back_as_spooled_ones_without_their_records() {
+        let keep = || Verdict::ALL.to_vec();
+        let spooled = gather_held(keep(), Holding::Spool).await;
+        let held = gather_held(keep(), Holding::Memory { records: false }).await;
+        let (spooled, spooled_input) = spooled.into_calls_and_input().expect("read back");
+        let (held, held_input) = held.into_calls_and_input().expect("read back");
+        let ids =
+            |calls: &[Call]| -> Vec<String> { calls.iter().map(|c| c.event_id.clone()).collect() };
+        assert_eq!(ids(&held), ["r1", "r3", "f1", "d1", "w1"]);
+        assert_eq!(ids(&held), ids(&spooled));
+        assert_eq!(held_input.duplicates, 1);
+        assert_eq!(spooled_input.duplicates, 1);
+        assert!(spooled.iter().all(|c| c.raw().is_some()));
+        assert!(held.iter().all(|c| c.raw().is_none()));
     }
 
     #[tokio::test]

@@ -297,7 +297,8 @@ fn reconcile_loaded(
         .with_regions(aws_regions(project))
         .overridden(&input.accounts, &input.regions);
     let resolver = Resolver::new(input.rules, input.signals, &index, &scope);
-    let mut effects = Vec::new();
+    // Most calls have one effect: sized for that, the list is not copied as it grows.
+    let mut effects = Vec::with_capacity(input.calls.len());
     let mut findings = Vec::new();
     for call in input.calls {
         let resolved = resolver.resolve(call);

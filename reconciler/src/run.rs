@@ -8,6 +8,7 @@
 use crate::agent::redact::Redactor;
 use crate::agent::{self, Agent, AgentReport};
 use crate::attribute::{Attributor, Verdict};
+use crate::ingest::order::Holding;
 use crate::ingest::{Call, Filter, Source};
 use crate::learn::{self, Proposal};
 use crate::ownership::OwnershipConfig;
@@ -149,7 +150,7 @@ pub async fn reconcile_calls(
 /// The out-of-band calls in time order and what was read.
 pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunError> {
     let request = Request {
-        keep_records: false,
+        holding: Holding::Memory { records: false },
         ..Request::new(trail.filter.clone(), vec![Verdict::OutOfBand])
     };
     let gathered = pipeline::gather(trail.sources, trail.attributor, &request).await?;

@@ -99,18 +99,30 @@ fn wait_for(mut command: Command, stdout: Stdio, ok: &[i32]) -> io::Result<(Usag
     Ok((measured, libc::WEXITSTATUS(status)))
 }
 
-/// Best wall time and highest peak memory of `runs` runs.
-pub fn best_of(runs: usize, mut make: impl FnMut() -> Command) -> io::Result<Usage> {
-    let mut best: Option<Usage> = None;
+/// Best wall and CPU time and highest peak memory of `runs` runs.
+pub fn best_of(runs: usize, make: impl FnMut() -> Command) -> io::Result<Usage> {
+    Ok(best_of_codes(runs, &[0], make)?.0)
+}
+
+/// [`best_of`] for a program whose exit code may be any of `ok`; the code of the last run.
+pub fn best_of_codes(
+    runs: usize,
+    ok: &[i32],
+    mut make: impl FnMut() -> Command,
+) -> io::Result<(Usage, i32)> {
+    let mut best: Option<(Usage, i32)> = None;
     for _ in 0..runs {
-        let usage = run(make(), Stdio::null())?;
+        let (usage, code) = wait_for(make(), Stdio::null(), ok)?;
         best = Some(match best {
-            None => usage,
-            Some(b) => Usage {
-                wall: b.wall.min(usage.wall),
-                cpu: b.cpu.min(usage.cpu),
-                peak_rss_bytes: b.peak_rss_bytes.max(usage.peak_rss_bytes),
-            },
+            None => (usage, code),
+            Some((b, _)) => (
+                Usage {
+                    wall: b.wall.min(usage.wall),
+                    cpu: b.cpu.min(usage.cpu),
+                    peak_rss_bytes: b.peak_rss_bytes.max(usage.peak_rss_bytes),
+                },
+                code,
+            ),
         });
     }
     best.ok_or_else(|| io::Error::other("no runs"))

@@ -29,8 +29,10 @@ const BATCH: usize = 256;
 const BATCH_BYTES: usize = BATCH * 4096;
 /// Read buffer for files; large reads keep system-call overhead low.
 const READ_BUFFER: usize = 256 * 1024;
-/// Chunks of parsed records a worker may hold ahead of the file being passed on.
-const WORKER_CHUNKS: usize = 16;
+/// Chunks of parsed records a worker may hold ahead of the file being passed on: 32,768
+/// records, more than a busy account's delivery file holds, so a worker does not wait idle
+/// while the files before its own are passed on; a few MB per worker.
+const WORKER_CHUNKS: usize = 128;
 
 /// Log files and directories of log files.
 #[derive(Debug, Clone, Default)]
@@ -244,7 +246,7 @@ fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem
             &pushdown.filter,
         ));
     }
-    let call = record.into_call(origin);
+    let call = record.into_call(origin, !pushdown.drop_records);
     match pushdown.dropped_verdict(&call) {
         Some(verdict) => SourceItem::Settled(Settled::new(
             verdict,
@@ -867,6 +869,7 @@ mod recovery_tests {
             writes_only: true,
             drop_terraform: true,
             attribution: Some(attributor),
+            drop_records: false,
         };
         let origin = Origin {
             source: Arc::from("t.json"),
@@ -887,9 +890,19 @@ mod recovery_tests {
         assert_eq!(settled.event_time.to_rfc3339(), "2024-07-11T10:00:00+00:00");
         // Outside the filter's region: counted as outside, as the call would be.
         assert!(!settled.in_filter);
+        let text = write_by_role("a", "alice");
         assert!(matches!(
             item("a", "alice", &writes_only),
-            SourceItem::Call(call) if call.event_id == "a"
+            SourceItem::Call(call) if call.event_id == "a" && call.raw() == Some(text.as_str())
+        ));
+        // A reconciliation never prints a record: its text is not copied into the call.
+        let without_records = Pushdown {
+            drop_records: true,
+            ..writes_only.clone()
+        };
+        assert!(matches!(
+            item("a", "alice", &without_records),
+            SourceItem::Call(call) if call.event_id == "a" && call.raw().is_none()
         ));
         // When more than out-of-band writes are kept, the pipeline attributes every call.
         let everything = Pushdown {

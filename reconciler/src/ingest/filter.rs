@@ -82,6 +82,9 @@ pub struct Pushdown {
     /// several threads settles there every call it would drop (pipeline identity, AWS
     /// service, Terraform client), instead of passing it on to be attributed and freed.
     pub attribution: Option<Arc<dyn Attribute>>,
+    /// The calls need not keep their record's text (a reconciliation never prints it): a
+    /// source may leave it out rather than copy it.
+    pub drop_records: bool,
 }
 
 /// The pipeline's verdict on a parsed call (the attribution stage's), as a source may ask

@@ -207,6 +207,7 @@ mod tests {
             writes_only: false,
             drop_terraform: false,
             attribution: None,
+            drop_records: false,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -230,6 +231,7 @@ mod tests {
             writes_only: false,
             drop_terraform: false,
             attribution: None,
+            drop_records: false,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -248,6 +250,7 @@ mod tests {
             writes_only: false,
             drop_terraform: false,
             attribution: None,
+            drop_records: false,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -265,6 +268,7 @@ mod tests {
             writes_only: true,
             drop_terraform: true,
             attribution: None,
+            drop_records: false,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),
@@ -282,6 +286,7 @@ mod tests {
             writes_only: true,
             drop_terraform: false,
             attribution: None,
+            drop_records: false,
         };
         assert_eq!(
             query_sql(&store(), &pushdown),

@@ -2,8 +2,9 @@
 //!
 //! Log files are not ordered and the same event can arrive twice (overlapping exports, a
 //! global event looked up in several regions). Each call leaves a 24-byte key (time, hash of
-//! its event id, where its record was spooled); the calls the caller keeps are written to a
-//! spool file. Keys are sorted in memory up to a limit and spilled to sorted run files beyond
+//! its event id, where the call is held); the calls the caller keeps are written to a spool
+//! file, or held as parsed when the caller holds every call afterwards anyway
+//! ([`Holding`]). Keys are sorted in memory up to a limit and spilled to sorted run files beyond
 //! it, then merged; runs are merged in groups as they pile up, so memory and open files stay
 //! bounded whatever the input size. Two events with equal time and equal 64-bit id hash are
 //! taken as the same event; for distinct ids within the same millisecond a collision has a
@@ -37,7 +38,7 @@ struct Key {
     time: i64,
     /// Hash of the event id.
     id: u64,
-    /// Verdict code in the top byte; below it, spool offset + 1 of a kept call, or 0.
+    /// Verdict code in the top byte; below it, where a kept call is held + 1, or 0.
     tag: u64,
 }
 
@@ -49,7 +50,9 @@ impl Key {
         Verdict::from_code((self.tag >> TAG_SHIFT) as u8)
     }
 
-    fn spool_offset(self) -> Option<u64> {
+    /// Where a kept call is held (spool offset or index in memory); `None` for a call only
+    /// counted.
+    fn held_at(self) -> Option<u64> {
         let slot = self.tag & SPOOL_MASK;
         (slot != 0).then(|| slot - 1)
     }
@@ -100,47 +103,99 @@ impl Counts {
     }
 }
 
+/// Where a collector holds the calls it keeps until they are read back in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holding {
+    /// In a temporary file, as their records' text, parsed again when read back: memory
+    /// stays flat whatever the number of calls (a caller that streams them out).
+    Spool,
+    /// As parsed calls, for a caller that holds every call afterwards anyway (a
+    /// reconciliation): nothing is written or parsed twice. `records` says whether the
+    /// calls keep their record's text, which is most of a call's memory.
+    Memory {
+        /// Whether each call keeps its record's text.
+        records: bool,
+    },
+}
+
+/// The kept calls while input goes on.
+enum Held {
+    Spool { writer: BufWriter<File>, len: u64 },
+    Memory { calls: Vec<HeldCall>, records: bool },
+}
+
+/// A kept call held in memory with the reason of its verdict; `None` once read back.
+type HeldCall = Option<(Box<Call>, String)>;
+
 /// Gathers attributed calls, then yields the kept ones in time order without duplicates.
 pub struct Collector {
     keys: Vec<Key>,
     run_keys: usize,
     runs: Vec<Run>,
-    spool: BufWriter<File>,
-    spool_len: u64,
-    /// Calls spooled, duplicates included.
-    spooled: usize,
+    held: Held,
+    /// Calls held, duplicates included.
+    kept: usize,
     keep: Box<dyn Fn(Verdict) -> bool + Send>,
 }
 
 impl Collector {
     /// A collector that keeps the calls whose verdict `keep` accepts (the others are only
-    /// counted), holding at most `run_keys` keys in memory.
+    /// counted) where `holding` says, holding at most `run_keys` keys in memory.
     pub fn new(
         keep: impl Fn(Verdict) -> bool + Send + 'static,
+        holding: Holding,
         run_keys: usize,
     ) -> io::Result<Self> {
+        let held = match holding {
+            Holding::Spool => Held::Spool {
+                writer: BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
+                len: 0,
+            },
+            Holding::Memory { records } => Held::Memory {
+                calls: Vec::new(),
+                records,
+            },
+        };
         Ok(Self {
             keys: Vec::new(),
             run_keys: run_keys.max(1),
             runs: Vec::new(),
-            spool: BufWriter::with_capacity(1 << 16, tempfile::tempfile()?),
-            spool_len: 0,
-            spooled: 0,
+            held,
+            kept: 0,
             keep: Box::new(keep),
         })
     }
 
     /// Adds one attributed call.
-    pub fn push(&mut self, call: &Call, attribution: &Attribution) -> io::Result<()> {
+    pub fn push(&mut self, call: Box<Call>, attribution: Attribution) -> io::Result<()> {
         let mut tag = u64::from(attribution.verdict.code()) << TAG_SHIFT;
+        let key = (
+            call.event_time.timestamp_millis(),
+            event_id_hash(&call.event_id),
+        );
         if (self.keep)(attribution.verdict) {
-            tag |= self.spool_call(call, attribution)? + 1;
+            tag |= self.hold(call, attribution)? + 1;
         }
         self.add_key(Key {
-            time: call.event_time.timestamp_millis(),
-            id: event_id_hash(&call.event_id),
+            time: key.0,
+            id: key.1,
             tag,
         })
+    }
+
+    /// Holds a kept call; returns where (its spool offset, or its index in memory).
+    fn hold(&mut self, mut call: Box<Call>, attribution: Attribution) -> io::Result<u64> {
+        self.kept += 1;
+        match &mut self.held {
+            Held::Spool { writer, len } => spool_call(writer, len, &call, &attribution),
+            Held::Memory { calls, records } => {
+                if !*records {
+                    call.forget_record();
+                }
+                calls.push(Some((call, attribution.reason)));
+                Ok(calls.len() as u64 - 1)
+            }
+        }
     }
 
     /// Adds a call a source settled: counted and de-duplicated, never kept.
@@ -158,38 +213,6 @@ impl Collector {
             self.spill()?;
         }
         Ok(())
-    }
-
-    /// Writes a kept call as length-prefixed fields; returns its offset.
-    fn spool_call(&mut self, call: &Call, attribution: &Attribution) -> io::Result<u64> {
-        let offset = self.spool_len;
-        let index = call.origin.index.to_le_bytes();
-        let byte_offset = call.origin.offset.map_or(u64::MAX, |o| o).to_le_bytes();
-        let raw = call.raw().ok_or_else(|| {
-            io::Error::new(
-                io::ErrorKind::InvalidData,
-                "a call without its record cannot be spooled",
-            )
-        })?;
-        let fields: [&[u8]; 5] = [
-            call.origin.source.as_bytes(),
-            &index,
-            &byte_offset,
-            attribution.reason.as_bytes(),
-            raw.as_bytes(),
-        ];
-        for field in fields {
-            let len = u32::try_from(field.len())
-                .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "record over 4 GiB"))?;
-            self.spool.write_all(&len.to_le_bytes())?;
-            self.spool.write_all(field)?;
-            self.spool_len += 4 + u64::from(len);
-        }
-        if self.spool_len > SPOOL_MASK {
-            return Err(io::Error::other("spool over 64 PiB"));
-        }
-        self.spooled += 1;
-        Ok(offset)
     }
 
     fn spill(&mut self) -> io::Result<()> {
@@ -225,19 +248,59 @@ impl Collector {
             std::mem::take(&mut self.keys).into_iter(),
         )];
         sources.extend(self.runs.drain(..).map(Run::reader));
-        let spool = self
-            .spool
-            .into_inner()
-            .map_err(io::IntoInnerError::into_error)?;
+        let held = match self.held {
+            Held::Spool { writer, .. } => ReadBack::Spool(BufReader::new(
+                writer
+                    .into_inner()
+                    .map_err(io::IntoInnerError::into_error)?,
+            )),
+            Held::Memory { calls, .. } => ReadBack::Memory(calls),
+        };
         Ok(Ordered {
             merge: Merge::new(sources)?,
-            spool: BufReader::new(spool),
-            spooled: self.spooled,
+            held,
+            kept: self.kept,
             last: None,
             counts: Counts::default(),
             sources_by_name: Vec::new(),
         })
     }
+}
+
+/// Writes a kept call to the spool as length-prefixed fields; returns its offset.
+fn spool_call(
+    spool: &mut BufWriter<File>,
+    spool_len: &mut u64,
+    call: &Call,
+    attribution: &Attribution,
+) -> io::Result<u64> {
+    let offset = *spool_len;
+    let index = call.origin.index.to_le_bytes();
+    let byte_offset = call.origin.offset.map_or(u64::MAX, |o| o).to_le_bytes();
+    let raw = call.raw().ok_or_else(|| {
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            "a call without its record cannot be spooled",
+        )
+    })?;
+    let fields: [&[u8]; 5] = [
+        call.origin.source.as_bytes(),
+        &index,
+        &byte_offset,
+        attribution.reason.as_bytes(),
+        raw.as_bytes(),
+    ];
+    for field in fields {
+        let len = u32::try_from(field.len())
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "record over 4 GiB"))?;
+        spool.write_all(&len.to_le_bytes())?;
+        spool.write_all(field)?;
+        *spool_len += 4 + u64::from(len);
+    }
+    if *spool_len > SPOOL_MASK {
+        return Err(io::Error::other("spool over 64 PiB"));
+    }
+    Ok(offset)
 }
 
 /// The hash of an event id that duplicates are recognised by (with the event time).
@@ -315,12 +378,18 @@ impl Merge {
     }
 }
 
-/// The kept calls in time order, read back from the spool; counts fill in as it advances
-/// and are complete once it is exhausted.
+/// Where the kept calls are read back from.
+enum ReadBack {
+    Spool(BufReader<File>),
+    Memory(Vec<HeldCall>),
+}
+
+/// The kept calls in time order, read back from where they were held; counts fill in as it
+/// advances and are complete once it is exhausted.
 pub struct Ordered {
     merge: Merge,
-    spool: BufReader<File>,
-    spooled: usize,
+    held: ReadBack,
+    kept: usize,
     last: Option<Key>,
     counts: Counts,
     /// Interned source names, so calls from one file share one allocation.
@@ -331,9 +400,9 @@ impl Ordered {
     /// The next kept call, skipping and counting the rest.
     pub fn next_call(&mut self) -> io::Result<Option<(Call, Attribution)>> {
         while let Some(key) = self.next_distinct()? {
-            if let Some(offset) = key.spool_offset() {
+            if let Some(slot) = key.held_at() {
                 let verdict = key.verdict().unwrap_or(Verdict::OutOfBand);
-                return self.read_spooled(offset, verdict).map(Some);
+                return self.read_back(slot, verdict).map(Some);
             }
         }
         Ok(None)
@@ -348,7 +417,7 @@ impl Ordered {
     /// At most how many calls [`Ordered::next_call`] yields (the kept ones, duplicates
     /// included).
     pub fn most_calls(&self) -> usize {
-        self.spooled
+        self.kept
     }
 
     /// The counts so far (complete after [`Ordered::next_call`] returned `None`).
@@ -371,40 +440,59 @@ impl Ordered {
         Ok(None)
     }
 
-    fn read_spooled(&mut self, offset: u64, verdict: Verdict) -> io::Result<(Call, Attribution)> {
-        self.spool.seek(SeekFrom::Start(offset))?;
-        let source = self.read_field()?;
-        let index = u64::from_le_bytes(fixed(&self.read_field()?)?);
-        let byte_offset = u64::from_le_bytes(fixed(&self.read_field()?)?);
-        let reason = String::from_utf8_lossy(&self.read_field()?).into_owned();
-        let raw = self.read_field()?;
-        let origin = Origin {
-            source: self.intern(&source),
-            index,
-            offset: (byte_offset != u64::MAX).then_some(byte_offset),
+    fn read_back(&mut self, slot: u64, verdict: Verdict) -> io::Result<(Call, Attribution)> {
+        let (call, reason) = match &mut self.held {
+            ReadBack::Spool(spool) => read_spooled(spool, slot, &mut self.sources_by_name)?,
+            ReadBack::Memory(calls) => usize::try_from(slot)
+                .ok()
+                .and_then(|slot| calls.get_mut(slot))
+                .and_then(Option::take)
+                .map(|(call, reason)| (*call, reason))
+                .ok_or_else(|| io::Error::other("a held call was read back twice"))?,
         };
-        let call = Call::parse(&raw, origin)
-            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
         Ok((call, Attribution { verdict, reason }))
     }
+}
 
-    fn read_field(&mut self) -> io::Result<Vec<u8>> {
-        let mut len = [0u8; 4];
-        self.spool.read_exact(&mut len)?;
-        let mut field = vec![0u8; u32::from_le_bytes(len) as usize];
-        self.spool.read_exact(&mut field)?;
-        Ok(field)
-    }
+/// Reads the call spooled at `offset`, and the reason of its verdict.
+fn read_spooled(
+    spool: &mut BufReader<File>,
+    offset: u64,
+    sources_by_name: &mut Vec<Arc<str>>,
+) -> io::Result<(Call, String)> {
+    spool.seek(SeekFrom::Start(offset))?;
+    let source = read_field(spool)?;
+    let index = u64::from_le_bytes(fixed(&read_field(spool)?)?);
+    let byte_offset = u64::from_le_bytes(fixed(&read_field(spool)?)?);
+    let reason = String::from_utf8_lossy(&read_field(spool)?).into_owned();
+    let raw = read_field(spool)?;
+    let origin = Origin {
+        source: intern(sources_by_name, &source),
+        index,
+        offset: (byte_offset != u64::MAX).then_some(byte_offset),
+    };
+    let call = Call::parse(&raw, origin)
+        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?;
+    Ok((call, reason))
+}
 
-    fn intern(&mut self, name: &[u8]) -> Arc<str> {
-        let name = String::from_utf8_lossy(name);
-        if let Some(known) = self.sources_by_name.iter().find(|s| ***s == *name) {
-            return known.clone();
-        }
-        let interned: Arc<str> = Arc::from(name.as_ref());
-        self.sources_by_name.push(interned.clone());
-        interned
+fn read_field(spool: &mut BufReader<File>) -> io::Result<Vec<u8>> {
+    let mut len = [0u8; 4];
+    spool.read_exact(&mut len)?;
+    let mut field = vec![0u8; u32::from_le_bytes(len) as usize];
+    spool.read_exact(&mut field)?;
+    Ok(field)
+}
+
+/// The one shared copy of a source's name.
+fn intern(sources_by_name: &mut Vec<Arc<str>>, name: &[u8]) -> Arc<str> {
+    let name = String::from_utf8_lossy(name);
+    if let Some(known) = sources_by_name.iter().find(|s| ***s == *name) {
+        return known.clone();
     }
+    let interned: Arc<str> = Arc::from(name.as_ref());
+    sources_by_name.push(interned.clone());
+    interned
 }
 
 fn fixed(bytes: &[u8]) -> io::Result<[u8; 8]> {
@@ -432,15 +520,30 @@ mod tests {
         .expect("parses")
     }
 
+    /// Both ways of holding kept calls.
+    const HOLDINGS: [Holding; 2] = [Holding::Spool, Holding::Memory { records: true }];
+
     fn collect(run_keys: usize, calls: &[(&str, &str, Verdict)]) -> (Vec<String>, Counts) {
+        let [spooled, held] = HOLDINGS.map(|holding| collect_held(holding, run_keys, calls));
+        assert_eq!(spooled, held, "held in memory as spooled");
+        spooled
+    }
+
+    fn collect_held(
+        holding: Holding,
+        run_keys: usize,
+        calls: &[(&str, &str, Verdict)],
+    ) -> (Vec<String>, Counts) {
         let mut collector =
-            Collector::new(|v| v == Verdict::OutOfBand, run_keys).expect("temp files");
+            Collector::new(|v| v == Verdict::OutOfBand, holding, run_keys).expect("temp files");
         for (id, time, verdict) in calls {
             let attribution = Attribution {
                 verdict: *verdict,
                 reason: format!("r-{id}"),
             };
-            collector.push(&call(id, time), &attribution).expect("push");
+            collector
+                .push(Box::new(call(id, time)), attribution)
+                .expect("push");
         }
         let mut ordered = collector.finish().expect("finish");
         let mut ids = Vec::new();
@@ -508,26 +611,30 @@ mod tests {
         assert_eq!(counts.total(), 650);
         assert_eq!(counts.duplicates, 50);
 
-        let mut collector = Collector::new(|_| false, 1).expect("temp files");
+        let mut collector = Collector::new(|_| false, Holding::Spool, 1).expect("temp files");
         let attribution = Attribution {
             verdict: Verdict::ReadOnly,
             reason: String::new(),
         };
         for (id, time, _) in &input {
-            collector.push(&call(id, time), &attribution).expect("push");
+            collector
+                .push(Box::new(call(id, time)), attribution.clone())
+                .expect("push");
             assert!(collector.runs.len() < 3 * MERGE_FAN_IN, "runs pile up");
         }
     }
 
     #[test]
     fn counts_without_reading_calls() {
-        let mut collector = Collector::new(|_| false, 2).expect("temp files");
+        let mut collector = Collector::new(|_| false, Holding::Spool, 2).expect("temp files");
         for (id, time, verdict) in INPUT {
             let attribution = Attribution {
                 verdict,
                 reason: String::new(),
             };
-            collector.push(&call(id, time), &attribution).expect("push");
+            collector
+                .push(Box::new(call(id, time)), attribution)
+                .expect("push");
         }
         let counts = collector
             .finish()

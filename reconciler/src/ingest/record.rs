@@ -492,8 +492,9 @@ impl<'a> Record<'a> {
         }
     }
 
-    /// The call, its fields copied out of the text and the text kept as its raw record.
-    pub fn into_call(self, origin: Origin) -> Call {
+    /// The call, its fields copied out of the text, and the text kept as its raw record when
+    /// `keep_record` says so.
+    pub fn into_call(self, origin: Origin, keep_record: bool) -> Call {
         let Basics {
             read_only,
             read_only_derived,
@@ -554,7 +555,7 @@ impl<'a> Record<'a> {
                 client_provided_host_header: Text::owned(t.client_provided_host_header),
             }),
             insight_details: Payload::from_raw(f.insight_details),
-            raw: Some(self.text.into()),
+            raw: keep_record.then(|| self.text.into()),
         }
     }
 }
@@ -641,7 +642,7 @@ pub struct Basics<'a> {
 impl Call {
     /// Parses one record's JSON text. The text is kept verbatim as the raw record.
     pub fn parse(text: &[u8], origin: Origin) -> Result<Self, RecordError> {
-        Record::parse(text).map(|record| record.into_call(origin))
+        Record::parse(text).map(|record| record.into_call(origin, true))
     }
 
     /// The fields the first attribution checks read.
