@@ -618,18 +618,18 @@ fn interpolated_text(value: &Value) -> Result<String, EvalError> {
 /// Whether the operators after a resource's address read an argument of its instances
 /// (`.name`, `[0].name`, `["a"].name`, `[*].name`) rather than whole instances.
 fn names_argument(operators: &[TraversalOperator]) -> bool {
-    match operators {
-        [TraversalOperator::GetAttr(_), ..] => true,
-        [
-            TraversalOperator::Index(_)
-            | TraversalOperator::LegacyIndex(_)
-            | TraversalOperator::AttrSplat
-            | TraversalOperator::FullSplat,
-            TraversalOperator::GetAttr(_),
-            ..,
-        ] => true,
-        _ => false,
-    }
+    matches!(
+        operators,
+        [TraversalOperator::GetAttr(_), ..]
+            | [
+                TraversalOperator::Index(_)
+                    | TraversalOperator::LegacyIndex(_)
+                    | TraversalOperator::AttrSplat
+                    | TraversalOperator::FullSplat,
+                TraversalOperator::GetAttr(_),
+                ..,
+            ]
+    )
 }
 
 fn lookup_key(value: Value, key: &str, lenient: bool) -> Result<Value, EvalError> {
@@ -791,7 +791,7 @@ mod tests {
     }
 
     fn eval(source: &str) -> Value {
-        evaluate_str(source, &planned_users()).unwrap()
+        evaluate_str(source, &planned_users()).expect("evaluates")
     }
 
     #[test]
