@@ -678,7 +678,8 @@ fn count_and_for_each_on_module_calls_make_keyed_module_paths() {
             .attributes,
         value(json!({"name": "n1"}))
     );
-    // No state: the topic's name is known only after apply.
+    // No state, but the topics' names are set in their configuration: Terraform knows them
+    // at plan time (`name = "y"` in the plan).
     let names = project
         .outputs()
         .into_iter()
@@ -686,7 +687,7 @@ fn count_and_for_each_on_module_calls_make_keyed_module_paths() {
         .unwrap();
     assert_eq!(
         names.value,
-        Value::List(vec![Value::Unknown, Value::Unknown])
+        Value::List(vec![Value::String("y".into()), Value::String("n1".into())])
     );
 }
 

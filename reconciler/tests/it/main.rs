@@ -16,6 +16,7 @@ mod athena_source;
 mod attack_trails;
 mod check_config;
 mod collections_cli;
+mod config_dialects;
 mod config_project;
 mod config_provenance;
 mod corpus;

@@ -84,14 +84,31 @@ impl Key {
     }
 }
 
+/// Why the instance keys of a block cannot be known.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum KeysError {
+    /// `count` or `for_each` holds a value not known yet (the message says which).
+    Unknown(String),
+    /// `count` or `for_each` fails to evaluate or holds a value it cannot hold.
+    Invalid(String),
+}
+
+impl std::fmt::Display for KeysError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            KeysError::Unknown(message) | KeysError::Invalid(message) => f.write_str(message),
+        }
+    }
+}
+
 /// The instance keys of a resource or module block, from its `count` or `for_each`; an
 /// error says why they cannot be known.
-pub(super) fn keys(body: &Body, scope: &EvalScope) -> Result<Vec<Key>, String> {
+pub(super) fn keys(body: &Body, scope: &EvalScope) -> Result<Vec<Key>, KeysError> {
     let value = |name: &str| {
         body.get_attribute(name)
             .map(|attr| evaluate(&hcl::Expression::from(attr.value.clone()), scope))
             .transpose()
-            .map_err(|error| format!("{name}: {error}"))
+            .map_err(|error| KeysError::Invalid(format!("{name}: {error}")))
     };
     if let Some(count) = value("count")? {
         return count_keys(count);
@@ -107,15 +124,20 @@ pub(super) fn keys(body: &Body, scope: &EvalScope) -> Result<Vec<Key>, String> {
 
 /// The instances of `count`: its value converted to a number, as Terraform converts it (so
 /// `count = "2"` is two instances), which must be a whole number and not negative.
-fn count_keys(count: Value) -> Result<Vec<Key>, String> {
+fn count_keys(count: Value) -> Result<Vec<Key>, KeysError> {
+    let invalid = |message: String| Err(KeysError::Invalid(message));
     let n = match convert(count, &AttrType::Number) {
         Ok(Value::Number(n)) => n,
-        Ok(Value::Unknown) => return Err("count is not known until apply".to_string()),
-        Ok(_) => return Err("count must not be null".to_string()),
-        Err(message) => return Err(format!("count: {message}")),
+        Ok(Value::Unknown) => {
+            return Err(KeysError::Unknown(
+                "count is not known until apply".to_string(),
+            ));
+        }
+        Ok(_) => return invalid("count must not be null".to_string()),
+        Err(message) => return invalid(format!("count: {message}")),
     };
     if n < 0.0 || n.fract() != 0.0 {
-        return Err(format!(
+        return invalid(format!(
             "count must be a whole number of zero or more, not {n}"
         ));
     }
@@ -129,7 +151,8 @@ fn count_keys(count: Value) -> Result<Vec<Key>, String> {
 
 /// The instances of `for_each`: a map's keys, or a set's strings (numbers and bools in a
 /// set are refused, as Terraform refuses them; null elements too).
-fn for_each_keys(for_each: Value) -> Result<Vec<Key>, String> {
+fn for_each_keys(for_each: Value) -> Result<Vec<Key>, KeysError> {
+    use KeysError::{Invalid, Unknown};
     let key = |k: String, v: Value| Key {
         index: Some(IndexKey::Str(k)),
         each_value: Some(v),
@@ -140,19 +163,21 @@ fn for_each_keys(for_each: Value) -> Result<Vec<Key>, String> {
             .into_iter()
             .map(|item| match item {
                 Value::String(s) => Ok(key(s.clone(), Value::String(s))),
-                Value::Unknown => Err("for_each has keys not known until apply".to_string()),
-                Value::Null => Err("for_each must not contain null".to_string()),
-                other => Err(format!(
-                    "for_each set elements must be strings, not {other}"
+                Value::Unknown => Err(Unknown(
+                    "for_each has keys not known until apply".to_string(),
                 )),
+                Value::Null => Err(Invalid("for_each must not contain null".to_string())),
+                other => Err(Invalid(format!(
+                    "for_each set elements must be strings, not {other}"
+                ))),
             })
             .collect(),
-        Value::Unknown => Err("for_each is not known until apply".to_string()),
-        Value::Null => Err("for_each must not be null".to_string()),
-        other => Err(format!(
+        Value::Unknown => Err(Unknown("for_each is not known until apply".to_string())),
+        Value::Null => Err(Invalid("for_each must not be null".to_string())),
+        other => Err(Invalid(format!(
             "for_each must be a map or a set of strings, not a {}",
             other.type_name()
-        )),
+        ))),
     }
 }
 
@@ -344,7 +369,8 @@ mod tests {
     fn keys_of(body: &str) -> Result<Vec<Option<IndexKey>>, String> {
         let body = hcl::edit::parser::parse_body(body).expect("parses");
         let scope = EvalScope::new(".").with_variable("n", Value::Unknown);
-        keys(&body, &scope).map(|keys| keys.into_iter().map(|k| k.index).collect())
+        let keys = keys(&body, &scope).map_err(|e| e.to_string())?;
+        Ok(keys.into_iter().map(|k| k.index).collect())
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! Loading: module instances evaluated from the root down.
 
-use std::collections::{BTreeMap, HashMap};
+mod unknowns;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use hcl::edit::Span;
@@ -9,7 +11,7 @@ use hcl::edit::structure::Body;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::expand::{Key, Place, body_value, eval, keys};
+use super::expand::{Key, KeysError, Place, body_value, eval, keys};
 use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
 use super::loaded::{CallSite, InstanceRecord, ModuleInstance, VarRecord};
 use super::model::{
@@ -17,12 +19,13 @@ use super::model::{
 };
 use super::project::Project;
 use super::provider_data::derived;
-use super::refs::references;
+use super::refs::{reference_names, resource_expressions};
 use super::types::parse_type;
 use super::vars::{Assigned, root_assignments};
 use crate::terraform::functions::{EvalScope, Value, convert, evaluate};
 use crate::terraform::state::{IndexKey, Mode, State, instance_address};
 use knowledge::schema::AttrType;
+use unknowns::Cause;
 
 struct Loader<'a> {
     root: PathBuf,
@@ -38,7 +41,15 @@ struct Loader<'a> {
     /// The `region` of each of the root's `provider "aws"` blocks, as far as its variables
     /// tell (see [`provider_data`](super::provider_data)).
     provider_regions: Vec<Value>,
+    /// The state's resource instances of each module instance being evaluated, innermost
+    /// last (see [`Loader::state_resources`]).
+    stored: Vec<StateInstances>,
+    /// The module calls whose module is not installed, by path (`module.vpc.module.tags`).
+    not_installed: BTreeSet<String>,
 }
+
+/// A module instance's resource instances in the state, by address within the module.
+type StateInstances = BTreeMap<String, Vec<(Option<IndexKey>, Value)>>;
 
 /// Loads the configuration rooted at `dir`; see the module documentation.
 pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigError> {
@@ -53,6 +64,8 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigE
         instances: Vec::new(),
         diagnostics: Vec::new(),
         provider_regions: Vec::new(),
+        stored: Vec::new(),
+        not_installed: BTreeSet::new(),
     };
     let root = loader.decls_of("")?;
     let types = loader.decls[root]
@@ -117,11 +130,12 @@ fn variable_type(decl: &BlockDecl) -> AttrType {
         })
 }
 
-/// A local or a module call, as a node of the evaluation order.
+/// A local, a module call or a resource (or data) block, as a node of the evaluation order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Node {
     Local(usize),
     Call(usize),
+    Resource(usize),
 }
 
 /// One step of a module's evaluation order.
@@ -194,9 +208,11 @@ impl Loader<'_> {
         if path.is_none() {
             self.provider_regions = self.aws_provider_regions(decls, &scope);
         }
-        for (address, instances) in self.state_resources(path.as_deref(), decls) {
-            scope = scope.with_resource(address, collect_instances(instances));
+        let stored = self.state_resources(path.as_deref(), decls);
+        for (address, instances) in &stored {
+            scope = scope.with_resource(address.clone(), collect_instances(instances.clone()));
         }
+        self.stored.push(stored);
         let index = self.modules.len();
         self.modules.push(ModuleInstance {
             path: path.clone(),
@@ -216,9 +232,7 @@ impl Loader<'_> {
                 }
             }
         }
-        self.bind_empty_blocks(index);
-        self.expand_resources(index);
-        self.add_planned_instances(index);
+        self.stored.pop();
         self.evaluate_outputs(index);
         Ok(index)
     }
@@ -314,12 +328,8 @@ impl Loader<'_> {
     /// The state's resource instances in the module at `path` (declared by `decls`), by
     /// resource address within the module; a data source the provider answers from its own
     /// settings ([`provider_data`](super::provider_data)) and the state lacks is derived.
-    fn state_resources(
-        &self,
-        path: Option<&str>,
-        decls: usize,
-    ) -> BTreeMap<String, Vec<(Option<IndexKey>, Value)>> {
-        let mut grouped: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
+    fn state_resources(&self, path: Option<&str>, decls: usize) -> StateInstances {
+        let mut grouped = StateInstances::new();
         let instances = self.state.map_or(&[][..], |s| s.instances.as_slice());
         for instance in instances {
             if instance.module.as_deref() != path || instance.deposed.is_some() {
@@ -353,68 +363,11 @@ impl Loader<'_> {
         grouped
     }
 
-    /// Gives the module's scope `[]` or `{}` for each resource and data block that has no
-    /// instance (see [`none_value`]), for the resources that refer to it.
-    fn bind_empty_blocks(&mut self, module: usize) {
-        let scope = self.modules[module].scope.clone();
-        let empty: Vec<(String, Value)> = self.decls[self.modules[module].decls]
-            .resources
-            .iter()
-            .map(|decl| (block_address(decl), none_value(&decl.block.body, &scope)))
-            .filter(|(_, value)| *value != Value::Unknown)
-            .collect();
-        let instance = &mut self.modules[module];
-        instance.scope = instance.scope.clone().with_resources(empty);
-    }
-
-    /// Gives the module's scope every instance the configuration declares, unknown where the
-    /// state lacks it, so outputs see `aws_instance.web[*]` with as many elements as `count`
-    /// makes. (Locals and module arguments, evaluated earlier, see the state's instances.)
-    fn add_planned_instances(&mut self, module: usize) {
-        let path = self.modules[module].path.clone();
-        let decls = self.modules[module].decls;
-        let mut stored = self.state_resources(path.as_deref(), decls);
-        let mut planned: BTreeMap<String, Vec<(Option<IndexKey>, Value)>> = BTreeMap::new();
-        for record in self.instances.iter().filter(|r| r.module == module) {
-            let public = &record.public;
-            let prefix = if public.mode == Mode::Data {
-                "data."
-            } else {
-                ""
-            };
-            let address = format!("{prefix}{}.{}", public.resource_type, public.name);
-            let value = stored
-                .get_mut(&address)
-                .and_then(|instances| {
-                    let at = instances.iter().position(|(key, _)| *key == public.index)?;
-                    Some(instances.swap_remove(at).1)
-                })
-                .unwrap_or(Value::Unknown);
-            planned
-                .entry(address)
-                .or_default()
-                .push((public.index.clone(), value));
-        }
-        // A block with no instance is `[]` under `count = 0`, `{}` under an empty `for_each`,
-        // and unknown when its instances could not be known.
-        let scope = self.modules[module].scope.clone();
-        let mut values: BTreeMap<String, Value> = BTreeMap::new();
-        for decl in &self.decls[decls].resources {
-            let address = block_address(decl);
-            let value = match planned.remove(&address) {
-                Some(instances) => collect_instances(instances),
-                None => none_value(&decl.block.body, &scope),
-            };
-            values.insert(address, value);
-        }
-        let instance = &mut self.modules[module];
-        instance.scope = instance.scope.clone().with_resources(values);
-    }
-
-    /// Locals and module calls of a module in an order where each comes after what it
-    /// refers to. Module calls that refer to each other's outputs form a group evaluated
-    /// until settled: Terraform orders by output, so calls may read each other when no
-    /// output depends on itself. A circle of locals alone is an error, as in Terraform.
+    /// Locals, module calls and resources of a module in an order where each comes after
+    /// what it refers to. Module calls that refer to each other's outputs form a group
+    /// evaluated until settled: Terraform orders by output, so calls may read each other
+    /// when no output depends on itself; a resource in such a circle settles with them. A
+    /// circle of locals alone is an error, as in Terraform.
     fn order(&self, decls: usize) -> Result<Vec<Step>, ConfigError> {
         let module = &self.decls[decls];
         let nodes: Vec<(Node, String)> = (module.locals.iter().enumerate())
@@ -426,6 +379,13 @@ impl Loader<'_> {
                     .enumerate()
                     .map(|(i, c)| (Node::Call(i), format!("module.{}", c.label(0)))),
             )
+            .chain(
+                (module.resources.iter().enumerate())
+                    .map(|(i, r)| (Node::Resource(i), block_address(r))),
+            )
+            .collect();
+        let position: HashMap<&str, usize> = (nodes.iter().enumerate())
+            .map(|(i, (_, name))| (name.as_str(), i))
             .collect();
         let edges: Vec<Vec<usize>> = nodes
             .iter()
@@ -438,14 +398,12 @@ impl Loader<'_> {
                         .attributes()
                         .map(|a| &a.value)
                         .collect(),
+                    Node::Resource(i) => resource_expressions(&module.resources[i].block.body),
                 };
                 let mut targets: Vec<usize> = exprs
                     .into_iter()
-                    .flat_map(references)
-                    .filter_map(|(root, attr)| {
-                        let name = format!("{root}.{}", attr?);
-                        nodes.iter().position(|(_, n)| *n == name)
-                    })
+                    .flat_map(reference_names)
+                    .filter_map(|name| position.get(name.as_str()).copied())
                     .collect();
                 targets.sort_unstable();
                 targets.dedup();
@@ -469,7 +427,10 @@ impl Loader<'_> {
             let looped = members.len() > 1 || edges[members[0]].contains(&members[0]);
             if !looped {
                 steps.push(Step::One(nodes[members[0]].0));
-            } else if members.iter().any(|&i| matches!(nodes[i].0, Node::Call(_))) {
+            } else if members
+                .iter()
+                .any(|&i| !matches!(nodes[i].0, Node::Local(_)))
+            {
                 steps.push(Step::Settle(members.iter().map(|&i| nodes[i].0).collect()));
             } else {
                 return Err(self.cycle(decls, &nodes, &edges, &members));
@@ -513,6 +474,7 @@ impl Loader<'_> {
                 module.locals[i].attr.span().unwrap_or_default().start,
             ),
             Node::Call(i) => (&module.calls[i].file, module.calls[i].span().start),
+            Node::Resource(i) => (&module.resources[i].file, module.resources[i].span().start),
         };
         ConfigError::Cycle {
             file: file.clone(),
@@ -531,6 +493,7 @@ impl Loader<'_> {
     ) -> Result<(), ConfigError> {
         match node {
             Node::Local(local) => self.evaluate_local(module, local),
+            Node::Resource(resource) => self.expand_resource(module, resource),
             Node::Call(call) => {
                 let (name, value) = self.evaluate_call(module, call, key)?;
                 module_values.insert(name, value);
@@ -591,10 +554,19 @@ impl Loader<'_> {
         members
             .iter()
             .map(|&node| match node {
-                Node::Local(i) => self.modules[module].locals.get(&decls.locals[i].name),
-                Node::Call(i) => module_values.get(decls.calls[i].label(0)),
+                Node::Local(i) => self.modules[module]
+                    .locals
+                    .get(&decls.locals[i].name)
+                    .cloned(),
+                Node::Call(i) => module_values.get(decls.calls[i].label(0)).cloned(),
+                Node::Resource(i) => Some(Value::List(
+                    (self.instances.iter())
+                        .filter(|r| r.module == module && r.decl == i)
+                        .map(|r| r.public.attributes.clone())
+                        .collect(),
+                )),
             })
-            .map(|value| value.cloned().unwrap_or(Value::Unknown))
+            .map(|value| value.unwrap_or(Value::Unknown))
             .collect()
     }
 
@@ -603,6 +575,7 @@ impl Loader<'_> {
         match node {
             Node::Local(i) => format!("local.{}", self.decls[decls].locals[i].name),
             Node::Call(i) => format!("module.{}", self.decls[decls].calls[i].label(0)),
+            Node::Resource(i) => block_address(&self.decls[decls].resources[i]),
         }
     }
 
@@ -646,16 +619,19 @@ impl Loader<'_> {
         };
         let caller_rel = self.decls[self.modules[parent].decls].rel.clone();
         let Some(rel) = self.module_dir(&decl, &key, &caller_rel) else {
-            let message = "module source not found; run `terraform init`".to_string();
-            self.diagnose(&decl.file, decl.span().start, call_path, message);
+            let message = not_installed(&decl);
+            self.diagnose(&decl.file, decl.span().start, call_path.clone(), message);
+            self.not_installed.insert(call_path);
             return Ok((name, Value::Unknown));
         };
         let child_decls = self.decls_of(&rel)?;
         let scope = self.modules[parent].scope.clone();
         let instance_keys = match keys(&decl.block.body, &scope) {
             Ok(keys) => keys,
-            Err(message) => {
-                self.diagnose(&decl.file, decl.span().start, call_path, message);
+            Err(error) => {
+                if let Some(message) = self.keys_message(parent, &decl, error, "") {
+                    self.diagnose(&decl.file, decl.span().start, call_path, message);
+                }
                 return Ok((name, Value::Unknown));
             }
         };
@@ -681,6 +657,46 @@ impl Loader<'_> {
             false => collect_instances(instances),
         };
         Ok((name, value))
+    }
+
+    /// What to report when a block's instance keys cannot be known (`None`: nothing, as it
+    /// follows only from a module that is not installed or a variable with no value, both
+    /// reported), `tail` appended. Keys not known because they read data sources the state
+    /// does not hold are not "until apply": Terraform reads those at plan time.
+    fn keys_message(
+        &self,
+        module: usize,
+        decl: &BlockDecl,
+        error: KeysError,
+        tail: &str,
+    ) -> Option<String> {
+        let message = match error {
+            KeysError::Unknown(message) => message,
+            invalid => return Some(format!("{invalid}{tail}")),
+        };
+        let body = &decl.block.body;
+        let (argument, attr) = match body.get_attribute("count") {
+            Some(attr) => ("count", attr),
+            None => ("for_each", body.get_attribute("for_each")?),
+        };
+        let causes = self.causes(module, &attr.value, &self.modules[module].scope);
+        if causes.is_empty() || causes.contains(&Cause::Apply) {
+            return Some(format!("{message}{tail}"));
+        }
+        let unread: Vec<&str> = (causes.iter())
+            .filter_map(|cause| match cause {
+                Cause::Unread(address) => Some(address.as_str()),
+                _ => None,
+            })
+            .collect();
+        if unread.is_empty() {
+            return None;
+        }
+        Some(format!(
+            "{argument} reads {}, which Terraform reads from AWS at plan time; retrace has no \
+             state for it (pass --state from a run that read it){tail}",
+            unread.join(", ")
+        ))
     }
 
     /// The directory of a called module: relative to the caller for a local source, else
@@ -737,49 +753,99 @@ impl Loader<'_> {
             .collect()
     }
 
-    /// Expands every resource and data block of a module instance into instances.
-    fn expand_resources(&mut self, module: usize) {
+    /// Expands one resource or data block of a module instance into instances, and gives
+    /// the module's scope what references to it read (see [`Loader::bind_resource`]).
+    fn expand_resource(&mut self, module: usize, index: usize) {
         let decls = self.modules[module].decls;
         let path = self.modules[module].path.clone();
-        for (index, decl) in self.decls[decls].resources.clone().iter().enumerate() {
-            let mode = match decl.block.ident.as_str() {
-                "data" => Mode::Data,
-                _ => Mode::Managed,
-            };
-            let (resource_type, name) = (decl.label(0).to_string(), decl.label(1).to_string());
-            let address = instance_address(path.as_deref(), mode, &resource_type, &name, None);
-            let scope = self.modules[module].scope.clone();
-            let instance_keys = match keys(&decl.block.body, &scope) {
-                Ok(keys) => keys,
-                Err(message) => {
-                    let message = format!("{message}; no instances");
+        let decl = self.decls[decls].resources[index].clone();
+        let mode = match decl.block.ident.as_str() {
+            "data" => Mode::Data,
+            _ => Mode::Managed,
+        };
+        let (resource_type, name) = (decl.label(0).to_string(), decl.label(1).to_string());
+        let address = instance_address(path.as_deref(), mode, &resource_type, &name, None);
+        let scope = self.modules[module].scope.clone();
+        let instance_keys = match keys(&decl.block.body, &scope) {
+            Ok(keys) => keys,
+            Err(error) => {
+                if let Some(message) = self.keys_message(module, &decl, error, "; no instances") {
                     self.diagnose(&decl.file, decl.span().start, address, message);
-                    continue;
                 }
-            };
-            for key in instance_keys {
-                let address = address_of(path.as_deref(), mode, &resource_type, &name, &key);
-                let attributes =
-                    self.body_value(&decl.block.body, &key.bind(&scope), decl, &address);
-                let public = ResourceInstance {
-                    address,
-                    module: path.clone(),
-                    mode,
-                    resource_type: resource_type.clone(),
-                    name: name.clone(),
-                    index: key.index.clone(),
-                    attributes,
-                    file: decl.file.clone(),
-                    span: decl.span(),
-                };
-                self.instances.push(InstanceRecord {
-                    public,
-                    module,
-                    decl: index,
-                    key,
-                });
+                self.bind_resource(module, &decl, None);
+                return;
             }
+        };
+        let mut made = Vec::new();
+        for key in instance_keys {
+            let address = address_of(path.as_deref(), mode, &resource_type, &name, &key);
+            let attributes = self.body_value(&decl.block.body, &key.bind(&scope), &decl, &address);
+            made.push((key.index.clone(), attributes.clone()));
+            let public = ResourceInstance {
+                address,
+                module: path.clone(),
+                mode,
+                resource_type: resource_type.clone(),
+                name: name.clone(),
+                index: key.index.clone(),
+                attributes,
+                file: decl.file.clone(),
+                span: decl.span(),
+            };
+            self.instances.push(InstanceRecord {
+                public,
+                module,
+                decl: index,
+                key,
+            });
         }
+        self.bind_resource(module, &decl, Some(made));
+    }
+
+    /// Gives the module's scope the resource's instances, `made` with their configured
+    /// values (`None` when they could not be known): each instance's state where the state
+    /// holds it, else unknown, so `aws_instance.web[*]` has as many elements as `count`
+    /// makes (`[]` under `count = 0`, `{}` under an empty `for_each`); and, for the
+    /// instances the state lacks, the arguments their configuration sets, which Terraform
+    /// knows at plan time (see [`EvalScope::with_planned`]).
+    fn bind_resource(
+        &mut self,
+        module: usize,
+        decl: &BlockDecl,
+        made: Option<Vec<(Option<IndexKey>, Value)>>,
+    ) {
+        let address = block_address(decl);
+        let stored = self.stored.last().and_then(|s| s.get(&address));
+        let in_state = |index: &Option<IndexKey>| {
+            stored.and_then(|s| {
+                s.iter()
+                    .find(|(key, _)| key == index)
+                    .map(|(_, v)| v.clone())
+            })
+        };
+        let (known, configured) = match made {
+            None => (Value::Unknown, Value::Unknown),
+            Some(made) if made.is_empty() => {
+                let none = match decl.block.body.get_attribute("count") {
+                    Some(_) => Value::List(Vec::new()),
+                    None => Value::Object(BTreeMap::new()),
+                };
+                (none.clone(), none)
+            }
+            Some(made) => {
+                let (mut known, mut configured) = (Vec::new(), Vec::new());
+                for (index, attributes) in made {
+                    let state = in_state(&index);
+                    known.push((index.clone(), state.clone().unwrap_or(Value::Unknown)));
+                    configured.push((index, state.unwrap_or_else(|| nulls_unknown(attributes))));
+                }
+                (collect_instances(known), collect_instances(configured))
+            }
+        };
+        let instance = &mut self.modules[module];
+        instance.scope = (instance.scope.clone())
+            .with_resource(address.clone(), known)
+            .with_planned(address, configured);
     }
 
     fn body_value(
@@ -877,6 +943,22 @@ fn none_value(body: &Body, scope: &EvalScope) -> Value {
     }
 }
 
+/// A planned instance's configured value as its references see it: an argument left null
+/// is unset, which the provider may fill in at apply (an optional and computed attribute,
+/// such as a launch template's `default_version`), so it is unknown, as any left out.
+fn nulls_unknown(value: Value) -> Value {
+    match value {
+        Value::Null => Value::Unknown,
+        Value::List(items) => Value::List(items.into_iter().map(nulls_unknown).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, nulls_unknown(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
 /// Values of the instances of one resource or module call as its references see them: the
 /// single object, a list by `count` index, or a map by `for_each` key (see [`none_value`]
 /// for a block with no instance).
@@ -915,6 +997,18 @@ fn collect_instances(instances: Vec<(Option<IndexKey>, Value)>) -> Value {
                 .collect(),
         ),
         None => Value::Unknown,
+    }
+}
+
+/// The diagnostic for a module call whose module is not where `terraform init` puts it.
+fn not_installed(decl: &BlockDecl) -> String {
+    match decl.block.body.get_attribute("source").map(|a| &a.value) {
+        Some(Expression::String(source)) => format!(
+            "module \"{}\" is not installed (`terraform init` installs it); what reads its \
+             outputs is not evaluated",
+            source.value()
+        ),
+        _ => "module source is not a literal string; the module is not read".to_string(),
     }
 }
 

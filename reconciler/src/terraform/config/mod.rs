@@ -13,7 +13,8 @@
 //!   converted to the declared type where the conversion is simple (strings to numbers and
 //!   booleans and back, element by element in collections, object attributes with `optional`
 //!   defaults).
-//! - **locals and module calls** in dependency order; a cycle is a [`ConfigError::Cycle`].
+//! - **locals, module calls and resources** in dependency order; a cycle of locals is a
+//!   [`ConfigError::Cycle`].
 //!   Dependencies are counted per local and per module call, not per output, so a module
 //!   whose argument uses a local that uses another of its outputs is reported as a cycle
 //!   although Terraform would accept it.
@@ -23,7 +24,10 @@
 //!   (Terraform orders set-typed blocks by hash in state).
 //! - **outputs**, visible to the parent module as `module.NAME.OUTPUT`.
 //!
-//! References to resources are resolved from the given state by address (unknown without one).
+//! References to resources are resolved from the given state by address; an instance the
+//! state lacks is unknown, but for the arguments its configuration sets (Terraform knows
+//! those at plan time). Resources are evaluated in dependency order with locals and module
+//! calls.
 //! An expression that fails to evaluate becomes [`Value::Unknown`] with a [`Diagnostic`];
 //! only unreadable files, syntax errors, malformed `modules.json` or tfvars, duplicate
 //! declarations and cycles fail the load.

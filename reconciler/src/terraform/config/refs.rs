@@ -19,6 +19,40 @@ pub(super) fn references(expr: &Expression) -> Vec<Reference> {
     detailed(expr).into_iter().map(|(r, _)| r).collect()
 }
 
+/// The names of what `expr` refers to, as far as its first attribute (`local.a`,
+/// `module.vpc`, `aws_instance.web`) or, for a data source, its second (`data.aws_ami.ubuntu`).
+pub(super) fn reference_names(expr: &Expression) -> Vec<String> {
+    detailed(expr)
+        .into_iter()
+        .filter_map(
+            |((root, first), second)| match (root.as_str(), first, second) {
+                ("data", Some(kind), Some(name)) => Some(format!("data.{kind}.{name}")),
+                ("data", ..) => None,
+                (_, first, _) => Some(format!("{root}.{}", first?)),
+            },
+        )
+        .collect()
+}
+
+/// The expressions of a resource or data block's body that its value depends on: every
+/// argument but `depends_on`, in nested and `dynamic` blocks too, leaving out the
+/// `lifecycle`, `provisioner` and `connection` blocks.
+pub(super) fn resource_expressions(body: &Body) -> Vec<&Expression> {
+    const LEFT_OUT: [&str; 3] = ["lifecycle", "provisioner", "connection"];
+    fn collect<'b>(body: &'b Body, out: &mut Vec<&'b Expression>) {
+        let attributes = body.attributes().filter(|a| a.key.as_str() != "depends_on");
+        out.extend(attributes.map(|a| &a.value));
+        for block in body.blocks() {
+            if !LEFT_OUT.contains(&block.ident.as_str()) {
+                collect(&block.body, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    collect(body, &mut out);
+    out
+}
+
 /// The references in `expr` as [`references`], each with its second attribute (`max` in
 /// `var.asg.max`).
 fn detailed(expr: &Expression) -> Vec<(Reference, Option<String>)> {
@@ -276,6 +310,35 @@ mod tests {
 
     fn named(root: &str, attr: &str) -> Reference {
         (root.to_string(), Some(attr.to_string()))
+    }
+
+    #[test]
+    fn reference_names_reach_a_data_source_s_name() {
+        let names =
+            |text: &str| reference_names(&hcl::edit::parser::parse_expr(text).expect("parses"));
+        assert_eq!(
+            names("concat(data.aws_subnets.all.ids, [module.vpc.id, aws_vpc.main[0].id], local.x)"),
+            vec![
+                "data.aws_subnets.all",
+                "module.vpc",
+                "aws_vpc.main",
+                "local.x"
+            ]
+        );
+        assert_eq!(names("data.aws_region"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_resource_s_expressions_leave_out_its_meta_blocks() {
+        let body = hcl::edit::parser::parse_body(
+            "count = local.n\nname = var.a\ndepends_on = [aws_x.y]\ningress {\n  from = var.b\n}\nlifecycle {\n  ignore_changes = [tags]\n}\n",
+        )
+        .expect("parses");
+        let names: Vec<String> = resource_expressions(&body)
+            .into_iter()
+            .flat_map(reference_names)
+            .collect();
+        assert_eq!(names, vec!["local.n", "var.a", "var.b"]);
     }
 
     #[test]

@@ -171,9 +171,14 @@ impl Evaluator<'_> {
         let address = address.ok_or_else(|| {
             EvalError::Unsupported("a resource reference needs a type and a name".to_string())
         })?;
-        match self.scope.resources.get(&address) {
-            Some(value) => self.apply(value.clone(), &operators[depth..], true),
-            None => Ok(Value::Unknown),
+        let operators = &operators[depth..];
+        let planned = self.scope.planned.get(&address);
+        match (planned, self.scope.resources.get(&address)) {
+            (Some(value), _) if names_argument(operators) => {
+                self.apply(value.clone(), operators, true)
+            }
+            (_, Some(value)) => self.apply(value.clone(), operators, true),
+            _ => Ok(Value::Unknown),
         }
     }
 
@@ -610,6 +615,23 @@ fn interpolated_text(value: &Value) -> Result<String, EvalError> {
     })
 }
 
+/// Whether the operators after a resource's address read an argument of its instances
+/// (`.name`, `[0].name`, `["a"].name`, `[*].name`) rather than whole instances.
+fn names_argument(operators: &[TraversalOperator]) -> bool {
+    matches!(
+        operators,
+        [TraversalOperator::GetAttr(_), ..]
+            | [
+                TraversalOperator::Index(_)
+                    | TraversalOperator::LegacyIndex(_)
+                    | TraversalOperator::AttrSplat
+                    | TraversalOperator::FullSplat,
+                TraversalOperator::GetAttr(_),
+                ..,
+            ]
+    )
+}
+
 fn lookup_key(value: Value, key: &str, lenient: bool) -> Result<Value, EvalError> {
     match value {
         Value::Unknown => Ok(Value::Unknown),
@@ -740,5 +762,60 @@ fn direct_reference(template: Option<&Expression>) -> Result<(), EvalError> {
                       string from elsewhere, containing valid Terraform template syntax"
                 .to_string(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::evaluate_str;
+    use super::*;
+
+    /// Two planned users (`count = 2`) whose configuration sets `name`, the state holding
+    /// neither.
+    fn planned_users() -> EvalScope {
+        let user = |name: &str| {
+            Value::Object(BTreeMap::from([(
+                "name".to_string(),
+                Value::String(name.to_string()),
+            )]))
+        };
+        EvalScope::new(".")
+            .with_resource(
+                "aws_iam_user.this",
+                Value::List(vec![Value::Unknown, Value::Unknown]),
+            )
+            .with_planned(
+                "aws_iam_user.this",
+                Value::List(vec![user("alice"), user("bob")]),
+            )
+    }
+
+    fn eval(source: &str) -> Value {
+        evaluate_str(source, &planned_users()).expect("evaluates")
+    }
+
+    #[test]
+    fn a_planned_resource_s_configured_arguments_are_known() {
+        let names = Value::List(vec![
+            Value::String("alice".to_string()),
+            Value::String("bob".to_string()),
+        ]);
+        assert_eq!(eval("aws_iam_user.this[*].name"), names);
+        assert_eq!(eval("aws_iam_user.this.*.name"), names);
+        assert_eq!(
+            eval("aws_iam_user.this[1].name"),
+            Value::String("bob".into())
+        );
+    }
+
+    #[test]
+    fn what_the_configuration_leaves_out_and_whole_instances_stay_unknown() {
+        assert_eq!(eval("aws_iam_user.this[0].arn"), Value::Unknown);
+        assert_eq!(
+            eval("aws_iam_user.this[*].arn"),
+            Value::List(vec![Value::Unknown, Value::Unknown])
+        );
+        assert_eq!(eval("aws_iam_user.this[0]"), Value::Unknown);
+        assert_eq!(eval("length(aws_iam_user.this)"), Value::Number(2.0));
     }
 }

@@ -230,6 +230,9 @@ pub struct EvalScope {
     variables: Arc<BTreeMap<String, Value>>,
     locals: Arc<BTreeMap<String, Value>>,
     resources: Arc<BTreeMap<String, Value>>,
+    /// Resources with instances Terraform will create, as their configuration sets them:
+    /// what a reference to one of their arguments reads (see [`EvalScope::with_planned`]).
+    planned: Arc<BTreeMap<String, Value>>,
     bindings: Arc<BTreeMap<String, Value>>,
     root: PathBuf,
     module: String,
@@ -244,6 +247,7 @@ impl EvalScope {
             variables: Arc::default(),
             locals: Arc::default(),
             resources: Arc::default(),
+            planned: Arc::default(),
             bindings: Arc::default(),
             root: root.into(),
             module: ".".to_owned(),
@@ -288,6 +292,17 @@ impl EvalScope {
         self
     }
 
+    /// Sets what a reference to an argument of the resource at `address` reads when some of
+    /// its instances are only planned: the same shape as [`EvalScope::with_resource`], each
+    /// planned instance an object of the arguments its configuration sets. Terraform knows a
+    /// configured argument at plan time; an attribute the configuration leaves out (an `arn`,
+    /// an `id`) is still unknown, and a reference to a whole instance still reads the
+    /// resource's value from [`EvalScope::with_resource`].
+    pub fn with_planned(mut self, address: impl Into<String>, value: impl Into<Value>) -> Self {
+        Arc::make_mut(&mut self.planned).insert(address.into(), value.into());
+        self
+    }
+
     /// Binds a top-level name such as `each` or `count`.
     pub fn with_binding(mut self, name: impl Into<String>, value: impl Into<Value>) -> Self {
         Arc::make_mut(&mut self.bindings).insert(name.into(), value.into());
@@ -318,6 +333,7 @@ impl EvalScope {
             variables: Arc::default(),
             locals: Arc::default(),
             resources: Arc::default(),
+            planned: Arc::default(),
             bindings: Arc::new(bindings),
             root: self.root.clone(),
             module: self.module.clone(),

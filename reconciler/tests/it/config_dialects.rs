@@ -1,0 +1,250 @@
+//! `retrace check-config` on roots written the way public modules write them: it reports
+//! only what Terraform itself cannot know before apply. Each expectation was checked by
+//! hand against `terraform plan -refresh=false` (Terraform 1.11, AWS provider 5.100.0) on
+//! the same files.
+#![allow(clippy::unwrap_used)]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use crate::common;
+
+/// A provider block as the roots' examples write it (a region, nothing else).
+const PROVIDER: &str = "provider \"aws\" {\n  region = \"us-east-1\"\n}\n";
+
+/// Writes `files` (path, text) under a new directory.
+fn root(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
+
+/// `retrace check-config --project DIR [--state STATE] --format json`.
+fn check_with(dir: &Path, state: Option<&Path>) -> (Option<i32>, serde_json::Value) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_retrace"));
+    command.args(["check-config", "--project"]).arg(dir);
+    if let Some(state) = state {
+        command.arg("--state").arg(state);
+    }
+    let output: Output = command
+        .args(["--format", "json"])
+        .env_remove("RUST_LOG")
+        .output()
+        .unwrap();
+    (output.status.code(), common::json(&output))
+}
+
+/// `retrace check-config --project DIR --format json`.
+fn check(dir: &Path) -> (Option<i32>, serde_json::Value) {
+    check_with(dir, None)
+}
+
+/// The diagnostics' `subject: message` lines.
+fn diagnostics(doc: &serde_json::Value) -> Vec<String> {
+    doc["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| {
+            format!(
+                "{}: {}",
+                d["subject"].as_str().unwrap(),
+                d["message"].as_str().unwrap()
+            )
+        })
+        .collect()
+}
+
+/// Users made by `count`, whose configured names key other resources' `for_each`, directly,
+/// through a local and through a module argument (Terraform plans all nine instances).
+const USERS: &str = r#"
+variable "user_names" {
+  type    = list(string)
+  default = ["alice", "bob"]
+}
+
+resource "aws_iam_user" "this" {
+  count = length(var.user_names)
+  name  = var.user_names[count.index]
+}
+
+resource "aws_iam_group" "ops" {
+  name = "ops"
+}
+
+locals {
+  user_names = aws_iam_user.this[*].name
+}
+
+resource "aws_iam_user_group_membership" "this" {
+  for_each = toset(local.user_names)
+  user     = each.value
+  groups   = [aws_iam_group.ops.name]
+}
+
+module "groups" {
+  source = "./modules/grp"
+  users  = aws_iam_user.this[*].name
+  group  = aws_iam_group.ops.name
+}
+"#;
+
+/// The module the root above calls.
+const GROUP_MODULE: &str = r#"
+variable "users" {
+  type = list(string)
+}
+
+variable "group" {
+  type = string
+}
+
+resource "aws_iam_group_membership" "this" {
+  for_each = toset(var.users)
+  name     = "m-${each.key}"
+  users    = [each.value]
+  group    = var.group
+}
+"#;
+
+#[test]
+fn configured_arguments_of_planned_resources_are_known() {
+    let main = format!("{PROVIDER}{USERS}");
+    let dir = root(&[("main.tf", &main), ("modules/grp/main.tf", GROUP_MODULE)]);
+    let (code, doc) = check(dir.path());
+    assert_eq!(diagnostics(&doc), Vec::<String>::new());
+    assert_eq!(code, Some(0));
+    // 2 users, 1 group, 2 memberships in the root and 2 in the module.
+    assert_eq!(doc["resources"], 7, "{doc}");
+}
+
+#[test]
+fn computed_attributes_of_planned_resources_stay_unknown() {
+    // Terraform: "Invalid for_each argument" (the ARNs are known only after apply).
+    let by_arn = r#"
+resource "aws_iam_user_policy_attachment" "by_arn" {
+  for_each   = toset(aws_iam_user.this[*].arn)
+  user       = "x"
+  policy_arn = each.value
+}
+"#;
+    let main = format!("{PROVIDER}{USERS}{by_arn}");
+    let dir = root(&[("main.tf", &main), ("modules/grp/main.tf", GROUP_MODULE)]);
+    let (code, doc) = check(dir.path());
+    assert_eq!(
+        diagnostics(&doc),
+        vec![
+            "aws_iam_user_policy_attachment.by_arn: for_each is not known until apply; no instances"
+                .to_string()
+        ]
+    );
+    assert_eq!(code, Some(3));
+}
+
+/// A registry module (Cloud Posse's label, as their examples call it) that `terraform init`
+/// has not installed, whose outputs a resource's `count` and `bucket` read. Terraform: "Module
+/// not installed", nothing about the bucket.
+const LABEL_NOT_INSTALLED: &str = r#"
+module "label" {
+  source  = "cloudposse/label/null"
+  version = "0.25.0"
+
+  namespace = "eg"
+  name      = "app"
+}
+
+resource "aws_s3_bucket" "this" {
+  count  = module.label.enabled ? 1 : 0
+  bucket = module.label.id
+}
+"#;
+
+#[test]
+fn a_module_not_installed_is_reported_once() {
+    let main = format!("{PROVIDER}{LABEL_NOT_INSTALLED}");
+    let dir = root(&[("main.tf", &main)]);
+    let (code, doc) = check(dir.path());
+    let found = diagnostics(&doc);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(found[0].starts_with("module.label: "), "{found:?}");
+    assert!(found[0].contains("cloudposse/label/null"), "{found:?}");
+    assert!(found[0].contains("not installed"), "{found:?}");
+    assert!(found[0].contains("terraform init"), "{found:?}");
+    assert_eq!(code, Some(3));
+}
+
+/// Two subnets in the first two zones a data source lists, through a local, as the VPC
+/// examples write it. Terraform reads the data source while planning ("Reading...").
+const SUBNETS: &str = r#"
+data "aws_availability_zones" "available" {
+  state = "available"
+}
+
+locals {
+  azs = slice(data.aws_availability_zones.available.names, 0, 2)
+}
+
+resource "aws_subnet" "private" {
+  count             = length(local.azs)
+  vpc_id            = "vpc-12345678"
+  availability_zone = local.azs[count.index]
+  cidr_block        = cidrsubnet("10.0.0.0/16", 8, count.index)
+}
+"#;
+
+/// A state that holds the data source read in `us-east-1`.
+const ZONES_STATE: &str = r#"{
+  "version": 4,
+  "terraform_version": "1.11.4",
+  "serial": 1,
+  "lineage": "3f1c1b4e-0000-4000-8000-000000000001",
+  "outputs": {},
+  "resources": [
+    {
+      "mode": "data",
+      "type": "aws_availability_zones",
+      "name": "available",
+      "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+      "instances": [
+        {
+          "schema_version": 0,
+          "attributes": {
+            "id": "us-east-1",
+            "names": ["us-east-1a", "us-east-1b", "us-east-1c"],
+            "state": "available"
+          }
+        }
+      ]
+    }
+  ]
+}
+"#;
+
+#[test]
+fn a_data_source_without_state_is_read_at_plan_time_not_apply() {
+    let main = format!("{PROVIDER}{SUBNETS}");
+    let dir = root(&[("main.tf", &main), ("zones.tfstate", ZONES_STATE)]);
+    let (code, doc) = check(dir.path());
+    let found = diagnostics(&doc);
+    assert_eq!(found.len(), 1, "{found:?}");
+    let message = &found[0];
+    assert!(message.starts_with("aws_subnet.private: "), "{message}");
+    assert!(
+        message.contains("data.aws_availability_zones.available"),
+        "{message}"
+    );
+    assert!(message.contains("plan time"), "{message}");
+    assert!(message.contains("--state"), "{message}");
+    assert!(!message.contains("until apply"), "{message}");
+    assert_eq!(code, Some(3));
+
+    // With a state that read it: two subnets, nothing left unknown.
+    let (code, doc) = check_with(dir.path(), Some(&dir.path().join("zones.tfstate")));
+    assert_eq!(diagnostics(&doc), Vec::<String>::new());
+    assert_eq!(doc["resources"], 2, "{doc}");
+    assert_eq!(code, Some(0));
+}
