@@ -12,6 +12,7 @@ use crate::ingest::Filter;
 pub use crate::ingest::athena::AthenaConfig;
 pub use crate::ingest::lake::LakeConfig;
 pub use crate::ingest::lookup::LookupConfig;
+pub use crate::ingest::sources::SourcesConfig;
 use crate::ownership::OwnershipConfig;
 use crate::policy::PolicyConfig;
 
@@ -316,24 +317,6 @@ pub struct ProjectConfig {
     /// The project's regions (default: those its state shows).
     #[serde(default)]
     pub regions: Vec<String>,
-}
-
-/// `[sources]`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct SourcesConfig {
-    /// Log files and directories (paths relative to the config file).
-    #[serde(default)]
-    pub files: Vec<PathBuf>,
-    /// The LookupEvents API.
-    #[serde(default)]
-    pub lookup: Option<LookupConfig>,
-    /// A CloudTrail Lake event data store.
-    #[serde(default)]
-    pub lake: Option<LakeConfig>,
-    /// A CloudTrail table in Amazon Athena (an organisation trail in S3).
-    #[serde(default)]
-    pub athena: Option<AthenaConfig>,
 }
 
 /// `[filter]`.

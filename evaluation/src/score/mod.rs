@@ -26,8 +26,7 @@ use knowledge::store::Store;
 use reconciler::agent::Agent;
 use reconciler::agent::client::Usage;
 use reconciler::attribute::{Attribution, Attributor, Verdict};
-use reconciler::ingest::files::FileSource;
-use reconciler::ingest::{Call, Filter, Source};
+use reconciler::ingest::{Call, Filter, SourcesConfig, sources};
 use reconciler::ownership::OwnershipConfig;
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::{Policy, PolicyConfig};
@@ -740,12 +739,19 @@ impl Scorer {
             path: trail.to_owned(),
             message,
         };
-        let sources: Vec<Box<dyn Source>> = vec![Box::new(FileSource::new(vec![trail.to_owned()]))];
+        let settings = SourcesConfig {
+            files: vec![trail.to_owned()],
+            ..SourcesConfig::default()
+        };
         let request = Request::new(Filter::default(), keep);
-        let gathered = self
-            .runtime
-            .block_on(pipeline::gather(&sources, &self.attributor, &request))
-            .map_err(|e| fail(e.to_string()))?;
+        let gathered = self.runtime.block_on(async {
+            let sources = sources::open(&settings, None)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            pipeline::gather(&sources, &self.attributor, &request)
+                .await
+                .map_err(|e| fail(e.to_string()))
+        })?;
         if let Some(error) = gathered.findings.errors.first() {
             return Err(fail(error.to_string()));
         }

@@ -15,8 +15,10 @@ pub mod order;
 pub mod query;
 pub mod record;
 pub mod source;
+pub mod sources;
 pub mod verdict;
 
 pub use filter::{Filter, Pushdown};
 pub use record::{Call, Origin};
 pub use source::{BadRecord, CallStream, Settled, Source, SourceError, SourceItem};
+pub use sources::SourcesConfig;

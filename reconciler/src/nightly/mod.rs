@@ -293,7 +293,7 @@ enum Start {
 struct Prepared {
     planned: Planned,
     git: Git,
-    forge: Option<Forge>,
+    forge: Option<Box<dyn Forge>>,
     open: Option<Opened>,
     start: Start,
     ledger: Ledger,
@@ -385,7 +385,7 @@ async fn prepare(
         Some(k) => Ledger::parse(k.store().ledger(&workspace.name)?.as_deref()),
         None => Ledger::default(),
     };
-    if let (Some(forge), Some(k)) = (&forge, knowledge) {
+    if let (Some(forge), Some(k)) = (forge.as_deref(), knowledge) {
         let settling = Settling {
             forge,
             git: &git,
@@ -399,7 +399,7 @@ async fn prepare(
         Some(forge) => forge.find_open(&report.branch).await?,
         None => None,
     };
-    adopt(open.as_ref(), &mut ledger, forge.as_ref(), report);
+    adopt(open.as_ref(), &mut ledger, forge.as_deref(), report);
     let start = branch_start(setup, &git, &base, open.is_some(), &ledger, report)?;
     let from = match start {
         Start::Continue => format!("origin/{}", report.branch),
@@ -436,12 +436,12 @@ async fn prepare(
 fn adopt(
     open: Option<&Opened>,
     ledger: &mut Ledger,
-    forge: Option<&Forge>,
+    forge: Option<&dyn Forge>,
     report: &mut WorkspaceReport,
 ) {
     match open {
         Some(o) if ledger.number != Some(o.number) => {
-            let noun = forge.map_or("pull request", Forge::noun);
+            let noun = forge.map_or("pull request", |f| f.noun());
             report.notes.push(format!(
                 "adopted the open {noun} #{} from {}: the knowledge base did not know it",
                 o.number, report.branch
@@ -582,7 +582,7 @@ async fn finish(
     let publishing = Publishing {
         setup,
         git: &git,
-        forge: forge.as_ref(),
+        forge: forge.as_deref(),
         open,
         base: &base,
         start,
@@ -721,7 +721,7 @@ fn forge_for(
     setup: &Setup<'_>,
     workspace: &WorkspaceConfig,
     git: &Git,
-) -> Result<Option<Forge>, NightlyError> {
+) -> Result<Option<Box<dyn Forge>>, NightlyError> {
     let Some(config) = &setup.config.nightly.forge else {
         return Ok(None);
     };
@@ -730,12 +730,12 @@ fn forge_for(
         None => git::repository_of(&git.origin_url()?)
             .ok_or_else(|| NightlyError::NoForgeRepository(workspace.name.clone()))?,
     };
-    Ok(Some(Forge::new(config, &repository)?))
+    Ok(Some(forge::open(config, &repository)?))
 }
 
 /// Where earlier requests' fate is read.
 struct Settling<'a> {
-    forge: &'a Forge,
+    forge: &'a dyn Forge,
     git: &'a Git,
     workspace: &'a str,
     base: &'a str,
@@ -1007,7 +1007,7 @@ fn added(old: &str, new: &str) -> Vec<String> {
 struct Publishing<'a> {
     setup: &'a Setup<'a>,
     git: &'a Git,
-    forge: Option<&'a Forge>,
+    forge: Option<&'a dyn Forge>,
     open: Option<Opened>,
     base: &'a str,
     start: Start,
@@ -1017,7 +1017,7 @@ struct Publishing<'a> {
 
 impl Publishing<'_> {
     fn noun(&self) -> &'static str {
-        self.forge.map_or("pull request", Forge::noun)
+        self.forge.map_or("pull request", |f| f.noun())
     }
 }
 
@@ -1138,13 +1138,8 @@ fn dry_action(to: &Publishing<'_>, pushing: bool, described: &Described) -> Opti
 
 /// Whether the open request differs from the proposal: title, description, draft state or
 /// a missing label.
-fn differs(open: &Opened, proposal: &Proposal, forge: &Forge) -> bool {
-    let title = if forge.name() == "gitlab" && proposal.draft {
-        format!("Draft: {}", proposal.title)
-    } else {
-        proposal.title.clone()
-    };
-    open.title != title
+fn differs(open: &Opened, proposal: &Proposal, forge: &dyn Forge) -> bool {
+    open.title != forge.title(proposal)
         || open.body != proposal.body
         || open.draft != proposal.draft
         || proposal.labels.iter().any(|l| !open.labels.contains(l))
@@ -1152,7 +1147,7 @@ fn differs(open: &Opened, proposal: &Proposal, forge: &Forge) -> bool {
 
 /// Comments once on an open request whose branch the base now holds.
 async fn comment_obsolete(
-    forge: &Forge,
+    forge: &dyn Forge,
     k: &mut Knowledge,
     open: &Opened,
     to: &Publishing<'_>,

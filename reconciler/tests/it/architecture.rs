@@ -84,6 +84,7 @@ const INSIDE: &[(&str, &[&str])] = &[
             "load",
         ],
     ),
+    ("nightly::forge", &["model", "rest", "github", "gitlab"]),
 ];
 
 /// The name the façade (`mod.rs`) of a stage has in the layering.

@@ -9,10 +9,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use reconciler::config::{AthenaConfig, Config, LakeConfig, LookupConfig, SourcesConfig};
 use reconciler::ingest::Filter;
 use reconciler::ingest::Source;
-use reconciler::ingest::athena::AthenaSource;
-use reconciler::ingest::files::{FileSource, discover};
-use reconciler::ingest::lake::{LakeSource, arn_region};
-use reconciler::ingest::lookup::LookupSource;
+use reconciler::ingest::files::discover;
+use reconciler::ingest::lake::arn_region;
 use reconciler::pipeline::InputSummary;
 
 /// Where to read CloudTrail from and which calls to look at. Options given here replace the
@@ -99,31 +97,15 @@ impl SourceArgs {
         Ok(settings.to_filter(chrono::Utc::now())?)
     }
 
-    /// The sources from the options, or from the configuration when no option names one.
+    /// The sources from the options, or from the configuration when no option names one,
+    /// opened by the library's one factory ([`reconciler::ingest::sources::open`]).
     pub async fn sources(&self, config: &Config) -> Result<Vec<Box<dyn Source>>> {
         let settings = self.source_settings(config)?;
-        let mut sources: Vec<Box<dyn Source>> = Vec::new();
         if !settings.files.is_empty() {
             self.check_files(&settings.files, &self.filter(config)?)?;
-            sources.push(Box::new(
-                FileSource::new(settings.files.clone()).with_progress(progress_bar()),
-            ));
         }
-        if let Some(lookup) = &settings.lookup {
-            sources.push(Box::new(LookupSource::from_config(lookup).await));
-        }
-        if let Some(lake) = &settings.lake {
-            let source = LakeSource::from_config(lake)
-                .await
-                .context("invalid CloudTrail Lake source")?;
-            sources.push(Box::new(source));
-        }
-        if let Some(athena) = &settings.athena {
-            let source = AthenaSource::from_config(athena)
-                .await
-                .context("invalid Athena source")?;
-            sources.push(Box::new(source));
-        }
+        let progress = (!settings.files.is_empty()).then(progress_bar);
+        let sources = reconciler::ingest::sources::open(&settings, progress).await?;
         if sources.is_empty() {
             anyhow::bail!(
                 "no CloudTrail source: give --logs PATH, --lookup REGION, --lake EVENT_DATA_STORE \

@@ -1,0 +1,222 @@
+//! GitHub's pull requests (REST API v3, GitHub Enterprise included): labels are added after
+//! opening, and a pull request is made a draft or ready through the GraphQL API, which the
+//! REST API cannot do.
+
+use reqwest::{Method, RequestBuilder};
+use serde_json::{Value, json};
+
+use super::model::{
+    Answer, Edit, Fate, Forge, ForgeError, Keys, Opened, Proposal, adopt_after, first, opened,
+    reply, text,
+};
+use super::rest::{Defaults, Rest, message_of};
+use crate::config::ForgeConfig;
+
+/// GitHub's defaults: its public API and `GITHUB_TOKEN`.
+const DEFAULTS: Defaults = Defaults {
+    api: "https://api.github.com",
+    token_env: "GITHUB_TOKEN",
+    authorize,
+};
+
+/// Where a pull request's number, web address and description are in GitHub's answers.
+const KEYS: Keys = Keys {
+    number: "number",
+    url: "html_url",
+    body: "body",
+};
+
+/// A repository on GitHub.
+pub(super) struct GitHub {
+    rest: Rest,
+}
+
+impl GitHub {
+    /// The GitHub API `config` names, for repository `owner/name`.
+    pub fn new(config: &ForgeConfig, repository: &str) -> Result<GitHub, ForgeError> {
+        Ok(GitHub {
+            rest: Rest::new(config, repository, &DEFAULTS)?,
+        })
+    }
+
+    /// The repository's path in the API.
+    fn repo(&self) -> String {
+        format!("/repos/{}", self.rest.repository())
+    }
+
+    /// Adds `labels` to pull request `number`.
+    async fn label(&self, number: i64, labels: &[String]) -> Result<(), ForgeError> {
+        if labels.is_empty() {
+            return Ok(());
+        }
+        let what = format!("labelling pull request {number}");
+        let path = format!("{}/issues/{number}/labels", self.repo());
+        let body = json!({ "labels": labels });
+        self.rest.post(&what, &path, body).await
+    }
+
+    /// Makes pull request `current` a draft or ready for review (GraphQL: the REST API
+    /// cannot).
+    async fn set_draft(&self, current: &Opened, draft: bool) -> Result<(), ForgeError> {
+        let what = format!(
+            "marking pull request {} {}",
+            current.number,
+            if draft { "a draft" } else { "ready for review" }
+        );
+        let id = current
+            .node_id
+            .clone()
+            .ok_or_else(|| reply(&what, "no `node_id`".into()))?;
+        let mutation = if draft {
+            "convertPullRequestToDraft"
+        } else {
+            "markPullRequestReadyForReview"
+        };
+        let query = format!(
+            "mutation($id: ID!) {{ {mutation}(input: {{pullRequestId: $id}}) {{ pullRequest {{ isDraft }} }} }}"
+        );
+        let body = json!({"query": query, "variables": {"id": id}});
+        let answer = self
+            .rest
+            .send_to(&what, Method::POST, &self.graphql_url(), &[], Some(body))
+            .await?;
+        match answer.get("errors").and_then(Value::as_array) {
+            Some(errors) if !errors.is_empty() => {
+                Err(reply(&what, message_of(&answer.to_string())))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// GitHub's GraphQL endpoint beside the REST API: `https://api.github.com/graphql`,
+    /// `https://HOST/api/graphql` for Enterprise (REST at `https://HOST/api/v3`).
+    fn graphql_url(&self) -> String {
+        let api = self.rest.api();
+        match api.strip_suffix("/api/v3") {
+            Some(host) => format!("{host}/api/graphql"),
+            None => format!("{api}/graphql"),
+        }
+    }
+
+    /// The pull request in an answer.
+    fn opened(what: &str, value: &Value) -> Result<Opened, ForgeError> {
+        let merged = value.get("merged").and_then(Value::as_bool) == Some(true)
+            || value.get("merged_at").is_some_and(|v| !v.is_null());
+        let fate = if merged {
+            Fate::Merged(text(value, "merge_commit_sha"))
+        } else if text(value, "state").as_deref() == Some("closed") {
+            Fate::Closed
+        } else {
+            Fate::Open
+        };
+        opened(what, value, &KEYS, fate)
+    }
+}
+
+impl Forge for GitHub {
+    fn noun(&self) -> &'static str {
+        "pull request"
+    }
+
+    fn name(&self) -> &'static str {
+        "github"
+    }
+
+    fn repository(&self) -> &str {
+        self.rest.repository()
+    }
+
+    fn title(&self, proposal: &Proposal) -> String {
+        proposal.title.clone()
+    }
+
+    fn find_open<'a>(&'a self, branch: &'a str) -> Answer<'a, Option<Opened>> {
+        Box::pin(async move {
+            let what = format!("looking for an open pull request from {branch}");
+            let owner = self.repository().split('/').next().unwrap_or_default();
+            let query = [
+                ("head", format!("{owner}:{branch}")),
+                ("state", "open".into()),
+            ];
+            let path = format!("{}/pulls", self.repo());
+            let found = self
+                .rest
+                .send(&what, Method::GET, &path, &query, None)
+                .await?;
+            first(&what, found)?
+                .map(|v| Self::opened(&what, &v))
+                .transpose()
+        })
+    }
+
+    fn create<'a>(&'a self, proposal: &'a Proposal) -> Answer<'a, Opened> {
+        Box::pin(async move {
+            let what = format!("opening a pull request from {}", proposal.branch);
+            let path = format!("{}/pulls", self.repo());
+            let body = json!({"title": proposal.title, "head": proposal.branch, "base": proposal.base,
+                          "body": proposal.body, "draft": proposal.draft});
+            let opened = match self
+                .rest
+                .send(&what, Method::POST, &path, &[], Some(body))
+                .await
+            {
+                Ok(answer) => Self::opened(&what, &answer)?,
+                Err(e) => return adopt_after(self, e, proposal).await,
+            };
+            self.label(opened.number, &proposal.labels).await?;
+            Ok(opened)
+        })
+    }
+
+    fn update<'a>(&'a self, current: &'a Opened, proposal: &'a Proposal) -> Answer<'a, Opened> {
+        Box::pin(async move {
+            let number = current.number;
+            let edit = Edit::new(current, proposal, self.title(proposal));
+            if edit.sends_text() {
+                let what = format!("updating pull request {number}");
+                let path = format!("{}/pulls/{number}", self.repo());
+                let body = json!({"title": edit.title, "body": proposal.body});
+                self.rest
+                    .send(&what, Method::PATCH, &path, &[], Some(body))
+                    .await?;
+                self.label(number, &edit.missing).await?;
+            }
+            if edit.sends_draft() {
+                self.set_draft(current, proposal.draft).await?;
+            }
+            Ok(edit.done())
+        })
+    }
+
+    fn comment<'a>(&'a self, number: i64, text: &'a str) -> Answer<'a, ()> {
+        Box::pin(async move {
+            let what = format!("commenting on pull request {number}");
+            let path = format!("{}/issues/{number}/comments", self.repo());
+            let body = json!({ "body": text });
+            self.rest.post(&what, &path, body).await
+        })
+    }
+
+    fn read(&self, number: i64) -> Answer<'_, Opened> {
+        Box::pin(async move {
+            let what = format!("reading pull request {number}");
+            let path = format!("{}/pulls/{number}", self.repo());
+            match self
+                .rest
+                .get_unless_gone(&what, &path, &self.repo())
+                .await?
+            {
+                Some(answer) => Self::opened(&what, &answer),
+                None => Ok(Opened::gone(number)),
+            }
+        })
+    }
+}
+
+/// GitHub takes a bearer token, and is asked for its JSON media type and API version.
+fn authorize(request: RequestBuilder, token: &str) -> RequestBuilder {
+    request
+        .bearer_auth(token)
+        .header("Accept", "application/vnd.github+json")
+        .header("X-GitHub-Api-Version", "2022-11-28")
+}

@@ -1,0 +1,300 @@
+//! What every forge shares: the [`Forge`] trait the nightly job talks to, the requests it
+//! proposes and reads back, how a request stands, why talking to the forge failed, and the
+//! steps that are the same on every forge (adopting a request an earlier attempt opened,
+//! bringing one up to date, reading an answer's request).
+
+use futures::future::BoxFuture;
+use serde_json::Value;
+
+/// Why talking to the forge failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ForgeError {
+    /// The token's environment variable is not set.
+    #[error("no token: set the environment variable {0} to a token that may open pull requests")]
+    NoToken(String),
+    /// The forge could not be reached, or its answer not read.
+    #[error(
+        "{what}: cannot reach the forge at {api} ({reason}); check [nightly.forge] api_url and that the forge is up, then run again"
+    )]
+    Unreachable {
+        /// What was being done.
+        what: String,
+        /// The API's base URL.
+        api: String,
+        /// Why, in words (`connection refused`, `timed out`).
+        reason: String,
+    },
+    /// The forge kept answering with a rate limit or a server error.
+    #[error(
+        "{what}: the forge answered {status} {attempts} times in a row (retries exhausted): {message}; run again later"
+    )]
+    Exhausted {
+        /// What was being done.
+        what: String,
+        /// The last HTTP status.
+        status: u16,
+        /// How many times the request was sent.
+        attempts: u32,
+        /// The forge's last message.
+        message: String,
+    },
+    /// The forge answered with an error status.
+    #[error("{what}: the forge answered {status}: {message}")]
+    Status {
+        /// What was being done.
+        what: String,
+        /// The HTTP status.
+        status: u16,
+        /// The forge's message.
+        message: String,
+    },
+    /// The answer did not have the expected shape.
+    #[error("{what}: unexpected answer: {message}")]
+    Reply {
+        /// What was being done.
+        what: String,
+        /// What was wrong.
+        message: String,
+    },
+}
+
+/// A request to open or update.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Proposal {
+    /// The title.
+    pub title: String,
+    /// The description, in Markdown.
+    pub body: String,
+    /// The branch with the changes.
+    pub branch: String,
+    /// The branch they go into.
+    pub base: String,
+    /// Labels to put on it.
+    pub labels: Vec<String>,
+    /// Whether it is opened as a draft (something waits for a person).
+    pub draft: bool,
+}
+
+/// A request as the forge holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    /// Its number (GitLab: the project-level `iid`).
+    pub number: i64,
+    /// Its web address.
+    pub url: String,
+    /// Its title as the forge shows it (GitLab: with any `Draft:` prefix).
+    pub title: String,
+    /// Its description.
+    pub body: String,
+    /// Whether it is a draft.
+    pub draft: bool,
+    /// Its labels.
+    pub labels: Vec<String>,
+    /// GitHub's GraphQL id, to make it a draft or ready.
+    pub node_id: Option<String>,
+    /// How it stands.
+    pub fate: Fate,
+}
+
+/// How a request stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fate {
+    /// Still open.
+    Open,
+    /// Merged, as this commit when the forge says.
+    Merged(Option<String>),
+    /// Closed without merging.
+    Closed,
+    /// The forge does not know it (404): deleted, or the repository moved.
+    Gone,
+}
+
+/// A forge and one repository on it: what the nightly job does with its requests. One
+/// implementation per kind of forge; [`super::open`] picks it from the configuration.
+pub trait Forge: Send + Sync {
+    /// What the forge calls a request: `pull request` or `merge request`.
+    fn noun(&self) -> &'static str;
+
+    /// The forge's name in the knowledge base: `github` or `gitlab`.
+    fn name(&self) -> &'static str;
+
+    /// The repository on the forge.
+    fn repository(&self) -> &str;
+
+    /// The title the forge shows for `proposal` (GitLab marks a draft by a `Draft:` prefix).
+    fn title(&self, proposal: &Proposal) -> String;
+
+    /// The open request from `branch`, if there is one.
+    fn find_open<'a>(&'a self, branch: &'a str) -> Answer<'a, Option<Opened>>;
+
+    /// Opens a request, with its labels. When the forge refuses a second request for the
+    /// branch (an earlier attempt opened it before its answer was lost), brings that one
+    /// to the proposal instead.
+    fn create<'a>(&'a self, proposal: &'a Proposal) -> Answer<'a, Opened>;
+
+    /// Brings request `current` to the proposal: title, description, missing labels and
+    /// draft state, sending only what differs. Returns the request as it now stands.
+    fn update<'a>(&'a self, current: &'a Opened, proposal: &'a Proposal) -> Answer<'a, Opened>;
+
+    /// Comments on request `number`.
+    fn comment<'a>(&'a self, number: i64, text: &'a str) -> Answer<'a, ()>;
+
+    /// Request `number` as the forge holds it; its fate is [`Fate::Gone`] when the forge
+    /// answers 404 while the repository itself can be read.
+    fn read(&self, number: i64) -> Answer<'_, Opened>;
+}
+
+/// What a forge's request comes to, once the forge has answered.
+pub type Answer<'a, T> = BoxFuture<'a, Result<T, ForgeError>>;
+
+/// What `create` does when opening failed with `error`: a 422 or 409 (the forge refuses a
+/// second request for the branch) brings the open request from the branch to the proposal;
+/// anything else, or no open request, is the error.
+pub(super) async fn adopt_after<F: Forge + ?Sized>(
+    forge: &F,
+    error: ForgeError,
+    proposal: &Proposal,
+) -> Result<Opened, ForgeError> {
+    if !matches!(
+        error,
+        ForgeError::Status {
+            status: 422 | 409,
+            ..
+        }
+    ) {
+        return Err(error);
+    }
+    match forge.find_open(&proposal.branch).await? {
+        Some(existing) => forge.update(&existing, proposal).await,
+        None => Err(error),
+    }
+}
+
+/// An update of a request to a proposal: the title as the forge shows it and the labels the
+/// request lacks.
+pub(super) struct Edit<'a> {
+    current: &'a Opened,
+    proposal: &'a Proposal,
+    /// The title to set.
+    pub title: String,
+    /// The proposal's labels the request does not have.
+    pub missing: Vec<String>,
+}
+
+impl<'a> Edit<'a> {
+    /// Bringing `current` to `proposal`, titled `title`.
+    pub fn new(current: &'a Opened, proposal: &'a Proposal, title: String) -> Self {
+        let missing = proposal
+            .labels
+            .iter()
+            .filter(|l| !current.labels.contains(l))
+            .cloned()
+            .collect();
+        Edit {
+            current,
+            proposal,
+            title,
+            missing,
+        }
+    }
+
+    /// Whether the title, the description or the labels must be sent.
+    pub fn sends_text(&self) -> bool {
+        self.current.title != self.title
+            || self.current.body != self.proposal.body
+            || !self.missing.is_empty()
+    }
+
+    /// Whether the draft state must be changed.
+    pub fn sends_draft(&self) -> bool {
+        self.current.draft != self.proposal.draft
+    }
+
+    /// The request once updated.
+    pub fn done(self) -> Opened {
+        let mut labels = self.current.labels.clone();
+        labels.extend(self.missing);
+        Opened {
+            title: self.title,
+            body: self.proposal.body.clone(),
+            draft: self.proposal.draft,
+            labels,
+            ..self.current.clone()
+        }
+    }
+}
+
+impl Opened {
+    /// Request `number` once the forge no longer knows it.
+    pub(super) fn gone(number: i64) -> Opened {
+        Opened {
+            number,
+            url: String::new(),
+            title: String::new(),
+            body: String::new(),
+            draft: false,
+            labels: Vec::new(),
+            node_id: None,
+            fate: Fate::Gone,
+        }
+    }
+}
+
+/// The names a forge gives a request's number, web address and description in its answers.
+pub(super) struct Keys {
+    /// The number's key (GitHub `number`, GitLab `iid`).
+    pub number: &'static str,
+    /// The web address's key.
+    pub url: &'static str,
+    /// The description's key.
+    pub body: &'static str,
+}
+
+/// The request in answer `value`, named by `keys`, whose fate the forge's own reading gave.
+pub(super) fn opened(
+    what: &str,
+    value: &Value,
+    keys: &Keys,
+    fate: Fate,
+) -> Result<Opened, ForgeError> {
+    let labels = value
+        .get("labels")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|l| l.get("name").unwrap_or(l).as_str().map(str::to_owned))
+        .collect();
+    Ok(Opened {
+        number: value
+            .get(keys.number)
+            .and_then(Value::as_i64)
+            .ok_or_else(|| reply(what, format!("no `{}`", keys.number)))?,
+        url: text(value, keys.url).unwrap_or_default(),
+        title: text(value, "title").unwrap_or_default(),
+        body: text(value, keys.body).unwrap_or_default(),
+        draft: value.get("draft").and_then(Value::as_bool).unwrap_or(false),
+        labels,
+        node_id: text(value, "node_id"),
+        fate,
+    })
+}
+
+/// The first request of a list answer, if any.
+pub(super) fn first(what: &str, answer: Value) -> Result<Option<Value>, ForgeError> {
+    let list: Vec<Value> =
+        serde_json::from_value(answer).map_err(|e| reply(what, e.to_string()))?;
+    Ok(list.into_iter().next())
+}
+
+/// The text at `key` of an answer.
+pub(super) fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_owned)
+}
+
+/// An answer that did not have the expected shape.
+pub(super) fn reply(what: &str, message: String) -> ForgeError {
+    ForgeError::Reply {
+        what: what.to_owned(),
+        message,
+    }
+}
