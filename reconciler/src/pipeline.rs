@@ -152,13 +152,9 @@ impl Gathered {
     /// The kept calls in time order, and what was read (its duplicates known once every
     /// call has been read back).
     pub fn into_calls_and_input(self) -> Result<(Vec<Call>, InputSummary), PipelineError> {
-        let mut ordered = self.calls;
-        let mut calls = Vec::with_capacity(ordered.most_calls());
-        while let Some((call, _)) = ordered.next_call()? {
-            calls.push(call);
-        }
+        let (calls, counts) = self.calls.into_calls()?;
         let mut input = self.findings.input;
-        input.duplicates = ordered.counts().duplicates;
+        input.duplicates = counts.duplicates;
         input.skipped_records = self
             .findings
             .bad_records
@@ -238,7 +234,7 @@ pub async fn gather(
                 Ok(SourceItem::Call(call)) if request.filter.matches(&call) => {
                     findings.input.saw(call.event_time);
                     let attribution = attributor.attribute(&call);
-                    collector.push(call, attribution)?;
+                    collector.push(*call, attribution)?;
                 }
                 Ok(SourceItem::Call(_)) => findings.outside(),
                 Ok(SourceItem::Settled(settled)) if settled.in_filter => {

@@ -121,11 +121,16 @@ pub enum Holding {
 /// The kept calls while input goes on.
 enum Held {
     Spool { writer: BufWriter<File>, len: u64 },
-    Memory { calls: Vec<HeldCall>, records: bool },
+    Memory { calls: HeldCalls, records: bool },
 }
 
-/// A kept call held in memory with the reason of its verdict; `None` once read back.
-type HeldCall = Option<(Box<Call>, String)>;
+/// Kept calls held in memory, in the order they came, each with the reason of its verdict;
+/// a call is `None` once read back.
+#[derive(Default)]
+struct HeldCalls {
+    calls: Vec<Option<Call>>,
+    reasons: Vec<String>,
+}
 
 /// Gathers attributed calls, then yields the kept ones in time order without duplicates.
 pub struct Collector {
@@ -152,7 +157,7 @@ impl Collector {
                 len: 0,
             },
             Holding::Memory { records } => Held::Memory {
-                calls: Vec::new(),
+                calls: HeldCalls::default(),
                 records,
             },
         };
@@ -167,7 +172,7 @@ impl Collector {
     }
 
     /// Adds one attributed call.
-    pub fn push(&mut self, call: Box<Call>, attribution: Attribution) -> io::Result<()> {
+    pub fn push(&mut self, call: Call, attribution: Attribution) -> io::Result<()> {
         let mut tag = u64::from(attribution.verdict.code()) << TAG_SHIFT;
         let key = (
             call.event_time.timestamp_millis(),
@@ -184,7 +189,7 @@ impl Collector {
     }
 
     /// Holds a kept call; returns where (its spool offset, or its index in memory).
-    fn hold(&mut self, mut call: Box<Call>, attribution: Attribution) -> io::Result<u64> {
+    fn hold(&mut self, mut call: Call, attribution: Attribution) -> io::Result<u64> {
         self.kept += 1;
         match &mut self.held {
             Held::Spool { writer, len } => spool_call(writer, len, &call, &attribution),
@@ -192,8 +197,9 @@ impl Collector {
                 if !*records {
                     call.forget_record();
                 }
-                calls.push(Some((call, attribution.reason)));
-                Ok(calls.len() as u64 - 1)
+                calls.calls.push(Some(call));
+                calls.reasons.push(attribution.reason);
+                Ok(calls.calls.len() as u64 - 1)
             }
         }
     }
@@ -381,7 +387,7 @@ impl Merge {
 /// Where the kept calls are read back from.
 enum ReadBack {
     Spool(BufReader<File>),
-    Memory(Vec<HeldCall>),
+    Memory(HeldCalls),
 }
 
 /// The kept calls in time order, read back from where they were held; counts fill in as it
@@ -414,6 +420,35 @@ impl Ordered {
         Ok(self.counts)
     }
 
+    /// Every kept call left, in time order without duplicates, and the counts. Calls held in
+    /// memory are put in order where they are, so no call is copied to a second list.
+    pub fn into_calls(mut self) -> io::Result<(Vec<Call>, Counts)> {
+        if !matches!(self.held, ReadBack::Memory(_)) {
+            let mut calls = Vec::with_capacity(self.kept);
+            while let Some((call, _)) = self.next_call()? {
+                calls.push(call);
+            }
+            return Ok((calls, self.counts));
+        }
+        let mut order = Vec::with_capacity(self.kept);
+        while let Some(key) = self.next_distinct()? {
+            order.extend(key.held_at().and_then(|slot| usize::try_from(slot).ok()));
+        }
+        let ReadBack::Memory(held) = self.held else {
+            unreachable!("checked above")
+        };
+        let mut calls = held.calls;
+        let kept = order.len();
+        permute(&mut calls, order)?;
+        calls.truncate(kept);
+        // Collected in place: the list keeps its allocation.
+        let calls: Vec<Call> = calls.into_iter().filter_map(|call| call).collect();
+        if calls.len() != kept {
+            return Err(io::Error::other("a held call was read back twice"));
+        }
+        Ok((calls, self.counts))
+    }
+
     /// At most how many calls [`Ordered::next_call`] yields (the kept ones, duplicates
     /// included).
     pub fn most_calls(&self) -> usize {
@@ -443,15 +478,43 @@ impl Ordered {
     fn read_back(&mut self, slot: u64, verdict: Verdict) -> io::Result<(Call, Attribution)> {
         let (call, reason) = match &mut self.held {
             ReadBack::Spool(spool) => read_spooled(spool, slot, &mut self.sources_by_name)?,
-            ReadBack::Memory(calls) => usize::try_from(slot)
+            ReadBack::Memory(held) => usize::try_from(slot)
                 .ok()
-                .and_then(|slot| calls.get_mut(slot))
-                .and_then(Option::take)
-                .map(|(call, reason)| (*call, reason))
+                .and_then(|slot| {
+                    let call = held.calls.get_mut(slot)?.take()?;
+                    Some((call, std::mem::take(&mut held.reasons[slot])))
+                })
                 .ok_or_else(|| io::Error::other("a held call was read back twice"))?,
         };
         Ok((call, Attribution { verdict, reason }))
     }
+}
+
+/// Puts `items` in `order` where they are: afterwards item `i` is the one that was at
+/// `order[i]`, and the items `order` leaves out follow. `order` must name each position at
+/// most once.
+fn permute<T>(items: &mut [T], mut order: Vec<usize>) -> io::Result<()> {
+    let mut named = vec![false; items.len()];
+    for &slot in &order {
+        match named.get_mut(slot) {
+            Some(seen) if !*seen => *seen = true,
+            _ => return Err(io::Error::other("a held call is named twice or not at all")),
+        }
+    }
+    order.extend((0..items.len()).filter(|&slot| !named[slot]));
+    for start in 0..items.len() {
+        let mut at = start;
+        // Follow the cycle through `start`, marking each position done by pointing it at
+        // itself.
+        while order[at] != start && order[at] != at {
+            let from = order[at];
+            items.swap(at, from);
+            order[at] = at;
+            at = from;
+        }
+        order[at] = at;
+    }
+    Ok(())
 }
 
 /// Reads the call spooled at `offset`, and the reason of its verdict.
@@ -523,17 +586,22 @@ mod tests {
     /// Both ways of holding kept calls.
     const HOLDINGS: [Holding; 2] = [Holding::Spool, Holding::Memory { records: true }];
 
+    /// The ids of the kept calls read back one by one, the same from both holdings and
+    /// when read back all at once.
     fn collect(run_keys: usize, calls: &[(&str, &str, Verdict)]) -> (Vec<String>, Counts) {
-        let [spooled, held] = HOLDINGS.map(|holding| collect_held(holding, run_keys, calls));
+        let [spooled, held] = HOLDINGS.map(|holding| {
+            let ordered = collected(holding, run_keys, calls);
+            let (all, counts) = ordered.into_calls().expect("read back");
+            let all = (all.into_iter().map(|c| c.event_id).collect(), counts);
+            let one_by_one = read_one_by_one(collected(holding, run_keys, calls));
+            assert_eq!(all, one_by_one, "{holding:?}: all at once as one by one");
+            one_by_one
+        });
         assert_eq!(spooled, held, "held in memory as spooled");
         spooled
     }
 
-    fn collect_held(
-        holding: Holding,
-        run_keys: usize,
-        calls: &[(&str, &str, Verdict)],
-    ) -> (Vec<String>, Counts) {
+    fn collected(holding: Holding, run_keys: usize, calls: &[(&str, &str, Verdict)]) -> Ordered {
         let mut collector =
             Collector::new(|v| v == Verdict::OutOfBand, holding, run_keys).expect("temp files");
         for (id, time, verdict) in calls {
@@ -541,11 +609,12 @@ mod tests {
                 verdict: *verdict,
                 reason: format!("r-{id}"),
             };
-            collector
-                .push(Box::new(call(id, time)), attribution)
-                .expect("push");
+            collector.push(call(id, time), attribution).expect("push");
         }
-        let mut ordered = collector.finish().expect("finish");
+        collector.finish().expect("finish")
+    }
+
+    fn read_one_by_one(mut ordered: Ordered) -> (Vec<String>, Counts) {
         let mut ids = Vec::new();
         while let Some((call, attribution)) = ordered.next_call().expect("read") {
             assert_eq!(attribution.reason, format!("r-{}", call.event_id));
@@ -573,6 +642,33 @@ mod tests {
         assert_eq!(counts.by_verdict[&Verdict::OutOfBand], 3);
         assert_eq!(counts.by_verdict[&Verdict::ReadOnly], 1);
         assert_eq!(counts.total(), 4);
+    }
+
+    #[test]
+    fn a_permutation_puts_each_item_where_the_order_says_and_the_rest_after() {
+        let items: Vec<usize> = (0..10).collect();
+        for order in [
+            vec![],
+            vec![0, 1, 2],
+            vec![9, 8, 7, 6, 5, 4, 3, 2, 1, 0],
+            vec![3, 0, 7, 1],
+            vec![1, 2, 0, 4, 5, 3, 9],
+        ] {
+            let mut permuted = items.clone();
+            permute(&mut permuted, order.clone()).expect("a valid order");
+            assert_eq!(permuted[..order.len()], order[..], "{order:?}");
+            let mut rest: Vec<usize> = permuted[order.len()..].to_vec();
+            rest.sort_unstable();
+            let left_out: Vec<usize> = items
+                .iter()
+                .copied()
+                .filter(|i| !order.contains(i))
+                .collect();
+            assert_eq!(rest, left_out, "{order:?}");
+        }
+        let mut items = items;
+        assert!(permute(&mut items, vec![1, 1]).is_err());
+        assert!(permute(&mut items, vec![10]).is_err());
     }
 
     #[test]
@@ -618,7 +714,7 @@ mod tests {
         };
         for (id, time, _) in &input {
             collector
-                .push(Box::new(call(id, time)), attribution.clone())
+                .push(call(id, time), attribution.clone())
                 .expect("push");
             assert!(collector.runs.len() < 3 * MERGE_FAN_IN, "runs pile up");
         }
@@ -632,9 +728,7 @@ mod tests {
                 verdict,
                 reason: String::new(),
             };
-            collector
-                .push(Box::new(call(id, time)), attribution)
-                .expect("push");
+            collector.push(call(id, time), attribution).expect("push");
         }
         let counts = collector
             .finish()
