@@ -143,6 +143,7 @@ async fn lookup_sends_the_window_and_the_read_only_attribute() {
         writes_only: true,
         drop_terraform: true,
         attribution: None,
+        drop_records: false,
     };
 
     assert_eq!(ids(&collect(&source, &pushdown).await), ["a"]);
@@ -358,6 +359,7 @@ async fn lake_waits_for_the_query_then_pages_results() {
         writes_only: true,
         drop_terraform: true,
         attribution: None,
+        drop_records: false,
     };
 
     let items = collect(&source, &pushdown).await;

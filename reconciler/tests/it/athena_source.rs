@@ -51,6 +51,7 @@ fn pushdown() -> Pushdown {
         writes_only: true,
         drop_terraform: true,
         attribution: None,
+        drop_records: false,
     }
 }
 
