@@ -12,17 +12,6 @@ use crate::common;
 /// A provider block as the roots' examples write it (a region, nothing else).
 const PROVIDER: &str = "provider \"aws\" {\n  region = \"us-east-1\"\n}\n";
 
-/// Writes `files` (path, text) under a new directory.
-fn root(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (path, text) in files {
-        let path = dir.path().join(path);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
 /// `retrace check-config --project DIR [--state STATE] --format json`.
 fn check_with(dir: &Path, state: Option<&Path>) -> (Option<i32>, serde_json::Value) {
     let mut command = Command::new(env!("CARGO_BIN_EXE_retrace"));
@@ -114,7 +103,7 @@ resource "aws_iam_group_membership" "this" {
 #[test]
 fn configured_arguments_of_planned_resources_are_known() {
     let main = format!("{PROVIDER}{USERS}");
-    let dir = root(&[("main.tf", &main), ("modules/grp/main.tf", GROUP_MODULE)]);
+    let dir = common::scratch(&[("main.tf", &main), ("modules/grp/main.tf", GROUP_MODULE)]);
     let (code, doc) = check(dir.path());
     assert_eq!(diagnostics(&doc), Vec::<String>::new());
     assert_eq!(code, Some(0));
@@ -133,7 +122,7 @@ resource "aws_iam_user_policy_attachment" "by_arn" {
 }
 "#;
     let main = format!("{PROVIDER}{USERS}{by_arn}");
-    let dir = root(&[("main.tf", &main), ("modules/grp/main.tf", GROUP_MODULE)]);
+    let dir = common::scratch(&[("main.tf", &main), ("modules/grp/main.tf", GROUP_MODULE)]);
     let (code, doc) = check(dir.path());
     assert_eq!(
         diagnostics(&doc),
@@ -166,7 +155,7 @@ resource "aws_s3_bucket" "this" {
 #[test]
 fn a_module_not_installed_is_reported_once() {
     let main = format!("{PROVIDER}{LABEL_NOT_INSTALLED}");
-    let dir = root(&[("main.tf", &main)]);
+    let dir = common::scratch(&[("main.tf", &main)]);
     let (code, doc) = check(dir.path());
     let found = diagnostics(&doc);
     assert_eq!(found.len(), 1, "{found:?}");
@@ -227,7 +216,7 @@ const ZONES_STATE: &str = r#"{
 #[test]
 fn a_data_source_without_state_is_read_at_plan_time_not_apply() {
     let main = format!("{PROVIDER}{SUBNETS}");
-    let dir = root(&[("main.tf", &main), ("zones.tfstate", ZONES_STATE)]);
+    let dir = common::scratch(&[("main.tf", &main), ("zones.tfstate", ZONES_STATE)]);
     let (code, doc) = check(dir.path());
     let found = diagnostics(&doc);
     assert_eq!(found.len(), 1, "{found:?}");

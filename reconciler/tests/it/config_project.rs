@@ -3,7 +3,7 @@
 //! load errors and diagnostics on small projects written here.
 #![allow(clippy::unwrap_used)]
 
-use crate::config_common;
+use crate::{common, config_common};
 
 use std::collections::BTreeMap;
 
@@ -326,24 +326,13 @@ fn files_cover_every_module_and_tfvars_file() {
     }
 }
 
-/// Writes `files` into a new temporary directory.
-fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
-    for (name, text) in files {
-        let path = dir.path().join(name);
-        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(path, text).unwrap();
-    }
-    dir
-}
-
 fn load(dir: &tempfile::TempDir) -> Result<Project, ConfigError> {
     Project::load(dir.path(), &LoadOptions::default())
 }
 
 #[test]
 fn a_cycle_between_locals_is_an_error_naming_file_and_line() {
-    let dir = scratch(&[(
+    let dir = common::scratch(&[(
         "main.tf",
         "locals {\n  a = local.b\n  b = \"${local.a}x\"\n}\n",
     )]);
@@ -364,7 +353,7 @@ fn a_cycle_between_locals_is_an_error_naming_file_and_line() {
 /// do. Neither output depends on itself, so this loads with every value known.
 #[test]
 fn modules_may_read_each_others_outputs_when_no_output_depends_on_itself() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "main.tf",
             "module \"cluster\" {\n  source   = \"./cluster\"\n  role_arn = module.role.arn\n}\n\nmodule \"role\" {\n  source = \"./role\"\n  issuer = module.cluster.issuer\n}\n",
@@ -408,7 +397,7 @@ fn modules_may_read_each_others_outputs_when_no_output_depends_on_itself() {
 /// null.
 #[test]
 fn a_null_argument_to_a_variable_that_is_not_nullable_takes_its_default() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "main.tf",
             "module \"queue\" {\n  source  = \"./queue\"\n  retain  = null\n  timeout = null\n}\n",
@@ -432,7 +421,7 @@ fn a_null_argument_to_a_variable_that_is_not_nullable_takes_its_default() {
 /// expressions and on referring to instances).
 #[test]
 fn blocks_with_no_instances_are_empty_collections() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "main.tf",
             "module \"replica\" {\n  count  = 0\n  source = \"./bucket\"\n}\n\nresource \"aws_s3_bucket\" \"extra\" {\n  count = 0\n}\n\nresource \"aws_sqs_queue\" \"q\" {\n  for_each = {}\n}\n\nresource \"aws_s3_bucket\" \"main\" {\n  bucket = join(\",\", concat(module.replica[*].arn, aws_s3_bucket.extra[*].arn, keys(aws_sqs_queue.q)))\n}\n",
@@ -453,7 +442,7 @@ fn blocks_with_no_instances_are_empty_collections() {
 /// override file, where an edit must land.
 #[test]
 fn override_files_merge_argument_by_argument() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "example.tf",
             "resource \"aws_instance\" \"web\" {\n  instance_type = \"t2.micro\"\n  ami           = \"ami-408c7f28\"\n\n  ebs_block_device {\n    device_name = \"/dev/sdb\"\n  }\n}\n\nlocals {\n  env = \"dev\"\n}\n",
@@ -488,7 +477,7 @@ fn override_files_merge_argument_by_argument() {
 
 #[test]
 fn an_override_of_nothing_is_an_error_naming_the_place() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         ("main.tf", "locals {}\n"),
         (
             "override.tf",
@@ -506,7 +495,7 @@ fn an_override_of_nothing_is_an_error_naming_the_place() {
 /// name; Terraform projects (no `.tofu` file) are read as before.
 #[test]
 fn tofu_files_take_the_place_of_their_tf_namesakes() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         ("main.tf", "locals {\n  tool = \"terraform\"\n}\n"),
         ("main.tofu", "locals {\n  tool = \"opentofu\"\n}\n"),
         ("extra.tf", "locals {\n  shared = true\n}\n"),
@@ -526,7 +515,7 @@ fn tofu_files_take_the_place_of_their_tf_namesakes() {
 /// JSON configuration is read beside native files, line numbers kept.
 #[test]
 fn json_configuration_files_are_read() {
-    let dir = scratch(&[(
+    let dir = common::scratch(&[(
         "main.tf.json",
         "{\n  \"variable\": {\"n\": {\"type\": \"number\", \"default\": 2}},\n  \"resource\": {\n    \"aws_sqs_queue\": {\n      \"q\": {\n        \"count\": \"${var.n}\",\n        \"name\": \"jobs-${count.index}\",\n        \"delay_seconds\": \"${nosuch(1)}\"\n      }\n    }\n  }\n}\n",
     )]);
@@ -552,7 +541,7 @@ fn json_configuration_files_are_read() {
 /// `terraform.workspace` is the workspace `terraform workspace select` chose.
 #[test]
 fn paths_and_the_workspace_are_what_terraform_gives() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "main.tf",
             "module \"fn\" {\n  source = \"./modules/fn\"\n}\n\nresource \"aws_s3_bucket\" \"b\" {\n  bucket = \"logs-${terraform.workspace}\"\n}\n",
@@ -584,7 +573,7 @@ fn paths_and_the_workspace_are_what_terraform_gives() {
 
 #[test]
 fn syntax_errors_and_bad_arguments_name_the_place() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         ("ok.tf", "locals {}\n"),
         ("bad.tf", "resource \"a_b\" \"c\" {\n  x = \n}\n"),
     ]);
@@ -594,7 +583,7 @@ fn syntax_errors_and_bad_arguments_name_the_place() {
         "{error}"
     );
 
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         ("a.tf", "variable \"x\" {}\n"),
         ("b.tf", "\nvariable \"x\" {}\n"),
     ]);
@@ -604,7 +593,7 @@ fn syntax_errors_and_bad_arguments_name_the_place() {
         "{error}"
     );
 
-    let dir = scratch(&[("main.tf", "variable \"x\" {}\n")]);
+    let dir = common::scratch(&[("main.tf", "variable \"x\" {}\n")]);
     let options = LoadOptions {
         vars: vec!["x".into()],
         ..LoadOptions::default()
@@ -615,7 +604,7 @@ fn syntax_errors_and_bad_arguments_name_the_place() {
 
 #[test]
 fn a_failing_expression_costs_only_its_attribute() {
-    let dir = scratch(&[(
+    let dir = common::scratch(&[(
         "main.tf",
         "variable \"n\" {\n  type = number\n}\n\nresource \"aws_sqs_queue\" \"q\" {\n  name  = nosuchfunction(1)\n  delay = var.n\n  tags  = { A = \"b\" }\n}\n\nmodule \"gone\" {\n  source = \"acme/gone/aws\"\n}\n",
     )]);
@@ -650,7 +639,7 @@ fn a_failing_expression_costs_only_its_attribute() {
 
 #[test]
 fn count_and_for_each_on_module_calls_make_keyed_module_paths() {
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "main.tf",
             "module \"m\" {\n  source   = \"./m\"\n  for_each = toset([\"x\", \"y\"])\n  name     = each.key\n}\n\nmodule \"n\" {\n  source = \"./m\"\n  count  = 2\n  name   = \"n${count.index}\"\n}\n\noutput \"names\" {\n  value = [module.m[\"y\"].name, module.n[1].name]\n}\n",
@@ -731,7 +720,7 @@ resource "aws_lambda_function" "f" {
   }
 }
 "#;
-    let dir = scratch(&[
+    let dir = common::scratch(&[
         (
             "main.tf",
             "module \"a\" {\n  source = \"./m\"\n}\n\nmodule \"b\" {\n  source = \"./m\"\n}\n",
@@ -792,7 +781,7 @@ resource "aws_lambda_function" "f" {
 /// The evaluated arguments of `aws_lambda_function.f` in a root of `main`, and the subjects
 /// of the load's diagnostics.
 fn function_of(main: &str) -> (BTreeMap<String, Value>, Vec<String>) {
-    let dir = scratch(&[("main.tf", main)]);
+    let dir = common::scratch(&[("main.tf", main)]);
     let project = load(&dir).unwrap();
     let function = project.instance("aws_lambda_function.f").unwrap();
     let Value::Object(attributes) = &function.attributes else {

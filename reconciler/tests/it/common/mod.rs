@@ -103,3 +103,14 @@ pub fn copy_dir(from: &Path, to: &Path) {
         }
     }
 }
+
+/// Writes `files` (path, text) into a new temporary directory, making parent directories.
+pub fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    dir
+}
