@@ -11,7 +11,7 @@ use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use reconciler::terraform::config::{Project, Provenance};
-use reconciler::terraform::state::{Instance, Mode, PathStep, State};
+use reconciler::terraform::state::{IndexKey, Instance, Mode, PathStep, State};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -482,6 +482,77 @@ fn unexpected(base: &State, delta: &StateDelta, changes: &[Change]) -> Option<St
     }
 }
 
+/// Instances deleted out of band that no edit of the code can remove cleanly, so a correct
+/// reconciliation leaves them to a person, the code keeping them:
+/// - one instance of a `count` resource whose other instances remain: Terraform names `count`
+///   instances by position, so dropping a middle one renumbers every later one (each planned
+///   for replacement), and dropping the last one needs the count changed, an expression the
+///   instances' neighbours usually share (`length(var.azs)` also makes the subnets);
+/// - one instance of a collection another resource reads as a whole (a `for` expression or a
+///   splat over it, seen in the state as a reader holding the identities of two or more of its
+///   instances): dropping the key changes that reader, as the certificate validation that lists
+///   every validation record's name.
+fn held_deletions(base: &State, delta: &StateDelta) -> Vec<Target> {
+    delta
+        .removed
+        .iter()
+        .filter_map(|address| managed(base).find(|i| i.address == *address))
+        .filter(|gone| counted_among_others(base, gone) || read_as_collection(base, gone))
+        .map(|gone| Target {
+            address: gone.address.clone(),
+            attribute: String::new(),
+        })
+        .collect()
+}
+
+/// The instances of the resource `instance` belongs to (every key of its `count` or
+/// `for_each`).
+fn siblings<'a>(base: &'a State, instance: &'a Instance) -> impl Iterator<Item = &'a Instance> {
+    managed(base).filter(|i| {
+        i.module == instance.module
+            && i.resource_type == instance.resource_type
+            && i.name == instance.name
+    })
+}
+
+/// Whether `instance` is one of several instances of a `count` resource.
+fn counted_among_others(base: &State, instance: &Instance) -> bool {
+    matches!(instance.index, Some(IndexKey::Int(_))) && siblings(base, instance).count() > 1
+}
+
+/// Whether another resource reads the collection `instance` belongs to as a whole: it depends
+/// on the resource and holds an identity (`id`, `arn`, `fqdn`) of two or more of its
+/// instances.
+fn read_as_collection(base: &State, instance: &Instance) -> bool {
+    let resource = match &instance.module {
+        Some(module) => format!("{module}.{}.{}", instance.resource_type, instance.name),
+        None => format!("{}.{}", instance.resource_type, instance.name),
+    };
+    let identities: Vec<Vec<String>> = siblings(base, instance)
+        .map(|i| {
+            ["id", "arn", "fqdn"]
+                .iter()
+                .filter_map(|k| i.string_attribute(k))
+                .filter(|v| !v.is_empty())
+                .map(|v| format!("\"{v}\""))
+                .collect()
+        })
+        .collect();
+    managed(base)
+        .filter(|reader| reader.dependencies.contains(&resource))
+        .any(|reader| {
+            let text = reader.attributes.to_string();
+            let named = |ids: &&Vec<String>| ids.iter().any(|id| text.contains(id.as_str()));
+            identities.iter().filter(named).count() >= 2
+        })
+}
+
+/// `a` and `b` together, sorted, each target once.
+fn merged(a: Vec<Target>, b: Vec<Target>) -> Vec<Target> {
+    let set: BTreeSet<Target> = a.into_iter().chain(b).collect();
+    set.into_iter().collect()
+}
+
 /// Every part the delta changed, as targets: changed top-level attributes of changed
 /// instances, and whole created or removed instances.
 fn targets(base: &State, delta: &StateDelta) -> Vec<Target> {
@@ -536,6 +607,7 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
             .collect(),
         _ => Vec::new(),
     };
+    let flag = merged(flag, held_deletions(base, delta));
     let owned: BTreeSet<(String, String)> = changes
         .iter()
         .flat_map(|c| c.owned.iter().map(|o| (c.address.clone(), (*o).to_owned())))
@@ -662,5 +734,64 @@ mod tests {
             &[],
         );
         assert!(!noise.patch && noise.flag.is_empty());
+    }
+
+    /// A state with three `count` route table associations, a `for_each` of two validation
+    /// records that a certificate validation lists by name, a `for_each` of two alarms
+    /// nothing reads, and a layer one function uses.
+    const COLLECTIONS: &str = r#"{"version":4,"terraform_version":"1.9.0","serial":1,"lineage":"l","resources":[
+      {"mode":"managed","type":"aws_route_table_association","name":"public","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"index_key":0,"schema_version":0,"attributes":{"id":"rtbassoc-0"}},
+                    {"index_key":1,"schema_version":0,"attributes":{"id":"rtbassoc-1"}},
+                    {"index_key":2,"schema_version":0,"attributes":{"id":"rtbassoc-2"}}]},
+      {"mode":"managed","type":"aws_route53_record","name":"cert","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"index_key":"a.example","schema_version":0,"attributes":{"id":"Z_a_CNAME","fqdn":"_x.a.example"}},
+                    {"index_key":"b.example","schema_version":0,"attributes":{"id":"Z_b_CNAME","fqdn":"_y.b.example"}}]},
+      {"mode":"managed","type":"aws_acm_certificate_validation","name":"site","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"v","validation_record_fqdns":["_x.a.example","_y.b.example"]},
+                     "dependencies":["aws_route53_record.cert"]}]},
+      {"mode":"managed","type":"aws_cloudwatch_metric_alarm","name":"this","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"index_key":"cpu","schema_version":0,"attributes":{"id":"cpu","arn":"arn:aws:cloudwatch:us-east-1:1:alarm:cpu"}},
+                    {"index_key":"5xx","schema_version":0,"attributes":{"id":"5xx","arn":"arn:aws:cloudwatch:us-east-1:1:alarm:5xx"}}]},
+      {"mode":"managed","type":"aws_lambda_layer_version","name":"ffmpeg","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"arn:aws:lambda:us-east-1:1:layer:ffmpeg:1","arn":"arn:aws:lambda:us-east-1:1:layer:ffmpeg:1"}}]},
+      {"mode":"managed","type":"aws_lambda_function","name":"f","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+       "instances":[{"schema_version":0,"attributes":{"id":"f","layers":["arn:aws:lambda:us-east-1:1:layer:ffmpeg:1"]},
+                     "dependencies":["aws_lambda_layer_version.ffmpeg"]}]}]}"#;
+
+    /// The addresses `expect` flags when `address` is deleted out of band.
+    fn flagged_when_deleted(address: &str) -> Vec<String> {
+        let base = State::parse(COLLECTIONS.as_bytes(), "test").expect("test state parses");
+        let mut after = base.clone();
+        after.instances.retain(|i| i.address != address);
+        let delta = StateDelta::between(&base, &after);
+        assert_eq!(delta.removed, vec![address.to_owned()]);
+        let expect = expect(Category::Deletion, &base, &delta, &[]);
+        assert!(expect.patch);
+        expect.flag.into_iter().map(|t| t.address).collect()
+    }
+
+    #[test]
+    fn a_deleted_count_instance_with_siblings_is_held() {
+        for address in [
+            "aws_route_table_association.public[0]",
+            "aws_route_table_association.public[2]",
+        ] {
+            assert_eq!(flagged_when_deleted(address), vec![address.to_owned()]);
+        }
+    }
+
+    #[test]
+    fn a_deleted_key_of_a_collection_read_whole_is_held() {
+        let address = r#"aws_route53_record.cert["a.example"]"#;
+        assert_eq!(flagged_when_deleted(address), vec![address.to_owned()]);
+    }
+
+    #[test]
+    fn a_deleted_key_nothing_reads_is_absorbed() {
+        assert!(flagged_when_deleted(r#"aws_cloudwatch_metric_alarm.this["cpu"]"#).is_empty());
+        assert!(flagged_when_deleted("aws_acm_certificate_validation.site").is_empty());
+        // read by another resource, but alone: its id and ARN name one instance
+        assert!(flagged_when_deleted("aws_lambda_layer_version.ffmpeg").is_empty());
     }
 }

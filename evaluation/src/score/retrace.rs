@@ -4,7 +4,7 @@
 use super::report::{
     ChangedFile, Decisions, Named, Report, Reported, ReportedKind, Ruled, Verdict,
 };
-use reconciler::policy::Decision;
+use reconciler::policy::{Decision, Part};
 use reconciler::reconcile::Outcome;
 use reconciler::resolve::FindingKind;
 
@@ -34,6 +34,17 @@ pub fn report(outcome: &Outcome) -> Report {
                 .collect(),
         })
         .collect();
+    // A part the policy would absorb but the planner left to a person, with its reason (no
+    // edit writes it cleanly), is left to a person as a flagged one is.
+    let held = |address: &Option<String>, part: &Part| {
+        address.as_deref().is_some_and(|a| {
+            outcome
+                .plan
+                .unplanned
+                .iter()
+                .any(|u| u.resource == a && u.part == *part)
+        })
+    };
     let decisions = outcome
         .intents
         .iter()
@@ -44,7 +55,10 @@ pub fn report(outcome: &Outcome) -> Report {
                 resource_type: delta.resource.resource_type.clone(),
                 identity: delta.resource.identity.clone(),
                 attribute: r.part.attribute().to_owned(),
-                decision: verdict(r.decision),
+                decision: match held(&delta.address, &r.part) {
+                    true => Verdict::Flag,
+                    false => verdict(r.decision),
+                },
             })
         })
         .collect();

@@ -210,6 +210,13 @@ pub enum Removal {
         /// Why.
         why: String,
     },
+    /// It is the last instance of a `count` written as a number, which is lowered.
+    LowerCount {
+        /// The new count.
+        count: i64,
+        /// Why.
+        why: String,
+    },
     /// No edit removes this instance alone.
     Refuse {
         /// Why not.
@@ -294,12 +301,7 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
     }
     let key = match &instance.index {
         None => return Removal::Block,
-        Some(IndexKey::Int(n)) => {
-            return refuse(format!(
-                "{} is instance {n} of a resource with count; lowering the count would remove the last instance instead",
-                instance.address
-            ));
-        }
+        Some(IndexKey::Int(n)) => return count_removal(project, instance, *n),
         Some(IndexKey::Str(key)) => key,
     };
     let steps = [
@@ -317,6 +319,77 @@ fn direct_removal(project: &Project, instance: &ResourceInstance) -> Removal {
         address: instance.address.clone(),
     };
     key_removal(project, provenance, key, &iterated)
+}
+
+/// How instance `n` of a `count` resource leaves the code alone. Terraform names `count`
+/// instances by position, so only the last one can go, by lowering a count written as a
+/// number; a count that reads variables or locals is left to a person, with the other blocks
+/// those drive (lowering `length(var.azs)` also removes the last subnet).
+fn count_removal(project: &Project, instance: &ResourceInstance, n: i64) -> Removal {
+    let address = &instance.address;
+    let later: Vec<&str> = project
+        .instances()
+        .filter(|i| same_block(i, instance) && i.module == instance.module)
+        .filter(|i| matches!(i.index, Some(IndexKey::Int(m)) if m > n))
+        .map(|i| i.address.as_str())
+        .collect();
+    if !later.is_empty() {
+        return Removal::Refuse {
+            reason: format!(
+                "{address} is instance {n} of a resource with count; removing it alone would renumber {} after it, which Terraform would then replace",
+                later.join(", ")
+            ),
+        };
+    }
+    let steps = [PathStep::Key("count".to_owned())];
+    if let Some(Provenance::Literal { .. }) = project.provenance(address, &steps) {
+        return Removal::LowerCount {
+            count: n,
+            why: format!("{address} is the last instance of its count, which is lowered to {n}"),
+        };
+    }
+    let drivers = count_drivers(project, instance);
+    let reason = match drivers.iter().find(|(_, others)| !others.is_empty()) {
+        Some((name, others)) => format!(
+            "{address} is the last instance of a count that comes from {name}, which also drives {}; lowering it would remove their last instances as well",
+            others.join(", ")
+        ),
+        None => match drivers.first() {
+            Some((name, _)) => format!(
+                "{address} is the last instance of a count that comes from {name}; what {name} should hold is for a person to decide"
+            ),
+            None => {
+                format!("{address} is the last instance of a count that is not written as a number")
+            }
+        },
+    };
+    Removal::Refuse { reason }
+}
+
+/// The variables and locals (`var.azs`) the `count` of the instance's block reads, each with
+/// the other blocks of its module whose `count` or `for_each` reads it too.
+fn count_drivers(project: &Project, instance: &ResourceInstance) -> Vec<(String, Vec<String>)> {
+    let module = instance.module.as_deref();
+    let block = format!("{}.{}", instance.resource_type, instance.name);
+    let variables = project
+        .variables()
+        .into_iter()
+        .map(|v| ("var", v.module, v.name));
+    let locals = project
+        .locals()
+        .into_iter()
+        .map(|l| ("local", l.module, l.name));
+    variables
+        .chain(locals)
+        .filter(|(_, m, _)| m.as_deref() == module)
+        .filter_map(|(root, _, name)| {
+            let blocks = project.blocks_iterating(module, root, &name);
+            blocks.contains(&block).then(|| {
+                let others = blocks.into_iter().filter(|b| *b != block).collect();
+                (format!("{root}.{name}"), others)
+            })
+        })
+        .collect()
 }
 
 /// The block whose `for_each` makes an instance: a resource block or a module call.
@@ -1423,6 +1496,21 @@ resource "aws_sns_topic" "t" {
   name     = each.key
 }
 
+variable "azs" {}
+
+resource "aws_subnet" "a" {
+  count = length(var.azs)
+}
+
+resource "aws_route_table_association" "a" {
+  count     = length(var.azs)
+  subnet_id = aws_subnet.a[count.index].id
+}
+
+resource "aws_eip" "nat" {
+  count = 2
+}
+
 module "fn" {
   source    = "./modules/fn"
   for_each  = var.functions
@@ -1433,7 +1521,7 @@ module "fn" {
             ),
             (
                 "terraform.tfvars",
-                "asg = { min = 1, max = 3 }\nqueues = {\n  a = { timeout = 30 }\n  b = { timeout = 60 }\n}\nfunctions = {\n  f = { timeout = 10 }\n  g = { timeout = 20 }\n}\nretention = 30\nservices = {\n  api = {}\n  web = {}\n}\n",
+                "asg = { min = 1, max = 3 }\nqueues = {\n  a = { timeout = 30 }\n  b = { timeout = 60 }\n}\nfunctions = {\n  f = { timeout = 10 }\n  g = { timeout = 20 }\n}\nretention = 30\nservices = {\n  api = {}\n  web = {}\n}\nazs = [\"a\", \"b\", \"c\"]\n",
             ),
             (
                 "modules/fn/main.tf",
@@ -1616,6 +1704,34 @@ module "fn" {
         assert!(
             matches!(&shared, Removal::Filter { key, why } if key == "api" && why.contains("also drives aws_cloudwatch_log_group.svc")),
             "{shared:?}"
+        );
+    }
+
+    #[test]
+    fn only_the_last_instance_of_a_count_written_as_a_number_is_removed() {
+        let project = project();
+        let removal = |address: &str| {
+            let instance = project.instance(address).expect("an instance");
+            removal_of(&project, instance, &|_| false)
+        };
+        assert!(
+            matches!(
+                removal("aws_eip.nat[1]"),
+                Removal::LowerCount { count: 1, .. }
+            ),
+            "{:?}",
+            removal("aws_eip.nat[1]")
+        );
+        let first = removal("aws_eip.nat[0]");
+        assert!(
+            matches!(&first, Removal::Refuse { reason } if reason.contains("would renumber aws_eip.nat[1] after it")),
+            "{first:?}"
+        );
+        // length(var.azs) also makes the subnets: lowering it would remove the last one too.
+        let last = removal("aws_route_table_association.a[2]");
+        assert!(
+            matches!(&last, Removal::Refuse { reason } if reason.contains("comes from var.azs, which also drives aws_subnet.a;")),
+            "{last:?}"
         );
     }
 

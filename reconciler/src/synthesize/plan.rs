@@ -12,8 +12,8 @@
 use super::defaults::drop_defaults;
 use super::edit::{
     AddBlock, FilterForEach, IgnoreChanges, ImportResource, NewBlock, Ordered, RemoveBlock,
-    RemoveCollectionEntry, RemoveResource, SetTags, Step as EditStep, SwitchOff, TagMode, Target,
-    ToolCall, UpdateBlock, Value as EditValue,
+    RemoveCollectionEntry, RemoveResource, SetAttribute, SetTags, Step as EditStep, SwitchOff,
+    TagMode, Target, ToolCall, UpdateBlock, Value as EditValue,
 };
 use super::idiom::{Idiom, order};
 use super::place::{
@@ -1025,6 +1025,19 @@ impl<'a> Planner<'a> {
                 ToolCall::FilterForEach(FilterForEach {
                     target: target(instance, &[]),
                     keys: vec![key],
+                }),
+                format!("{} was deleted outside Terraform; {why}", instance.address),
+                true,
+                None,
+            )),
+            Removal::LowerCount { count, why } => Ok(step(
+                delta,
+                Part::Resource,
+                ToolCall::SetAttribute(SetAttribute {
+                    target: target(instance, &[]),
+                    name: "count".to_owned(),
+                    value: EditValue::from_json(&count.into()),
+                    instance: None,
                 }),
                 format!("{} was deleted outside Terraform; {why}", instance.address),
                 true,

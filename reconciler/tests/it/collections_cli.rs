@@ -344,6 +344,60 @@ fn a_user_of_a_for_each_module_deleted_drops_its_name_from_the_roots_list() {
     );
 }
 
+const ASSOCIATIONS: &str = r#"resource "aws_route_table_association" "public" {
+  count = 2
+
+  subnet_id      = "subnet-0${count.index}"
+  route_table_id = "rtb-0a"
+}
+"#;
+
+/// Two `count` associations, `rtbassoc-0` and `rtbassoc-1`, one disassociated out of band.
+fn disassociated(index: usize) -> (i32, Value) {
+    let instances = (0..2)
+        .map(|i| {
+            (
+                json!(i),
+                json!({"id": format!("rtbassoc-{i}"), "subnet_id": format!("subnet-0{i}"),
+                       "route_table_id": "rtb-0a", "gateway_id": ""}),
+            )
+        })
+        .collect();
+    let state = state(vec![resource(
+        None,
+        "aws_route_table_association",
+        "public",
+        instances,
+    )]);
+    let disassociate = call(
+        "ec2.amazonaws.com",
+        "DisassociateRouteTable",
+        json!({"associationId": format!("rtbassoc-{index}")}),
+        json!({"_return": true}),
+    );
+    reconcile(&[("main.tf", ASSOCIATIONS)], &state, vec![disassociate])
+}
+
+#[test]
+fn the_last_instance_of_a_count_written_as_a_number_goes_by_lowering_it() {
+    let (code, doc) = disassociated(1);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(diff.contains("-  count = 2\n+  count = 1\n"), "{diff}");
+}
+
+#[test]
+fn an_earlier_instance_of_a_count_is_held_with_the_instances_it_would_renumber() {
+    let (code, doc) = disassociated(0);
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(diff_of(&doc), "", "{doc}");
+    let text = doc.to_string();
+    assert!(
+        text.contains("would renumber aws_route_table_association.public[1] after it"),
+        "{doc}"
+    );
+}
+
 #[test]
 fn count_given_as_a_string_is_converted_as_terraform_converts_it() {
     let dir = tempfile::tempdir().unwrap();
