@@ -1,7 +1,7 @@
 //! The model of a Terraform project: state, configuration, expression evaluation with
 //! Terraform's built-in functions, and provenance of attribute values; and the
-//! format-preserving HCL edit tools ([`edit`]). It reads and writes files only: no cloud API,
-//! no network.
+//! format-preserving HCL edit tools ([`edit`]). It calls no cloud API itself: it reads and
+//! writes files, and runs `terraform state pull` only when asked ([`state::State::pull`]).
 //!
 //! Modules, lowest first (no module imports a later one):
 //! - [`text`]: the characters never written raw, and whole sentences for descriptions;
