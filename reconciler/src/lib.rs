@@ -4,7 +4,7 @@
 //! Modules, in the order a run passes through them (no module imports a later one):
 //! - [`text`]: text from inputs made safe to show, and values shortened for a line;
 //! - [`terraform`]: the Terraform model: configuration with provenance, state, functions,
-//!   Terraform's value equality;
+//!   Terraform's value equality (the `retrace-terraform` crate, re-exported);
 //! - [`ingest`]: reading CloudTrail records from files and AWS APIs into [`ingest::Call`]s,
 //!   with the first checks that settle a record from its first fields;
 //! - [`attribute`]: one verdict per call: out of band, or why not;
@@ -50,7 +50,7 @@ pub mod report;
 pub mod resolve;
 pub mod run;
 pub mod synthesize;
-pub mod terraform;
+pub use retrace_terraform as terraform;
 pub mod text;
 pub mod validate;
 pub mod vet;

@@ -8,24 +8,9 @@ use serde_json::Value;
 use std::borrow::Cow;
 use std::fmt::Write as _;
 
-/// Whether a character must not reach a terminal or a file raw: C0 and C1 controls and DEL
-/// (newline and tab aside), and the invisible formatting characters that change how text
-/// around them reads (bidirectional overrides and isolates, zero-width characters, the byte
-/// order mark).
-pub fn is_unsafe(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(
-            c,
-            '\u{00AD}'
-                | '\u{061C}'
-                | '\u{180E}'
-                | '\u{200B}'..='\u{200F}'
-                | '\u{202A}'..='\u{202E}'
-                | '\u{2060}'..='\u{2064}'
-                | '\u{2066}'..='\u{2069}'
-                | '\u{FEFF}'
-        )
-}
+#[cfg(test)]
+pub(crate) use retrace_terraform::text::is_sentence;
+pub use retrace_terraform::text::is_unsafe;
 
 /// The longest value a text line shows in full; longer ones are cut with `…` (JSON output
 /// always carries them whole).
@@ -61,18 +46,6 @@ pub fn escaped(text: &str) -> Cow<'_, str> {
         }
     }
     Cow::Owned(out)
-}
-
-/// Whether `text` is whole sentences, as a description for a model must be: a capital (or
-/// code) first, a full stop last, and not cut after an abbreviation such as "e.g.".
-#[cfg(test)]
-pub(crate) fn is_sentence(text: &str) -> bool {
-    let first = text.chars().next();
-    first.is_some_and(|c| c.is_uppercase() || c == '`')
-        && text.ends_with('.')
-        && !["e.g.", "i.e.", "etc."]
-            .iter()
-            .any(|cut| text.ends_with(cut))
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! Synthesis: turning intents into HCL edits. `edit` holds the format-preserving edit tools.
 
 pub mod defaults;
-pub mod edit;
+pub use retrace_terraform::edit;
 pub mod idiom;
 pub mod place;
 pub mod plan;

@@ -1,7 +1,8 @@
-//! The crate's modules in layers: no module's code imports a later stage (tests inside a module
-//! may), and inside the stages listed in [`INSIDE`] no module imports one above it, so each
-//! stage and each of their modules can be read, tested and replaced knowing only what comes
-//! before it. ARCHITECTURE.md lists the same order.
+//! The modules of `reconciler` and of `retrace-terraform` in layers: in each crate no module's
+//! code imports a later stage (tests inside a module may), and inside the stages listed in
+//! [`INSIDE`] and [`TERRAFORM_INSIDE`] no module imports one above it, so each stage and each
+//! of their modules can be read, tested and replaced knowing only what comes before it.
+//! ARCHITECTURE.md lists the same order.
 //!
 //! Files are parsed with `syn`: every import form counts (`use crate::a::b`, `use
 //! crate::{a, b::c}`, `use super::x`, `use child::x` in a `mod.rs`, and paths in code such as
@@ -11,8 +12,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
-/// The modules of `src/`, earliest first: shared models, then the stages in the order a run
-/// passes through them, then the layers that assemble and show them.
+/// The modules of `reconciler/src/`, earliest first: shared models, then the stages in the
+/// order a run passes through them, then the layers that assemble and show them. `terraform`
+/// is the `retrace-terraform` crate, re-exported.
 const ORDER: &[&str] = &[
     "text",
     "terraform",
@@ -44,11 +46,28 @@ const INSIDE: &[(&str, &[&str])] = &[
     (
         "synthesize",
         &[
-            "edit", "tags", "defaults", "idiom", "rules", "settled", "place", "plan",
+            "tags", "defaults", "idiom", "rules", "settled", "place", "plan",
         ],
     ),
+    ("nightly::forge", &["model", "rest", "github", "gitlab"]),
+];
+
+/// The modules of `terraform/src/` (the `retrace-terraform` crate), earliest first.
+const TERRAFORM_ORDER: &[&str] = &[
+    "text",
+    "syntax",
+    "source",
+    "values",
+    "state",
+    "functions",
+    "config",
+    "edit",
+];
+
+/// The modules inside a stage of `retrace-terraform`, lowest first, as [`INSIDE`].
+const TERRAFORM_INSIDE: &[(&str, &[&str])] = &[
     (
-        "synthesize::edit",
+        "edit",
         &[
             "error",
             "value",
@@ -66,7 +85,7 @@ const INSIDE: &[(&str, &[&str])] = &[
         ],
     ),
     (
-        "terraform::config",
+        "config",
         &[
             "model",
             "json",
@@ -84,13 +103,12 @@ const INSIDE: &[(&str, &[&str])] = &[
             "load",
         ],
     ),
-    ("nightly::forge", &["model", "rest", "github", "gitlab"]),
 ];
 
 /// The name the façade (`mod.rs`) of a stage has in the layering.
 const FACADE: &str = "mod";
 
-/// A module path from the crate root, such as `["terraform", "config", "load"]`.
+/// A module path from the crate root, such as `["config", "load"]`.
 type ModPath = Vec<String>;
 
 /// The layers a set of files is checked against.
@@ -98,6 +116,30 @@ struct Layers<'a> {
     stages: &'a [&'a str],
     inside: &'a [(&'a str, &'a [&'a str])],
 }
+
+/// A crate of the workspace: its directory and the layers of its library.
+struct Checked {
+    dir: &'static str,
+    layers: Layers<'static>,
+}
+
+/// Every crate whose layers are checked.
+const CRATES: &[Checked] = &[
+    Checked {
+        dir: "reconciler",
+        layers: Layers {
+            stages: ORDER,
+            inside: INSIDE,
+        },
+    },
+    Checked {
+        dir: "terraform",
+        layers: Layers {
+            stages: TERRAFORM_ORDER,
+            inside: TERRAFORM_INSIDE,
+        },
+    },
+];
 
 /// One source file: its module and its text.
 struct Source {
@@ -374,8 +416,12 @@ impl Crate {
     }
 }
 
-fn src() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+/// The `src/` of the workspace crate in `dir`.
+fn src(dir: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(dir)
+        .join("src")
 }
 
 fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -389,10 +435,10 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The module a file of `src/` is (`terraform/config/mod.rs` → `terraform::config`); `None`
-/// for the binaries.
-fn module_of(file: &Path) -> Option<ModPath> {
-    let relative = file.strip_prefix(src()).ok()?;
+/// The module a file of `src` is (`nightly/forge/mod.rs` → `nightly::forge`); `None` for the
+/// binaries.
+fn module_of(src: &Path, file: &Path) -> Option<ModPath> {
+    let relative = file.strip_prefix(src).ok()?;
     let mut parts: ModPath = relative
         .with_extension("")
         .components()
@@ -407,49 +453,53 @@ fn module_of(file: &Path) -> Option<ModPath> {
     Some(parts)
 }
 
-/// Every library file of `src/`.
-fn library() -> Vec<Source> {
+/// Every library file of the crate in `dir`, named from the workspace root.
+fn library(dir: &str) -> Vec<Source> {
+    let src = src(dir);
     let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    rust_files(&src, &mut files);
     files.sort();
     files
         .into_iter()
         .filter_map(|file| {
+            let relative = file.strip_prefix(&src).ok()?;
             Some(Source {
-                module: module_of(&file)?,
-                name: file.strip_prefix(src()).ok()?.display().to_string(),
+                module: module_of(&src, &file)?,
+                name: format!("{dir}/src/{}", relative.display()),
                 text: std::fs::read_to_string(&file).expect("readable"),
             })
         })
         .collect()
 }
 
-const LAYERS: Layers = Layers {
-    stages: ORDER,
-    inside: INSIDE,
-};
-
 #[test]
 fn every_module_is_in_the_order() {
-    let sources = library();
-    let modules: BTreeSet<ModPath> = sources.iter().map(|s| s.module.clone()).collect();
     let mut missing = Vec::new();
-    for module in &modules {
-        if let [stage] = module.as_slice()
-            && !ORDER.contains(&stage.as_str())
-        {
-            missing.push(format!("{stage} is missing from ORDER"));
-        }
-    }
-    for (stage, order) in INSIDE {
-        let stage: ModPath = stage.split("::").map(str::to_owned).collect();
-        for module in modules.iter().filter(|m| m.len() == stage.len() + 1) {
-            let name = &module[stage.len()];
-            if module.starts_with(&stage) && !order.contains(&name.as_str()) {
+    for checked in CRATES {
+        let Layers { stages, inside } = &checked.layers;
+        let modules: BTreeSet<ModPath> =
+            library(checked.dir).into_iter().map(|s| s.module).collect();
+        for module in &modules {
+            if let [stage] = module.as_slice()
+                && !stages.contains(&stage.as_str())
+            {
                 missing.push(format!(
-                    "{name} is missing from the order of {}",
-                    stage.join("::")
+                    "{}: {stage} is missing from its order",
+                    checked.dir
                 ));
+            }
+        }
+        for (stage, order) in *inside {
+            let stage: ModPath = stage.split("::").map(str::to_owned).collect();
+            for module in modules.iter().filter(|m| m.len() == stage.len() + 1) {
+                let name = &module[stage.len()];
+                if module.starts_with(&stage) && !order.contains(&name.as_str()) {
+                    missing.push(format!(
+                        "{}: {name} is missing from the order of {}",
+                        checked.dir,
+                        stage.join("::")
+                    ));
+                }
             }
         }
     }
@@ -458,7 +508,10 @@ fn every_module_is_in_the_order() {
 
 #[test]
 fn no_module_imports_a_later_stage_or_a_module_above_it() {
-    let wrong = Crate::new(&library()).back_imports(&LAYERS);
+    let wrong: Vec<String> = CRATES
+        .iter()
+        .flat_map(|checked| Crate::new(&library(checked.dir)).back_imports(&checked.layers))
+        .collect();
     assert!(
         wrong.is_empty(),
         "imports pointing back up:\n{}",
@@ -597,7 +650,7 @@ fn no_user_text_is_rust_debug_output() {
     // `{:?}` and `{x:?}` print Rust's debug form; user-facing text names values in plain
     // words. Logs (`tracing` fields) and tests may use it.
     let mut found = Vec::new();
-    for source in library() {
+    for source in CRATES.iter().flat_map(|checked| library(checked.dir)) {
         for (n, line) in lines_outside_tests(&source.text, &source.name) {
             let debug = line.contains(":?}") || line.contains("{:#?}");
             let logged = ["debug!", "trace!", "info!", "warn!", "error!"]
@@ -617,20 +670,24 @@ fn no_user_text_is_rust_debug_output() {
 
 #[test]
 fn inside_orders_name_real_modules_once() {
-    for (stage, order) in INSIDE {
-        let unique: BTreeSet<&&str> = order.iter().collect();
-        assert_eq!(unique.len(), order.len(), "{stage} lists a module twice");
-    }
-    let modules: BTreeMap<String, ()> = library()
-        .into_iter()
-        .map(|s| (s.module.join("::"), ()))
-        .collect();
-    for (stage, order) in INSIDE {
-        for name in *order {
-            assert!(
-                modules.contains_key(&format!("{stage}::{name}")),
-                "{stage}::{name} is no module"
-            );
+    for checked in CRATES {
+        let inside = checked.layers.inside;
+        for (stage, order) in inside {
+            let unique: BTreeSet<&&str> = order.iter().collect();
+            assert_eq!(unique.len(), order.len(), "{stage} lists a module twice");
+        }
+        let modules: BTreeMap<String, ()> = library(checked.dir)
+            .into_iter()
+            .map(|s| (s.module.join("::"), ()))
+            .collect();
+        for (stage, order) in inside {
+            for name in *order {
+                assert!(
+                    modules.contains_key(&format!("{stage}::{name}")),
+                    "{}: {stage}::{name} is no module",
+                    checked.dir
+                );
+            }
         }
     }
 }

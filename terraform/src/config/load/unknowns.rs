@@ -10,9 +10,9 @@ use hcl::edit::expr::{Expression, TraversalOperator};
 use hcl::edit::visit::{Visit, visit_expr};
 
 use super::{Loader, block_address, prefixed};
-use crate::terraform::config::model::VariableSource;
-use crate::terraform::functions::{EvalScope, evaluate};
-use crate::terraform::state::Mode;
+use crate::config::model::VariableSource;
+use crate::functions::{EvalScope, evaluate};
+use crate::state::Mode;
 
 /// What leaves a value unknown before apply.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -324,7 +324,7 @@ impl Loader<'_> {
 
 #[cfg(test)]
 mod tests {
-    use crate::terraform::config::{LoadOptions, Project};
+    use crate::config::{LoadOptions, Project};
 
     /// The messages of loading a root module made of `main`.
     fn messages(main: &str) -> Vec<String> {

@@ -149,7 +149,7 @@ pub(super) fn read_text(path: &Path) -> Result<String, ConfigError> {
 
 /// Parses HCL text, naming the file and position of a syntax error.
 pub(super) fn parse(name: &str, text: &str) -> Result<hcl::edit::structure::Body, ConfigError> {
-    crate::terraform::syntax::parse_body(text).map_err(|error| ConfigError::Parse {
+    crate::syntax::parse_body(text).map_err(|error| ConfigError::Parse {
         file: name.to_string(),
         line: error.location().line(),
         column: error.location().column(),

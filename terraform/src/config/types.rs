@@ -1,12 +1,12 @@
 //! Variable type constraints, on the one type model of the provider schema ([`AttrType`]):
 //! `any` is `dynamic`, and an object attribute written `optional(T, default)` is
-//! [`AttrType::Optional`]. Values are converted to them by [`convert`](crate::terraform::functions::convert).
+//! [`AttrType::Optional`]. Values are converted to them by [`convert`](crate::functions::convert).
 
 use hcl::Expression;
 use hcl::expr::{FuncCall, ObjectKey};
 use knowledge::schema::AttrType;
 
-use crate::terraform::functions::{EvalScope, evaluate};
+use crate::functions::{EvalScope, evaluate};
 
 /// The type a constraint expression stands for; a form not understood is `any`.
 pub(super) fn parse_type(expr: &Expression) -> AttrType {
@@ -83,7 +83,7 @@ pub(super) fn is_primitive(ty: &AttrType) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terraform::functions::{Value, convert};
+    use crate::functions::{Value, convert};
 
     fn ty(text: &str) -> AttrType {
         parse_type(&text.parse().expect("parses"))

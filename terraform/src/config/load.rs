@@ -22,8 +22,8 @@ use super::provider_data::derived;
 use super::refs::{reference_names, resource_expressions};
 use super::types::parse_type;
 use super::vars::{Assigned, root_assignments};
-use crate::terraform::functions::{EvalScope, Value, convert, evaluate};
-use crate::terraform::state::{IndexKey, Mode, State, instance_address};
+use crate::functions::{EvalScope, Value, convert, evaluate};
+use crate::state::{IndexKey, Mode, State, instance_address};
 use knowledge::schema::AttrType;
 use unknowns::Cause;
 

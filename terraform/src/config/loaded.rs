@@ -7,7 +7,7 @@ use hcl::edit::expr::Expression;
 
 use super::expand::Key;
 use super::model::{ResourceInstance, VariableSource};
-use crate::terraform::functions::{EvalScope, Value};
+use crate::functions::{EvalScope, Value};
 
 /// One instance of a module: the root, or one per call (and per key of its `count` or
 /// `for_each`).

@@ -346,12 +346,12 @@ fn mode(ident: &str, kind: Kind, key: &str) -> Mode {
     }
 }
 
-/// A string as a quoted native string: literal text as [`crate::terraform::quoted`] writes
+/// A string as a quoted native string: literal text as [`crate::quoted`] writes
 /// it; in a template, `${...}` and `%{...}` stay as written, their expressions (nested strings
 /// included) copied as they are.
 fn quoted(text: &str, mode: Mode) -> String {
     if mode == Mode::Literal {
-        return crate::terraform::quoted(text);
+        return crate::quoted(text);
     }
     let chars: Vec<char> = text.chars().collect();
     let mut out = String::with_capacity(text.len() + 2);
@@ -366,7 +366,7 @@ fn quoted(text: &str, mode: Mode) -> String {
             out.push('{');
             at = copy_expression(&chars, at + 2, &mut out);
         } else {
-            crate::terraform::push_escaped(&mut out, c);
+            crate::push_escaped(&mut out, c);
             at += 1;
         }
     }
@@ -503,7 +503,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
 /// A change to nested blocks, or one that adds or removes a block or an argument, is refused
 /// with the reason.
 pub(super) fn rewrite(json: &str, old: &str, new: &str) -> Result<String, String> {
-    let parse = |text: &str| crate::terraform::syntax::parse_body(text).map_err(|e| e.to_string());
+    let parse = |text: &str| crate::syntax::parse_body(text).map_err(|e| e.to_string());
     let (old_body, new_body) = (parse(old)?, parse(new)?);
     let root: &RawValue = serde_json::from_str(json).map_err(|e| e.to_string())?;
     let mut edits: Vec<(std::ops::Range<usize>, String)> = Vec::new();
@@ -725,10 +725,7 @@ mod tests {
         assert_eq!(text.lines().nth(4), Some("instance_type = \"t2.micro\""));
         assert_eq!(text.lines().nth(5), Some("ami = \"ami-abc123\""));
         assert_eq!(text.lines().nth(6), Some("}"));
-        assert!(
-            crate::terraform::syntax::parse_body(&text).is_ok(),
-            "{text}"
-        );
+        assert!(crate::syntax::parse_body(&text).is_ok(), "{text}");
     }
 
     #[test]
@@ -745,10 +742,7 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("depends_on = [aws_vpc.main]"), "{text}");
-        assert!(
-            crate::terraform::syntax::parse_body(&text).is_ok(),
-            "{text}"
-        );
+        assert!(crate::syntax::parse_body(&text).is_ok(), "{text}");
     }
 
     #[test]
@@ -761,7 +755,7 @@ mod tests {
   "tags": {"Name": "web"}
 }}}}"#,
         );
-        let body = crate::terraform::syntax::parse_body(&text).expect("parses");
+        let body = crate::syntax::parse_body(&text).expect("parses");
         let web = body.get_blocks("resource").next().expect("resource");
         assert!(web.body.has_blocks("root_block_device"), "{text}");
         assert!(web.body.has_blocks("lifecycle"), "{text}");

@@ -6,7 +6,7 @@
 //! `provider "aws"` blocks set; when a region is not known (not set, or set from something
 //! not evaluated yet), or the blocks disagree, the value stays unknown, as before.
 
-use crate::terraform::functions::Value;
+use crate::functions::Value;
 use std::collections::BTreeMap;
 
 /// One AWS partition: its name, DNS suffix and reverse DNS prefix.

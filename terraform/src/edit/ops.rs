@@ -36,7 +36,7 @@ impl Doc {
 
     /// Parses the current text.
     pub fn parse(&self) -> Result<Body, EditError> {
-        crate::terraform::syntax::parse_body(&self.text).map_err(|e| EditError::Parse {
+        crate::syntax::parse_body(&self.text).map_err(|e| EditError::Parse {
             file: self.path.clone(),
             message: e.to_string(),
         })

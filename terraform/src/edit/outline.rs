@@ -7,7 +7,7 @@
 //! text alone, and the check after an edit parses the changed structures with one neighbour on
 //! each side, so every file is parsed in full once per run.
 
-use crate::terraform::syntax::parse_body;
+use crate::syntax::parse_body;
 use hcl::edit::Span;
 use hcl::edit::structure::Structure;
 use std::collections::HashMap;

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use hcl::{Expression, TraversalOperator};
 
 use super::Project;
-use crate::terraform::functions::Value;
+use crate::functions::Value;
 
 /// The regions the root module's `provider "aws"` blocks (the default and each alias) name,
 /// as a literal or through a root variable; other expressions are left out.
@@ -132,7 +132,7 @@ fn region_of(project: &Project, expr: &Expression) -> Option<String> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use crate::terraform::config::LoadOptions;
+    use crate::config::LoadOptions;
 
     #[test]
     fn default_and_aliased_providers_give_their_regions() {

@@ -10,8 +10,8 @@ use hcl::edit::structure::{Block, Body};
 use super::{Diagnostic, line_of};
 use knowledge::schema::AttrType;
 
-use crate::terraform::functions::{EvalScope, Value, convert, evaluate};
-use crate::terraform::state::IndexKey;
+use crate::functions::{EvalScope, Value, convert, evaluate};
+use crate::state::IndexKey;
 
 /// Arguments of a resource or module block that are not part of its value.
 const META_ARGUMENTS: [&str; 5] = ["count", "for_each", "provider", "providers", "depends_on"];

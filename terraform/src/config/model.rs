@@ -5,8 +5,8 @@ use std::io;
 use std::ops::Range;
 use std::path::PathBuf;
 
-use crate::terraform::functions::Value;
-use crate::terraform::state::{IndexKey, Mode, State};
+use crate::functions::Value;
+use crate::state::{IndexKey, Mode, State};
 
 /// What to load besides the directory's own files.
 #[derive(Debug, Clone, Default)]

@@ -10,7 +10,7 @@ use hcl::edit::expr::Expression;
 use super::files::{parse, read_text};
 use super::types::is_primitive;
 use super::{ConfigError, Diagnostic, LoadOptions, VariableSource, line_of};
-use crate::terraform::functions::{EvalScope, Value, evaluate};
+use crate::functions::{EvalScope, Value, evaluate};
 use knowledge::schema::AttrType;
 
 /// A value assigned to a root variable outside its declaration.

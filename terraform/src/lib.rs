@@ -1,11 +1,26 @@
 //! The model of a Terraform project: state, configuration, expression evaluation with
-//! Terraform's built-in functions, and provenance of attribute values.
+//! Terraform's built-in functions, and provenance of attribute values; and the
+//! format-preserving HCL edit tools ([`edit`]). It calls no cloud API itself: it reads and
+//! writes files, and runs `terraform state pull` only when asked ([`state::State::pull`]).
+//!
+//! Modules, lowest first (no module imports a later one):
+//! - [`text`]: the characters never written raw, and whole sentences for descriptions;
+//! - [`syntax`], [`source`], [`values`]: HCL parsing, module sources, Terraform's value
+//!   equality;
+//! - [`state`]: state files and the index of their instances;
+//! - [`functions`]: expressions and the built-in functions;
+//! - [`config`]: configuration with provenance;
+//! - [`edit`]: the edit tools.
+
+#![forbid(unsafe_code)]
 
 pub mod config;
+pub mod edit;
 pub mod functions;
 pub mod source;
 pub mod state;
 pub mod syntax;
+pub mod text;
 pub mod values;
 
 /// Quotes and escapes `s` as an HCL string literal, escaping template sequences too; also

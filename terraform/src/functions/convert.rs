@@ -255,7 +255,7 @@ fn kind(ty: &AttrType) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::terraform::functions::{EvalScope, evaluate};
+    use crate::functions::{EvalScope, evaluate};
 
     fn value(text: &str) -> Value {
         evaluate(&text.parse().expect("parses"), &EvalScope::new(".")).expect("evaluates")

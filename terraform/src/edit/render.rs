@@ -38,7 +38,7 @@ pub fn value(value: &Value, indent: &str) -> String {
     }
 }
 
-pub use crate::terraform::quoted;
+pub use crate::quoted;
 
 /// The reference inside a string written `${a.b.c}` or `${a.b["k"].c}`, as Terraform's JSON
 /// syntax writes an expression: the edit tools render it as the bare reference

@@ -10,7 +10,7 @@ use super::json;
 use super::loaded::{InstanceRecord, ModuleInstance, Named};
 use super::model::{Diagnostic, Local, ModuleCall, OutputValue, ResourceInstance, Variable};
 use super::refs;
-use crate::terraform::functions::Value;
+use crate::functions::Value;
 
 /// A loaded configuration: see the documentation of `terraform::config`.
 #[derive(Debug, Clone)]
@@ -197,7 +197,7 @@ impl Project {
         self.modules
             .iter()
             .find(|module| module.path.is_none())
-            .and_then(|root| crate::terraform::functions::evaluate(expr, &root.scope).ok())
+            .and_then(|root| crate::functions::evaluate(expr, &root.scope).ok())
             .unwrap_or(Value::Unknown)
     }
 

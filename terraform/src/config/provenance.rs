@@ -13,8 +13,8 @@ use super::expand::{Place, nested};
 use super::loaded::ModuleInstance;
 use super::model::{VariableSource, line_of};
 use super::project::Project;
-use crate::terraform::functions::{EvalScope, Value, evaluate};
-use crate::terraform::state::{IndexKey, PathStep};
+use crate::functions::{EvalScope, Value, evaluate};
+use crate::state::{IndexKey, PathStep};
 
 /// Where the value of one attribute comes from. Spans are byte ranges into
 /// [`Project::files`]; when the path goes into a literal object or list (a tag, a list
