@@ -1342,7 +1342,7 @@ fn iterator_of(key: &IndexKey) -> &'static str {
 }
 
 /// Whether two instances come from the same block of configuration.
-fn same_block(a: &ResourceInstance, b: &ResourceInstance) -> bool {
+pub(super) fn same_block(a: &ResourceInstance, b: &ResourceInstance) -> bool {
     a.file == b.file && a.resource_type == b.resource_type && a.name == b.name && a.mode == b.mode
 }
 

@@ -11,13 +11,13 @@
 
 use super::defaults::drop_defaults;
 use super::edit::{
-    AddBlock, FilterForEach, IgnoreChanges, ImportResource, NewBlock, Ordered, RemoveBlock,
-    RemoveCollectionEntry, RemoveResource, SetAttribute, SetTags, Step as EditStep, SwitchOff,
-    TagMode, Target, ToolCall, UpdateBlock, Value as EditValue,
+    AddBlock, FilterForEach, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered,
+    RemoveBlock, RemoveCollectionEntry, RemoveResource, SetAttribute, SetTags, Step as EditStep,
+    SwitchOff, TagMode, Target, ToolCall, UpdateBlock, Value as EditValue, selector_text,
 };
 use super::idiom::{Idiom, order};
 use super::place::{
-    Removal, Written, entry_path, new_input, place_of, removal_of, set_attribute,
+    Removal, Written, entry_path, new_input, place_of, removal_of, same_block, set_attribute,
     shared_by_instances, split_blocks, thread_input,
 };
 use super::rules::{RuleResource, separate_rule};
@@ -328,7 +328,7 @@ impl<'a> Planner<'a> {
             return Ok(step(
                 delta,
                 part,
-                set_attribute(target(instance, blocks), name, &value, None),
+                set_attribute(self.added_target(instance, blocks), name, &value, None),
                 format!(
                     "the `{}` block was added by an earlier step",
                     blocks.join(".")
@@ -337,13 +337,14 @@ impl<'a> Planner<'a> {
                 None,
             ));
         };
-        if let Some(n) = shared_by_instances(self.project, instance) {
-            return Err(format!(
-                "{} is one of {n} instances of one block; a `{first}` block added to it would be added to all of them",
-                instance.address
-            ));
-        }
-        if outer.is_empty() && written_but_empty(&config, first) {
+        let alone = match shared_by_instances(self.project, instance) {
+            None => None,
+            Some(n) => Some(self.instance_alone(instance, n, first, outer)?),
+        };
+        let dynamic = outer.is_empty()
+            && (written_but_empty(&config, first)
+                || self.project.writes_dynamic(&instance.address, first));
+        if dynamic {
             return Err(format!(
                 "{} writes its `{first}` blocks with a `dynamic` block that gives this instance none; its collection would have to change",
                 instance.address
@@ -363,17 +364,81 @@ impl<'a> Planner<'a> {
         self.added_blocks
             .borrow_mut()
             .push((instance.address.clone(), blocks.join(".")));
+        let why = match &alone {
+            None => format!("the configuration has no `{first}` block yet"),
+            Some(_) => format!(
+                "the configuration has no `{first}` block yet; {} is one of several instances of one block, so a `dynamic` block gives it to this instance alone",
+                instance.address
+            ),
+        };
         Ok(step(
             delta,
             part,
             ToolCall::AddBlock(AddBlock {
                 target: target(instance, outer),
                 block: body,
+                instance: alone,
             }),
-            format!("the configuration has no `{first}` block yet"),
+            why,
             true,
             None,
         ))
+    }
+
+    /// The nested block `blocks` an earlier step of this plan added, as a target: for one of
+    /// several instances of a block, the `content` of the `dynamic` block that gives it to this
+    /// instance alone.
+    fn added_target(&self, instance: &ResourceInstance, blocks: &[&str]) -> Target {
+        let (Some(_), Some(key), Some((first, rest))) = (
+            shared_by_instances(self.project, instance),
+            &instance.index,
+            blocks.split_first(),
+        ) else {
+            return target(instance, blocks);
+        };
+        let mut added = target(instance, &[]);
+        let selector = EditValue::String(selector_text(&key_json(key)));
+        added.path = vec![
+            EditStep {
+                block: "dynamic".to_owned(),
+                labels: vec![(*first).to_owned()],
+                matches: Ordered(vec![("for_each".to_owned(), selector)]),
+            },
+            EditStep {
+                block: "content".to_owned(),
+                labels: Vec::new(),
+                matches: Ordered::default(),
+            },
+        ];
+        added.path.extend(target(instance, rest).path);
+        added
+    }
+
+    /// The instance a nested block added to one of `n` instances of a block is given to alone
+    /// (by a `dynamic` block selecting its key): refused inside a nested block (`outer`), and
+    /// for a block written in a module used several times, which has no key of its own.
+    fn instance_alone(
+        &self,
+        instance: &ResourceInstance,
+        n: usize,
+        first: &str,
+        outer: &[&str],
+    ) -> Result<Instance, String> {
+        let refuse = || {
+            format!(
+                "{} is one of {n} instances of one block; a `{first}` block added to it would be added to all of them",
+                instance.address
+            )
+        };
+        let one_module = self
+            .project
+            .instances()
+            .filter(|i| same_block(i, instance))
+            .all(|i| i.module == instance.module);
+        match &instance.index {
+            Some(key) if one_module && outer.is_empty() => Ok(key_json(key)),
+            _ => Err(refuse()),
+        }
     }
 
     /// How many of the nested blocks `blocks` (each inside the one before) earlier steps of
@@ -410,6 +475,7 @@ impl<'a> Planner<'a> {
                         ordered(&self.refer(instance, "", &fields)),
                         Vec::new(),
                     ),
+                    instance: None,
                 }),
                 format!("a nested `{block}` block was added outside Terraform"),
             ),

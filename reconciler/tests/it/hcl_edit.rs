@@ -436,6 +436,28 @@ fn remove_attribute_from_a_one_line_block_leaves_it_empty() {
     insta::assert_snapshot!(edit("remove_attribute", input));
 }
 
+/// A nested block for one instance of a `for_each` block: a `dynamic` block selecting its key,
+/// the other instances getting none; a second one for the same instance is refused.
+#[test]
+fn add_block_for_one_instance_selects_its_key() {
+    let logs = serde_json::json!({"file": "main.tf", "block_type": "resource", "labels": ["aws_s3_bucket", "logs"]});
+    let input = serde_json::json!({"target": logs, "instance": "audit", "block": {
+        "block": "logging",
+        "attributes": {"target_bucket": "example-audit-archive", "target_prefix": "audit/"}
+    }});
+    insta::assert_snapshot!(edit("add_block", input.clone()));
+    let once = run_tool("add_block", &input.to_string(), &fixtures()).expect("added");
+    let again = run_tool("add_block", &input.to_string(), &once.files)
+        .err()
+        .expect("a second block for the same instance is refused");
+    assert!(
+        again
+            .to_string()
+            .contains("a `dynamic \"logging\"` block for each.key \"audit\" is there already"),
+        "{again}"
+    );
+}
+
 /// One instance of a `for_each` block gets its own value: the expression is wrapped in a
 /// lookup by `each.key`, a second instance joins the same map, and an argument the block does
 /// not set defaults to null for the others.

@@ -171,6 +171,19 @@ impl Project {
         refs::iterating_blocks(&self.modules, &self.decls, index, &named)
     }
 
+    /// Whether the resource block that made instance `address` writes its nested `name` blocks
+    /// with a `dynamic "name"` block.
+    pub fn writes_dynamic(&self, address: &str, name: &str) -> bool {
+        let Some(record) = self.instances.iter().find(|r| r.public.address == address) else {
+            return false;
+        };
+        let module = &self.modules[record.module];
+        let body = &self.decls[module.decls].resources[record.decl].block.body;
+        body.blocks().any(|b| {
+            b.ident.as_str() == "dynamic" && b.labels.first().is_some_and(|l| l.as_str() == name)
+        })
+    }
+
     /// How many arguments of the block whose `for_each` made instance `address` read
     /// `each.value.FIELD` (or `each.value` whole): the resource block, or with `call` the
     /// module call that made the instance's module. `None` when there is no such block.

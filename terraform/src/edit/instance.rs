@@ -6,9 +6,9 @@
 //! for the others). A later edit of another instance adds its entry to the same map.
 
 use super::EditError;
-use super::locate::{Located, Place, key_name, span_of};
+use super::locate::{Located, Place, key_name, same_value, span_of};
 use super::ops::{self, Doc};
-use super::render;
+use super::render::{self, BlockText};
 use super::text::indent_at;
 use super::value::Value;
 use hcl::edit::expr::{Expression, FuncCall, Object};
@@ -114,6 +114,60 @@ pub fn set_attribute(
     let text = lookup_text(instance, value, &doc.text[span.clone()], &indent);
     doc.splice(span, &text);
     Ok(true)
+}
+
+/// `contains([KEY], <iterator>) ? [1] : []`: the `for_each` of a `dynamic` block that gives
+/// this instance alone one block.
+pub fn selector_text(instance: &Instance) -> String {
+    let key = match instance {
+        Instance::Index(n) => n.to_string(),
+        Instance::Key(k) => render::quoted(k),
+    };
+    format!("contains([{key}], {}) ? [1] : []", instance.iterator())
+}
+
+/// Adds the nested block `block` (its type, attributes and nested blocks) to the located block
+/// for `instance` alone: a `dynamic` block whose `for_each` is [`selector_text`] and whose
+/// `content` is the block. Refused when the block has such a `dynamic` block for this instance
+/// already.
+pub fn add_block(
+    doc: &mut Doc,
+    loc: &Located,
+    place: &Place,
+    block: &BlockText,
+    instance: &Instance,
+) -> Result<(), EditError> {
+    let selector = selector_text(instance);
+    let present = loc
+        .block
+        .body
+        .blocks()
+        .filter(|b| b.has_ident("dynamic") && b.has_exact_labels(&[block.kind]))
+        .filter_map(|b| b.body.get_attribute("for_each"))
+        .any(|a| same_value(&doc.text, &a.value, &Value::String(selector.clone())));
+    if present {
+        return Err(place.impossible(format!(
+            "a `dynamic \"{}\"` block for {} {} is there already",
+            block.kind,
+            instance.iterator(),
+            render::quoted(&instance.map_key())
+        )));
+    }
+    let indent = loc.inner_indent();
+    let inner = format!("{indent}  ");
+    let content = BlockText {
+        kind: "content",
+        labels: &[],
+        attributes: block.attributes,
+        blocks: block.blocks.clone(),
+    };
+    let text = format!(
+        "dynamic {} {{\n{inner}for_each = {selector}\n{inner}{}\n{indent}}}",
+        render::quoted(block.kind),
+        render::block(&content, &inner),
+    );
+    ops::insert_block(doc, loc, "dynamic", &text);
+    Ok(())
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ mod value;
 mod workspace;
 
 pub use error::{EditError, Files};
-pub use instance::Instance;
+pub use instance::{Instance, selector_text};
 pub use locate::{Step, Target};
 pub use tools::{
     AddBlock, Container, EntryStep, FilterForEach, IgnoreChanges, ImportResource, NewBlock,

@@ -10,17 +10,36 @@ pub struct AddBlock {
     pub target: Target,
     /// The nested block to write.
     pub block: NewBlock,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// `each.key` (a string) or `count.index` (a number) of the one instance to give the block.
+    pub instance: Option<Instance>,
 }
 
 impl Tool for AddBlock {
     const NAME: &'static str = "add_block";
-    const DESCRIPTION: &'static str = "Add a nested block (e.g. an ingress rule) inside a block, after the last block of its type; refuses when an identical block exists.";
+    const DESCRIPTION: &'static str = "Add a nested block (for example an ingress rule) inside a block, after the last block of its type; refuses when an identical block exists. With `instance` (the each.key string or count.index number of one instance of a block with for_each/count) only that instance gets it: it is written as a `dynamic` block whose for_each is contains([key], each.key) ? [1] : [] and whose content is the block.";
 
     fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
-        let AddBlock { target, block } = self;
+        let AddBlock {
+            target,
+            block,
+            instance,
+        } = self;
         block.check(Self::NAME)?;
         let mut doc = ws.open_block(&target)?;
         let (loc, place) = found(&doc, &target)?;
+        if let Some(instance) = instance {
+            instance::add_block(&mut doc, &loc, &place, &block.text(), &instance)?;
+            ws.save(doc)?;
+            return Ok(format!(
+                "added a `{}` block to {}{} for {} {} alone",
+                block.block,
+                place.address,
+                place.path,
+                instance.iterator(),
+                render::quoted(&instance.map_key())
+            ));
+        }
         let duplicate = loc.block.body.blocks().any(|b| {
             b.has_ident(&block.block)
                 && b.has_exact_labels(&block.labels)
