@@ -105,6 +105,11 @@ impl<'a> Context<'a> {
         &self.project
     }
 
+    /// The state before the drift, indexed.
+    pub fn index(&self) -> &StateIndex {
+        &self.index
+    }
+
     /// What the configuration reads outside its root (see [`outside_the_root`]).
     pub fn outside(&self) -> &[String] {
         &self.outside
@@ -926,7 +931,7 @@ fn plan_check(
     changed: &BTreeMap<String, String>,
 ) -> Result<Validation, ReconcileError> {
     with_check(checked, plan, changed, |check| {
-        Ok(PlanCheck.validate(check)?)
+        Ok(PlanCheck::new(&checked.context.project).validate(check)?)
     })
 }
 
@@ -941,10 +946,11 @@ fn validate(
     changed: &BTreeMap<String, String>,
 ) -> Result<Verdicts, ReconcileError> {
     let (root, validators) = (checked.context.input.dir, checked.validators);
+    let built_in = PlanCheck::new(&checked.context.project);
     with_check(checked, plan, changed, |check| {
         std::thread::scope(|threads| {
             let others = threads.spawn(|| others((root, validators), check, changed));
-            let built_in = PlanCheck.validate(check);
+            let built_in = built_in.validate(check);
             let (rest, skipped) = others
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));

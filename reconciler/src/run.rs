@@ -201,6 +201,9 @@ enum Phase {
     Place(u64),
 }
 
+/// What the agent is asked: which rules its own may replace, the phase, and the run's deadline.
+type Asked<'a> = (&'a dyn Fn(&Rule) -> bool, Phase, Instant);
+
 /// `rules` with the proposals' rules added.
 fn with_rules(rules: &RuleSet, proposals: &[Proposal]) -> Result<RuleSet, RuleError> {
     let added: Vec<Rule> = proposals.iter().map(|p| p.rule.clone()).collect();
@@ -214,7 +217,7 @@ async fn ask_agent(
     context: &Context<'_>,
     (outcome, rules): (&Outcome, &RuleSet),
     observed: &State,
-    (replaceable, phase, until): (&dyn Fn(&Rule) -> bool, Phase, Instant),
+    (replaceable, phase, until): Asked<'_>,
 ) -> (AgentReport, Placed) {
     let (project, config) = (context.input(), context.project());
     let redactor = Redactor::new(&[&project.state, observed], Some(config), project.schema);
@@ -264,7 +267,7 @@ fn learn_from_drift(
     let mut notes = Vec::new();
     let mut learned = Vec::new();
     if let (Some(k), Some(observed)) = (knowledge, &project.observed) {
-        let proposals = proposals(k, calls, &outcome, rules, project, observed)?;
+        let proposals = proposals(k, calls, &outcome, rules, context, observed)?;
         if !proposals.is_empty() {
             let with = RuleSet::from_rules(
                 rules
@@ -306,23 +309,24 @@ fn proposals(
     calls: &[Call],
     outcome: &Outcome,
     rules: &RuleSet,
-    project: &reconcile::Input<'_>,
+    context: &Context<'_>,
     observed: &State,
 ) -> Result<Vec<Proposal>, RunError> {
+    let schema = context.input().schema;
     let proposed = learn::propose(
         calls,
         &outcome.findings,
         rules,
-        &project.state,
+        context.index(),
         observed,
-        project.schema,
+        schema,
     );
     let mut out = Vec::new();
     for mut p in proposed {
         if knowledge.retired(&p.rule)? {
             continue;
         }
-        match vet::harden(p.rule.clone(), rules, project.schema) {
+        match vet::harden(p.rule.clone(), rules, schema) {
             Ok(rule) => {
                 p.rule = rule;
                 out.push(p);
