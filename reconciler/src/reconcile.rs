@@ -110,11 +110,6 @@ impl<'a> Context<'a> {
         &self.index
     }
 
-    /// What the configuration reads outside its root (see [`outside_the_root`]).
-    pub fn outside(&self) -> &[String] {
-        &self.outside
-    }
-
     /// Reconciles `calls` (out-of-band, in time order) with `rules`, and with the edits
     /// `placed` beside the planner when given. The validators beside the built-in check get
     /// ready (the real Terraform initialises its working directory) on threads while the patch

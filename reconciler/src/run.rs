@@ -33,6 +33,9 @@ pub struct Trail<'a> {
     /// Whether a trail with no record inside the window is acceptable (else an error: an
     /// all-clear nobody should trust).
     pub allow_empty: bool,
+    /// Whether the calls keep their record's text, most of a call's memory (the evaluation's
+    /// naive baseline shows it to the model); else it is dropped as they are read.
+    pub records: bool,
 }
 
 /// What a run reconciles against and does besides: the project and the knowledge, the agent,
@@ -105,7 +108,9 @@ pub async fn run(
 /// The out-of-band calls in time order and what was read.
 pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunError> {
     let request = Request {
-        holding: Holding::Memory { records: false },
+        holding: Holding::Memory {
+            records: trail.records,
+        },
         ..Request::new(trail.filter.clone(), vec![Verdict::OutOfBand])
     };
     let gathered = pipeline::gather(trail.sources, trail.attributor, &request).await?;

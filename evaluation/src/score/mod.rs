@@ -26,6 +26,7 @@ use knowledge::store::Store;
 use reconciler::agent::Agent;
 use reconciler::agent::client::Usage;
 use reconciler::attribute::{Attribution, Attributor, Verdict};
+use reconciler::ingest::record::Origin;
 use reconciler::ingest::{Call, Filter, SourcesConfig, sources};
 use reconciler::ownership::OwnershipConfig;
 use reconciler::pipeline::{self, Request};
@@ -718,32 +719,46 @@ impl Scorer {
         Ok((ran.outcome, spent))
     }
 
-    /// The trail's out-of-band calls in time order, read as `retrace reconcile` reads files.
+    /// The trail's out-of-band calls in time order with their records' text, read as
+    /// `retrace reconcile` reads files ([`run::gather`]); a malformed record is an error.
     pub fn out_of_band(&self, trail: &Path) -> Result<Vec<Call>, ScoreError> {
-        Ok(self
-            .gather(trail, vec![Verdict::OutOfBand])?
-            .into_iter()
-            .map(|c| c.call)
-            .collect())
-    }
-
-    /// Every call of the trail with its attribution, in time order.
-    pub fn trail(&self, trail: &Path) -> Result<Vec<TrailCall>, ScoreError> {
-        self.gather(trail, Verdict::ALL.to_vec())
-    }
-
-    fn gather(&self, trail: &Path, keep: Vec<Verdict>) -> Result<Vec<TrailCall>, ScoreError> {
         let fail = |message: String| ScoreError::Trail {
             path: trail.to_owned(),
             message,
         };
-        let settings = SourcesConfig {
-            files: vec![trail.to_owned()],
-            ..SourcesConfig::default()
+        let (calls, input) = self.runtime.block_on(async {
+            let sources = sources::open(&files(trail), None)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            let trail = run::Trail {
+                sources: &sources,
+                attributor: &self.attributor,
+                filter: Filter::default(),
+                allow_empty: true,
+                records: true,
+            };
+            run::gather(&trail).await.map_err(|e| fail(e.to_string()))
+        })?;
+        if let Some(bad) = input.skipped_records.first() {
+            let at = Origin {
+                source: bad.source.as_str().into(),
+                index: bad.index,
+                offset: bad.offset,
+            };
+            return Err(fail(format!("{at}: {}", bad.reason)));
+        }
+        Ok(calls)
+    }
+
+    /// Every call of the trail with its attribution, in time order.
+    pub fn trail(&self, trail: &Path) -> Result<Vec<TrailCall>, ScoreError> {
+        let fail = |message: String| ScoreError::Trail {
+            path: trail.to_owned(),
+            message,
         };
-        let request = Request::new(Filter::default(), keep);
+        let request = Request::new(Filter::default(), Verdict::ALL.to_vec());
         let gathered = self.runtime.block_on(async {
-            let sources = sources::open(&settings, None)
+            let sources = sources::open(&files(trail), None)
                 .await
                 .map_err(|e| fail(e.to_string()))?;
             pipeline::gather(&sources, &self.attributor, &request)
@@ -799,6 +814,14 @@ impl Scorer {
             });
         }
         Ok(())
+    }
+}
+
+/// The settings that read one trail file.
+fn files(trail: &Path) -> SourcesConfig {
+    SourcesConfig {
+        files: vec![trail.to_owned()],
+        ..SourcesConfig::default()
     }
 }
 

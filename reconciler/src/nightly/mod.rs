@@ -38,8 +38,7 @@ use crate::config::{Config, ConfigError, WorkspaceConfig, parse_when};
 use crate::ingest::Call;
 use crate::pipeline::InputSummary;
 use crate::policy::{Decision, Fingerprint, Policy, PolicyError};
-use crate::reconcile;
-use crate::reconcile::{Outcome, Status};
+use crate::reconcile::{Input, Outcome, Status};
 use crate::record::{Knowledge, RecordError};
 use crate::resolve::{Origin, Scope, is_global, touched};
 use crate::run::{self, Ran, RunError};
@@ -890,7 +889,7 @@ async fn reconcile(
         .unwrap_or_else(|| config.ownership.clone());
     let regions = workspace.regions.clone();
     let validators = || (setup.validators)(&regions);
-    let project = reconcile::Input {
+    let project = Input {
         dir: project_dir,
         var_files: workspace
             .var_files

@@ -481,6 +481,7 @@ async fn outcome(
         attributor: &attributor,
         filter: sources.filter(config)?,
         allow_empty: sources.allow_empty,
+        records: false,
     };
     let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
     let cache_dir = kb.as_ref().map(|kb| terraform_cache(&kb.path));
