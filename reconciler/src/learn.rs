@@ -54,19 +54,18 @@ struct Drift {
     value: Value,
 }
 
-/// Rules for the unexplained calls that have no rule at all, from the drift between `state`
-/// and `observed`; proposals that would not load or do not fit the provider schema are left
-/// out.
+/// Rules for the unexplained calls that have no rule at all, from the drift between the state
+/// of `index` and `observed`; proposals that would not load or do not fit the provider schema
+/// are left out.
 pub fn propose(
     calls: &[Call],
     findings: &[Finding],
     rules: &RuleSet,
-    state: &State,
+    index: &StateIndex,
     observed: &State,
     schema: &ProviderSchema,
 ) -> Vec<Proposal> {
-    let index = StateIndex::new(state.clone());
-    let drifts = drifts(&index, observed, schema);
+    let drifts = drifts(index, observed, schema);
     let mut proposals: Vec<Proposal> = Vec::new();
     let unexplained = findings
         .iter()
@@ -78,7 +77,7 @@ pub fn propose(
         let Some(call) = calls.iter().find(|c| c.event_id == finding.event_id) else {
             continue;
         };
-        let Some(proposal) = propose_one(call, &finding.api, rules, &drifts, &index) else {
+        let Some(proposal) = propose_one(call, &finding.api, rules, &drifts, index) else {
             continue;
         };
         if !fits(&proposal.rule, schema) {

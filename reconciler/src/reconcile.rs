@@ -23,42 +23,128 @@ use serde::Serialize;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// Everything a reconciliation reads.
+/// The project and the knowledge a run reconciles against, as a front end gives them.
 pub struct Input<'a> {
     /// The project's root directory.
-    pub project: &'a Path,
+    pub dir: &'a Path,
     /// `-var-file` arguments.
     pub var_files: Vec<PathBuf>,
     /// The state before the drift.
     pub state: State,
-    /// The cloud after the drift, when a refreshed snapshot is at hand.
+    /// The cloud after the drift, when a refreshed snapshot is at hand (needed to learn rules).
     pub observed: Option<State>,
-    /// The out-of-band calls, in time order.
-    pub calls: &'a [Call],
-    /// The rules.
-    pub rules: &'a RuleSet,
-    /// The security signals.
-    pub signals: &'a SignalSet,
     /// The project's accounts, when configured (else derived from the state's ARNs).
     pub accounts: Vec<String>,
     /// The project's regions, when configured (else derived from the state).
     pub regions: Vec<String>,
+    /// The rules, when no knowledge base gives them.
+    pub rules: &'a RuleSet,
+    /// The security signals.
+    pub signals: &'a SignalSet,
     /// The provider schema.
     pub schema: &'a ProviderSchema,
     /// The policy.
     pub policy: &'a Policy,
     /// What marks a created resource as this workspace's.
     pub ownership: &'a OwnershipConfig,
-    /// Extra validators run after the built-in one when available (e.g. `terraform plan`).
-    pub validators: Vec<Box<dyn Validator>>,
+    /// Makes the validators run after the built-in check (e.g. `terraform plan`), once per
+    /// reconciliation.
+    pub validators: &'a dyn Fn() -> Vec<Box<dyn Validator>>,
     /// Whether an edit may land in a module outside the root, which other roots may share
     /// (`--allow-shared-module-edits`); else such an edit is left unplanned with the reason.
     pub shared_module_edits: bool,
-    /// Edits made beside the planner for parts it could not place (by the agent).
-    pub placed: Option<&'a Placed>,
-    /// The run's one scratch copy of the project, which every check sets to its patch; `None`
-    /// makes one for this reconciliation.
-    pub sandbox: Option<&'a Sandbox>,
+    /// The run's one scratch copy of the project, which every check sets to its patch (made
+    /// at its first use: `Sandbox::new(dir)`).
+    pub sandbox: Sandbox,
+}
+
+/// An [`Input`] made ready once per run, which every reconciliation of the run borrows: the
+/// configuration loaded, the state indexed, the project's scope and ownership rules, and what
+/// the configuration reads outside its root.
+pub struct Context<'a> {
+    input: &'a Input<'a>,
+    project: Project,
+    index: StateIndex,
+    scope: Scope,
+    ownership: Ownership,
+    outside: Vec<String>,
+}
+
+impl<'a> Context<'a> {
+    /// Loads the project of `input` and indexes its state.
+    pub fn new(input: &'a Input<'a>) -> Result<Context<'a>, ReconcileError> {
+        let options = LoadOptions {
+            var_files: input.var_files.clone(),
+            state: Some(&input.state),
+            ..LoadOptions::default()
+        };
+        let project = Project::load(input.dir, &options)?;
+        let outside = outside_the_root(project.files().keys(), &input.var_files);
+        let index = StateIndex::new(input.state.clone());
+        let scope = Scope::from_state(&input.state)
+            .with_regions(aws_regions(&project))
+            .overridden(&input.accounts, &input.regions);
+        let ownership = Ownership::new(input.ownership, &index)?;
+        Ok(Context {
+            input,
+            project,
+            index,
+            scope,
+            ownership,
+            outside,
+        })
+    }
+
+    /// What the run was given.
+    pub fn input(&self) -> &'a Input<'a> {
+        self.input
+    }
+
+    /// The loaded configuration, unpatched.
+    pub fn project(&self) -> &Project {
+        &self.project
+    }
+
+    /// The state before the drift, indexed.
+    pub fn index(&self) -> &StateIndex {
+        &self.index
+    }
+
+    /// Reconciles `calls` (out-of-band, in time order) with `rules`, and with the edits
+    /// `placed` beside the planner when given. The validators beside the built-in check get
+    /// ready (the real Terraform initialises its working directory) on threads while the patch
+    /// is made.
+    pub fn reconcile(
+        &self,
+        calls: &[Call],
+        rules: &RuleSet,
+        placed: Option<&Placed>,
+    ) -> Result<Outcome, ReconcileError> {
+        let validators = (self.input.validators)();
+        std::thread::scope(|threads| {
+            for validator in &validators {
+                if validator.available(self.input.dir).is_ok() {
+                    let (root, outside) = (self.input.dir, self.outside.as_slice());
+                    threads.spawn(move || validator.prepare(root, outside));
+                }
+            }
+            let once = Once {
+                calls,
+                rules,
+                placed,
+                validators: &validators,
+            };
+            reconcile_loaded(self, &once)
+        })
+    }
+}
+
+/// What one reconciliation of a run reads besides its [`Context`].
+struct Once<'a> {
+    calls: &'a [Call],
+    rules: &'a RuleSet,
+    placed: Option<&'a Placed>,
+    validators: &'a [Box<dyn Validator>],
 }
 
 /// Edits made beside the planner for parts it could not place: the whole new text of each
@@ -257,58 +343,22 @@ pub enum ReconcileError {
     Ownership(#[from] crate::ownership::OwnershipError),
 }
 
-/// Runs the whole reconciliation. The validators beside the built-in check get ready (the
-/// real Terraform initialises its working directory) on threads while the patch is made.
-pub fn reconcile(input: Input) -> Result<Outcome, ReconcileError> {
-    let options = LoadOptions {
-        var_files: input.var_files.clone(),
-        state: Some(&input.state),
-        ..LoadOptions::default()
-    };
-    let project = Project::load(input.project, &options)?;
-    let outside = outside_the_root(project.files().keys(), &input.var_files);
-    std::thread::scope(|threads| {
-        for validator in &input.validators {
-            if validator.available(input.project).is_ok() {
-                let (root, outside) = (input.project, outside.as_slice());
-                threads.spawn(move || validator.prepare(root, outside));
-            }
-        }
-        let own;
-        let sandbox = match input.sandbox {
-            Some(sandbox) => sandbox,
-            None => {
-                own = Sandbox::new(input.project);
-                &own
-            }
-        };
-        reconcile_loaded(&input, &project, (&outside, sandbox))
-    })
-}
-
-/// [`reconcile`] of the loaded project.
-fn reconcile_loaded(
-    input: &Input,
-    project: &Project,
-    (outside, sandbox): (&[String], &Sandbox),
-) -> Result<Outcome, ReconcileError> {
-    let index = StateIndex::new(input.state.clone());
-    let scope = Scope::from_state(&input.state)
-        .with_regions(aws_regions(project))
-        .overridden(&input.accounts, &input.regions);
-    let resolver = Resolver::new(input.rules, input.signals, &index, &scope);
+/// One reconciliation of a run: resolve, group, sort creations, decide, plan, repair, adopt
+/// the edits placed beside the planner, and validate.
+fn reconcile_loaded(context: &Context, once: &Once) -> Result<Outcome, ReconcileError> {
+    let (input, project, index) = (context.input, &context.project, &context.index);
+    let resolver = Resolver::new(once.rules, input.signals, index, &context.scope);
     // Most calls have one effect: sized for that, the list is not copied as it grows.
-    let mut effects = Vec::with_capacity(input.calls.len());
+    let mut effects = Vec::with_capacity(once.calls.len());
     let mut findings = Vec::new();
-    for call in input.calls {
+    for call in once.calls {
         let resolved = resolver.resolve(call);
         effects.extend(resolved.effects);
         findings.extend(resolved.findings);
     }
     let attributes = |address: &str| index.instance(address).map(|i| &i.attributes);
     let intents = intents::build(&effects, attributes, GroupOptions::default());
-    let ownership = Ownership::new(input.ownership, &index)?;
-    let (intents, unowned) = ownership::sort_creations(intents, &ownership, &index);
+    let (intents, unowned) = ownership::sort_creations(intents, &context.ownership, index);
     findings.extend(unowned);
     let decided: Vec<Decided> = intents
         .into_iter()
@@ -317,7 +367,7 @@ fn reconcile_loaded(
             intent,
         })
         .collect();
-    let planner = Planner::new(project, &index, input.schema);
+    let planner = Planner::new(project, index, input.schema);
     let mut plan = Plan::default();
     for d in &decided {
         planner.plan(&d.intent, &d.rulings, &mut plan);
@@ -325,14 +375,13 @@ fn reconcile_loaded(
     let files = apply_steps(project, &mut plan, input.shared_module_edits);
     let mut changed = changed_files(project, files);
     let checked = Checked {
-        input,
+        context,
+        validators: once.validators,
         decided: &decided,
-        outside,
-        sandbox,
     };
     let repair_rounds = repair(&checked, project, &mut plan, &mut changed)?;
     // The agent worked over the repaired patch, which the same input plans again.
-    if let Some(placed) = input.placed {
+    if let Some(placed) = once.placed {
         adopt((project, input), placed, &mut plan, &mut changed);
     }
     let mut changes = ChangeSet::new();
@@ -350,10 +399,10 @@ fn reconcile_loaded(
         &plan,
         &validations,
         &findings,
-        &scope,
+        &context.scope,
         diff.is_empty(),
     );
-    let accounting = Accounting::of(input.calls, &decided, &findings);
+    let accounting = Accounting::of(once.calls, &decided, &findings);
     if !accounting.holds() {
         tracing::error!(
             unaccounted = %accounting.unaccounted.join(", "),
@@ -364,7 +413,7 @@ fn reconcile_loaded(
         status,
         accounting,
         intents: decided,
-        scope: ScopeSummary::of(&scope),
+        scope: ScopeSummary::of(&context.scope),
         findings,
         plan,
         changes,
@@ -462,7 +511,7 @@ fn repair(
                 part: step.part,
             });
         }
-        let files = apply_steps(project, plan, checked.input.shared_module_edits);
+        let files = apply_steps(project, plan, checked.context.input.shared_module_edits);
         *changed = changed_files(project, files);
         current = plan_check(checked, plan, changed)?;
     }
@@ -484,7 +533,11 @@ fn culprits(
         .filter_map(|at| {
             let mut trial = plan.clone();
             trial.steps.remove(at);
-            let files = apply_steps(project, &mut trial, checked.input.shared_module_edits);
+            let files = apply_steps(
+                project,
+                &mut trial,
+                checked.context.input.shared_module_edits,
+            );
             let changed = changed_files(project, files);
             // A trial that no longer loads (a reference to what the step created) spares nothing.
             let after = addresses(&plan_check(checked, &trial, &changed).ok()?);
@@ -766,13 +819,12 @@ fn installed_module(path: &str) -> bool {
     path.starts_with(".terraform/") || path.contains("/.terraform/")
 }
 
-/// What every check of one reconciliation shares: its input, the decided intents, what the
-/// configuration reads outside its root, and the scratch copy the checks work in.
+/// What every check of one reconciliation shares: the run's context, the validators beside
+/// the built-in check, and the decided intents.
 struct Checked<'a> {
-    input: &'a Input<'a>,
+    context: &'a Context<'a>,
+    validators: &'a [Box<dyn Validator>],
     decided: &'a [Decided],
-    outside: &'a [String],
-    sandbox: &'a Sandbox,
 }
 
 /// Builds what a validator checks (the observed or expected state, the touched and excused
@@ -783,7 +835,7 @@ fn with_check<R>(
     changed: &BTreeMap<String, String>,
     run: impl FnOnce(&Check) -> Result<R, ReconcileError>,
 ) -> Result<R, ReconcileError> {
-    let (input, decided) = (checked.input, checked.decided);
+    let (input, decided) = (checked.context.input, checked.decided);
     let deltas: Vec<&Delta> = decided.iter().flat_map(|d| &d.intent.deltas).collect();
     let created = created_addresses(plan, &deltas);
     let expected = expected_state(&input.state, &deltas, &created);
@@ -832,9 +884,9 @@ fn with_check<R>(
         }
     }
     let check = Check {
-        root: input.project,
-        sandbox: checked.sandbox,
-        outside: checked.outside,
+        root: input.dir,
+        sandbox: &input.sandbox,
+        outside: &checked.context.outside,
         changed,
         var_files: &input.var_files,
         state: &input.state,
@@ -874,7 +926,7 @@ fn plan_check(
     changed: &BTreeMap<String, String>,
 ) -> Result<Validation, ReconcileError> {
     with_check(checked, plan, changed, |check| {
-        Ok(PlanCheck.validate(check)?)
+        Ok(PlanCheck::new(&checked.context.project).validate(check)?)
     })
 }
 
@@ -888,11 +940,12 @@ fn validate(
     plan: &Plan,
     changed: &BTreeMap<String, String>,
 ) -> Result<Verdicts, ReconcileError> {
-    let input = checked.input;
+    let (root, validators) = (checked.context.input.dir, checked.validators);
+    let built_in = PlanCheck::new(&checked.context.project);
     with_check(checked, plan, changed, |check| {
         std::thread::scope(|threads| {
-            let others = threads.spawn(|| others(input, check, changed));
-            let built_in = PlanCheck.validate(check);
+            let others = threads.spawn(|| others((root, validators), check, changed));
+            let built_in = built_in.validate(check);
             let (rest, skipped) = others
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -905,10 +958,14 @@ fn validate(
 
 /// The verdicts of the validators besides the built-in one, and those that did not run with
 /// the reason.
-fn others(input: &Input, check: &Check, changed: &BTreeMap<String, String>) -> Verdicts {
+fn others(
+    (root, validators): (&Path, &[Box<dyn Validator>]),
+    check: &Check,
+    changed: &BTreeMap<String, String>,
+) -> Verdicts {
     let mut validations = Vec::new();
     let mut skipped = Vec::new();
-    for validator in &input.validators {
+    for validator in validators {
         let name = validator.name().to_owned();
         if changed.is_empty() {
             // The code is as it was: an external judge would only repeat its last verdict.
@@ -919,7 +976,7 @@ fn others(input: &Input, check: &Check, changed: &BTreeMap<String, String>) -> V
             continue;
         }
         let verdict = validator
-            .available(input.project)
+            .available(root)
             .map_err(ValidateError::Unavailable)
             .and_then(|()| validator.validate(check));
         match verdict {

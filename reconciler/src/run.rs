@@ -2,8 +2,10 @@
 //! the sources, reconcile them with the project, learn rules for calls no rule explains and
 //! re-check with them, then record the outcome in the knowledge base.
 //!
-//! `retrace reconcile`, `retrace demo` and the evaluation harness call [`run`]; they keep
-//! only their own argument handling and printing.
+//! `retrace reconcile`, `retrace demo`, `retrace nightly` (per workspace) and the evaluation
+//! harness (per scenario) call [`gather`] and [`run`] with one [`Input`]; they keep only their
+//! own argument handling and printing. A run loads the project once ([`Context`]): every
+//! re-check (with learned rules, the agent's rules, its placements) borrows it.
 
 use crate::agent::redact::Redactor;
 use crate::agent::{self, Agent, AgentReport};
@@ -11,20 +13,13 @@ use crate::attribute::{Attributor, Verdict};
 use crate::ingest::order::Holding;
 use crate::ingest::{Call, Filter, Source};
 use crate::learn::{self, Proposal};
-use crate::ownership::OwnershipConfig;
 use crate::pipeline::{self, InputSummary, PipelineError, Request};
-use crate::policy::Policy;
-use crate::reconcile::{Input, Outcome, Placed, ReconcileError, reconcile};
+use crate::reconcile::{self, Context, Outcome, Placed, ReconcileError};
 use crate::record::{self, Knowledge, RecordError, Recorded};
-use crate::terraform::config::{self as tfconfig, LoadOptions};
 use crate::terraform::state::State;
-use crate::validate::{Sandbox, Validator};
 use crate::vet;
 use knowledge::rules::{Rule, RuleError, RuleSet};
-use knowledge::schema::ProviderSchema;
-use knowledge::signals::SignalSet;
 use knowledge::store::AgentEvidence;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// Where the calls come from.
@@ -38,53 +33,35 @@ pub struct Trail<'a> {
     /// Whether a trail with no record inside the window is acceptable (else an error: an
     /// all-clear nobody should trust).
     pub allow_empty: bool,
+    /// Whether the calls keep their record's text, most of a call's memory (the evaluation's
+    /// naive baseline shows it to the model); else it is dropped as they are read.
+    pub records: bool,
 }
 
-/// The project and the knowledge a run reconciles against.
-pub struct Project<'a> {
-    /// The root module directory.
-    pub dir: &'a Path,
-    /// `-var-file` arguments.
-    pub var_files: Vec<PathBuf>,
-    /// The state before the drift.
-    pub state: State,
-    /// A refreshed snapshot of the cloud, when at hand (needed to learn rules).
-    pub observed: Option<State>,
-    /// The project's accounts (empty: derived from the state).
-    pub accounts: Vec<String>,
-    /// The project's regions (empty: derived from the state).
-    pub regions: Vec<String>,
-    /// The rules, when no knowledge base is used (else the store's).
-    pub rules: &'a RuleSet,
-    /// The security signals.
-    pub signals: &'a SignalSet,
-    /// The provider schema.
-    pub schema: &'a ProviderSchema,
-    /// The policy.
-    pub policy: &'a Policy,
-    /// What marks a created resource as this workspace's.
-    pub ownership: &'a OwnershipConfig,
-    /// Makes the validators run after the built-in check, once per reconciliation.
-    pub validators: &'a dyn Fn() -> Vec<Box<dyn Validator>>,
-    /// Whether an edit may land in a module outside the root, which other roots may share.
-    pub shared_module_edits: bool,
-    /// The agent for calls no rule explains, when configured (it needs `observed`).
+/// What a run reconciles against and does besides: the project and the knowledge, the agent,
+/// and the name the outcome is recorded under.
+pub struct Input<'a> {
+    /// The project, its state and the knowledge, made ready once per run
+    /// ([`reconcile::Context`]).
+    pub project: reconcile::Input<'a>,
+    /// The agent for calls no rule explains, when configured (it needs `project.observed`).
     pub agent: Option<&'a Agent>,
-    /// The one scratch copy of the project every check of the run works in (made at its
-    /// first use: `Sandbox::new(dir)`).
-    pub sandbox: Sandbox,
+    /// The name the outcome is recorded under in the knowledge base given to [`run`]; `None`
+    /// records nothing (the caller may record [`Ran::learned`] itself: nightly does, once the
+    /// patch is written).
+    pub record: Option<String>,
 }
 
 /// What a run produced.
 pub struct Ran {
     /// The reconciliation's outcome (with learned rules, when any validated).
     pub outcome: Outcome,
-    /// What was read.
-    pub input: InputSummary,
-    /// What the record stage did, or why it failed; `None` without a knowledge base.
+    /// What the record stage did, or why it failed; `None` when nothing was recorded.
     pub recorded: Option<Result<Recorded, RecordError>>,
     /// Notes on learning, in words.
     pub notes: Vec<String>,
+    /// The rules learned (by the drift alone, or by the agent).
+    pub learned: Vec<Proposal>,
     /// What the agent did, when it ran.
     pub agent: Option<AgentReport>,
 }
@@ -109,48 +86,31 @@ pub enum RunError {
     Rules(#[from] RuleError),
 }
 
-/// Gathers the trail's out-of-band calls, reconciles, learns and re-checks, and records into
-/// `knowledge` when given.
+/// Reconciles `calls` (gathered by [`gather`]) with the project of `input`, loaded once for
+/// the whole run; with an observed cloud, proposes rules for the calls no rule explains (from
+/// the drift, then by the agent when configured) and keeps the re-check with them when they
+/// validated; then records the outcome into `knowledge` when `input` names the record.
+/// `knowledge` gives the rules (else the project's) and the rules retired before.
 pub async fn run(
-    trail: Trail<'_>,
-    project: Project<'_>,
-    knowledge: Option<&mut Knowledge>,
-) -> Result<Ran, RunError> {
-    let (calls, input) = gather(&trail).await?;
-    let place = project.dir.display().to_string();
-    reconcile_calls(&calls, input, &project, knowledge, Some(&place)).await
-}
-
-/// Reconciles calls gathered earlier (see [`gather`]) with the rules of `knowledge` when
-/// given, learns and re-checks, and records the run under the name `record` when given.
-pub async fn reconcile_calls(
     calls: &[Call],
-    input: InputSummary,
-    project: &Project<'_>,
+    input: &Input<'_>,
     knowledge: Option<&mut Knowledge>,
-    record: Option<&str>,
 ) -> Result<Ran, RunError> {
-    let settled = settle(calls, project, knowledge.as_deref()).await?;
-    let recorded = match (knowledge, record) {
-        (Some(k), Some(workspace)) => {
-            let tokens = settled.agent.as_ref().map(|a| a.usage).unwrap_or_default();
-            Some(k.record(&settled.outcome, workspace, &settled.learned, tokens.into()))
-        }
-        _ => None,
-    };
-    Ok(Ran {
-        outcome: settled.outcome,
-        input,
-        recorded,
-        notes: settled.notes,
-        agent: settled.agent,
-    })
+    let context = Context::new(&input.project)?;
+    let mut ran = settle(calls, &context, input.agent, knowledge.as_deref()).await?;
+    if let (Some(k), Some(name)) = (knowledge, &input.record) {
+        let tokens = ran.agent.as_ref().map(|a| a.usage).unwrap_or_default();
+        ran.recorded = Some(k.record(&ran.outcome, name, &ran.learned, tokens.into()));
+    }
+    Ok(ran)
 }
 
 /// The out-of-band calls in time order and what was read.
 pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunError> {
     let request = Request {
-        holding: Holding::Memory { records: false },
+        holding: Holding::Memory {
+            records: trail.records,
+        },
         ..Request::new(trail.filter.clone(), vec![Verdict::OutOfBand])
     };
     let gathered = pipeline::gather(trail.sources, trail.attributor, &request).await?;
@@ -164,32 +124,18 @@ pub async fn gather(trail: &Trail<'_>) -> Result<(Vec<Call>, InputSummary), RunE
     Ok((calls, input))
 }
 
-/// A reconciliation before recording: its outcome, notes on learning, the rules learned and
-/// what the agent did.
-pub struct Settled {
-    /// The outcome, with the learned rules when any validated.
-    pub outcome: Outcome,
-    /// Notes on learning, in words.
-    pub notes: Vec<String>,
-    /// The rules learned (by the drift alone, or by the agent).
-    pub learned: Vec<Proposal>,
-    /// What the agent did, when it ran.
-    pub agent: Option<AgentReport>,
-}
-
-/// Reconciles `calls`; with an observed cloud, proposes rules for the calls no rule
-/// explains (from the drift, then by the agent when configured), and keeps the re-run with
-/// them when they validated. `knowledge` gives the rules (else the project's) and the rules
-/// retired before.
-pub async fn settle(
+/// [`run`] before recording: reconciles, learns from the drift, asks the agent, and re-checks
+/// against the one `context`.
+async fn settle(
     calls: &[Call],
-    project: &Project<'_>,
+    context: &Context<'_>,
+    agent: Option<&Agent>,
     knowledge: Option<&Knowledge>,
-) -> Result<Settled, RunError> {
-    let mut settled = learn_from_drift(calls, project, knowledge)?;
-    if let (Some(agent), Some(observed)) = (project.agent, &project.observed) {
+) -> Result<Ran, RunError> {
+    let mut settled = learn_from_drift(calls, context, knowledge)?;
+    if let (Some(agent), Some(observed)) = (agent, &context.input().observed) {
         let until = Instant::now() + Duration::from_secs(agent.config().run_seconds);
-        let base = knowledge.map_or(project.rules, Knowledge::rules);
+        let base = knowledge.map_or(context.input().rules, Knowledge::rules);
         let rules = with_rules(base, &settled.learned)?;
         let learned: Vec<Rule> = settled.learned.iter().map(|p| p.rule.clone()).collect();
         let replaceable =
@@ -197,7 +143,7 @@ pub async fn settle(
         let (mut report, _) = ask_agent(
             agent,
             calls,
-            project,
+            context,
             (&settled.outcome, &rules),
             observed,
             (&replaceable, Phase::Explain, until),
@@ -222,7 +168,7 @@ pub async fn settle(
         found.retain(|p| ids.insert(p.rule.id()));
         let rules = with_rules(&rules, &found)?;
         if !found.is_empty() {
-            settled.outcome = reconcile_with(calls, project, &rules)?;
+            settled.outcome = context.reconcile(calls, &rules, None)?;
             // The agent's rule replaces the drift learner's for the same API.
             settled
                 .learned
@@ -234,14 +180,14 @@ pub async fn settle(
             let (placing, placed) = ask_agent(
                 agent,
                 calls,
-                project,
+                context,
                 (&settled.outcome, &rules),
                 observed,
                 (&replaceable, spent, until),
             )
             .await;
             if !placed.parts.is_empty() {
-                settled.outcome = reconcile_placed(calls, project, &rules, Some(&placed))?;
+                settled.outcome = context.reconcile(calls, &rules, Some(&placed))?;
             }
             report.usage.add(placing.usage);
             report.tasks.extend(placing.tasks);
@@ -260,6 +206,9 @@ enum Phase {
     Place(u64),
 }
 
+/// What the agent is asked: which rules its own may replace, the phase, and the run's deadline.
+type Asked<'a> = (&'a dyn Fn(&Rule) -> bool, Phase, Instant);
+
 /// `rules` with the proposals' rules added.
 fn with_rules(rules: &RuleSet, proposals: &[Proposal]) -> Result<RuleSet, RuleError> {
     let added: Vec<Rule> = proposals.iter().map(|p| p.rule.clone()).collect();
@@ -270,32 +219,21 @@ fn with_rules(rules: &RuleSet, proposals: &[Proposal]) -> Result<RuleSet, RuleEr
 async fn ask_agent(
     agent: &Agent,
     calls: &[Call],
-    project: &Project<'_>,
+    context: &Context<'_>,
     (outcome, rules): (&Outcome, &RuleSet),
     observed: &State,
-    (replaceable, phase, until): (&dyn Fn(&Rule) -> bool, Phase, Instant),
+    (replaceable, phase, until): Asked<'_>,
 ) -> (AgentReport, Placed) {
-    let options = LoadOptions {
-        var_files: project.var_files.clone(),
-        vars: Vec::new(),
-        state: Some(&project.state),
-    };
-    let config = match tfconfig::Project::load(project.dir, &options) {
-        Ok(config) => config,
-        Err(e) => {
-            tracing::warn!(error = %e, "the agent cannot read the configuration");
-            return (AgentReport::default(), Placed::default());
-        }
-    };
-    let redactor = Redactor::new(&[&project.state, observed], Some(&config), project.schema);
-    let recheck = |with: &RuleSet| reconcile_with(calls, project, with);
-    let replan = |placed: &Placed| reconcile_placed(calls, project, rules, Some(placed));
+    let (project, config) = (context.input(), context.project());
+    let redactor = Redactor::new(&[&project.state, observed], Some(config), project.schema);
+    let recheck = |with: &RuleSet| context.reconcile(calls, with, None);
+    let replan = |placed: &Placed| context.reconcile(calls, rules, Some(placed));
     let work = agent::Workspace {
         sources: agent::context::Sources {
             all_calls: calls,
             state: &project.state,
             observed,
-            project: &config,
+            project: config,
             schema: project.schema,
             rules,
             redactor: &redactor,
@@ -325,15 +263,16 @@ async fn ask_agent(
 /// drift for the calls no rule explains, keeping the re-run when every proposal validated.
 fn learn_from_drift(
     calls: &[Call],
-    project: &Project<'_>,
+    context: &Context<'_>,
     knowledge: Option<&Knowledge>,
-) -> Result<Settled, RunError> {
+) -> Result<Ran, RunError> {
+    let project = context.input();
     let rules = knowledge.map_or(project.rules, Knowledge::rules);
-    let mut outcome = reconcile_with(calls, project, rules)?;
+    let mut outcome = context.reconcile(calls, rules, None)?;
     let mut notes = Vec::new();
     let mut learned = Vec::new();
     if let (Some(k), Some(observed)) = (knowledge, &project.observed) {
-        let proposals = proposals(k, calls, &outcome, rules, project, observed)?;
+        let proposals = proposals(k, calls, &outcome, rules, context, observed)?;
         if !proposals.is_empty() {
             let with = RuleSet::from_rules(
                 rules
@@ -341,7 +280,7 @@ fn learn_from_drift(
                     .cloned()
                     .chain(proposals.iter().map(|p| p.rule.clone())),
             )?;
-            let trial = reconcile_with(calls, project, &with)?;
+            let trial = context.reconcile(calls, &with, None)?;
             let verdicts = record::rule_explains(&trial);
             let all_passed = trial.validations.iter().all(|v| v.passed);
             let (kept, refused): (Vec<Proposal>, Vec<Proposal>) = proposals
@@ -360,47 +299,12 @@ fn learn_from_drift(
             }
         }
     }
-    Ok(Settled {
+    Ok(Ran {
         outcome,
+        recorded: None,
         notes,
         learned,
         agent: None,
-    })
-}
-
-/// One reconciliation of `calls` with `rules`.
-pub fn reconcile_with(
-    calls: &[Call],
-    project: &Project<'_>,
-    rules: &RuleSet,
-) -> Result<Outcome, ReconcileError> {
-    reconcile_placed(calls, project, rules, None)
-}
-
-/// One reconciliation of `calls` with `rules` and edits made beside the planner.
-pub fn reconcile_placed(
-    calls: &[Call],
-    project: &Project<'_>,
-    rules: &RuleSet,
-    placed: Option<&Placed>,
-) -> Result<Outcome, ReconcileError> {
-    reconcile(Input {
-        project: project.dir,
-        var_files: project.var_files.clone(),
-        state: project.state.clone(),
-        observed: project.observed.clone(),
-        calls,
-        rules,
-        signals: project.signals,
-        accounts: project.accounts.clone(),
-        regions: project.regions.clone(),
-        schema: project.schema,
-        policy: project.policy,
-        ownership: project.ownership,
-        validators: (project.validators)(),
-        shared_module_edits: project.shared_module_edits,
-        placed,
-        sandbox: Some(&project.sandbox),
     })
 }
 
@@ -410,23 +314,24 @@ fn proposals(
     calls: &[Call],
     outcome: &Outcome,
     rules: &RuleSet,
-    project: &Project<'_>,
+    context: &Context<'_>,
     observed: &State,
 ) -> Result<Vec<Proposal>, RunError> {
+    let schema = context.input().schema;
     let proposed = learn::propose(
         calls,
         &outcome.findings,
         rules,
-        &project.state,
+        context.index(),
         observed,
-        project.schema,
+        schema,
     );
     let mut out = Vec::new();
     for mut p in proposed {
         if knowledge.retired(&p.rule)? {
             continue;
         }
-        match vet::harden(p.rule.clone(), rules, project.schema) {
+        match vet::harden(p.rule.clone(), rules, schema) {
             Ok(rule) => {
                 p.rule = rule;
                 out.push(p);

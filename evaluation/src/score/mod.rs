@@ -26,13 +26,15 @@ use knowledge::store::Store;
 use reconciler::agent::Agent;
 use reconciler::agent::client::Usage;
 use reconciler::attribute::{Attribution, Attributor, Verdict};
+use reconciler::ingest::record::Origin;
 use reconciler::ingest::{Call, Filter, SourcesConfig, sources};
 use reconciler::ownership::OwnershipConfig;
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::{Policy, PolicyConfig};
+use reconciler::reconcile::Input;
 use reconciler::reconcile::Outcome;
 use reconciler::record::{Knowledge, RecordError};
-use reconciler::run::{self, reconcile_with};
+use reconciler::run;
 use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
 use reconciler::validate::Sandbox;
@@ -519,7 +521,7 @@ impl Scorer {
         })?;
         let no_validators = Vec::new;
         let ownership = OwnershipConfig::default();
-        let project = run::Project {
+        let project = Input {
             dir: scratch.path(),
             var_files: Vec::new(),
             state: prepared.pre.clone(),
@@ -533,22 +535,9 @@ impl Scorer {
             ownership: &ownership,
             validators: &no_validators,
             shared_module_edits: false,
-            agent: self.agent.as_ref().map(|a| &a.agent),
             sandbox: Sandbox::new(scratch.path()),
         };
-        let result = match &self.agent {
-            None => reconcile_with(calls, &project, rules)
-                .map(|outcome| {
-                    let fixed_by = fix_source::of(&outcome, &[], rules);
-                    let spent = Spent {
-                        fixed_by,
-                        ..Spent::default()
-                    };
-                    (outcome, spent)
-                })
-                .map_err(|e| e.to_string()),
-            Some(run) => self.settle(run, calls, &project, rules, &scenario.id),
-        };
+        let result = self.settle(calls, project, rules, &scenario.id);
         let (outcome, spent) = match result {
             Ok(done) => done,
             Err(error) => {
@@ -686,66 +675,90 @@ impl Scorer {
         }
     }
 
-    /// Reconciles with the learner and the agent, as `retrace reconcile` does with a knowledge
-    /// base and an observed state; records the run when the store is shared.
+    /// Reconciles through [`run::run`]: with the agent, with the learner and the agent as
+    /// `retrace reconcile` does with a knowledge base and an observed state, recording the run
+    /// when the store is shared; without, one reconciliation with `rules`.
     fn settle(
         &self,
-        run: &AgentRun,
         calls: &[Call],
-        project: &run::Project<'_>,
+        project: Input<'_>,
         rules: &RuleSet,
         id: &str,
     ) -> Result<(Outcome, Spent), String> {
-        let mut knowledge = match &run.knowledge {
-            Some(path) => Knowledge::open_with(path, None, rules),
-            None => Store::open_in_memory()
-                .map_err(RecordError::from)
-                .and_then(|store| Knowledge::from_store_with(store, rules)),
+        let agent = self.agent.as_ref();
+        let mut knowledge = match agent.map(|run| &run.knowledge) {
+            None => None,
+            Some(Some(path)) => Some(Knowledge::open_with(path, None, rules)),
+            Some(None) => Some(
+                Store::open_in_memory()
+                    .map_err(RecordError::from)
+                    .and_then(|store| Knowledge::from_store_with(store, rules)),
+            ),
         }
+        .transpose()
         .map_err(|e| e.to_string())?;
-        let settled = self
-            .runtime
-            .block_on(run::settle(calls, project, Some(&knowledge)))
-            .map_err(|e| e.to_string())?;
-        let spent = Spent {
-            usage: settled.agent.as_ref().map(|a| a.usage).unwrap_or_default(),
-            context_tokens: settled.agent.as_ref().map_or(0, |a| a.context_tokens()),
-            fixed_by: fix_source::of(&settled.outcome, &settled.learned, rules),
+        let input = run::Input {
+            project,
+            agent: agent.map(|run| &run.agent),
+            record: agent
+                .and_then(|run| run.knowledge.as_ref())
+                .map(|_| id.to_owned()),
         };
-        if run.knowledge.is_some() {
-            knowledge
-                .record(&settled.outcome, id, &settled.learned, spent.usage.into())
-                .map_err(|e| e.to_string())?;
+        let ran = self
+            .runtime
+            .block_on(run::run(calls, &input, knowledge.as_mut()))
+            .map_err(|e| e.to_string())?;
+        if let Some(Err(error)) = &ran.recorded {
+            return Err(error.to_string());
         }
-        Ok((settled.outcome, spent))
+        let spent = Spent {
+            usage: ran.agent.as_ref().map(|a| a.usage).unwrap_or_default(),
+            context_tokens: ran.agent.as_ref().map_or(0, |a| a.context_tokens()),
+            fixed_by: fix_source::of(&ran.outcome, &ran.learned, rules),
+        };
+        Ok((ran.outcome, spent))
     }
 
-    /// The trail's out-of-band calls in time order, read as `retrace reconcile` reads files.
+    /// The trail's out-of-band calls in time order with their records' text, read as
+    /// `retrace reconcile` reads files ([`run::gather`]); a malformed record is an error.
     pub fn out_of_band(&self, trail: &Path) -> Result<Vec<Call>, ScoreError> {
-        Ok(self
-            .gather(trail, vec![Verdict::OutOfBand])?
-            .into_iter()
-            .map(|c| c.call)
-            .collect())
-    }
-
-    /// Every call of the trail with its attribution, in time order.
-    pub fn trail(&self, trail: &Path) -> Result<Vec<TrailCall>, ScoreError> {
-        self.gather(trail, Verdict::ALL.to_vec())
-    }
-
-    fn gather(&self, trail: &Path, keep: Vec<Verdict>) -> Result<Vec<TrailCall>, ScoreError> {
         let fail = |message: String| ScoreError::Trail {
             path: trail.to_owned(),
             message,
         };
-        let settings = SourcesConfig {
-            files: vec![trail.to_owned()],
-            ..SourcesConfig::default()
+        let (calls, input) = self.runtime.block_on(async {
+            let sources = sources::open(&files(trail), None)
+                .await
+                .map_err(|e| fail(e.to_string()))?;
+            let trail = run::Trail {
+                sources: &sources,
+                attributor: &self.attributor,
+                filter: Filter::default(),
+                allow_empty: true,
+                records: true,
+            };
+            run::gather(&trail).await.map_err(|e| fail(e.to_string()))
+        })?;
+        if let Some(bad) = input.skipped_records.first() {
+            let at = Origin {
+                source: bad.source.as_str().into(),
+                index: bad.index,
+                offset: bad.offset,
+            };
+            return Err(fail(format!("{at}: {}", bad.reason)));
+        }
+        Ok(calls)
+    }
+
+    /// Every call of the trail with its attribution, in time order.
+    pub fn trail(&self, trail: &Path) -> Result<Vec<TrailCall>, ScoreError> {
+        let fail = |message: String| ScoreError::Trail {
+            path: trail.to_owned(),
+            message,
         };
-        let request = Request::new(Filter::default(), keep);
+        let request = Request::new(Filter::default(), Verdict::ALL.to_vec());
         let gathered = self.runtime.block_on(async {
-            let sources = sources::open(&settings, None)
+            let sources = sources::open(&files(trail), None)
                 .await
                 .map_err(|e| fail(e.to_string()))?;
             pipeline::gather(&sources, &self.attributor, &request)
@@ -801,6 +814,14 @@ impl Scorer {
             });
         }
         Ok(())
+    }
+}
+
+/// The settings that read one trail file.
+fn files(trail: &Path) -> SourcesConfig {
+    SourcesConfig {
+        files: vec![trail.to_owned()],
+        ..SourcesConfig::default()
     }
 }
 

@@ -474,7 +474,7 @@ impl Bench<'_> {
             touched: self.addresses,
             excused: &[],
         };
-        match PlanCheck.validate(&check) {
+        match PlanCheck::new(self.sources.project).validate(&check) {
             Ok(validation) => {
                 let mut out = format!("passed: {}\n", validation.passed);
                 for d in validation.differences.iter().chain(&validation.collateral) {

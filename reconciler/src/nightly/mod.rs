@@ -38,10 +38,10 @@ use crate::config::{Config, ConfigError, WorkspaceConfig, parse_when};
 use crate::ingest::Call;
 use crate::pipeline::InputSummary;
 use crate::policy::{Decision, Fingerprint, Policy, PolicyError};
-use crate::reconcile::{Outcome, Status};
+use crate::reconcile::{Input, Outcome, Status};
 use crate::record::{Knowledge, RecordError};
 use crate::resolve::{Origin, Scope, is_global, touched};
-use crate::run::{self, Project, RunError};
+use crate::run::{self, Ran, RunError};
 use crate::terraform::state::{State, StateIndex};
 use crate::validate::{Sandbox, Validator};
 use body::Told;
@@ -538,7 +538,7 @@ async fn finish(
         state,
         &calls,
         rejected,
-        knowledge.as_deref(),
+        knowledge.as_deref_mut(),
     )
     .await?;
     let outcome = &settled.outcome;
@@ -859,8 +859,9 @@ fn origin(call: &Call) -> Origin<'_> {
     }
 }
 
-/// Reconciles the workspace's calls with its project and policy, leaving out the changes
-/// reviewers rejected. Nothing is recorded yet: a patch that fails to write is not.
+/// Reconciles the workspace's calls with its project and policy (one [`run::run`]), leaving
+/// out the changes reviewers rejected. Nothing is recorded yet: a patch that fails to write is
+/// not.
 async fn reconcile(
     setup: &Setup<'_>,
     workspace: &WorkspaceConfig,
@@ -868,8 +869,8 @@ async fn reconcile(
     state: State,
     calls: &[Call],
     rejected: Vec<(Fingerprint, String)>,
-    knowledge: Option<&Knowledge>,
-) -> Result<run::Settled, NightlyError> {
+    knowledge: Option<&mut Knowledge>,
+) -> Result<Ran, NightlyError> {
     let config = setup.config;
     let observed = match &workspace.observed {
         Some(file) => Some(read_observed(&project_dir.join(file))?),
@@ -888,7 +889,7 @@ async fn reconcile(
         .unwrap_or_else(|| config.ownership.clone());
     let regions = workspace.regions.clone();
     let validators = || (setup.validators)(&regions);
-    let project = Project {
+    let project = Input {
         dir: project_dir,
         var_files: workspace
             .var_files
@@ -906,10 +907,14 @@ async fn reconcile(
         ownership: &ownership,
         validators: &validators,
         shared_module_edits: setup.shared_module_edits,
-        agent: setup.agent,
         sandbox: Sandbox::new(project_dir),
     };
-    Ok(run::settle(calls, &project, knowledge).await?)
+    let input = run::Input {
+        project,
+        agent: setup.agent,
+        record: None,
+    };
+    Ok(run::run(calls, &input, knowledge).await?)
 }
 
 /// Reads a workspace's observed state (the cloud as a refresh sees it).

@@ -11,11 +11,22 @@ use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
 
 /// Evaluates the patched configuration and compares it with the observed state: see the
-/// module documentation of [`super`].
-#[derive(Debug, Default)]
-pub struct PlanCheck;
+/// module documentation of [`super`]. It holds the unpatched configuration, loaded once by
+/// the run, to tell what the patch changed.
+#[derive(Debug)]
+pub struct PlanCheck<'a> {
+    before: &'a Project,
+}
 
-impl Validator for PlanCheck {
+impl<'a> PlanCheck<'a> {
+    /// The check of patches to `before`, the configuration of the root a [`Check`] names,
+    /// loaded with its var files and state.
+    pub fn new(before: &'a Project) -> PlanCheck<'a> {
+        PlanCheck { before }
+    }
+}
+
+impl Validator for PlanCheck<'_> {
     fn name(&self) -> &'static str {
         "plan-check"
     }
@@ -33,7 +44,6 @@ impl Validator for PlanCheck {
             };
             Project::load(dir, &options).map_err(|e| ValidateError::Load(e.to_string()))
         };
-        let before = load(check.root)?;
         let after = check
             .sandbox
             .with_patch(check.outside, check.changed, load)?;
@@ -53,7 +63,7 @@ impl Validator for PlanCheck {
             let cloud = observed.get(address.as_str()).copied();
             compare_instance(check, address, config, cloud, &mut differences);
         }
-        let collateral = collateral(check, &before, &after);
+        let collateral = collateral(check, self.before, &after);
         Ok(Validation {
             validator: self.name().to_owned(),
             passed: differences.is_empty() && collateral.is_empty(),

@@ -16,8 +16,9 @@ use reconciler::ingest::Call;
 use reconciler::ingest::record::Origin;
 use reconciler::ownership::OwnershipConfig;
 use reconciler::policy::{Policy, PolicyConfig};
-use reconciler::reconcile::{Accounting, Decided, Input, Outcome, reconcile};
+use reconciler::reconcile::{Accounting, Context, Decided, Input, Outcome};
 use reconciler::terraform::state::State;
+use reconciler::validate::Sandbox;
 use serde_json::{Value, json};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -289,25 +290,26 @@ fn out_of_band(specs: &[Spec]) -> Vec<Call> {
 /// The reconciliation of `calls` against the intents fixture project.
 fn reconciled(calls: &[Call]) -> Outcome {
     let policy = Policy::new(PolicyConfig::default()).expect("policy");
-    reconcile(Input {
-        project: &common::repo().join("fixtures/intents/project"),
+    let dir = common::repo().join("fixtures/intents/project");
+    let rules = RuleSet::bundled().expect("rules");
+    let input = Input {
+        dir: &dir,
         var_files: Vec::new(),
         state: state(),
         observed: None,
-        calls,
-        rules: RuleSet::bundled().expect("rules"),
+        rules,
         signals: SignalSet::bundled().expect("signals"),
         accounts: Vec::new(),
         regions: Vec::new(),
         schema: ProviderSchema::bundled().expect("schema"),
         policy: &policy,
         ownership: &OwnershipConfig::default(),
-        validators: Vec::new(),
+        validators: &Vec::new,
         shared_module_edits: false,
-        placed: None,
-        sandbox: None,
-    })
-    .expect("reconciles")
+        sandbox: Sandbox::new(&dir),
+    };
+    let context = Context::new(&input).expect("loads");
+    context.reconcile(calls, rules, None).expect("reconciles")
 }
 
 /// The event ids of every call the intents hold.

@@ -109,6 +109,7 @@ pub async fn run(
             ..Filter::default()
         },
         allow_empty: true,
+        records: false,
     };
     let (calls, input) = run::gather(&trail).await?;
     let reports = nightly::run_all(&setup, planned, &calls, &input, Some(&mut knowledge)).await;

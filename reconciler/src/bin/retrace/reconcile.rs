@@ -13,13 +13,15 @@ use knowledge::signals::SignalSet;
 use reconciler::agent::{Agent, AgentReport};
 use reconciler::attribute::{Attribution, Attributor, Verdict};
 use reconciler::config::Config;
+use reconciler::pipeline::InputSummary;
 use reconciler::pipeline::{self, Request};
 use reconciler::policy::Policy;
+use reconciler::reconcile::Input;
 use reconciler::reconcile::Outcome;
 use reconciler::record::{self, Knowledge};
 use reconciler::report::Format;
 use reconciler::report::explain::Explanation;
-use reconciler::run::{self, Project, Ran, Trail};
+use reconciler::run::{self, Ran, Trail};
 use reconciler::terraform::state::State;
 use reconciler::text::escaped;
 use reconciler::validate::{Sandbox, TerraformPlan, Validator};
@@ -111,7 +113,7 @@ pub async fn run(args: ReconcileArgs, config: &Config, kb: KbSettings) -> Result
     )
     .await?;
     print(&result, &args.run)?;
-    let outcome = finish(result)?;
+    let outcome = finish(result.ran)?;
     if args.write && !outcome.changes.is_empty() {
         outcome
             .changes
@@ -183,7 +185,7 @@ pub async fn explain(mut args: ExplainArgs, config: &Config) -> Result<u8> {
                 args.reconcile.allow_shared_module_edits,
             )
             .await?;
-            Some(ran.outcome)
+            Some(ran.ran.outcome)
         }
         _ => None,
     };
@@ -348,7 +350,7 @@ pub async fn demo(args: DemoArgs, kb: Option<KbSettings>) -> Result<u8> {
     if let Some(out) = &args.out {
         eprintln!("the example is in {}", out.display());
     }
-    Ok(finish(result)?.status.exit_code())
+    Ok(finish(result.ran)?.status.exit_code())
 }
 
 /// The outcome, or the record stage's error once the report is out, or the bug of a write
@@ -366,14 +368,19 @@ fn finish(result: Ran) -> Result<Outcome> {
     }
 }
 
-fn print(result: &Ran, run: &RunArgs) -> Result<()> {
+/// A run, and what it read.
+struct Reconciled {
+    ran: Ran,
+    input: InputSummary,
+}
+
+fn print(reconciled: &Reconciled, run: &RunArgs) -> Result<()> {
+    let (result, read) = (&reconciled.ran, &reconciled.input);
     let mut stdout = crate::stdout();
     match run.format {
         Format::Text => {
-            let mut text = reconciler::report::reconcile::input_text(
-                &result.input,
-                &result.outcome.accounting,
-            );
+            let mut text =
+                reconciler::report::reconcile::input_text(read, &result.outcome.accounting);
             text.push_str(&reconciler::report::reconcile::text(&result.outcome));
             if let Some(agent) = &result.agent {
                 text.push_str("\nAgent:\n");
@@ -402,7 +409,7 @@ fn print(result: &Ran, run: &RunArgs) -> Result<()> {
                     notes: &result.notes,
                 },
                 input: JsonInput {
-                    summary: &result.input,
+                    summary: read,
                     writes: &result.outcome.accounting,
                 },
                 agent: result.agent.as_ref(),
@@ -464,7 +471,7 @@ async fn outcome(
     kb: Option<KbSettings>,
     run_args: &RunArgs,
     shared_module_edits: bool,
-) -> Result<Ran> {
+) -> Result<Reconciled> {
     let terraform = !run_args.no_terraform;
     let agent = agent(config, run_args)?;
     let readers = sources.sources(config).await?;
@@ -474,6 +481,7 @@ async fn outcome(
         attributor: &attributor,
         filter: sources.filter(config)?,
         allow_empty: sources.allow_empty,
+        records: false,
     };
     let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
     let cache_dir = kb.as_ref().map(|kb| terraform_cache(&kb.path));
@@ -490,24 +498,29 @@ async fn outcome(
     };
     let regions = or_config(&sources.regions, &config.project.regions);
     let validators = || validators(config, terraform, &regions, cache_dir.as_deref());
-    let project = Project {
-        dir: project,
-        var_files,
-        state: State::read(state)?,
-        observed: observed.map(State::read).transpose()?,
-        accounts: or_config(&sources.accounts, &config.project.accounts),
-        regions: regions.clone(),
-        rules: &shipped,
-        signals: SignalSet::bundled()?,
-        schema: ProviderSchema::bundled()?,
-        policy: &policy,
-        ownership: &config.ownership,
-        validators: &validators,
-        shared_module_edits,
+    let input = run::Input {
+        record: Some(project.display().to_string()),
         agent: agent.as_ref(),
-        sandbox: Sandbox::new(project),
+        project: Input {
+            dir: project,
+            var_files,
+            state: State::read(state)?,
+            observed: observed.map(State::read).transpose()?,
+            accounts: or_config(&sources.accounts, &config.project.accounts),
+            regions: regions.clone(),
+            rules: &shipped,
+            signals: SignalSet::bundled()?,
+            schema: ProviderSchema::bundled()?,
+            policy: &policy,
+            ownership: &config.ownership,
+            validators: &validators,
+            shared_module_edits,
+            sandbox: Sandbox::new(project),
+        },
     };
-    Ok(run::run(trail, project, knowledge.as_mut()).await?)
+    let (calls, read) = run::gather(&trail).await?;
+    let ran = run::run(&calls, &input, knowledge.as_mut()).await?;
+    Ok(Reconciled { ran, input: read })
 }
 
 /// The agent `[agent]` configures, unless `--no-agent`; `--agent-dry-run` makes it write its
