@@ -179,10 +179,16 @@ fn drifts_change_the_cloud_and_noise_does_not() {
                     assert_eq!(s.expect.patch, !only_unowned, "{}", s.id);
                 }
             }
+            // A deletion no edit makes cleanly is held: the flag names the removed instance.
+            let held = !s.expect.flag.is_empty()
+                && s.expect.flag.iter().all(|t| {
+                    t.attribute.is_empty() && g.delta.removed.iter().any(|r| *r == t.address)
+                });
             let flags = match s.category {
                 Category::PolicyGated => true,
                 Category::Security => s.expect.security.is_empty(),
                 Category::MultiActor => s.generator == "multi-actor/flag-and-absorb",
+                Category::Deletion => held,
                 _ => false,
             };
             assert_eq!(flags, !s.expect.flag.is_empty(), "{}", s.id);

@@ -1653,14 +1653,41 @@ mod tests {
     }
 
     #[test]
-    fn a_nested_block_is_not_added_to_one_instance_of_a_shared_block() {
+    fn a_nested_block_added_to_one_instance_of_a_shared_block_selects_its_key() {
+        let main = "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n}\n";
+        let p = project(main);
+        let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t[\"a\"]"));
+        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
+        let mut files = crate::synthesize::edit::Files::new();
+        files.insert("main.tf".to_owned(), main.to_owned());
+        for step in &plan.steps {
+            let call = serde_json::to_value(&step.call).unwrap_or_default();
+            let input = call["input"].to_string();
+            let done = crate::synthesize::edit::run_tool(step.call.name(), &input, &files)
+                .unwrap_or_else(|e| panic!("{input}: {e}"));
+            files.extend(done.files);
+        }
+        assert_eq!(
+            files["main.tf"],
+            "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n\n  dynamic \"ttl\" {\n    for_each = contains([\"a\"], each.key) ? [1] : []\n    content {\n      attribute_name = \"expires_at\"\n      enabled        = true\n    }\n  }\n}\n"
+        );
+    }
+
+    #[test]
+    fn a_nested_block_is_not_added_inside_a_block_the_code_writes_as_dynamic() {
         let p = project(
-            "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n}\n",
+            "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n\n  dynamic \"ttl\" {\n    for_each = each.key == \"b\" ? [1] : []\n    content {\n      attribute_name = \"expires\"\n    }\n  }\n}\n",
         );
         let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t[\"a\"]"));
         assert!(plan.steps.is_empty(), "{:?}", plan.steps);
         assert_eq!(plan.unplanned.len(), 2);
-        assert!(plan.unplanned[0].reason.contains("one of 2 instances"));
+        assert!(
+            plan.unplanned[0].reason.contains(
+                "writes its `ttl` blocks with a `dynamic` block that gives this instance none"
+            ),
+            "{:?}",
+            plan.unplanned
+        );
     }
 
     #[test]
