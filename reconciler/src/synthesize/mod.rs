@@ -3,6 +3,7 @@
 pub mod defaults;
 pub use retrace_terraform::edit;
 pub mod idiom;
+pub mod nested;
 pub mod place;
 pub mod plan;
 pub mod rules;

@@ -16,6 +16,7 @@ use super::edit::{
     SwitchOff, TagMode, Target, ToolCall, UpdateBlock, Value as EditValue, selector_text,
 };
 use super::idiom::{Idiom, order};
+use super::nested::block_match;
 use super::place::{
     Removal, Written, entry_path, new_input, place_of, removal_of, same_block, set_attribute,
     shared_by_instances, split_blocks, thread_input,
@@ -484,7 +485,8 @@ impl<'a> Planner<'a> {
                     target: target(instance, &[]),
                     block: block.clone(),
                     labels: Vec::new(),
-                    matches: ordered(&fields),
+                    matches: block_match(self.project, instance, block, &fields)
+                        .unwrap_or_else(|| ordered(&fields)),
                 }),
                 format!("a nested `{block}` block was removed outside Terraform"),
             ),

@@ -46,7 +46,7 @@ const INSIDE: &[(&str, &[&str])] = &[
     (
         "synthesize",
         &[
-            "tags", "defaults", "idiom", "rules", "settled", "place", "plan",
+            "tags", "defaults", "idiom", "nested", "rules", "settled", "place", "plan",
         ],
     ),
     ("nightly::forge", &["model", "rest", "github", "gitlab"]),
