@@ -1,7 +1,8 @@
 //! Collections, defaults and dialects, on projects written the way public modules write them:
 //! `count` given as a string, provider `default_tags`, a security group whose rules are
 //! separate resources, a `for_each` module over a root list, a deletion other resources read,
-//! and provider defaults kept out of new code.
+//! `count` instances deleted, a rule revoked whose CIDRs come from variables, and provider
+//! defaults kept out of new code.
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
@@ -396,6 +397,82 @@ fn an_earlier_instance_of_a_count_is_held_with_the_instances_it_would_renumber()
         text.contains("would renumber aws_route_table_association.public[1] after it"),
         "{doc}"
     );
+}
+
+const GROUP_FROM_VARIABLES: &str = r#"variable "vpc_cidr" {
+  default = "10.60.0.0/16"
+}
+
+variable "office_cidr" {
+  default = "192.168.0.0/16"
+}
+
+resource "aws_security_group" "lb" {
+  name   = "lb"
+  vpc_id = "vpc-0a1b2c3d"
+
+  ingress {
+    description = "HTTPS from the VPC and the office"
+    from_port   = 443
+    to_port     = 443
+    protocol    = "tcp"
+    cidr_blocks = [var.vpc_cidr, var.office_cidr]
+  }
+
+  ingress {
+    from_port   = 80
+    to_port     = 80
+    protocol    = "tcp"
+    cidr_blocks = [var.vpc_cidr]
+  }
+}
+"#;
+
+#[test]
+fn a_revoked_rule_whose_cidrs_come_from_variables_leaves_the_code() {
+    let rule = |port: i64, description: &str, cidrs: Value| {
+        json!({"cidr_blocks": cidrs, "description": description, "from_port": port,
+            "ipv6_cidr_blocks": [], "prefix_list_ids": [], "protocol": "tcp",
+            "security_groups": [], "self": false, "to_port": port})
+    };
+    let https = rule(
+        443,
+        "HTTPS from the VPC and the office",
+        json!(["10.60.0.0/16", "192.168.0.0/16"]),
+    );
+    let http = rule(80, "", json!(["10.60.0.0/16"]));
+    let state = state(vec![resource(
+        None,
+        "aws_security_group",
+        "lb",
+        vec![(
+            Value::Null,
+            json!({
+                "id": "sg-0123456789abcdef0", "name": "lb", "vpc_id": "vpc-0a1b2c3d",
+                "description": "Managed by Terraform", "ingress": [https, http], "egress": [],
+                "tags": {}, "tags_all": {}
+            }),
+        )],
+    )]);
+    let revoke = call(
+        "ec2.amazonaws.com",
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-0123456789abcdef0", "ipPermissions": {"items": [{
+            "ipProtocol": "tcp", "fromPort": 443, "toPort": 443, "groups": {},
+            "ipRanges": {"items": [{"cidrIp": "10.60.0.0/16", "description": "HTTPS from the VPC and the office"},
+                                   {"cidrIp": "192.168.0.0/16", "description": "HTTPS from the VPC and the office"}]},
+            "ipv6Ranges": {}, "prefixListIds": {}
+        }]}}),
+        json!({"_return": true}),
+    );
+    let (code, doc) = reconcile(&[("main.tf", GROUP_FROM_VARIABLES)], &state, vec![revoke]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(
+        diff.contains("-    cidr_blocks = [var.vpc_cidr, var.office_cidr]"),
+        "{diff}"
+    );
+    assert!(!diff.contains("-    from_port   = 80"), "{diff}");
 }
 
 #[test]
