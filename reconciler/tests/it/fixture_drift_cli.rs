@@ -351,3 +351,34 @@ fn tags_of_a_shared_subnet_held_one_by_one_are_written_on_their_resources() {
     assert_eq!(code, Some(2), "{report:#}");
     insta::assert_snapshot!(report["diff"].as_str().unwrap());
 }
+
+/// X-Ray tracing turned on for one of media's three functions (one `for_each` block): a
+/// `dynamic` block gives that function alone its `tracing_config`, and a second run over the
+/// same call finds it in the code and writes nothing.
+#[test]
+fn tracing_turned_on_for_one_function_of_a_for_each_is_written_for_it_alone_once() {
+    let (_scratch, root) = project("media");
+    let call = || {
+        console_call_to(
+            "lambda.amazonaws.com",
+            "ca-central-1",
+            "UpdateFunctionConfiguration20150331v2",
+            json!({"functionName": "reelhouse-prod-transcode", "tracingConfig": {"mode": "Active"}}),
+        )
+    };
+    let (code, report) = reconcile(&root, vec![call()]);
+    assert_eq!(code, Some(2), "{report}");
+    let functions = std::fs::read_to_string(root.join("functions.tf")).unwrap();
+    assert!(
+        functions.contains(
+            "  dynamic \"tracing_config\" {\n    for_each = contains([\"transcode\"], each.key) ? [1] : []\n    content {\n      mode = \"Active\"\n    }\n  }\n"
+        ),
+        "{functions}"
+    );
+    let (again, report) = reconcile(&root, vec![call()]);
+    assert_eq!(again, Some(0), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("functions.tf")).unwrap(),
+        functions
+    );
+}
