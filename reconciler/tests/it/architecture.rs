@@ -49,6 +49,7 @@ const INSIDE: &[(&str, &[&str])] = &[
             "tags", "defaults", "idiom", "nested", "rules", "settled", "place", "plan",
         ],
     ),
+    ("synthesize::place", &["site", "removal", "write"]),
     ("nightly::forge", &["model", "rest", "github", "gitlab"]),
 ];
 
