@@ -380,7 +380,7 @@ fn iterated_only_here(project: &Project, call: &str, it: &Iterated) -> Result<()
         .filter(|v| v.module.as_deref() == Some(call))
         .find(|v| {
             let blocks = project.blocks_iterating(Some(call), "var", &v.name);
-            blocks.iter().any(|b| *b == it.block)
+            blocks.contains(&it.block)
         });
     let Some(variable) = variable else {
         return Err(format!(
