@@ -9,23 +9,23 @@
 //! `import` block, deletions a removed resource block, and ignored values an
 //! `ignore_changes` entry.
 
-use super::defaults::drop_defaults;
-use super::edit::{
+use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
+use crate::policy::{Decision, Part, Ruling};
+use crate::synthesize::defaults::drop_defaults;
+use crate::synthesize::edit::{
     AddBlock, FilterForEach, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered,
     RemoveBlock, RemoveCollectionEntry, RemoveResource, SetAttribute, SetTags, Step as EditStep,
     SwitchOff, TagMode, Target, ToolCall, UpdateBlock, Value as EditValue, selector_text,
 };
-use super::idiom::{Idiom, order};
-use super::nested::block_match;
-use super::place::{
+use crate::synthesize::idiom::{Idiom, order};
+use crate::synthesize::nested::block_match;
+use crate::synthesize::place::{
     Removal, Written, entry_path, new_input, place_of, removal_of, same_block, set_attribute,
     shared_by_instances, split_blocks, thread_input,
 };
-use super::rules::{RuleResource, separate_rule};
-use super::settled::{InCode, Settled};
-use super::tags::{TagSite, block_target, key_json, site};
-use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
-use crate::policy::{Decision, Part, Ruling};
+use crate::synthesize::rules::{RuleResource, separate_rule};
+use crate::synthesize::settled::{InCode, Settled};
+use crate::synthesize::tags::{TagSite, block_target, key_json, site};
 use crate::terraform::config::{DefaultTags, Project, ResourceInstance, default_tags};
 use crate::terraform::state::{Mode, StateIndex};
 use crate::terraform::values::string_map;
