@@ -50,6 +50,17 @@ const INSIDE: &[(&str, &[&str])] = &[
         ],
     ),
     ("synthesize::place", &["site", "removal", "write"]),
+    (
+        "synthesize::plan",
+        &[
+            "model",
+            "planner",
+            "references",
+            "attributes",
+            "tags",
+            "lifecycle",
+        ],
+    ),
     ("nightly::forge", &["model", "rest", "github", "gitlab"]),
 ];
 

@@ -1,0 +1,369 @@
+//! Resources created and deleted outside Terraform: a new resource block plus an `import`
+//! block, and the removal of a deleted instance from the code.
+
+use super::attributes::{as_typed, new_block, non_empty, ordered};
+use super::model::Step;
+use super::planner::{Outcome, Planner, step, target};
+use crate::intents::{BlockOp, Delta};
+use crate::policy::Part;
+use crate::synthesize::defaults::drop_defaults;
+use crate::synthesize::edit::{
+    FilterForEach, ImportResource, NewBlock, Ordered, RemoveCollectionEntry, RemoveResource,
+    SetAttribute, SwitchOff, ToolCall, Value as EditValue,
+};
+use crate::synthesize::idiom::order;
+use crate::synthesize::place::{Removal, entry_path, removal_of, split_blocks};
+use crate::synthesize::tags::key_json;
+use crate::terraform::config::ResourceInstance;
+use knowledge::catalog::Catalog;
+use knowledge::schema::{Member, ResourceSchema};
+use serde_json::{Map, Value};
+
+/// Nested blocks of a new resource, built from attribute paths: each block once, holding its
+/// attributes and the blocks inside it, in the order first seen.
+#[derive(Default)]
+struct BlockTree {
+    attributes: Map<String, Value>,
+    blocks: Vec<(String, BlockTree)>,
+}
+
+impl BlockTree {
+    /// Puts the attribute `name` inside the nested blocks `blocks` (outermost first).
+    fn insert(&mut self, blocks: &[&str], name: String, value: Value) {
+        let Some((first, rest)) = blocks.split_first() else {
+            self.attributes.insert(name, value);
+            return;
+        };
+        let index = match self.blocks.iter().position(|(b, _)| b == first) {
+            Some(i) => i,
+            None => {
+                self.blocks
+                    .push(((*first).to_owned(), BlockTree::default()));
+                self.blocks.len() - 1
+            }
+        };
+        self.blocks[index].1.insert(rest, name, value);
+    }
+
+    /// The blocks to write.
+    fn into_blocks(self) -> Vec<NewBlock> {
+        self.blocks
+            .into_iter()
+            .map(|(block, tree)| {
+                let BlockTree { attributes, blocks } = tree;
+                let inner = BlockTree {
+                    attributes: Map::new(),
+                    blocks,
+                };
+                new_block(
+                    &block,
+                    ordered(&Value::Object(attributes)),
+                    inner.into_blocks(),
+                )
+            })
+            .collect()
+    }
+}
+
+impl Planner<'_> {
+    pub(super) fn create(&self, delta: &Delta) -> Outcome {
+        let resource_type = &delta.resource.resource_type;
+        let schema = self
+            .resource_schema(resource_type)
+            .ok_or_else(|| format!("no provider schema for {resource_type}"))?;
+        let (attributes, blocks) = self.new_body(schema, delta);
+        let name = self.new_name(delta);
+        self.created.borrow_mut().add(
+            delta.resource.identity.clone(),
+            format!("{resource_type}.{name}"),
+        );
+        let identity: Vec<String> = Catalog::bundled()
+            .natural_keys(resource_type)
+            .iter()
+            .flatten()
+            .cloned()
+            .collect();
+        Ok(Step {
+            intent: String::new(),
+            resource: format!("{resource_type}.{name}"),
+            part: Part::Resource,
+            call: ToolCall::ImportResource(ImportResource {
+                file: self.idiom.file_for(resource_type, &self.new_resources_file),
+                resource_type: resource_type.clone(),
+                name: name.clone(),
+                id: delta.resource.identity.clone(),
+                attributes: Ordered(
+                    order(attributes, &identity)
+                        .into_iter()
+                        .map(|(k, v)| (k, EditValue::from_json(&v)))
+                        .collect(),
+                ),
+                blocks,
+            }),
+            why: format!(
+                "{} {} was created outside Terraform; importing it keeps it managed",
+                resource_type, delta.resource.identity
+            ),
+            at_source: true,
+            warning: None,
+        })
+    }
+
+    /// The arguments of a new resource block: settable attributes the calls gave, ids of
+    /// managed resources as references, attributes of nested blocks inside their blocks (one
+    /// block holding every attribute the calls gave it: `versioning_configuration { status }`).
+    fn new_body(
+        &self,
+        schema: &ResourceSchema,
+        delta: &Delta,
+    ) -> (Map<String, Value>, Vec<NewBlock>) {
+        let mut attributes = Map::new();
+        let mut nested = BlockTree::default();
+        for (path, change) in &delta.attributes {
+            let Some(Member::Attribute(a)) = schema.member(path) else {
+                continue;
+            };
+            if !a.presence.is_settable() {
+                continue;
+            }
+            let (blocks, name) = split_blocks(Some(schema), path);
+            if name.contains('.') {
+                continue; // a field inside an object-holding attribute: not written alone
+            }
+            let value = self.refer_root(&name, &as_typed(&a.ty, &change.after));
+            if blocks.is_empty() {
+                attributes.insert(name, value);
+            } else {
+                nested.insert(&blocks, name, value);
+            }
+        }
+        let mut blocks = nested.into_blocks();
+        for b in delta.blocks.iter().filter(|b| b.op == BlockOp::Added) {
+            let fields = Value::Object(non_empty(&b.fields));
+            blocks.push(new_block(&b.block, ordered(&fields), Vec::new()));
+        }
+        for value in attributes.values_mut() {
+            if let Some(written) = value.as_str().and_then(|s| self.idiom.string(s)) {
+                *value = Value::String(written);
+            }
+        }
+        drop_defaults(&delta.resource.resource_type, &mut attributes);
+        let mut tags = match attributes.remove("tags") {
+            Some(Value::Object(given)) => given,
+            _ => Map::new(),
+        };
+        for (k, v) in &delta.tags_set {
+            tags.insert(k.clone(), Value::String(v.clone()));
+        }
+        if let Some(tags) = self.idiom.tags(&tags) {
+            attributes.insert("tags".to_owned(), tags);
+        }
+        (attributes, blocks)
+    }
+
+    /// A resource name from the Name tag, the name (a tag's key, for a type holding one tag)
+    /// or the identity, unused in the root module.
+    fn new_name(&self, delta: &Delta) -> String {
+        let holds_a_tag = knowledge::catalog::Catalog::bundled()
+            .entry(&delta.resource.resource_type)
+            .is_some_and(|e| e.tag_of.is_some());
+        let name_attribute = if holds_a_tag { "key" } else { "name" };
+        let named = delta
+            .attributes
+            .get(name_attribute)
+            .and_then(|a| a.after.as_str().map(str::to_owned));
+        let base = delta
+            .tags_set
+            .get("Name")
+            .cloned()
+            .or(named)
+            .unwrap_or_else(|| name_from_identity(&delta.resource));
+        // A name on the project's prefix is named by the rest, as its siblings are.
+        let base = match self.idiom.string(&base) {
+            Some(written) => written.rsplit_once('}').map_or(base.clone(), |(_, rest)| {
+                rest.trim_matches(['-', '_', '/', '.']).to_owned()
+            }),
+            None => base,
+        };
+        let mut name: String = base
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        name = name.trim_matches('_').to_owned();
+        if !name.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            name = format!("imported_{name}");
+        }
+        let address = |n: &str| format!("{}.{n}", delta.resource.resource_type);
+        let taken = |n: &str| {
+            self.project.instances().any(|i| {
+                i.module.is_none() && i.resource_type == delta.resource.resource_type && i.name == n
+            }) || self.created.borrow().addresses.contains(&address(n))
+        };
+        let mut candidate = name.clone();
+        let mut n = 2;
+        while taken(&candidate) {
+            candidate = format!("{name}_{n}");
+            n += 1;
+        }
+        candidate
+    }
+
+    /// The removal of a deleted instance from the code; nothing when an earlier deletion of
+    /// this plan made the same edit (the other resources of one module instance).
+    pub(super) fn delete(&self, delta: &Delta) -> Vec<Outcome> {
+        let outcome = self.instance(delta).and_then(|instance| {
+            let deleting = self.deleting.borrow();
+            let removal = removal_of(self.project, instance, &|a| deleting.contains(a));
+            self.removal_step(delta, instance, removal)
+        });
+        if let Ok(step) = &outcome {
+            let mut made = self.removals.borrow_mut();
+            if made.contains(&step.call) {
+                return Vec::new();
+            }
+            made.push(step.call.clone());
+        }
+        vec![outcome]
+    }
+
+    /// The edit-tool call of a removal.
+    fn removal_step(
+        &self,
+        delta: &Delta,
+        instance: &ResourceInstance,
+        removal: Removal,
+    ) -> Outcome {
+        match removal {
+            Removal::Block => Ok(step(
+                delta,
+                Part::Resource,
+                ToolCall::RemoveResource(RemoveResource {
+                    target: target(instance, &[]),
+                    keep_in_state: false,
+                }),
+                format!("{} was deleted outside Terraform", instance.address),
+                true,
+                None,
+            )),
+            Removal::Entry {
+                file,
+                container,
+                path,
+                why,
+                ..
+            } => Ok(step(
+                delta,
+                Part::Resource,
+                ToolCall::RemoveCollectionEntry(RemoveCollectionEntry {
+                    file,
+                    container,
+                    path: entry_path(&path),
+                }),
+                format!("{} was deleted outside Terraform; {why}", instance.address),
+                true,
+                None,
+            )),
+            Removal::SwitchOff { input, why } => {
+                let call = ToolCall::SwitchOff(SwitchOff {
+                    call: input.call,
+                    resource: input.resource,
+                    input: input.input,
+                    variables_file: input.variables_file,
+                    instance: key_json(&input.key),
+                });
+                Ok(step(
+                    delta,
+                    Part::Resource,
+                    call,
+                    format!("{} was deleted outside Terraform; {why}", instance.address),
+                    true,
+                    None,
+                ))
+            }
+            Removal::Filter { key, why } => Ok(step(
+                delta,
+                Part::Resource,
+                ToolCall::FilterForEach(FilterForEach {
+                    target: target(instance, &[]),
+                    keys: vec![key],
+                }),
+                format!("{} was deleted outside Terraform; {why}", instance.address),
+                true,
+                None,
+            )),
+            Removal::LowerCount { count, why } => Ok(step(
+                delta,
+                Part::Resource,
+                ToolCall::SetAttribute(SetAttribute {
+                    target: target(instance, &[]),
+                    name: "count".to_owned(),
+                    value: EditValue::from_json(&count.into()),
+                    instance: None,
+                }),
+                format!("{} was deleted outside Terraform; {why}", instance.address),
+                true,
+                None,
+            )),
+            Removal::Refuse { reason } => Err(reason),
+        }
+    }
+}
+
+/// A name for a new resource from its identity: the last part of an ARN or path (`role/app` →
+/// `app`), or, when that holds no letter (a route's `rtb-1_10.0.0.0/16`), the type's short
+/// name and the identity's last `_` part (`route_10_0_0_0_16`).
+fn name_from_identity(resource: &crate::resolve::effect::ResourceKey) -> String {
+    let id = &resource.identity;
+    let last = id.rsplit([':', '/']).next().unwrap_or(id);
+    if last.chars().any(|c| c.is_ascii_alphabetic()) {
+        return last.to_owned();
+    }
+    let short = resource
+        .resource_type
+        .strip_prefix("aws_")
+        .unwrap_or(&resource.resource_type);
+    let tail = id.rsplit('_').next().unwrap_or(id);
+    format!("{short}_{tail}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn attributes_of_nested_blocks_are_written_inside_one_block_each() {
+        let mut tree = BlockTree::default();
+        tree.insert(
+            &["versioning_configuration"],
+            "status".to_owned(),
+            json!("Enabled"),
+        );
+        tree.insert(
+            &["rule", "apply_server_side_encryption_by_default"],
+            "sse_algorithm".to_owned(),
+            json!("AES256"),
+        );
+        tree.insert(&["rule"], "bucket_key_enabled".to_owned(), json!(false));
+        tree.insert(
+            &["versioning_configuration"],
+            "mfa_delete".to_owned(),
+            json!("Disabled"),
+        );
+        assert_eq!(
+            serde_json::to_value(tree.into_blocks()).unwrap_or_default(),
+            json!([
+                {"block": "versioning_configuration", "attributes": {"status": "Enabled", "mfa_delete": "Disabled"}},
+                {"block": "rule", "attributes": {"bucket_key_enabled": false}, "blocks": [
+                    {"block": "apply_server_side_encryption_by_default", "attributes": {"sse_algorithm": "AES256"}}
+                ]}
+            ])
+        );
+    }
+}
