@@ -2,12 +2,12 @@
 //!
 //! `hcl::edit` keeps every byte of a file it parses except the `\r` of CRLF line ends that
 //! it reads as newline tokens: those print back as `\n`, so a CRLF file comes back with mixed
-//! line ends. [`Source`] records which lines ended in CRLF, parses the text with LF line ends,
+//! line ends. [`HclFile`] records which lines ended in CRLF, parses the text with LF line ends,
 //! and puts each `\r` back when printing. Lines added by an edit of the tree take the file's
 //! usual line end.
 //!
 //! `hcl::edit` also prints a raw control character inside a string or label (valid HCL, which
-//! `terraform fmt` leaves alone) as an escape sequence. [`Source`] stands each one in for a
+//! `terraform fmt` leaves alone) as an escape sequence. [`HclFile`] stands each one in for a
 //! character of the supplementary private use area while parsing and puts it back when
 //! printing (found by the `hcl_edit` fuzz target).
 
@@ -15,7 +15,7 @@ use hcl::edit::structure::Body;
 
 /// A parsed HCL file that prints back with the line ends it was read with.
 #[derive(Debug, Clone)]
-pub struct Source {
+pub struct HclFile {
     body: Body,
     /// For each line of the file, whether it ended in `\r\n`.
     crlf: Vec<bool>,
@@ -59,9 +59,9 @@ fn unshield(text: &str) -> String {
         .collect()
 }
 
-impl Source {
+impl HclFile {
     /// Parses `text`; spans in the body are offsets into the text with `\r\n` turned into `\n`.
-    pub fn parse(text: &str) -> Result<Source, hcl::edit::parser::Error> {
+    pub fn parse(text: &str) -> Result<HclFile, hcl::edit::parser::Error> {
         let crlf: Vec<bool> = text
             .match_indices('\n')
             .map(|(at, _)| at > 0 && text.as_bytes()[at - 1] == b'\r')
@@ -71,7 +71,7 @@ impl Source {
         let shielded = shield(text);
         let text = shielded.as_deref().unwrap_or(text);
         let body = hcl::edit::parser::parse_body(&text.replace("\r\n", "\n"))?;
-        Ok(Source {
+        Ok(HclFile {
             body,
             crlf,
             crlf_by_default,
@@ -124,7 +124,7 @@ impl Source {
 /// a subtraction, which it collapses (found by the `hcl_edit` fuzz target; the edit tools,
 /// which splice the original text, are not affected).
 pub fn round_trip(text: &str) -> Result<String, hcl::edit::parser::Error> {
-    Source::parse(text).map(|source| source.print())
+    HclFile::parse(text).map(|source| source.print())
 }
 
 #[cfg(test)]
@@ -158,7 +158,7 @@ mod tests {
 
     #[test]
     fn added_lines_take_the_usual_line_end() {
-        let mut source = Source::parse("a = 1\r\n").expect("parses");
+        let mut source = HclFile::parse("a = 1\r\n").expect("parses");
         source.body_mut().push(hcl::edit::structure::Attribute::new(
             hcl::edit::Ident::new("b"),
             hcl::edit::expr::Expression::from(2),
