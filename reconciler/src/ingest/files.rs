@@ -19,7 +19,7 @@ use super::filter::{Filter, Pushdown};
 use super::framing::{FrameBody, Splitter, resync};
 use super::record::{Origin, Record, RecordError};
 use super::source::{
-    BadRecord, CallStream, Settled, Source, SourceError, SourceItem, SourceResult,
+    BadRecord, CallStream, CountedRecord, Source, SourceError, SourceItem, SourceResult,
 };
 use super::verdict::settled_verdict;
 
@@ -238,7 +238,7 @@ fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem
         .then(|| settled_verdict(&record.basics()))
         .flatten();
     if let Some(verdict) = first {
-        return SourceItem::Settled(Settled::new(
+        return SourceItem::Settled(CountedRecord::new(
             verdict,
             record.event_time(),
             record.event_id(),
@@ -248,7 +248,7 @@ fn settle(record: Record<'_>, origin: Origin, pushdown: &Pushdown) -> SourceItem
     }
     let call = record.into_call(origin, !pushdown.drop_records);
     match pushdown.dropped_verdict(&call) {
-        Some(verdict) => SourceItem::Settled(Settled::new(
+        Some(verdict) => SourceItem::Settled(CountedRecord::new(
             verdict,
             call.event_time,
             &call.event_id,

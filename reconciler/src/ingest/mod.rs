@@ -20,5 +20,5 @@ pub mod verdict;
 
 pub use filter::{Filter, Pushdown};
 pub use record::{Call, Origin};
-pub use source::{BadRecord, CallStream, Settled, Source, SourceError, SourceItem};
+pub use source::{BadRecord, CallStream, CountedRecord, Source, SourceError, SourceItem};
 pub use sources::SourcesConfig;

@@ -21,7 +21,7 @@ use std::sync::Arc;
 use super::verdict::{Attribution, Verdict};
 
 use super::record::{Call, Origin};
-use super::source::Settled;
+use super::source::CountedRecord;
 
 /// Keys held in memory before a sorted run is spilled to disk (24 MiB of keys).
 pub const DEFAULT_RUN_KEYS: usize = 1024 * 1024;
@@ -205,7 +205,7 @@ impl Collector {
     }
 
     /// Adds a call a source settled: counted and de-duplicated, never kept.
-    pub fn count(&mut self, settled: &Settled) -> io::Result<()> {
+    pub fn count(&mut self, settled: &CountedRecord) -> io::Result<()> {
         self.add_key(Key {
             time: settled.event_time.timestamp_millis(),
             id: settled.event_id_hash,

@@ -19,7 +19,7 @@ pub enum SourceItem {
     Call(Box<Call>),
     /// A record that parsed and that the pushdown let the source settle without making a
     /// call of it: only counted.
-    Settled(Settled),
+    Settled(CountedRecord),
     /// A record that did not, with the reason; the source goes on after it.
     Skipped(BadRecord),
 }
@@ -29,7 +29,7 @@ pub enum SourceItem {
 /// verdict (`writes_only`): what the pipeline needs to count it, filter it and drop its
 /// duplicates.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Settled {
+pub struct CountedRecord {
     /// When the request completed.
     pub event_time: DateTime<Utc>,
     /// The event id's [`super::order::event_id_hash`].
@@ -41,7 +41,7 @@ pub struct Settled {
     pub in_filter: bool,
 }
 
-impl Settled {
+impl CountedRecord {
     /// The record at `event_time` with `event_id`, made in `account` and `region`, settled
     /// with `verdict` and checked against `filter`.
     pub fn new(
