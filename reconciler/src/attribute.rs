@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use crate::ingest::client::Client;
 use crate::ingest::identity::IdentityKind;
 use crate::ingest::record::Call;
-use crate::ingest::verdict::Settled;
+use crate::ingest::verdict::EarlyVerdict;
 pub use crate::ingest::verdict::{Attribution, Verdict, settled_verdict};
 
 /// How to recognise the project's own infrastructure-as-code calls (`[attribution]` in
@@ -92,7 +92,7 @@ impl Attributor {
     /// The verdict for one call, with its reason.
     pub fn attribute(&self, call: &Call) -> Attribution {
         let basics = call.basics();
-        if let Some(settled) = Settled::of(&basics) {
+        if let Some(settled) = EarlyVerdict::of(&basics) {
             return settled.attribution(&basics);
         }
         if let Some(reason) = service_reason(call) {

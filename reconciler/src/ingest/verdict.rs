@@ -119,18 +119,18 @@ impl Attribution {
 /// The verdict of the first checks, which read only a call's [`Basics`]: failed, data event,
 /// read-only. `None` when the later checks (identity, user agent) must decide.
 pub fn settled_verdict(basics: &Basics<'_>) -> Option<Verdict> {
-    Settled::of(basics).map(|settled| settled.verdict)
+    EarlyVerdict::of(basics).map(|settled| settled.verdict)
 }
 
 /// A verdict settled by the first checks, with the words of its reason when they are fixed.
-pub(crate) struct Settled {
+pub(crate) struct EarlyVerdict {
     /// The verdict.
     verdict: Verdict,
     /// The fixed words of its reason, when they are fixed.
     reason: Option<&'static str>,
 }
 
-impl Settled {
+impl EarlyVerdict {
     fn new(verdict: Verdict, reason: Option<&'static str>) -> Option<Self> {
         Some(Self { verdict, reason })
     }
