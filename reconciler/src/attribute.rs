@@ -9,7 +9,7 @@
 use globset::{Glob, GlobSet, GlobSetBuilder};
 use serde::{Deserialize, Serialize};
 
-use crate::ingest::client::Client;
+use crate::ingest::client::ClientKind;
 use crate::ingest::identity::IdentityKind;
 use crate::ingest::record::Call;
 use crate::ingest::verdict::EarlyVerdict;
@@ -137,11 +137,11 @@ impl Attributor {
             ));
         }
         let tool = match &call.client {
-            Client::Terraform { .. } => "Terraform",
-            Client::OpenTofu { .. } => "OpenTofu",
-            Client::CloudFormation => return Some(other_iac("CloudFormation")),
-            Client::Pulumi => return Some(other_iac("Pulumi")),
-            Client::Cdk => return Some(other_iac("the AWS CDK")),
+            ClientKind::Terraform { .. } => "Terraform",
+            ClientKind::OpenTofu { .. } => "OpenTofu",
+            ClientKind::CloudFormation => return Some(other_iac("CloudFormation")),
+            ClientKind::Pulumi => return Some(other_iac("Pulumi")),
+            ClientKind::Cdk => return Some(other_iac("the AWS CDK")),
             _ => return None,
         };
         Some(match &self.run_token {
@@ -199,7 +199,7 @@ fn service_reason(call: &Call) -> Option<String> {
         ));
     }
     match &call.client {
-        Client::ServiceInternal { service } if identity.is_aws_own() => {
+        ClientKind::ServiceInternal { service } if identity.is_aws_own() => {
             Some(format!("made by AWS ({service}) on its own"))
         }
         _ => None,
@@ -208,7 +208,7 @@ fn service_reason(call: &Call) -> Option<String> {
 
 fn out_of_band_reason(call: &Call) -> String {
     let by = match &call.client {
-        Client::ServiceInternal { service } => {
+        ClientKind::ServiceInternal { service } => {
             format!("made for them by {service}")
         }
         client => format!("with {}", client.label()),

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use evaluation::sim::{Agent, Caller, Cloud, Identity, Outcome, Request, Settings};
 use reconciler::attribute::{Attributor, Verdict};
-use reconciler::ingest::client::Client;
+use reconciler::ingest::client::ClientKind;
 use reconciler::ingest::{Call, Origin};
 use reconciler::terraform::state::State;
 use serde_json::{Value, json};
@@ -1486,7 +1486,7 @@ fn callers_are_recorded_and_attributed() {
         Verdict::OutOfBand,
     );
     let (call, _) = verdict(&out);
-    assert_eq!(call.client, Client::Console);
+    assert_eq!(call.client, ClientKind::Console);
     assert_eq!(out.record["sessionCredentialFromConsole"], json!("true"));
     let issuer = out.record["userIdentity"]["sessionContext"]["sessionIssuer"]["arn"]
         .as_str()
@@ -1503,7 +1503,7 @@ fn callers_are_recorded_and_attributed() {
         Verdict::OutOfBand,
     );
     assert_eq!(out.record["userAgent"], json!("AWS Internal"));
-    assert_eq!(verdict(&out).0.client, Client::Console);
+    assert_eq!(verdict(&out).0.client, ClientKind::Console);
     // CLI v2 with its command
     let out = run(
         &mut c,
@@ -1514,7 +1514,7 @@ fn callers_are_recorded_and_attributed() {
         Verdict::OutOfBand,
     );
     assert!(
-        matches!(verdict(&out).0.client, Client::AwsCli { major: 2, command: Some(ref cmd), .. } if cmd == "ec2.revoke-security-group-ingress")
+        matches!(verdict(&out).0.client, ClientKind::AwsCli { major: 2, command: Some(ref cmd), .. } if cmd == "ec2.revoke-security-group-ingress")
     );
     // boto3 from an assumed role
     let boto = Caller::new(
@@ -1532,7 +1532,7 @@ fn callers_are_recorded_and_attributed() {
         &boto,
         Verdict::OutOfBand,
     );
-    assert!(matches!(verdict(&out).0.client, Client::Boto3 { .. }));
+    assert!(matches!(verdict(&out).0.client, ClientKind::Boto3 { .. }));
     // SSM Automation runbook
     let out = run(
         &mut c,
@@ -1542,7 +1542,7 @@ fn callers_are_recorded_and_attributed() {
         &Caller::automation("AutomationRole"),
         Verdict::OutOfBand,
     );
-    assert_eq!(verdict(&out).0.client, Client::SsmAutomation);
+    assert_eq!(verdict(&out).0.client, ClientKind::SsmAutomation);
     assert_eq!(
         out.record["userIdentity"]["invokedBy"],
         json!("ssm.amazonaws.com")

@@ -14,7 +14,7 @@ use super::identity::{IdentityKind, UserIdentity};
 /// The kind of program that sent a request.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Client {
+pub enum ClientKind {
     /// The AWS Management Console.
     Console,
     /// The AWS CLI, with its major version and the command when the user agent names it.
@@ -82,7 +82,7 @@ pub enum Client {
     Unknown,
 }
 
-impl Client {
+impl ClientKind {
     /// Classifies a call's client from its user agent, identity and console-session flag.
     pub fn detect(user_agent: Option<&str>, identity: &UserIdentity, from_console: bool) -> Self {
         if let Some(client) = identity
@@ -157,23 +157,23 @@ const REMEMBERED_AGENTS: usize = 1024;
 /// Longer user agents are classified every time rather than remembered.
 const REMEMBERED_AGENT_LEN: usize = 1024;
 
-/// [`Client::by_agent`], remembered. Logs repeat a few user agents endlessly (an
+/// [`ClientKind::by_agent`], remembered. Logs repeat a few user agents endlessly (an
 /// application's SDK, the CLI, Terraform) and classifying one takes dozens of substring
 /// searches, so each thread keeps the clients of the agents it has seen, in bounded memory.
-fn remembered(agent: &str, from_console: bool, by_service: bool) -> Client {
+fn remembered(agent: &str, from_console: bool, by_service: bool) -> ClientKind {
     thread_local! {
         /// One map per combination of the two flags, so lookups borrow the agent text.
-        static SEEN: RefCell<[HashMap<Box<str>, Client>; 4]> = RefCell::default();
+        static SEEN: RefCell<[HashMap<Box<str>, ClientKind>; 4]> = RefCell::default();
     }
     if agent.len() > REMEMBERED_AGENT_LEN {
-        return Client::by_agent(agent, from_console, by_service);
+        return ClientKind::by_agent(agent, from_console, by_service);
     }
     SEEN.with_borrow_mut(|maps| {
         let seen = &mut maps[usize::from(from_console) * 2 + usize::from(by_service)];
         if let Some(client) = seen.get(agent) {
             return client.clone();
         }
-        let client = Client::by_agent(agent, from_console, by_service);
+        let client = ClientKind::by_agent(agent, from_console, by_service);
         if seen.len() >= REMEMBERED_AGENTS {
             seen.clear();
         }
@@ -258,20 +258,20 @@ impl<'a> Agent<'a> {
 /// service there when a person works in the console (the User Guide's `StartLogging` example:
 /// `"invokedBy": "signin.amazonaws.com"`), and `AWS Internal` inside a console session;
 /// any other service is [`by_invoking_service`].
-fn by_invoker(invoker: &str, from_console: bool) -> Option<Client> {
+fn by_invoker(invoker: &str, from_console: bool) -> Option<ClientKind> {
     if is_console_text(&invoker.to_ascii_lowercase()) || (from_console && invoker == "AWS Internal")
     {
-        return Some(Client::Console);
+        return Some(ClientKind::Console);
     }
     by_invoking_service(invoker)
 }
 
 /// Clients named by the service that invoked the call on a principal's behalf.
-fn by_invoking_service(service: &str) -> Option<Client> {
+fn by_invoking_service(service: &str) -> Option<ClientKind> {
     Some(match service {
-        "cloudformation.amazonaws.com" => Client::CloudFormation,
-        "ssm.amazonaws.com" => Client::SsmAutomation,
-        s if s.ends_with(".amazonaws.com") || s == "AWS Internal" => Client::ServiceInternal {
+        "cloudformation.amazonaws.com" => ClientKind::CloudFormation,
+        "ssm.amazonaws.com" => ClientKind::SsmAutomation,
+        s if s.ends_with(".amazonaws.com") || s == "AWS Internal" => ClientKind::ServiceInternal {
             service: s.to_owned(),
         },
         _ => return None,
@@ -280,28 +280,28 @@ fn by_invoking_service(service: &str) -> Option<Client> {
 
 /// Infrastructure-as-code tools. Pulumi's AWS provider embeds the Terraform provider and its
 /// user agent can name both, so Pulumi is checked first.
-fn by_iac_token(agent: &Agent) -> Option<Client> {
+fn by_iac_token(agent: &Agent) -> Option<ClientKind> {
     if agent.contains("pulumi") {
-        return Some(Client::Pulumi);
+        return Some(ClientKind::Pulumi);
     }
     let owned = |v: Option<&str>| v.map(str::to_owned);
     if agent.contains("opentofu/") {
-        return Some(Client::OpenTofu {
+        return Some(ClientKind::OpenTofu {
             version: owned(agent.version("opentofu/")),
             provider_version: owned(agent.version("terraform-provider-aws/")),
         });
     }
     if agent.contains("terraform/") || agent.contains("terraform-provider-aws/") {
-        return Some(Client::Terraform {
+        return Some(ClientKind::Terraform {
             version: owned(agent.version("terraform/")),
             provider_version: owned(agent.version("terraform-provider-aws/")),
         });
     }
     if agent.find_token("aws-cdk/").is_some() {
-        return Some(Client::Cdk);
+        return Some(ClientKind::Cdk);
     }
     if agent.lower.starts_with("cloudformation.amazonaws.com") {
-        return Some(Client::CloudFormation);
+        return Some(ClientKind::CloudFormation);
     }
     None
 }
@@ -341,14 +341,14 @@ const SDK_TOKENS: [&str; 14] = [
 ];
 
 /// Command-line tools and SDKs.
-fn by_tool_token(agent: &Agent) -> Option<Client> {
+fn by_tool_token(agent: &Agent) -> Option<ClientKind> {
     if let Some(version) = agent.version("aws-cli/") {
         let major = version
             .split('.')
             .next()
             .and_then(|m| m.parse().ok())
             .unwrap_or(0);
-        return Some(Client::AwsCli {
+        return Some(ClientKind::AwsCli {
             major,
             version: version.to_owned(),
             // CLI v2 wrote `command/ec2.run-instances`; releases since user agent 2.1 write
@@ -360,13 +360,13 @@ fn by_tool_token(agent: &Agent) -> Option<Client> {
         });
     }
     if agent.contains("exec-env/aws_ssm") || agent.contains("ssm-automation") {
-        return Some(Client::SsmAutomation);
+        return Some(ClientKind::SsmAutomation);
     }
     if let Some(version) = agent
         .version("boto3/")
         .or_else(|| agent.version("botocore/"))
     {
-        return Some(Client::Boto3 {
+        return Some(ClientKind::Boto3 {
             version: version.to_owned(),
         });
     }
@@ -374,7 +374,7 @@ fn by_tool_token(agent: &Agent) -> Option<Client> {
         .version("awspowershell/")
         .or_else(|| agent.version("awspowershell.common/"))
     {
-        return Some(Client::Sdk {
+        return Some(ClientKind::Sdk {
             name: "aws-powershell".into(),
             version: version.to_owned(),
         });
@@ -382,7 +382,7 @@ fn by_tool_token(agent: &Agent) -> Option<Client> {
     SDK_TOKENS.iter().find_map(|token| {
         let version = agent.version(token)?;
         let name = token.trim_end_matches('/');
-        Some(Client::Sdk {
+        Some(ClientKind::Sdk {
             name: name.to_owned(),
             version: version.to_owned(),
         })
@@ -399,8 +399,8 @@ fn service_host(agent: &str) -> Option<&str> {
 mod tests {
     use super::*;
 
-    fn detect(agent: &str) -> Client {
-        Client::detect(Some(agent), &UserIdentity::default(), false)
+    fn detect(agent: &str) -> ClientKind {
+        ClientKind::detect(Some(agent), &UserIdentity::default(), false)
     }
 
     #[test]
@@ -410,7 +410,7 @@ mod tests {
             aws-sdk-go-v2/1.25.2 os/linux lang/go#1.22.1 md/GOOS#linux md/GOARCH#amd64 api/ec2#1.149.0";
         assert_eq!(
             detect(agent),
-            Client::Terraform {
+            ClientKind::Terraform {
                 version: Some("1.7.5".into()),
                 provider_version: Some("5.40.0".into())
             }
@@ -418,7 +418,7 @@ mod tests {
         // S3 brackets, and the provider token alone (older SDK v1 based providers)
         let bracketed = "[APN/1.0 HashiCorp/1.0 Terraform/1.3.9 (+https://www.terraform.io) terraform-provider-aws/4.67.0 (+https://registry.terraform.io/providers/hashicorp/aws) aws-sdk-go/1.44.261 (go1.19.9; linux; amd64)]";
         assert!(
-            matches!(detect(bracketed), Client::Terraform { provider_version: Some(v), .. } if v == "4.67.0")
+            matches!(detect(bracketed), ClientKind::Terraform { provider_version: Some(v), .. } if v == "4.67.0")
         );
     }
 
@@ -428,7 +428,7 @@ mod tests {
             detect(
                 "aws-cli/2.15.30 Python/3.11.8 Linux/6.5.0 exe/x86_64.ubuntu.22 prompt/off command/ec2.authorize-security-group-ingress"
             ),
-            Client::AwsCli {
+            ClientKind::AwsCli {
                 major: 2,
                 version: "2.15.30".into(),
                 command: Some("ec2.authorize-security-group-ingress".into())
@@ -436,11 +436,11 @@ mod tests {
         );
         assert!(matches!(
             detect("aws-cli/2.27.0 md/awscrt#0.23.8 ua/2.1 os/linux#6.8 md/arch#x86_64 lang/python#3.12.9 md/pyimpl#CPython m/N cfg/retry-mode#standard md/installer#exe md/distrib#ubuntu.24 md/prompt#off md/command#s3api.put-bucket-versioning"),
-            Client::AwsCli { major: 2, command: Some(c), .. } if c == "s3api.put-bucket-versioning"
+            ClientKind::AwsCli { major: 2, command: Some(c), .. } if c == "s3api.put-bucket-versioning"
         ));
         assert!(matches!(
             detect("aws-cli/1.32.0 Python/3.8.10 Linux/5.4.0 botocore/1.34.0"),
-            Client::AwsCli {
+            ClientKind::AwsCli {
                 major: 1,
                 command: None,
                 ..
@@ -454,7 +454,7 @@ mod tests {
             detect(
                 "Boto3/1.34.11 md/Botocore#1.34.11 ua/2.0 os/linux#6.2 md/arch#x86_64 lang/python#3.11.6 md/pyimpl#CPython cfg/retry-mode#legacy Botocore/1.34.11"
             ),
-            Client::Boto3 {
+            ClientKind::Boto3 {
                 version: "1.34.11".into()
             }
         );
@@ -462,7 +462,7 @@ mod tests {
             detect(
                 "aws-sdk-go-v2/1.24.0 os/linux lang/go#1.21.5 md/GOOS#linux md/GOARCH#amd64 api/s3#1.47.7"
             ),
-            Client::Sdk {
+            ClientKind::Sdk {
                 name: "aws-sdk-go-v2".into(),
                 version: "1.24.0".into()
             }
@@ -471,7 +471,7 @@ mod tests {
             detect(
                 "aws-sdk-java/2.20.0 Linux/5.10 OpenJDK_64-Bit_Server_VM/17 Java/17 vendor/Amazon.com_Inc. io/sync http/Apache cfg/retry-mode/legacy"
             ),
-            Client::Sdk {
+            ClientKind::Sdk {
                 name: "aws-sdk-java".into(),
                 version: "2.20.0".into()
             }
@@ -480,54 +480,54 @@ mod tests {
 
     #[test]
     fn console_and_services() {
-        assert_eq!(detect("console.ec2.amazonaws.com"), Client::Console);
+        assert_eq!(detect("console.ec2.amazonaws.com"), ClientKind::Console);
         assert_eq!(
             detect("[S3Console/0.4, aws-internal/3 aws-sdk-java/1.12.488]"),
-            Client::Console
+            ClientKind::Console
         );
-        assert_eq!(detect("signin.amazonaws.com"), Client::Console);
+        assert_eq!(detect("signin.amazonaws.com"), ClientKind::Console);
         assert_eq!(
             detect("autoscaling.amazonaws.com"),
-            Client::ServiceInternal {
+            ClientKind::ServiceInternal {
                 service: "autoscaling.amazonaws.com".into()
             }
         );
         assert_eq!(
             detect("cloudformation.amazonaws.com"),
-            Client::CloudFormation
+            ClientKind::CloudFormation
         );
         assert_eq!(
             detect("AWS Internal"),
-            Client::ServiceInternal {
+            ClientKind::ServiceInternal {
                 service: "AWS Internal".into()
             }
         );
         assert_eq!(
-            Client::detect(Some("AWS Internal"), &UserIdentity::default(), true),
-            Client::Console
+            ClientKind::detect(Some("AWS Internal"), &UserIdentity::default(), true),
+            ClientKind::Console
         );
     }
 
-    fn invoked(invoker: &str, agent: &str, from_console: bool) -> Client {
+    fn invoked(invoker: &str, agent: &str, from_console: bool) -> ClientKind {
         let identity = UserIdentity {
             invoked_by: Some(invoker.to_owned()),
             ..UserIdentity::default()
         };
-        Client::detect(Some(agent), &identity, from_console)
+        ClientKind::detect(Some(agent), &identity, from_console)
     }
 
     #[test]
     fn console_invokers_are_the_console() {
         // The User Guide's StartLogging example: an IAM user in the CloudTrail console.
         let start_logging = invoked("signin.amazonaws.com", "signin.amazonaws.com", false);
-        assert_eq!(start_logging, Client::Console);
+        assert_eq!(start_logging, ClientKind::Console);
         assert_eq!(
             invoked("console.amazonaws.com", "AWS Internal", false),
-            Client::Console
+            ClientKind::Console
         );
         assert_eq!(
             invoked("AWS Internal", "AWS Internal", true),
-            Client::Console
+            ClientKind::Console
         );
     }
 
@@ -535,7 +535,7 @@ mod tests {
     fn service_invokers_are_services() {
         assert_eq!(
             invoked("AWS Internal", "AWS Internal", false),
-            Client::ServiceInternal {
+            ClientKind::ServiceInternal {
                 service: "AWS Internal".into()
             }
         );
@@ -545,7 +545,7 @@ mod tests {
                 "autoscaling.amazonaws.com",
                 false
             ),
-            Client::ServiceInternal {
+            ClientKind::ServiceInternal {
                 service: "autoscaling.amazonaws.com".into()
             }
         );
@@ -555,7 +555,7 @@ mod tests {
                 "cloudformation.amazonaws.com",
                 false
             ),
-            Client::CloudFormation
+            ClientKind::CloudFormation
         );
     }
 
@@ -565,26 +565,26 @@ mod tests {
             detect(
                 "APN/1.0 HashiCorp/1.0 Terraform/1.6.2 terraform-provider-aws/5.30.0 pulumi-aws/6.18.0"
             ),
-            Client::Pulumi
+            ClientKind::Pulumi
         );
         assert!(matches!(
             detect("APN/1.0 HashiCorp/1.0 OpenTofu/1.6.1 (+https://opentofu.org) terraform-provider-aws/5.31.0"),
-            Client::OpenTofu { version: Some(v), .. } if v == "1.6.1"
+            ClientKind::OpenTofu { version: Some(v), .. } if v == "1.6.1"
         ));
         assert_eq!(
             detect("aws-sdk-js/2.1500.0 promise aws-cdk/2.110.0"),
-            Client::Cdk
+            ClientKind::Cdk
         );
         assert_eq!(
             detect("APN/1.0 Pulumi/1.0 Pulumi-Aws/6.56.1 (+https://www.pulumi.com)"),
-            Client::Pulumi
+            ClientKind::Pulumi
         );
-        assert_eq!(detect("ssm.amazonaws.com"), Client::SsmAutomation);
+        assert_eq!(detect("ssm.amazonaws.com"), ClientKind::SsmAutomation);
         assert_eq!(
             detect(
                 "Boto3/1.34.0 md/Botocore#1.34.0 ua/2.0 lang/python#3.11 exec-env/AWS_SSM_Automation"
             ),
-            Client::SsmAutomation
+            ClientKind::SsmAutomation
         );
     }
 
@@ -592,13 +592,13 @@ mod tests {
     fn unknown_agents_are_kept() {
         assert_eq!(
             detect("curl/8.0"),
-            Client::Other {
+            ClientKind::Other {
                 user_agent: "curl/8.0".into()
             }
         );
         assert_eq!(
-            Client::detect(None, &UserIdentity::default(), false),
-            Client::Unknown
+            ClientKind::detect(None, &UserIdentity::default(), false),
+            ClientKind::Unknown
         );
     }
 

@@ -14,7 +14,7 @@ use serde::de::{self, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 
-use super::client::Client;
+use super::client::ClientKind;
 use super::identity::{RawIdentity, UserIdentity};
 
 /// Where a record was read from: a file and the record's index and byte offset in it, or an
@@ -355,7 +355,7 @@ pub struct Call {
     /// The `userAgent` as recorded (S3's brackets included).
     pub user_agent: Option<String>,
     /// The client kind derived from the user agent and identity.
-    pub client: Client,
+    pub client: ClientKind,
     /// Error code of a failed call.
     pub error_code: Option<String>,
     /// Error message of a failed call.
@@ -508,7 +508,7 @@ impl<'a> Record<'a> {
         let session_credential_from_console =
             f.session_credential_from_console.is_some_and(|v| v.truth());
         let user_agent = Text::owned(f.user_agent);
-        let client = Client::detect(
+        let client = ClientKind::detect(
             user_agent.as_deref(),
             &identity,
             session_credential_from_console,

@@ -28,7 +28,7 @@ struct CallView<'a> {
     event_name: &'a str,
     actor: String,
     identity: &'a crate::ingest::identity::UserIdentity,
-    client: &'a crate::ingest::client::Client,
+    client: &'a crate::ingest::client::ClientKind,
     user_agent: Option<&'a str>,
     read_only: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
