@@ -331,7 +331,7 @@ impl ScopeSummary {
 pub enum ReconcileError {
     /// The project does not load.
     #[error(transparent)]
-    Config(#[from] crate::terraform::config::ConfigError),
+    Config(#[from] crate::terraform::config::LoadError),
     /// A validator failed to run.
     #[error(transparent)]
     Validate(#[from] crate::validate::ValidateError),

@@ -8,9 +8,7 @@ use crate::{common, config_common};
 use std::collections::BTreeMap;
 
 use config_common::{project, text};
-use reconciler::terraform::config::{
-    ConfigError, LoadOptions, Project, Provenance, VariableSource,
-};
+use reconciler::terraform::config::{LoadError, LoadOptions, Project, Provenance, VariableSource};
 use reconciler::terraform::functions::Value;
 use reconciler::terraform::state::{IndexKey, Mode, PathStep};
 use serde_json::json;
@@ -326,7 +324,7 @@ fn files_cover_every_module_and_tfvars_file() {
     }
 }
 
-fn load(dir: &tempfile::TempDir) -> Result<Project, ConfigError> {
+fn load(dir: &tempfile::TempDir) -> Result<Project, LoadError> {
     Project::load(dir.path(), &LoadOptions::default())
 }
 
@@ -337,7 +335,7 @@ fn a_cycle_between_locals_is_an_error_naming_file_and_line() {
         "locals {\n  a = local.b\n  b = \"${local.a}x\"\n}\n",
     )]);
     let error = load(&dir).unwrap_err();
-    let ConfigError::Cycle { file, line, names } = &error else {
+    let LoadError::Cycle { file, line, names } = &error else {
         panic!("{error}")
     };
     assert_eq!((file.as_str(), *line), ("main.tf", 2));
@@ -579,7 +577,7 @@ fn syntax_errors_and_bad_arguments_name_the_place() {
     ]);
     let error = load(&dir).unwrap_err();
     assert!(
-        matches!(&error, ConfigError::Parse { file, line: 2, .. } if file == "bad.tf"),
+        matches!(&error, LoadError::Parse { file, line: 2, .. } if file == "bad.tf"),
         "{error}"
     );
 
@@ -589,7 +587,7 @@ fn syntax_errors_and_bad_arguments_name_the_place() {
     ]);
     let error = load(&dir).unwrap_err();
     assert!(
-        matches!(&error, ConfigError::Invalid { file, line: 2, .. } if file == "b.tf"),
+        matches!(&error, LoadError::Invalid { file, line: 2, .. } if file == "b.tf"),
         "{error}"
     );
 
@@ -599,7 +597,7 @@ fn syntax_errors_and_bad_arguments_name_the_place() {
         ..LoadOptions::default()
     };
     let error = Project::load(dir.path(), &options).unwrap_err();
-    assert!(matches!(error, ConfigError::CliVar { .. }), "{error}");
+    assert!(matches!(error, LoadError::CliVar { .. }), "{error}");
 }
 
 #[test]

@@ -9,7 +9,7 @@ use hcl::edit::structure::{Attribute, Block};
 use serde::Deserialize;
 
 use super::json::{Native, is_json, to_native};
-use super::{ConfigError, line_of};
+use super::{LoadError, line_of};
 
 /// The declarations of one module directory.
 #[derive(Debug, Clone)]
@@ -140,16 +140,16 @@ pub(super) fn file_name(rel: &str, file: &str) -> String {
 }
 
 /// Reads a text file, naming it in the error.
-pub(super) fn read_text(path: &Path) -> Result<String, ConfigError> {
-    std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+pub(super) fn read_text(path: &Path) -> Result<String, LoadError> {
+    std::fs::read_to_string(path).map_err(|source| LoadError::Read {
         path: path.to_path_buf(),
         source,
     })
 }
 
 /// Parses HCL text, naming the file and position of a syntax error.
-pub(super) fn parse(name: &str, text: &str) -> Result<hcl::edit::structure::Body, ConfigError> {
-    crate::syntax::parse_body(text).map_err(|error| ConfigError::Parse {
+pub(super) fn parse(name: &str, text: &str) -> Result<hcl::edit::structure::Body, LoadError> {
+    crate::syntax::parse_body(text).map_err(|error| LoadError::Parse {
         file: name.to_string(),
         line: error.location().line(),
         column: error.location().column(),
@@ -163,15 +163,15 @@ pub(super) fn read_module(
     root: &Path,
     rel: &str,
     files: &mut BTreeMap<String, String>,
-) -> Result<ModuleDecls, ConfigError> {
+) -> Result<ModuleDecls, LoadError> {
     let dir = root.join(rel);
-    let entries = std::fs::read_dir(&dir).map_err(|source| ConfigError::Read {
+    let entries = std::fs::read_dir(&dir).map_err(|source| LoadError::Read {
         path: dir.clone(),
         source,
     })?;
     let mut names = BTreeSet::new();
     for entry in entries {
-        let entry = entry.map_err(|source| ConfigError::Read {
+        let entry = entry.map_err(|source| LoadError::Read {
             path: dir.clone(),
             source,
         })?;
@@ -213,7 +213,7 @@ fn read_configuration(
     file: &str,
     files: &mut BTreeMap<String, String>,
     json: &mut BTreeMap<String, Native>,
-) -> Result<hcl::edit::structure::Body, ConfigError> {
+) -> Result<hcl::edit::structure::Body, LoadError> {
     let mut text = read_text(path)?;
     if is_json(file) {
         let native = to_native(file, &text)?;
@@ -269,11 +269,11 @@ fn apply_override(
     file: &str,
     body: hcl::edit::structure::Body,
     files: &BTreeMap<String, String>,
-) -> Result<(), ConfigError> {
+) -> Result<(), LoadError> {
     let text = files.get(file).map_or("", String::as_str);
     for block in body.into_blocks() {
         let at = block.span().unwrap_or_default().start;
-        let missing = |what: String| ConfigError::Invalid {
+        let missing = |what: String| LoadError::Invalid {
             file: file.to_string(),
             line: line_of(text, at),
             message: format!("override of {what}, which is not declared"),
@@ -348,7 +348,7 @@ fn gather(decls: &mut ModuleDecls, file: &str, body: hcl::edit::structure::Body)
 fn check_duplicates(
     decls: &ModuleDecls,
     files: &BTreeMap<String, String>,
-) -> Result<(), ConfigError> {
+) -> Result<(), LoadError> {
     let blocks = decls
         .variables
         .iter()
@@ -376,7 +376,7 @@ fn check_duplicates(
     for (what, file, at) in blocks.chain(locals) {
         if !seen.insert(what.clone()) {
             let text = files.get(file.as_str()).map_or("", String::as_str);
-            return Err(ConfigError::Invalid {
+            return Err(LoadError::Invalid {
                 file: file.clone(),
                 line: line_of(text, at),
                 message: format!("duplicate declaration of {what}"),
@@ -402,18 +402,17 @@ struct ModuleEntry {
 
 /// The directories of installed modules by key (`net`, `app.dns`), from
 /// `.terraform/modules/modules.json`; empty when the file does not exist.
-pub(super) fn installed_modules(root: &Path) -> Result<BTreeMap<String, String>, ConfigError> {
+pub(super) fn installed_modules(root: &Path) -> Result<BTreeMap<String, String>, LoadError> {
     let path: PathBuf = root.join(".terraform/modules/modules.json");
     if !path.is_file() {
         return Ok(BTreeMap::new());
     }
     let text = read_text(&path)?;
-    let parsed: ModulesJson =
-        serde_json::from_str(&text).map_err(|error| ConfigError::Invalid {
-            file: ".terraform/modules/modules.json".to_string(),
-            line: error.line(),
-            message: error.to_string(),
-        })?;
+    let parsed: ModulesJson = serde_json::from_str(&text).map_err(|error| LoadError::Invalid {
+        file: ".terraform/modules/modules.json".to_string(),
+        line: error.line(),
+        message: error.to_string(),
+    })?;
     Ok(parsed
         .modules
         .into_iter()

@@ -19,7 +19,7 @@ use knowledge::schema::{Block, ProviderSchema};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
-use super::{ConfigError, line_of};
+use super::{LoadError, line_of};
 
 /// Whether a file name is a configuration file: `.tf`, `.tf.json`, `.tofu`, `.tofu.json`.
 pub fn is_configuration(name: &str) -> bool {
@@ -51,13 +51,13 @@ impl Native {
 }
 
 /// The native-syntax equivalent of the JSON configuration `text` of `file`, line for line.
-pub(super) fn to_native(file: &str, text: &str) -> Result<Native, ConfigError> {
-    let invalid = |message: String, at: usize| ConfigError::Invalid {
+pub(super) fn to_native(file: &str, text: &str) -> Result<Native, LoadError> {
+    let invalid = |message: String, at: usize| LoadError::Invalid {
         file: file.to_string(),
         line: line_of(text, at),
         message,
     };
-    let root: &RawValue = serde_json::from_str(text).map_err(|e| ConfigError::Invalid {
+    let root: &RawValue = serde_json::from_str(text).map_err(|e| LoadError::Invalid {
         file: file.to_string(),
         line: e.line(),
         message: e.to_string(),

@@ -14,9 +14,7 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use super::expand::{Key, KeysError, Place, body_value, eval, keys};
 use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
 use super::loaded::{CallSite, InstanceRecord, ModuleInstance, VarRecord};
-use super::model::{
-    ConfigError, Diagnostic, LoadOptions, ResourceInstance, VariableSource, line_of,
-};
+use super::model::{Diagnostic, LoadError, LoadOptions, ResourceInstance, VariableSource, line_of};
 use super::project::Project;
 use super::provider_data::derived;
 use super::refs::{reference_names, resource_expressions};
@@ -52,7 +50,7 @@ struct Loader<'a> {
 type StateInstances = BTreeMap<String, Vec<(Option<IndexKey>, Value)>>;
 
 /// Loads the configuration rooted at `dir`; see the module documentation.
-pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigError> {
+pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, LoadError> {
     let mut loader = Loader {
         root: dir.to_path_buf(),
         workspace: workspace(dir),
@@ -149,7 +147,7 @@ enum Step {
 
 impl Loader<'_> {
     /// The index of the declarations of the module directory `rel`, reading it if new.
-    fn decls_of(&mut self, rel: &str) -> Result<usize, ConfigError> {
+    fn decls_of(&mut self, rel: &str) -> Result<usize, LoadError> {
         if let Some(index) = self.decls.iter().position(|d| d.rel == rel) {
             return Ok(index);
         }
@@ -190,7 +188,7 @@ impl Loader<'_> {
         key: String,
         call: Option<CallSite>,
         inputs: BTreeMap<String, Assigned>,
-    ) -> Result<usize, ConfigError> {
+    ) -> Result<usize, LoadError> {
         let variables = self.variables(decls, &path, inputs);
         let mut scope = EvalScope::new(&self.root)
             .in_module(&self.decls[decls].rel)
@@ -368,7 +366,7 @@ impl Loader<'_> {
     /// evaluated until settled: Terraform orders by output, so calls may read each other
     /// when no output depends on itself; a resource in such a circle settles with them. A
     /// circle of locals alone is an error, as in Terraform.
-    fn order(&self, decls: usize) -> Result<Vec<Step>, ConfigError> {
+    fn order(&self, decls: usize) -> Result<Vec<Step>, LoadError> {
         let module = &self.decls[decls];
         let nodes: Vec<(Node, String)> = (module.locals.iter().enumerate())
             .map(|(i, l)| (Node::Local(i), format!("local.{}", l.name)))
@@ -447,7 +445,7 @@ impl Loader<'_> {
         nodes: &[(Node, String)],
         edges: &[Vec<usize>],
         members: &[usize],
-    ) -> ConfigError {
+    ) -> LoadError {
         let inside: Vec<Vec<usize>> = edges
             .iter()
             .map(|targets| {
@@ -466,7 +464,7 @@ impl Loader<'_> {
     }
 
     /// A cycle error placed at the declaration of `first`.
-    fn cycle_error(&self, decls: usize, first: Node, names: Vec<String>) -> ConfigError {
+    fn cycle_error(&self, decls: usize, first: Node, names: Vec<String>) -> LoadError {
         let module = &self.decls[decls];
         let (file, at) = match first {
             Node::Local(i) => (
@@ -476,7 +474,7 @@ impl Loader<'_> {
             Node::Call(i) => (&module.calls[i].file, module.calls[i].span().start),
             Node::Resource(i) => (&module.resources[i].file, module.resources[i].span().start),
         };
-        ConfigError::Cycle {
+        LoadError::Cycle {
             file: file.clone(),
             line: line_of(self.text(file), at),
             names,
@@ -490,7 +488,7 @@ impl Loader<'_> {
         node: Node,
         key: &str,
         module_values: &mut BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
+    ) -> Result<(), LoadError> {
         match node {
             Node::Local(local) => self.evaluate_local(module, local),
             Node::Resource(resource) => self.expand_resource(module, resource),
@@ -517,7 +515,7 @@ impl Loader<'_> {
         members: &[Node],
         key: &str,
         module_values: &mut BTreeMap<String, Value>,
-    ) -> Result<(), ConfigError> {
+    ) -> Result<(), LoadError> {
         const PASSES: usize = 16;
         let mut previous = None;
         for _ in 0..PASSES {
@@ -608,7 +606,7 @@ impl Loader<'_> {
         parent: usize,
         call: usize,
         parent_key: &str,
-    ) -> Result<(String, Value), ConfigError> {
+    ) -> Result<(String, Value), LoadError> {
         let decl = self.decls[self.modules[parent].decls].calls[call].clone();
         let name = decl.label(0).to_string();
         let call_path = prefixed(&self.modules[parent].path, &format!("module.{name}"));

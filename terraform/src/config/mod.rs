@@ -14,7 +14,7 @@
 //!   booleans and back, element by element in collections, object attributes with `optional`
 //!   defaults).
 //! - **locals, module calls and resources** in dependency order; a cycle of locals is a
-//!   [`ConfigError::Cycle`].
+//!   [`LoadError::Cycle`].
 //!   Dependencies are counted per local and per module call, not per output, so a module
 //!   whose argument uses a local that uses another of its outputs is reported as a cycle
 //!   although Terraform would accept it.
@@ -58,8 +58,8 @@ use model::line_of;
 
 pub use json::is_json;
 pub use model::{
-    ConfigError, Diagnostic, LoadOptions, Local, ModuleCall, OutputValue, ResourceInstance,
-    Variable, VariableSource,
+    Diagnostic, LoadError, LoadOptions, Local, ModuleCall, OutputValue, ResourceInstance, Variable,
+    VariableSource,
 };
 pub use project::Project;
 pub use provenance::{Collection, Provenance, Written};
@@ -68,7 +68,7 @@ pub use refactor::{Import, Move, imports, project_imports, project_moves, projec
 
 impl Project {
     /// Loads the configuration whose root module is `dir`.
-    pub fn load(dir: &Path, options: &LoadOptions) -> Result<Project, ConfigError> {
+    pub fn load(dir: &Path, options: &LoadOptions) -> Result<Project, LoadError> {
         load::load(dir, options)
     }
 

@@ -22,7 +22,7 @@ pub struct LoadOptions<'a> {
 
 /// Why a configuration could not be loaded.
 #[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
+pub enum LoadError {
     /// A file or directory could not be read.
     #[error("cannot read {}: {source}", path.display())]
     Read {

@@ -9,7 +9,7 @@ use hcl::edit::expr::Expression;
 
 use super::files::{parse, read_text};
 use super::types::is_primitive;
-use super::{ConfigError, Diagnostic, LoadOptions, VariableSource, line_of};
+use super::{Diagnostic, LoadError, LoadOptions, VariableSource, line_of};
 use crate::functions::{EvalScope, Value, evaluate};
 use knowledge::schema::AttrType;
 
@@ -40,9 +40,9 @@ pub(super) fn root_assignments(
     types: &BTreeMap<String, AttrType>,
     files: &mut BTreeMap<String, String>,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Result<BTreeMap<String, Assigned>, ConfigError> {
+) -> Result<BTreeMap<String, Assigned>, LoadError> {
     let mut auto: Vec<String> = std::fs::read_dir(root)
-        .map_err(|source| ConfigError::Read {
+        .map_err(|source| LoadError::Read {
             path: root.to_path_buf(),
             source,
         })?
@@ -126,7 +126,7 @@ fn hcl_file(
     kind: Kind,
     root: &Path,
     diagnostics: &mut Vec<Diagnostic>,
-) -> Result<Vec<(String, Assigned)>, ConfigError> {
+) -> Result<Vec<(String, Assigned)>, LoadError> {
     let body = parse(name, text)?;
     let scope = EvalScope::new(root);
     Ok(body
@@ -157,8 +157,8 @@ fn hcl_file(
 /// The assignments of a tfvars file in JSON syntax. Values come from the JSON parser; spans
 /// from reading the same text as an HCL object (JSON objects are HCL objects with `:`), or
 /// the whole file when that fails.
-fn json_file(name: &str, text: &str, kind: Kind) -> Result<Vec<(String, Assigned)>, ConfigError> {
-    let invalid = |line: usize, message: String| ConfigError::Invalid {
+fn json_file(name: &str, text: &str, kind: Kind) -> Result<Vec<(String, Assigned)>, LoadError> {
+    let invalid = |line: usize, message: String| LoadError::Invalid {
         file: name.to_string(),
         line,
         message,
@@ -203,8 +203,8 @@ fn cli_var(
     text: &str,
     types: &BTreeMap<String, AttrType>,
     root: &Path,
-) -> Result<(String, Assigned), ConfigError> {
-    let (name, raw) = text.split_once('=').ok_or_else(|| ConfigError::CliVar {
+) -> Result<(String, Assigned), LoadError> {
+    let (name, raw) = text.split_once('=').ok_or_else(|| LoadError::CliVar {
         text: text.to_string(),
     })?;
     let name = name.trim().to_string();
@@ -215,7 +215,7 @@ fn cli_var(
         hcl::edit::parser::parse_expr(raw)
             .ok()
             .and_then(|expr| evaluate(&hcl::Expression::from(expr), &EvalScope::new(root)).ok())
-            .ok_or_else(|| ConfigError::CliVar {
+            .ok_or_else(|| LoadError::CliVar {
                 text: text.to_string(),
             })?
     };
