@@ -602,7 +602,7 @@ fn acted_in<'b>(
 
 /// The account field of an ARN (`arn:aws:iam::111122223333:user/alice`), when it has one.
 pub fn arn_account(arn: &str) -> Option<&str> {
-    let account = arn.strip_prefix("arn:")?.splitn(5, ':').nth(3)?;
+    let account = arn.strip_prefix("arn:")?.split(':').nth(3)?;
     (account.len() == 12 && account.bytes().all(|b| b.is_ascii_digit())).then_some(account)
 }
 
