@@ -209,6 +209,7 @@ impl<'a> Resolver<'a> {
         }
         let effects = sg_rules::as_rule_resources(effects, call, self.state);
         let effects = sg_rules::onto_legacy_rules(effects, self.state);
+        let effects = sg_rules::self_references(effects);
         let effects = routes::as_routes(effects, self.state);
         let effects = companions::as_companions(effects, self.state);
         single_tags::as_single_tags(effects, self.state)

@@ -59,6 +59,43 @@ fn separate_rule_change(
     }
 }
 
+/// Inline rules that name their own group as a source, as Terraform writes them: `self =
+/// true`. EC2 records a self-referencing rule as a pair naming the group itself; the
+/// provider keeps that id out of `security_groups` and sets `self` instead.
+pub(super) fn self_references(effects: Vec<Effect>) -> Vec<Effect> {
+    super::rewrite(effects, |effect| {
+        let inline = [GROUP, "aws_default_security_group"];
+        if !inline.contains(&effect.resource.resource_type.as_str()) {
+            return None;
+        }
+        let own = effect.resource.identity.as_str();
+        let (Change::AddBlock { fields, .. } | Change::RemoveBlock { fields, .. }) = &effect.change
+        else {
+            return None;
+        };
+        let groups = fields.get("security_groups")?.as_array()?;
+        if !groups.iter().any(|g| g.as_str() == Some(own)) {
+            return None;
+        }
+        let others: Vec<Value> = groups
+            .iter()
+            .filter(|g| g.as_str() != Some(own))
+            .cloned()
+            .collect();
+        let mut effect = effect.clone();
+        if let Change::AddBlock { fields, .. } | Change::RemoveBlock { fields, .. } =
+            &mut effect.change
+        {
+            match others.is_empty() {
+                true => fields.remove("security_groups"),
+                false => fields.insert("security_groups".to_owned(), Value::Array(others)),
+            };
+            fields.insert("self".to_owned(), Value::Bool(true));
+        }
+        Some(vec![effect])
+    })
+}
+
 /// The effects on a security group rule that the state does not hold as an
 /// `aws_vpc_security_group_*_rule` but as an older `aws_security_group_rule` (whose
 /// `security_group_rule_id` is the `sgr-` id EC2 gives a rule with a single source) moved onto
@@ -346,6 +383,36 @@ mod tests {
 
     fn fields(value: Value) -> Map<String, Value> {
         value.as_object().cloned().unwrap_or_default()
+    }
+
+    #[test]
+    fn a_rule_naming_its_own_group_is_a_self_rule() {
+        let revoke = |groups: Value| {
+            super::super::testing::effect(
+                "RevokeSecurityGroupIngress",
+                ("aws_default_security_group", "sg-own"),
+                Some("aws_default_security_group.this"),
+                Change::RemoveBlock {
+                    block: "ingress".to_owned(),
+                    fields: fields(json!({"protocol": "-1", "from_port": 0, "to_port": 0,
+                                          "security_groups": groups})),
+                },
+            )
+        };
+        let fields_of = |effects: Vec<Effect>| match &effects[0].change {
+            Change::RemoveBlock { fields, .. } => Value::Object(fields.clone()),
+            other => panic!("{other:?}"),
+        };
+        let own = fields_of(self_references(vec![revoke(json!(["sg-own"]))]));
+        assert_eq!(
+            own,
+            json!({"protocol": "-1", "from_port": 0, "to_port": 0, "self": true})
+        );
+        let both = fields_of(self_references(vec![revoke(json!(["sg-own", "sg-other"]))]));
+        assert_eq!(both["security_groups"], json!(["sg-other"]));
+        assert_eq!(both["self"], json!(true));
+        let other = fields_of(self_references(vec![revoke(json!(["sg-other"]))]));
+        assert_eq!(other.get("self"), None);
     }
 
     #[test]

@@ -382,3 +382,33 @@ fn tracing_turned_on_for_one_function_of_a_for_each_is_written_for_it_alone_once
         functions
     );
 }
+
+/// The default security group's self-referencing rule revoked (EC2 records it as a pair naming
+/// the group itself): it is the code's `self = true` rule, written by a `dynamic` block over a
+/// variable, so it is held with that reason rather than reported as already gone.
+#[test]
+fn a_revoked_self_rule_written_by_a_dynamic_block_is_held_with_the_reason() {
+    let (_scratch, root) = project("network");
+    let revoke = console_call_to(
+        "ec2.amazonaws.com",
+        "sa-east-1",
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-0de87de14050d07be", "ipPermissions": {"items": [{
+            "ipProtocol": "-1", "groups": {"items": [{"groupId": "sg-0de87de14050d07be"}]},
+            "ipRanges": {}, "ipv6Ranges": {}, "prefixListIds": {}
+        }]}}),
+    );
+    let before = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    let (code, report) = reconcile(&root, vec![revoke]);
+    assert_eq!(code, Some(3), "{report}");
+    let text = report.to_string();
+    assert!(
+        text.contains("writes its `ingress` blocks with a `dynamic` block"),
+        "{report}"
+    );
+    assert!(!text.contains("already gone from the code"), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("main.tf")).unwrap(),
+        before
+    );
+}

@@ -233,6 +233,12 @@ impl Planner<'_> {
                 }),
                 format!("a nested `{block}` block was added outside Terraform"),
             ),
+            BlockOp::Removed if self.project.writes_dynamic(&instance.address, block) => {
+                return Err(format!(
+                    "{} writes its `{block}` blocks with a `dynamic` block; this one leaves the code when its entry leaves the collection that block iterates, which is for a person to edit",
+                    instance.address
+                ));
+            }
             BlockOp::Removed => (
                 ToolCall::RemoveBlock(RemoveBlock {
                     target: target(instance, &[]),

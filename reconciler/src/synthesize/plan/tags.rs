@@ -277,7 +277,6 @@ impl Planner<'_> {
     }
 }
 
-/// The directory of a file relative to the root (`""` for the root module's files).
 /// Whether a state instance's provider is the AWS provider (the state index keeps its source
 /// address only, so an aliased configuration of it counts too).
 fn default_provider(provider: &str) -> bool {
