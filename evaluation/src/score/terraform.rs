@@ -6,11 +6,14 @@
 //! plus each resource the drift created at the address the patch imports it to, all completed
 //! to the provider schema's shape. A scenario passes when the plan changes no resource, apart
 //! from the parts the scenario expects to be flagged or ignored (the cloud keeps a change the
-//! code rightly does not absorb, so the plan would revert it).
+//! code rightly does not absorb, so the plan would revert it). A deleted instance the scenario
+//! expects held is created again by the plan; a value of another resource that this makes
+//! unknown until apply (a certificate validation listing the recreated record's name) is the
+//! cost of restoring it, not a change of the patch, and is excused too.
 
 use super::{Evidence, refreshed, with_imports};
 use crate::scenario::Expect;
-use reconciler::terraform::state::complete;
+use reconciler::terraform::state::{State, complete};
 use reconciler::validate::{
     Check, Difference, Sandbox, TerraformPlan, Validator, terraform_binary,
 };
@@ -99,16 +102,22 @@ impl TerraformOracle {
         };
         match self.plan.validate(&check) {
             Ok(validation) => {
-                let changes: Vec<String> = validation
+                let all: Vec<&Difference> = validation
                     .differences
                     .iter()
                     .chain(&validation.collateral)
-                    .map(describe)
                     .collect();
-                let error = (!validation.passed && changes.is_empty())
-                    .then(|| validation.note.unwrap_or_default());
+                let restored = restored_resources(e);
+                let changes: Vec<String> = all
+                    .iter()
+                    .filter(|d| !restoring(d, e.pre, &restored))
+                    .map(|d| describe(d))
+                    .collect();
+                let passed = validation.passed || (!all.is_empty() && changes.is_empty());
+                let error =
+                    (!passed && changes.is_empty()).then(|| validation.note.unwrap_or_default());
                 TerraformVerdict {
-                    passed: validation.passed,
+                    passed,
                     changes,
                     error,
                 }
@@ -135,6 +144,36 @@ fn excused(expect: &Expect) -> Vec<(String, String)> {
         .chain(&expect.ignore)
         .map(|t| (t.address.clone(), t.attribute.clone()))
         .collect()
+}
+
+/// What Terraform prints for a value it knows only after apply, as the plan is read.
+const UNKNOWN: &str = "(known after apply)";
+
+/// The resources (`aws_route53_record.cert`) of the deleted instances the scenario expects
+/// held: the plan creates them again.
+fn restored_resources(e: &Evidence) -> Vec<String> {
+    let deleted = |address: &str| e.post.instances.iter().all(|i| i.address != address);
+    e.expect
+        .flag
+        .iter()
+        .filter(|t| t.attribute.is_empty() && deleted(&t.address))
+        .filter_map(|t| e.pre.instances.iter().find(|i| i.address == t.address))
+        .map(|i| match &i.module {
+            Some(module) => format!("{module}.{}.{}", i.resource_type, i.name),
+            None => format!("{}.{}", i.resource_type, i.name),
+        })
+        .collect()
+}
+
+/// Whether a planned change only follows from restoring a held instance: a value known only
+/// after apply, on an instance whose state lists a restored resource among its dependencies.
+fn restoring(d: &Difference, pre: &State, restored: &[String]) -> bool {
+    d.config.as_str() == Some(UNKNOWN)
+        && pre
+            .instances
+            .iter()
+            .find(|i| i.address == d.address)
+            .is_some_and(|i| i.dependencies.iter().any(|r| restored.contains(r)))
 }
 
 /// One planned change in plain words.
@@ -173,6 +212,50 @@ mod tests {
                 ("aws_autoscaling_group.web".into(), String::new()),
             ]
         );
+    }
+
+    #[test]
+    fn only_unknowns_on_readers_of_a_restored_resource_follow_from_restoring_it() {
+        let pre = State::parse(
+            br#"{"version":4,"terraform_version":"1.11.4","serial":1,"lineage":"l","resources":[
+              {"mode":"managed","type":"aws_acm_certificate_validation","name":"site","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances":[{"schema_version":0,"attributes":{"id":"v"},"dependencies":["aws_route53_record.cert"]}]},
+              {"mode":"managed","type":"aws_lb","name":"web","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances":[{"schema_version":0,"attributes":{"id":"lb"}}]}]}"#,
+            "test",
+        )
+        .expect("state");
+        let restored = vec!["aws_route53_record.cert".to_owned()];
+        let change = |address: &str, config: serde_json::Value| Difference {
+            address: address.into(),
+            attribute: "validation_record_fqdns".into(),
+            config,
+            observed: serde_json::json!(["_x.a.example"]),
+        };
+        let unknown = serde_json::json!(UNKNOWN);
+        assert!(restoring(
+            &change("aws_acm_certificate_validation.site", unknown.clone()),
+            &pre,
+            &restored
+        ));
+        // a known new value is a change of the patch, not of the restoring
+        let known = serde_json::json!(["_y.b.example"]);
+        assert!(!restoring(
+            &change("aws_acm_certificate_validation.site", known),
+            &pre,
+            &restored
+        ));
+        // an unknown on a resource that does not depend on the restored one
+        assert!(!restoring(
+            &change("aws_lb.web", unknown.clone()),
+            &pre,
+            &restored
+        ));
+        assert!(!restoring(
+            &change("aws_acm_certificate_validation.site", unknown),
+            &pre,
+            &[]
+        ));
     }
 
     #[test]
