@@ -524,10 +524,7 @@ fn counted_among_others(base: &State, instance: &Instance) -> bool {
 /// on the resource and holds an identity (`id`, `arn`, `fqdn`) of two or more of its
 /// instances.
 fn read_as_collection(base: &State, instance: &Instance) -> bool {
-    let resource = match &instance.module {
-        Some(module) => format!("{module}.{}.{}", instance.resource_type, instance.name),
-        None => format!("{}.{}", instance.resource_type, instance.name),
-    };
+    let resource = instance.resource_address();
     let identities: Vec<Vec<String>> = siblings(base, instance)
         .map(|i| {
             ["id", "arn", "fqdn"]

@@ -158,10 +158,7 @@ fn restored_resources(e: &Evidence) -> Vec<String> {
         .iter()
         .filter(|t| t.attribute.is_empty() && deleted(&t.address))
         .filter_map(|t| e.pre.instances.iter().find(|i| i.address == t.address))
-        .map(|i| match &i.module {
-            Some(module) => format!("{module}.{}.{}", i.resource_type, i.name),
-            None => format!("{}.{}", i.resource_type, i.name),
-        })
+        .map(|i| i.resource_address())
         .collect()
 }
 

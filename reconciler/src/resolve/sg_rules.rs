@@ -69,7 +69,9 @@ pub(super) fn self_references(effects: Vec<Effect>) -> Vec<Effect> {
             return None;
         }
         let own = effect.resource.identity.as_str();
-        let (Change::AddBlock { fields, .. } | Change::RemoveBlock { fields, .. }) = &effect.change
+        let mut effect = effect.clone();
+        let (Change::AddBlock { fields, .. } | Change::RemoveBlock { fields, .. }) =
+            &mut effect.change
         else {
             return None;
         };
@@ -82,16 +84,11 @@ pub(super) fn self_references(effects: Vec<Effect>) -> Vec<Effect> {
             .filter(|g| g.as_str() != Some(own))
             .cloned()
             .collect();
-        let mut effect = effect.clone();
-        if let Change::AddBlock { fields, .. } | Change::RemoveBlock { fields, .. } =
-            &mut effect.change
-        {
-            match others.is_empty() {
-                true => fields.remove("security_groups"),
-                false => fields.insert("security_groups".to_owned(), Value::Array(others)),
-            };
-            fields.insert("self".to_owned(), Value::Bool(true));
-        }
+        match others.is_empty() {
+            true => fields.remove("security_groups"),
+            false => fields.insert("security_groups".to_owned(), Value::Array(others)),
+        };
+        fields.insert("self".to_owned(), Value::Bool(true));
         Some(vec![effect])
     })
 }

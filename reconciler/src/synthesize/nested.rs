@@ -3,49 +3,47 @@
 //! configuration, then named to the edit tools by its source text.
 
 use super::edit::{Ordered, Value as EditValue};
+use super::settled::{blocks, holds};
 use crate::terraform::config::{Project, ResourceInstance};
 use hcl::edit::Span as _;
 use hcl::edit::expr::Expression;
 use hcl::edit::structure::Body;
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The `match` that picks the code's one `block` block of `instance` holding `fields` (the
 /// removed block as the cloud gave it): each argument as its literal value, or as its source
 /// text when it is an expression (the edit tools compare expressions by their text). `None`
 /// when the block is not found that way: blocks written with `dynamic`, none or several
-/// evaluated blocks holding these values, or a source that does not parse.
+/// evaluated blocks holding these values.
 pub fn block_match(
     project: &Project,
     instance: &ResourceInstance,
     block: &str,
-    fields: &Value,
+    fields: &Map<String, Value>,
 ) -> Option<Ordered> {
-    let evaluated = instance.attributes.to_json()?;
-    let evaluated = evaluated.get(block)?.as_array()?;
+    let configured = instance.attributes.to_json()?;
+    let evaluated = blocks(&configured, block);
     let holding: Vec<usize> = (0..evaluated.len())
-        .filter(|i| holds(&evaluated[*i], fields))
+        .filter(|i| holds(evaluated[*i], fields))
         .collect();
     let [index] = holding.as_slice() else {
         return None;
     };
-    let text = project.source(&instance.file)?;
-    let body = hcl::edit::parser::parse_body(text).ok()?;
-    let resource = resource_body(&body, instance)?;
-    if resource.blocks().any(|b| {
-        b.ident.as_str() == "dynamic" && b.labels.first().is_some_and(|l| l.as_str() == block)
-    }) {
+    if project.writes_dynamic(&instance.address, block) {
         return None;
     }
-    let nested: Vec<&Body> = resource
+    let text = project.files().get(&instance.file)?;
+    let written: Vec<&Body> = project
+        .resource_body(&instance.address)?
         .blocks()
         .filter(|b| b.ident.as_str() == block)
         .map(|b| &b.body)
         .collect();
-    if nested.len() != evaluated.len() {
+    if written.len() != evaluated.len() {
         return None;
     }
-    let source = nested[*index];
-    let entries = fields.as_object()?.iter().map(|(name, want)| {
+    let source = written[*index];
+    let entries = fields.iter().map(|(name, want)| {
         let value = match source.get_attribute(name) {
             Some(attr) if !is_literal(&attr.value) => {
                 let span = attr.value.span()?;
@@ -56,41 +54,6 @@ pub fn block_match(
         Some((name.clone(), value))
     });
     entries.collect::<Option<Vec<_>>>().map(Ordered)
-}
-
-/// Whether the evaluated block holds every field with the cloud's value (sets compared
-/// without order).
-fn holds(evaluated: &Value, fields: &Value) -> bool {
-    let Some(fields) = fields.as_object() else {
-        return false;
-    };
-    fields.iter().all(|(name, want)| {
-        let have = evaluated.get(name).unwrap_or(&Value::Null);
-        match (have, want) {
-            (Value::Array(a), Value::Array(b)) => {
-                a.len() == b.len() && a.iter().all(|x| b.iter().any(|y| loosely(x, y)))
-            }
-            _ => loosely(have, want),
-        }
-    })
-}
-
-/// Equal as Terraform converts primitives: `443` and `"443"` alike.
-fn loosely(a: &Value, b: &Value) -> bool {
-    let text = |v: &Value| match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    };
-    a == b || text(a).is_some_and(|t| Some(t) == text(b))
-}
-
-/// The body of the resource block that made `instance`, found by its span.
-fn resource_body<'b>(body: &'b Body, instance: &ResourceInstance) -> Option<&'b Body> {
-    body.blocks()
-        .find(|b| b.span() == Some(instance.span.clone()))
-        .map(|b| &b.body)
 }
 
 /// Whether the expression is a literal: a number, a string without interpolation, a bool,
@@ -139,14 +102,18 @@ resource "aws_security_group" "lb" {
 }
 "#;
 
+    fn as_map(value: Value) -> Map<String, Value> {
+        value.as_object().cloned().unwrap_or_default()
+    }
+
     #[test]
     fn a_block_with_expressions_is_named_by_their_source_text() {
         let project = project(GROUP);
         let instance = project
             .instance("aws_security_group.lb")
             .expect("the group");
-        let fields = json!({"from_port": 443, "to_port": 443, "protocol": "tcp",
-                            "cidr_blocks": ["192.168.0.0/16", "10.60.0.0/16"]});
+        let fields = as_map(json!({"from_port": 443, "to_port": 443, "protocol": "tcp",
+                            "cidr_blocks": ["192.168.0.0/16", "10.60.0.0/16"]}));
         let found = block_match(&project, instance, "ingress", &fields).expect("found");
         let cidrs = found
             .0
@@ -173,8 +140,8 @@ resource "aws_security_group" "lb" {
         let instance = project
             .instance("aws_security_group.lb")
             .expect("the group");
-        let fields = json!({"from_port": 22, "to_port": 22, "protocol": "tcp",
-                            "cidr_blocks": ["10.60.0.0/16"]});
+        let fields = as_map(json!({"from_port": 22, "to_port": 22, "protocol": "tcp",
+                            "cidr_blocks": ["10.60.0.0/16"]}));
         assert_eq!(block_match(&project, instance, "ingress", &fields), None);
     }
 }

@@ -153,7 +153,7 @@ fn as_json(value: &Evaluated) -> Value {
 }
 
 /// The nested blocks of a type in an evaluated configuration (a list of objects, or one).
-fn blocks<'v>(attributes: &'v Value, name: &str) -> Vec<&'v Map<String, Value>> {
+pub(super) fn blocks<'v>(attributes: &'v Value, name: &str) -> Vec<&'v Map<String, Value>> {
     match attributes.get(name) {
         Some(Value::Array(items)) => items.iter().filter_map(Value::as_object).collect(),
         Some(Value::Object(one)) => vec![one],
@@ -163,7 +163,7 @@ fn blocks<'v>(attributes: &'v Value, name: &str) -> Vec<&'v Map<String, Value>> 
 
 /// Whether a configured block holds every field of a change (dotted fields step into nested
 /// blocks; an empty value matches an absent one).
-fn holds(block: &Map<String, Value>, fields: &Map<String, Value>) -> bool {
+pub(super) fn holds(block: &Map<String, Value>, fields: &Map<String, Value>) -> bool {
     let whole = Value::Object(block.clone());
     fields
         .iter()

@@ -46,7 +46,7 @@ const INSIDE: &[(&str, &[&str])] = &[
     (
         "synthesize",
         &[
-            "tags", "defaults", "idiom", "nested", "rules", "settled", "place", "plan",
+            "tags", "defaults", "idiom", "rules", "settled", "nested", "place", "plan",
         ],
     ),
     ("synthesize::place", &["site", "removal", "write"]),

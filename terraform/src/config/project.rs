@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use hcl::edit::Span as _;
+use hcl::edit::structure::Body;
 
 use super::files;
 use super::json;
@@ -174,34 +175,43 @@ impl Project {
     /// Whether the resource block that made instance `address` writes its nested `name` blocks
     /// with a `dynamic "name"` block.
     pub fn writes_dynamic(&self, address: &str, name: &str) -> bool {
-        let Some(record) = self.instances.iter().find(|r| r.public.address == address) else {
-            return false;
-        };
-        let module = &self.modules[record.module];
-        let body = &self.decls[module.decls].resources[record.decl].block.body;
-        body.blocks().any(|b| {
-            b.ident.as_str() == "dynamic" && b.labels.first().is_some_and(|l| l.as_str() == name)
+        self.resource_body(address).is_some_and(|body| {
+            body.blocks().any(|b| {
+                b.ident.as_str() == "dynamic"
+                    && b.labels.first().is_some_and(|l| l.as_str() == name)
+            })
         })
+    }
+
+    /// The body of the resource block that made instance `address`, as parsed from its file
+    /// in [`Project::files`] (spans index that text).
+    pub fn resource_body(&self, address: &str) -> Option<&Body> {
+        self.body_of(address, false)
     }
 
     /// How many arguments of the block whose `for_each` made instance `address` read
     /// `each.value.FIELD` (or `each.value` whole): the resource block, or with `call` the
     /// module call that made the instance's module. `None` when there is no such block.
     pub fn each_field_reads(&self, address: &str, call: bool, field: &str) -> Option<usize> {
+        Some(refs::each_field_reads(self.body_of(address, call)?, field))
+    }
+
+    /// The body of the resource block that made instance `address`, or with `call` of the
+    /// module call that made the instance's module.
+    fn body_of(&self, address: &str, call: bool) -> Option<&Body> {
         let record = self
             .instances
             .iter()
             .find(|r| r.public.address == address)?;
         let module = &self.modules[record.module];
-        let body = match (call, &module.call) {
-            (false, _) => &self.decls[module.decls].resources[record.decl].block.body,
+        match (call, &module.call) {
+            (false, _) => Some(&self.decls[module.decls].resources[record.decl].block.body),
             (true, Some(site)) => {
                 let parent = &self.modules[site.parent];
-                &self.decls[parent.decls].calls[site.call].block.body
+                Some(&self.decls[parent.decls].calls[site.call].block.body)
             }
-            (true, None) => return None,
-        };
-        Some(refs::each_field_reads(body, field))
+            (true, None) => None,
+        }
     }
 
     /// The value of `expr` in the root module's scope (its variables and locals); unknown

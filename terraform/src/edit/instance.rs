@@ -3,7 +3,8 @@
 //!
 //! An argument `X` becomes `lookup({ worker = NEW }, each.key, X)`; an argument the block does
 //! not set becomes `lookup({ worker = NEW }, each.key, null)` (null leaves it unset, as before,
-//! for the others). A later edit of another instance adds its entry to the same map.
+//! for the others). A later edit of another instance adds its entry to the same map. A nested
+//! block for one instance is a `dynamic` block whose `for_each` selects its key.
 
 use super::EditError;
 use super::locate::{Located, Place, key_name, same_value, span_of};
@@ -33,6 +34,11 @@ impl Instance {
             Instance::Index(_) => "count.index",
             Instance::Key(_) => "each.key",
         }
+    }
+
+    /// The instance as messages name it: `each.key "audit"`, `count.index "2"`.
+    pub fn named(&self) -> String {
+        format!("{} {}", self.iterator(), render::quoted(&self.map_key()))
     }
 
     /// The key of this instance's entry in the lookup map (indexes as strings, as `lookup`
@@ -147,10 +153,9 @@ pub fn add_block(
         .any(|a| same_value(&doc.text, &a.value, &Value::String(selector.clone())));
     if present {
         return Err(place.impossible(format!(
-            "a `dynamic \"{}\"` block for {} {} is there already",
+            "a `dynamic \"{}\"` block for {} is there already",
             block.kind,
-            instance.iterator(),
-            render::quoted(&instance.map_key())
+            instance.named()
         )));
     }
     let indent = loc.inner_indent();

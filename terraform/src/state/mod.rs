@@ -136,6 +136,15 @@ pub struct Instance {
 }
 
 impl Instance {
+    /// The address of the instance's resource, without its key, as the state's
+    /// `dependencies` name it: `module.vpc.aws_subnet.private`.
+    pub fn resource_address(&self) -> String {
+        match &self.module {
+            Some(module) => format!("{module}.{}.{}", self.resource_type, self.name),
+            None => format!("{}.{}", self.resource_type, self.name),
+        }
+    }
+
     /// A top-level attribute that is a non-empty string.
     pub fn string_attribute(&self, name: &str) -> Option<&str> {
         self.attributes

@@ -662,12 +662,8 @@ fn per_instance(
     what: &str,
     overrides: bool,
 ) -> Place {
-    let one_module = project
-        .instances()
-        .filter(|i| same_block(i, instance))
-        .all(|i| i.module == instance.module);
     match &instance.index {
-        Some(key) if one_module => {
+        Some(key) if in_one_module(project, instance) => {
             let iterator = iterator_of(key);
             Place::PerInstance {
                 call: None,
@@ -699,6 +695,15 @@ fn iterator_of(key: &IndexKey) -> &'static str {
         IndexKey::Int(_) => "count.index",
         IndexKey::Str(_) => "each.key",
     }
+}
+
+/// Whether every instance of the instance's block is in its own module instance: the block's
+/// `count`/`for_each` key names it alone (no module used several times repeats the block).
+pub(in crate::synthesize) fn in_one_module(project: &Project, instance: &ResourceInstance) -> bool {
+    project
+        .instances()
+        .filter(|i| same_block(i, instance))
+        .all(|i| i.module == instance.module)
 }
 
 /// Whether two instances come from the same block of configuration.

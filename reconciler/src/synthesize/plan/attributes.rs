@@ -12,7 +12,7 @@ use crate::synthesize::edit::{
 use crate::synthesize::idiom::order;
 use crate::synthesize::nested::block_match;
 use crate::synthesize::place::{
-    Written, place_of, same_block, set_attribute, shared_by_instances, split_blocks,
+    Written, in_one_module, place_of, set_attribute, shared_by_instances, split_blocks,
 };
 use crate::synthesize::rules::{RuleResource, separate_rule};
 use crate::synthesize::settled::Settled;
@@ -184,13 +184,10 @@ impl Planner<'_> {
                 instance.address
             )
         };
-        let one_module = self
-            .project
-            .instances()
-            .filter(|i| same_block(i, instance))
-            .all(|i| i.module == instance.module);
         match &instance.index {
-            Some(key) if one_module && outer.is_empty() => Ok(key_json(key)),
+            Some(key) if in_one_module(self.project, instance) && outer.is_empty() => {
+                Ok(key_json(key))
+            }
             _ => Err(refuse()),
         }
     }
@@ -244,7 +241,9 @@ impl Planner<'_> {
                     target: target(instance, &[]),
                     block: block.clone(),
                     labels: Vec::new(),
-                    matches: block_match(self.project, instance, block, &fields)
+                    matches: fields
+                        .as_object()
+                        .and_then(|f| block_match(self.project, instance, block, f))
                         .unwrap_or_else(|| ordered(&fields)),
                 }),
                 format!("a nested `{block}` block was removed outside Terraform"),

@@ -50,11 +50,10 @@ pub(super) fn set_for_instance(
     Ok(changed(
         did,
         format!(
-            "set `{name}` in {}{} for {} {} alone",
+            "set `{name}` in {}{} for {} alone",
             place.address,
             place.path,
-            instance.iterator(),
-            render::quoted(&instance.map_key())
+            instance.named()
         ),
     ))
 }

@@ -32,12 +32,11 @@ impl Tool for AddBlock {
             instance::add_block(&mut doc, &loc, &place, &block.text(), &instance)?;
             ws.save(doc)?;
             return Ok(format!(
-                "added a `{}` block to {}{} for {} {} alone",
+                "added a `{}` block to {}{} for {} alone",
                 block.block,
                 place.address,
                 place.path,
-                instance.iterator(),
-                render::quoted(&instance.map_key())
+                instance.named()
             ));
         }
         let duplicate = loc.block.body.blocks().any(|b| {
