@@ -42,7 +42,10 @@ impl Validator for PlanCheck<'_> {
                 state: Some(check.state),
                 ..LoadOptions::default()
             };
-            Project::load(dir, &options).map_err(|e| ValidateError::Load(e.to_string()))
+            let changed = check.changed.keys().map(String::as_str);
+            self.before
+                .reload(dir, &options, changed)
+                .map_err(|e| ValidateError::Load(e.to_string()))
         };
         let after = check
             .sandbox

@@ -163,6 +163,7 @@ pub(super) fn read_module(
     root: &Path,
     rel: &str,
     files: &mut BTreeMap<String, String>,
+    earlier: Option<Earlier<'_>>,
 ) -> Result<ModuleDecls, LoadError> {
     let dir = root.join(rel);
     let entries = std::fs::read_dir(&dir).map_err(|source| LoadError::Read {
@@ -192,10 +193,17 @@ pub(super) fn read_module(
     let names = configuration_files(&names);
     let (overrides, normal): (Vec<&String>, Vec<&String>) =
         names.iter().partition(|name| is_override(name));
+    // Override files merge into earlier blocks, so a directory with any is read afresh.
+    let earlier = earlier.filter(|_| overrides.is_empty());
     for name in normal {
         let file = file_name(rel, name);
-        let body = read_configuration(&dir.join(name), &file, files, &mut decls.json)?;
-        gather(&mut decls, &file, body);
+        match earlier.as_ref().filter(|e| e.keeps(&file)) {
+            Some(earlier) => earlier.take(&file, &mut decls, files),
+            None => {
+                let body = read_configuration(&dir.join(name), &file, files, &mut decls.json)?;
+                gather(&mut decls, &file, body);
+            }
+        }
     }
     check_duplicates(&decls, files)?;
     for name in overrides {
@@ -204,6 +212,55 @@ pub(super) fn read_module(
         apply_override(&mut decls, &file, body, files)?;
     }
     Ok(decls)
+}
+
+/// What reading a module directory again may take from an earlier load of the same
+/// directory: that load's declarations and file texts, and the files changed since
+/// (root-relative, as [`file_name`] writes them), which are read afresh.
+#[derive(Clone, Copy)]
+pub(super) struct Earlier<'a> {
+    /// The directory's declarations as the earlier load read them.
+    pub decls: &'a ModuleDecls,
+    /// The earlier load's file texts.
+    pub files: &'a BTreeMap<String, String>,
+    /// The files changed since.
+    pub changed: &'a BTreeSet<String>,
+}
+
+impl Earlier<'_> {
+    /// Whether `file` can be taken from the earlier load: unchanged, and read by it.
+    fn keeps(&self, file: &str) -> bool {
+        !self.changed.contains(file) && self.files.contains_key(file)
+    }
+
+    /// Adds the earlier load's declarations of `file` to `decls`, in their order, with its
+    /// text (and a JSON file's translation).
+    fn take(&self, file: &str, decls: &mut ModuleDecls, files: &mut BTreeMap<String, String>) {
+        let of_file = |d: &&BlockDecl| d.file == file;
+        let from = self.decls;
+        decls
+            .variables
+            .extend(from.variables.iter().filter(of_file).cloned());
+        decls
+            .resources
+            .extend(from.resources.iter().filter(of_file).cloned());
+        decls
+            .calls
+            .extend(from.calls.iter().filter(of_file).cloned());
+        decls
+            .outputs
+            .extend(from.outputs.iter().filter(of_file).cloned());
+        decls
+            .providers
+            .extend(from.providers.iter().filter(of_file).cloned());
+        decls
+            .locals
+            .extend(from.locals.iter().filter(|l| l.file == file).cloned());
+        if let Some(native) = from.json.get(file) {
+            decls.json.insert(file.to_string(), native.clone());
+        }
+        files.insert(file.to_string(), self.files[file].clone());
+    }
 }
 
 /// Reads and parses one configuration file, native or JSON, keeping its text in `files` (a

@@ -12,7 +12,7 @@ use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
 use super::expand::{Key, KeysError, Place, body_value, eval, keys};
-use super::files::{BlockDecl, ModuleDecls, installed_modules, join_rel, read_module};
+use super::files::{BlockDecl, Earlier, ModuleDecls, installed_modules, join_rel, read_module};
 use super::loaded::{CallSite, InstanceRecord, ModuleInstance, VarRecord};
 use super::model::{Diagnostic, LoadError, LoadOptions, ResourceInstance, VariableSource, line_of};
 use super::project::Project;
@@ -44,13 +44,22 @@ struct Loader<'a> {
     stored: Vec<StateInstances>,
     /// The module calls whose module is not installed, by path (`module.vpc.module.tags`).
     not_installed: BTreeSet<String>,
+    /// An earlier load of the same configuration and the files changed since: what is
+    /// unchanged is taken from it instead of being read and parsed again.
+    earlier: Option<(&'a Project, &'a BTreeSet<String>)>,
 }
 
 /// A module instance's resource instances in the state, by address within the module.
 type StateInstances = BTreeMap<String, Vec<(Option<IndexKey>, Value)>>;
 
-/// Loads the configuration rooted at `dir`; see the module documentation.
-pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, LoadError> {
+/// Loads the configuration rooted at `dir`; see the module documentation. With `earlier`, a
+/// load of the same configuration and the root-relative files changed since, only those
+/// files are read and parsed again.
+pub(super) fn load<'a>(
+    dir: &Path,
+    options: &LoadOptions<'a>,
+    earlier: Option<(&'a Project, &'a BTreeSet<String>)>,
+) -> Result<Project, LoadError> {
     let mut loader = Loader {
         root: dir.to_path_buf(),
         workspace: workspace(dir),
@@ -64,6 +73,7 @@ pub(super) fn load(dir: &Path, options: &LoadOptions) -> Result<Project, LoadErr
         provider_regions: Vec::new(),
         stored: Vec::new(),
         not_installed: BTreeSet::new(),
+        earlier,
     };
     let root = loader.decls_of("")?;
     let types = loader.decls[root]
@@ -151,7 +161,15 @@ impl Loader<'_> {
         if let Some(index) = self.decls.iter().position(|d| d.rel == rel) {
             return Ok(index);
         }
-        let decls = read_module(&self.root, rel, &mut self.files)?;
+        let earlier = self.earlier.and_then(|(project, changed)| {
+            let decls = project.decls.iter().find(|d| d.rel == rel)?;
+            Some(Earlier {
+                decls,
+                files: &project.files,
+                changed,
+            })
+        });
+        let decls = read_module(&self.root, rel, &mut self.files, earlier)?;
         self.decls.push(decls);
         Ok(self.decls.len() - 1)
     }
@@ -1020,4 +1038,102 @@ fn prefixed(path: &Option<String>, rest: &str) -> String {
 
 fn address_of(module: Option<&str>, mode: Mode, kind: &str, name: &str, key: &Key) -> String {
     instance_address(module, mode, kind, name, key.index.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{LoadOptions, Project};
+    use std::path::Path;
+
+    fn write(dir: &Path, path: &str, text: &str) {
+        let path = dir.join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    const MAIN: &str = r#"
+module "queue" {
+  source = "./modules/queue"
+  name   = "jobs"
+}
+
+resource "aws_s3_bucket" "logs" {
+  bucket = "logs-${local.suffix}"
+}
+"#;
+    const LOCALS: &str = "locals {\n  suffix = \"eu\"\n}\n";
+    const QUEUE: &str = r#"
+variable "name" {}
+
+resource "aws_sqs_queue" "this" {
+  name                       = var.name
+  visibility_timeout_seconds = 30
+}
+"#;
+
+    fn project(dir: &Path) {
+        write(dir, "main.tf", MAIN);
+        write(dir, "locals.tf", LOCALS);
+        write(dir, "modules/queue/main.tf", QUEUE);
+    }
+
+    fn attribute(project: &Project, address: &str, name: &str) -> String {
+        let instance = project.instance(address).expect("instance");
+        instance.attributes.to_json().unwrap()[name].to_string()
+    }
+
+    #[test]
+    fn a_reload_reads_the_changed_files_and_keeps_the_others_from_the_earlier_load() {
+        let before = tempfile::tempdir().unwrap();
+        project(before.path());
+        let earlier = Project::load(before.path(), &LoadOptions::default()).unwrap();
+        let after = tempfile::tempdir().unwrap();
+        project(after.path());
+        // The patch: the module's timeout and the local.
+        write(
+            after.path(),
+            "modules/queue/main.tf",
+            &QUEUE.replace("= 30", "= 60"),
+        );
+        write(after.path(), "locals.tf", &LOCALS.replace("eu", "us"));
+        let changed = ["modules/queue/main.tf", "./locals.tf"];
+        let reloaded = earlier
+            .reload(after.path(), &LoadOptions::default(), changed)
+            .unwrap();
+        let fresh = Project::load(after.path(), &LoadOptions::default()).unwrap();
+        assert_eq!(
+            reloaded.instances().collect::<Vec<_>>(),
+            fresh.instances().collect::<Vec<_>>()
+        );
+        assert_eq!(reloaded.files(), fresh.files());
+        let queue = "module.queue.aws_sqs_queue.this";
+        assert_eq!(
+            attribute(&reloaded, queue, "visibility_timeout_seconds"),
+            "60"
+        );
+        assert_eq!(
+            attribute(&reloaded, "aws_s3_bucket.logs", "bucket"),
+            "\"logs-us\""
+        );
+    }
+
+    #[test]
+    fn a_reload_does_not_read_a_file_it_is_not_told_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        project(dir.path());
+        let earlier = Project::load(dir.path(), &LoadOptions::default()).unwrap();
+        write(dir.path(), "main.tf", &MAIN.replace("logs-", "audit-"));
+        let reloaded = earlier
+            .reload(dir.path(), &LoadOptions::default(), [])
+            .unwrap();
+        assert_eq!(
+            attribute(&reloaded, "aws_s3_bucket.logs", "bucket"),
+            "\"logs-eu\""
+        );
+        let fresh = Project::load(dir.path(), &LoadOptions::default()).unwrap();
+        assert_eq!(
+            attribute(&fresh, "aws_s3_bucket.logs", "bucket"),
+            "\"audit-eu\""
+        );
+    }
 }

@@ -69,7 +69,24 @@ pub use refactor::{Import, Move, imports, project_imports, project_moves, projec
 impl Project {
     /// Loads the configuration whose root module is `dir`.
     pub fn load(dir: &Path, options: &LoadOptions) -> Result<Project, LoadError> {
-        load::load(dir, options)
+        load::load(dir, options, None)
+    }
+
+    /// Loads the configuration whose root module is `dir`, a copy of this one's root in which
+    /// only the files `changed` (paths relative to the root) differ: every other file's
+    /// declarations are taken from this load instead of being read and parsed again. The
+    /// result is what [`Project::load`] of `dir` gives.
+    pub fn reload<'p>(
+        &self,
+        dir: &Path,
+        options: &LoadOptions,
+        changed: impl IntoIterator<Item = &'p str>,
+    ) -> Result<Project, LoadError> {
+        let changed = changed
+            .into_iter()
+            .map(|path| files::join_rel("", path))
+            .collect();
+        load::load(dir, options, Some((self, &changed)))
     }
 
     /// Where the value of the attribute at `path` of the instance `address` comes from;
