@@ -152,6 +152,10 @@ pub(crate) const BUNDLED: &[(&str, &str)] = &[
         include_str!("../../rules/route53.toml"),
     ),
     (
+        "knowledge/rules/route53resolver.toml",
+        include_str!("../../rules/route53resolver.toml"),
+    ),
+    (
         "knowledge/rules/s3.toml",
         include_str!("../../rules/s3.toml"),
     ),

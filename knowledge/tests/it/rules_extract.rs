@@ -392,6 +392,67 @@ fn missing_identity_and_bad_values_are_errors_naming_the_rule() {
     );
 }
 
+#[test]
+fn resolver_query_logging_is_created_and_associated_by_the_ids_in_the_responses() {
+    let source = "route53resolver.amazonaws.com";
+    let config = json!({"resolverQueryLogConfig": {
+        "id": "rqlc-1a2b3c4d5e6f7a8b", "name": "vpc-dns", "status": "CREATING",
+        "destinationArn": "arn:aws:s3:::dns-logs-123456789012",
+        "arn": "arn:aws:route53resolver:eu-west-1:123456789012:resolver-query-log-config/rqlc-1a2b3c4d5e6f7a8b"
+    }});
+    let request = json!({"name": "vpc-dns", "creatorRequestId": "console-1",
+        "destinationArn": "arn:aws:s3:::dns-logs-123456789012"});
+    let x = extract(source, "CreateResolverQueryLogConfig", request, config);
+    assert_eq!((x.kind, x.risk), (Kind::Create, Risk::Low));
+    assert_eq!(x.identities(), vec!["rqlc-1a2b3c4d5e6f7a8b"]);
+    assert_eq!(
+        x.sets,
+        vec![
+            ("name".to_owned(), json!("vpc-dns")),
+            (
+                "destination_arn".to_owned(),
+                json!("arn:aws:s3:::dns-logs-123456789012")
+            ),
+        ]
+    );
+    let association = json!({"resolverQueryLogConfigAssociation": {
+        "id": "rqlcassoc-9f8e7d6c5b4a3f2e", "resolverQueryLogConfigId": "rqlc-1a2b3c4d5e6f7a8b",
+        "resourceId": "vpc-0abc", "status": "CREATING"
+    }});
+    let request =
+        json!({"resolverQueryLogConfigId": "rqlc-1a2b3c4d5e6f7a8b", "resourceId": "vpc-0abc"});
+    let x = extract(
+        source,
+        "AssociateResolverQueryLogConfig",
+        request.clone(),
+        association.clone(),
+    );
+    assert_eq!((x.kind, x.risk), (Kind::Associate, Risk::Low));
+    assert_eq!(x.identities(), vec!["rqlcassoc-9f8e7d6c5b4a3f2e"]);
+    assert_eq!(
+        x.sets,
+        vec![
+            (
+                "resolver_query_log_config_id".to_owned(),
+                json!("rqlc-1a2b3c4d5e6f7a8b")
+            ),
+            ("resource_id".to_owned(), json!("vpc-0abc")),
+        ]
+    );
+    let x = extract(
+        source,
+        "DisassociateResolverQueryLogConfig",
+        request,
+        association,
+    );
+    assert_eq!((x.kind, x.risk), (Kind::Disassociate, Risk::High));
+    assert_eq!(x.identities(), vec!["rqlcassoc-9f8e7d6c5b4a3f2e"]);
+    assert_eq!(
+        types(&x),
+        vec![Some("aws_route53_resolver_query_log_config_association")]
+    );
+}
+
 // --- the real records in ../shared/cloudtrail-samples -----------------------------------------
 
 fn samples_dir() -> Option<PathBuf> {
@@ -842,4 +903,18 @@ fn hidden_values_and_operational_calls_are_named() {
     );
     assert_eq!(x.kind, Kind::Operational);
     assert_eq!(x.identities(), ["i-1", "i-2"]);
+}
+
+#[test]
+fn the_real_resolver_query_logging_deletion_names_the_configuration() {
+    let Some(records) = sample_records() else {
+        return;
+    };
+    let x = sample_extraction(&records, "DeleteResolverQueryLogConfig");
+    assert_eq!((x.kind, x.risk), (Kind::Delete, Risk::High));
+    assert_eq!(x.identities(), vec!["rqlc-4473f20ca554c07"]);
+    assert_eq!(
+        types(&x),
+        vec![Some("aws_route53_resolver_query_log_config")]
+    );
 }
