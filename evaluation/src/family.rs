@@ -17,7 +17,7 @@ pub const ALL: [&str; 10] = [
 ];
 
 /// Type-name prefixes (after `aws_`) and their families; the longest matching prefix wins.
-const PREFIXES: [(&str, &str); 46] = [
+const PREFIXES: [(&str, &str); 47] = [
     ("instance", "compute"),
     ("launch_template", "compute"),
     ("autoscaling_", "compute"),
@@ -62,6 +62,7 @@ const PREFIXES: [(&str, &str); 46] = [
     ("sns_", "integration"),
     ("sqs_", "integration"),
     ("route53_", "edge"),
+    ("route53_resolver_", "network"),
     ("apigatewayv2_", "edge"),
     ("cloudfront_", "edge"),
 ];
@@ -131,6 +132,7 @@ mod tests {
     fn types_fall_into_their_families() {
         assert_eq!(of_type("aws_eks_node_group"), "containers");
         assert_eq!(of_type("aws_route53_record"), "edge");
+        assert_eq!(of_type("aws_route53_resolver_query_log_config"), "network");
         assert_eq!(of_type("aws_route_table_association"), "network");
         assert_eq!(of_type("aws_lb_listener_rule"), "network");
         assert_eq!(of_type("aws_s3_bucket_policy"), "storage");

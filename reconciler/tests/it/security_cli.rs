@@ -157,6 +157,15 @@ fn logging_switched_off_is_flagged_on_each_managed_resource() {
     );
     assert_eq!(doc["findings"][0]["category"], "audit-logging");
     assert_eq!(doc["findings"][0]["risk"], "high");
+    // The deletions with a rule are intents held for a person, never written.
+    let held = |address: &str| (address.to_owned(), "flag".to_owned());
+    assert_eq!(
+        rulings(&doc),
+        vec![
+            held("aws_flow_log.vpc"),
+            held("aws_route53_resolver_query_log_config.dns")
+        ]
+    );
 }
 
 #[test]
