@@ -475,6 +475,117 @@ fn a_revoked_rule_whose_cidrs_come_from_variables_leaves_the_code() {
     assert!(!diff.contains("-    from_port   = 80"), "{diff}");
 }
 
+/// The default security group's rules from a list of maps, read with `lookup` as public VPC
+/// modules read them; `extra` is added after the resource.
+fn default_group(extra: &str) -> String {
+    format!(
+        r#"variable "default_security_group_ingress" {{
+  description = "Rules of the default security group."
+  type        = list(map(string))
+  default = [
+    {{ protocol = "tcp", from_port = "80", to_port = "80", cidr_blocks = "10.2.0.0/16" }},
+    {{ protocol = "tcp", from_port = "443", to_port = "443", cidr_blocks = "10.0.0.0/8" }},
+    {{ protocol = "tcp", from_port = "22", to_port = "22", cidr_blocks = "10.1.0.0/16" }},
+  ]
+}}
+
+resource "aws_default_security_group" "this" {{
+  vpc_id = "vpc-0a1b2c3d"
+
+  dynamic "ingress" {{
+    for_each = var.default_security_group_ingress
+    content {{
+      self        = lookup(ingress.value, "self", null)
+      cidr_blocks = compact(split(",", lookup(ingress.value, "cidr_blocks", "")))
+      from_port   = lookup(ingress.value, "from_port", 0)
+      to_port     = lookup(ingress.value, "to_port", 0)
+      protocol    = lookup(ingress.value, "protocol", "-1")
+    }}
+  }}
+}}
+{extra}"#
+    )
+}
+
+/// Rules 80 and 22 of [`default_group`] revoked in one call.
+fn default_rules_revoked(files: &[(&str, &str)]) -> (i32, Value) {
+    let rule = |port: i64, cidr: &str| {
+        json!({"cidr_blocks": [cidr], "description": "", "from_port": port,
+            "ipv6_cidr_blocks": [], "prefix_list_ids": [], "protocol": "tcp",
+            "security_groups": [], "self": false, "to_port": port})
+    };
+    let state = state(vec![resource(
+        None,
+        "aws_default_security_group",
+        "this",
+        vec![(
+            Value::Null,
+            json!({
+                "id": "sg-0fedcba987654321", "name": "default", "vpc_id": "vpc-0a1b2c3d",
+                "ingress": [rule(80, "10.2.0.0/16"), rule(443, "10.0.0.0/8"), rule(22, "10.1.0.0/16")],
+                "egress": [], "tags": {}, "tags_all": {}
+            }),
+        )],
+    )]);
+    let permission = |port: i64, cidr: &str| {
+        json!({"ipProtocol": "tcp", "fromPort": port, "toPort": port, "groups": {},
+            "ipRanges": {"items": [{"cidrIp": cidr}]}, "ipv6Ranges": {}, "prefixListIds": {}})
+    };
+    let revoke = call(
+        "ec2.amazonaws.com",
+        "RevokeSecurityGroupIngress",
+        json!({"groupId": "sg-0fedcba987654321", "ipPermissions": {"items": [
+            permission(80, "10.2.0.0/16"), permission(22, "10.1.0.0/16")
+        ]}}),
+        json!({"_return": true}),
+    );
+    reconcile(files, &state, vec![revoke])
+}
+
+#[test]
+fn rules_revoked_from_a_dynamic_block_leave_the_list_it_iterates() {
+    let main = default_group("");
+    let (code, doc) = default_rules_revoked(&[("main.tf", &main)]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    // Entries 0 and 2 go (the second removal counts out the first); 443 stays.
+    assert!(
+        diff.contains(r#"-    { protocol = "tcp", from_port = "80""#),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(r#"-    { protocol = "tcp", from_port = "22""#),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains(r#"-    { protocol = "tcp", from_port = "443""#),
+        "{diff}"
+    );
+    let changed = diff
+        .lines()
+        .filter(|l| l.starts_with(['-', '+']) && !l.starts_with("---") && !l.starts_with("+++"))
+        .count();
+    assert_eq!(changed, 2, "{diff}");
+}
+
+#[test]
+fn rules_revoked_from_a_dynamic_block_are_held_when_another_block_reads_the_list() {
+    let output = r#"
+output "default_ingress" {
+  value = var.default_security_group_ingress
+}
+"#;
+    let main = default_group(output);
+    let (code, doc) = default_rules_revoked(&[("main.tf", &main)]);
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(diff_of(&doc), "", "{doc}");
+    let text = doc.to_string();
+    assert!(
+        text.contains("var.default_security_group_ingress, whose entry 0 made this block, is also read by output.default_ingress"),
+        "{text}"
+    );
+}
+
 #[test]
 fn count_given_as_a_string_is_converted_as_terraform_converts_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -385,9 +385,9 @@ fn tracing_turned_on_for_one_function_of_a_for_each_is_written_for_it_alone_once
 
 /// The default security group's self-referencing rule revoked (EC2 records it as a pair naming
 /// the group itself): it is the code's `self = true` rule, written by a `dynamic` block over a
-/// variable, so it is held with that reason rather than reported as already gone.
+/// variable only that block reads, so its entry leaves the variable's tfvars list.
 #[test]
-fn a_revoked_self_rule_written_by_a_dynamic_block_is_held_with_the_reason() {
+fn a_revoked_self_rule_written_by_a_dynamic_block_leaves_the_variables_list() {
     let (_scratch, root) = project("network");
     let revoke = console_call_to(
         "ec2.amazonaws.com",
@@ -399,14 +399,22 @@ fn a_revoked_self_rule_written_by_a_dynamic_block_is_held_with_the_reason() {
         }]}}),
     );
     let before = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    let tfvars = std::fs::read_to_string(root.join("terraform.tfvars")).unwrap();
+    let entry = r#"  { protocol = "-1", from_port = 0, to_port = 0, self = true, cidr_blocks = [] },
+"#;
+    assert!(tfvars.contains(entry), "{tfvars}");
     let (code, report) = reconcile(&root, vec![revoke]);
-    assert_eq!(code, Some(3), "{report}");
+    assert_eq!(code, Some(2), "{report}");
     let text = report.to_string();
     assert!(
-        text.contains("writes its `ingress` blocks with a `dynamic` block"),
+        text.contains("made by entry 0 of var.default_security_group_ingress in terraform.tfvars"),
         "{report}"
     );
     assert!(!text.contains("already gone from the code"), "{report}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("terraform.tfvars")).unwrap(),
+        tfvars.replace(entry, "")
+    );
     assert_eq!(
         std::fs::read_to_string(root.join("main.tf")).unwrap(),
         before

@@ -172,6 +172,21 @@ impl Project {
         refs::iterating_blocks(&self.modules, &self.decls, index, &named)
     }
 
+    /// What reads `var.NAME` (`root` "var") or `local.NAME` (`root` "local") in the module at
+    /// `module`: each resource block (`aws_x.y`), module call (`module.z`) and output
+    /// (`output.o`) with an expression that depends on it, directly or through locals; a
+    /// resource's top-level `dynamic "b"` block is named apart (`aws_x.y/dynamic.b`).
+    pub fn readers(&self, module: Option<&str>, root: &str, name: &str) -> Vec<String> {
+        let Some(index) = self.module_index(module) else {
+            return Vec::new();
+        };
+        let named = match root {
+            "var" => Named::var(index, name),
+            _ => Named::local(index, name),
+        };
+        refs::readers(&self.modules, &self.decls, index, &named)
+    }
+
     /// Whether the resource block that made instance `address` writes its nested `name` blocks
     /// with a `dynamic "name"` block.
     pub fn writes_dynamic(&self, address: &str, name: &str) -> bool {

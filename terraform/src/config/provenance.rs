@@ -491,6 +491,16 @@ impl Ctx<'_> {
                     steps.first(),
                 ) {
                     ("toset", [only], Some(PathStep::Key(_))) => self.resolve(only, steps),
+                    ("lookup", [map, key, ..], _) => match self.present_key(map, key) {
+                        Some(key) => {
+                            let path: Vec<PathStep> = std::iter::once(PathStep::Key(key))
+                                .chain(steps.iter().cloned())
+                                .collect();
+                            self.resolve(map, &path)
+                        }
+                        None => self.computed(expr, "the default of lookup()"),
+                    },
+                    ("try", [first, ..], _) if self.evaluates(first) => self.resolve(first, steps),
                     _ => self.computed(expr, format!("the result of {name}()")),
                 }
             }
@@ -500,6 +510,24 @@ impl Ctx<'_> {
             }
             Expression::ForExpr(_) => self.computed(expr, "a for expression"),
         }
+    }
+
+    /// The key `lookup(map, key, ...)` reads when the map holds it (its value is then the
+    /// map's entry); `None` when the lookup falls back to its default or cannot be evaluated.
+    fn present_key(&self, map: &Expression, key: &Expression) -> Option<String> {
+        let key = match evaluate(&hcl::Expression::from(key.clone()), &self.scope).ok()? {
+            Value::String(key) => key,
+            _ => return None,
+        };
+        match evaluate(&hcl::Expression::from(map.clone()), &self.scope).ok()? {
+            Value::Object(entries) if entries.contains_key(&key) => Some(key),
+            _ => None,
+        }
+    }
+
+    /// Whether an expression evaluates without an error: `try` takes its first such argument.
+    fn evaluates(&self, expr: &Expression) -> bool {
+        evaluate(&hcl::Expression::from(expr.clone()), &self.scope).is_ok()
     }
 
     fn literal(&self, span: Range<usize>) -> Provenance {
@@ -808,5 +836,77 @@ mod tests {
         assert_eq!(at(&[key("a"), key("x")]), "\"x\"");
         assert_eq!(at(&[key("c"), key("e")]), "var.d");
         assert_eq!(at(&[key("z")]), text);
+    }
+
+    /// A project of one `main.tf`.
+    fn project(main: &str) -> super::super::Project {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        std::fs::write(dir.path().join("main.tf"), main).expect("written");
+        super::super::Project::load(dir.path(), &Default::default()).expect("loads")
+    }
+
+    const RULES: &str = r#"
+variable "rules" {
+  type = list(map(string))
+  default = [
+    { port = "443", cidr = "10.0.0.0/8" },
+    { port = "22" },
+  ]
+}
+
+resource "aws_security_group" "web" {
+  dynamic "ingress" {
+    for_each = var.rules
+    content {
+      from_port   = lookup(ingress.value, "port", 0)
+      to_port     = try(ingress.value.port, 0)
+      protocol    = "tcp"
+      cidr_blocks = [try(ingress.value.cidr, "0.0.0.0/0")]
+    }
+  }
+}
+
+output "rules" {
+  value = length(var.rules)
+}
+"#;
+
+    #[test]
+    fn lookup_and_try_are_followed_to_the_entry_they_read_and_not_to_their_default() {
+        let project = project(RULES);
+        let key = |k: &str| PathStep::Key(k.to_string());
+        let at = |position: u64, field: &str, more: &[PathStep]| {
+            let mut path = vec![key("ingress"), PathStep::Index(position), key(field)];
+            path.extend_from_slice(more);
+            project.provenance("aws_security_group.web", &path)
+        };
+        let entry = |found: Option<Provenance>| match found {
+            Some(Provenance::ForEach { key, path, .. }) => Some((key, path)),
+            _ => None,
+        };
+        // `lookup(ingress.value, "port", 0)` and `try(ingress.value.port, 0)` read entry 1's
+        // `port`.
+        let port = Some(("1".to_owned(), vec![PathStep::Index(1), key("port")]));
+        assert_eq!(entry(at(1, "from_port", &[])), port);
+        assert_eq!(entry(at(1, "to_port", &[])), port);
+        // Entry 0 has a `cidr`, entry 1 has none: its value is try's default.
+        assert_eq!(
+            entry(at(0, "cidr_blocks", &[PathStep::Index(0)])),
+            Some(("0".to_owned(), vec![PathStep::Index(0), key("cidr")]))
+        );
+        assert!(matches!(
+            at(1, "cidr_blocks", &[PathStep::Index(0)]),
+            Some(Provenance::Expression { .. })
+        ));
+    }
+
+    #[test]
+    fn readers_name_a_dynamic_block_apart_from_its_resource() {
+        let project = project(RULES);
+        assert_eq!(
+            project.readers(None, "var", "rules"),
+            vec!["aws_security_group.web/dynamic.ingress", "output.rules"]
+        );
+        assert!(project.readers(None, "var", "missing").is_empty());
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use hcl::edit::expr::{Expression, TraversalOperator};
-use hcl::edit::structure::Body;
+use hcl::edit::structure::{Block, Body};
 use hcl::edit::visit::{Visit, visit_expr};
 
 use super::files::ModuleDecls;
@@ -148,38 +148,117 @@ pub(super) fn count_uses(
 
 /// Every argument expression of a block body with the names bound around it, nested and
 /// `dynamic` blocks included.
-fn argument_sites<'a>(
-    body: &'a Body,
-    bound: &Bound<'a>,
-    sites: &mut Vec<(&'a Expression, Bound<'a>)>,
-) {
+fn argument_sites<'a>(body: &'a Body, bound: &Bound<'a>, sites: &mut Sites<'a>) {
+    attribute_sites(body, bound, sites);
+    for block in body.blocks() {
+        block_sites(block, bound, sites);
+    }
+}
+
+/// Argument expressions with the names bound around them.
+type Sites<'a> = Vec<(&'a Expression, Bound<'a>)>;
+
+/// The argument expressions of a body's own attributes (not its blocks').
+fn attribute_sites<'a>(body: &'a Body, bound: &Bound<'a>, sites: &mut Sites<'a>) {
     for attr in body.attributes() {
         if !matches!(attr.key.as_str(), "provider" | "depends_on") {
             sites.push((&attr.value, bound.clone()));
         }
     }
-    for block in body.blocks() {
-        match block.ident.as_str() {
-            "lifecycle" | "provisioner" | "connection" => {}
-            "dynamic" => {
-                let Some(for_each) = block.body.get_attribute("for_each") else {
-                    continue;
-                };
-                sites.push((&for_each.value, bound.clone()));
-                let iterator = super::expand::iterator_name(block);
-                let mut inner = bound.clone();
-                inner.iterators.push((iterator, &for_each.value));
-                for content in block
-                    .body
-                    .blocks()
-                    .filter(|b| b.ident.as_str() == "content")
-                {
-                    argument_sites(&content.body, &inner, sites);
-                }
+}
+
+/// The argument expressions of one nested block: a `dynamic` block's `for_each` and its
+/// `content` with the iterator bound.
+fn block_sites<'a>(block: &'a Block, bound: &Bound<'a>, sites: &mut Sites<'a>) {
+    match block.ident.as_str() {
+        "lifecycle" | "provisioner" | "connection" => {}
+        "dynamic" => {
+            let Some(for_each) = block.body.get_attribute("for_each") else {
+                return;
+            };
+            sites.push((&for_each.value, bound.clone()));
+            let iterator = super::expand::iterator_name(block);
+            let mut inner = bound.clone();
+            inner.iterators.push((iterator, &for_each.value));
+            for content in block
+                .body
+                .blocks()
+                .filter(|b| b.ident.as_str() == "content")
+            {
+                argument_sites(&content.body, &inner, sites);
             }
-            _ => argument_sites(&block.body, bound, sites),
+        }
+        _ => argument_sites(&block.body, bound, sites),
+    }
+}
+
+/// What reads `named` in module instance `module`: each resource block, module call and
+/// output with an expression that depends on it, each once in declaration order. A resource's
+/// top-level `dynamic "NAME"` block is named apart, `aws_x.y/dynamic.NAME`, so a reader of the
+/// collection that block iterates can tell it from the rest of the resource.
+pub(super) fn readers(
+    modules: &[ModuleInstance],
+    decls: &[ModuleDecls],
+    module: usize,
+    named: &Named,
+) -> Vec<String> {
+    let graph = Graph { modules, decls };
+    let declared = &decls[modules[module].decls];
+    let reads = |sites: Sites| {
+        sites.iter().any(|(expr, bound)| {
+            let mut names = BTreeSet::new();
+            graph.close(module, expr, bound, &mut names);
+            names.contains(named)
+        })
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |name: String| {
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    };
+    for decl in &declared.resources {
+        let address = match decl.block.ident.as_str() {
+            "data" => format!("data.{}.{}", decl.label(0), decl.label(1)),
+            _ => format!("{}.{}", decl.label(0), decl.label(1)),
+        };
+        let body = &decl.block.body;
+        let bound = Bound::of_block(body);
+        let mut own = Vec::new();
+        attribute_sites(body, &bound, &mut own);
+        if reads(own) {
+            add(address.clone());
+        }
+        for block in body.blocks() {
+            let mut sites = Vec::new();
+            block_sites(block, &bound, &mut sites);
+            if reads(sites) {
+                add(match (block.ident.as_str(), block.labels.first()) {
+                    ("dynamic", Some(label)) => format!("{address}/dynamic.{}", label.as_str()),
+                    _ => address.clone(),
+                });
+            }
         }
     }
+    for decl in &declared.calls {
+        let mut sites = Vec::new();
+        argument_sites(
+            &decl.block.body,
+            &Bound::of_block(&decl.block.body),
+            &mut sites,
+        );
+        if reads(sites) {
+            add(format!("module.{}", decl.label(0)));
+        }
+    }
+    for decl in &declared.outputs {
+        let mut sites = Vec::new();
+        attribute_sites(&decl.block.body, &Bound::default(), &mut sites);
+        if reads(sites) {
+            add(format!("output.{}", decl.label(0)));
+        }
+    }
+    out
 }
 
 /// The resource blocks (`aws_x.y`, `data.aws_x.y`) and module calls (`module.z`) of module

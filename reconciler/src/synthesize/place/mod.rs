@@ -7,6 +7,9 @@ mod site;
 mod write;
 
 pub use removal::{Removal, removal_of};
-pub use site::{CallArgument, NewInput, Place, attribute_steps, new_input, place_of, split_blocks};
+pub use site::{
+    CallArgument, NewInput, Place, attribute_steps, for_each_entry, new_input, place_of,
+    resource_block, split_blocks,
+};
 pub(super) use site::{in_one_module, shared_by_instances};
 pub use write::{Edit, Written, entry_path, set_attribute, thread_input};

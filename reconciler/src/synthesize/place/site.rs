@@ -530,7 +530,7 @@ fn module_input(
 
 /// The entry of a literal `for_each` collection the value comes from; `block` is the edit
 /// tool's target of the block whose `for_each` iterates it, named `what` in messages.
-fn for_each_entry(
+pub fn for_each_entry(
     key: &str,
     file: &str,
     collection: &Collection,
@@ -609,7 +609,7 @@ pub(super) fn in_several_module_instances(instance: &ResourceInstance) -> bool {
 }
 
 /// The edit tool's target of an instance's resource block.
-pub(super) fn resource_block(instance: &ResourceInstance) -> Target {
+pub fn resource_block(instance: &ResourceInstance) -> Target {
     block_target(
         &instance.file,
         "resource",

@@ -6,18 +6,21 @@ use super::planner::{Outcome, Planner, step, target};
 use crate::intents::{BlockOp, Delta};
 use crate::policy::Part;
 use crate::synthesize::edit::{
-    AddBlock, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered, RemoveBlock,
-    Step as EditStep, Target, ToolCall, UpdateBlock, Value as EditValue, selector_text,
+    AddBlock, Container, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered, RemoveBlock,
+    RemoveCollectionEntry, Step as EditStep, Target, ToolCall, UpdateBlock, Value as EditValue,
+    selector_text,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::nested::block_match;
 use crate::synthesize::place::{
-    Written, in_one_module, place_of, set_attribute, shared_by_instances, split_blocks,
+    Place, Written, entry_path, for_each_entry, in_one_module, place_of, resource_block,
+    set_attribute, shared_by_instances, split_blocks,
 };
 use crate::synthesize::rules::{RuleResource, separate_rule};
-use crate::synthesize::settled::Settled;
+use crate::synthesize::settled::{Settled, blocks, holds};
 use crate::synthesize::tags::key_json;
-use crate::terraform::config::ResourceInstance;
+use crate::terraform::config::{Collection, Provenance, ResourceInstance};
+use crate::terraform::state::PathStep;
 use knowledge::schema::{AttrType, Member};
 use serde_json::{Map, Value};
 
@@ -231,10 +234,7 @@ impl Planner<'_> {
                 format!("a nested `{block}` block was added outside Terraform"),
             ),
             BlockOp::Removed if self.project.writes_dynamic(&instance.address, block) => {
-                return Err(format!(
-                    "{} writes its `{block}` blocks with a `dynamic` block; this one leaves the code when its entry leaves the collection that block iterates, which is for a person to edit",
-                    instance.address
-                ));
+                self.dynamic_removal(instance, block, &fields)?
             }
             BlockOp::Removed => (
                 ToolCall::RemoveBlock(RemoveBlock {
@@ -254,6 +254,132 @@ impl Planner<'_> {
             index,
         };
         Ok(step(delta, part, call, why, true, None))
+    }
+
+    /// The removal of a nested block a `dynamic` block writes: the entry of the collection
+    /// it iterates that made the block, when that collection is a root variable's value or a
+    /// root local the code writes as a literal and no other expression reads. A list entry's
+    /// position counts out the entries earlier steps of this plan removed from that list.
+    fn dynamic_removal(
+        &self,
+        instance: &ResourceInstance,
+        block: &str,
+        fields: &Value,
+    ) -> Result<(ToolCall, String), String> {
+        let refuse = |why: &str| {
+            format!(
+                "{} writes its `{block}` blocks with a `dynamic` block; {why}",
+                instance.address
+            )
+        };
+        let configured = instance.attributes.to_json().unwrap_or(Value::Null);
+        let evaluated = blocks(&configured, block);
+        let holding: Vec<usize> = (0..evaluated.len())
+            .filter(|i| fields.as_object().is_some_and(|f| holds(evaluated[*i], f)))
+            .collect();
+        let [index] = holding[..] else {
+            return Err(refuse(&format!(
+                "the removed block is {} of the blocks it makes, not one",
+                holding.len()
+            )));
+        };
+        let traced = evaluated[index].keys().find_map(|field| {
+            let path = [
+                PathStep::Key(block.to_owned()),
+                PathStep::Index(index as u64),
+                PathStep::Key(field.clone()),
+            ];
+            match self.project.provenance(&instance.address, &path) {
+                Some(found @ Provenance::ForEach { .. }) => Some(found),
+                _ => None,
+            }
+        });
+        let Some(Provenance::ForEach {
+            key,
+            file,
+            collection,
+            path,
+            ..
+        }) = traced
+        else {
+            return Err(refuse(
+                "its content reads no entry of a collection the code writes, so the entry that made this block is for a person to find",
+            ));
+        };
+        let (root, name) = match &collection {
+            Collection::Variable {
+                module: None, name, ..
+            } => ("var", name),
+            Collection::Local {
+                module: None, name, ..
+            } => ("local", name),
+            _ => {
+                return Err(refuse(
+                    "it iterates a collection written in the block itself or in a module, which is for a person to edit",
+                ));
+            }
+        };
+        let what = format!("{root}.{name}");
+        let this = format!(
+            "{}.{}/dynamic.{block}",
+            instance.resource_type, instance.name
+        );
+        let others: Vec<String> = self
+            .project
+            .readers(None, root, name)
+            .into_iter()
+            .filter(|reader| *reader != this)
+            .collect();
+        if !others.is_empty() {
+            return Err(refuse(&format!(
+                "{what}, whose entry {key} made this block, is also read by {}, which would change too",
+                others.join(", ")
+            )));
+        }
+        let entry = for_each_entry(
+            &key,
+            &file,
+            &collection,
+            &path[..1],
+            &resource_block(instance),
+            "the resource",
+        );
+        let Place::CollectionEntry {
+            file,
+            container,
+            path,
+            ..
+        } = entry
+        else {
+            return Err(refuse(
+                "its entry is not written where an edit can remove it",
+            ));
+        };
+        let path = self.unshifted(&file, &container, path);
+        let call = ToolCall::RemoveCollectionEntry(RemoveCollectionEntry {
+            file: file.clone(),
+            container,
+            path: entry_path(&path),
+        });
+        let why = format!(
+            "a nested `{block}` block was removed outside Terraform; it is made by entry {key} of {what} in {file}, which only its `dynamic` block reads, so the entry goes"
+        );
+        Ok((call, why))
+    }
+
+    /// `path` into a list with the entries earlier steps of this plan removed from the same
+    /// list (`file`, `container`) before its position counted out; recorded for later steps.
+    fn unshifted(&self, file: &str, container: &Container, path: Vec<PathStep>) -> Vec<PathStep> {
+        let Some(&PathStep::Index(position)) = path.first() else {
+            return path;
+        };
+        let mut removed = self.entries_removed.borrow_mut();
+        let before = removed
+            .iter()
+            .filter(|(f, c, p)| f == file && c == container && *p < position)
+            .count() as u64;
+        removed.push((file.to_owned(), container.clone(), position));
+        vec![PathStep::Index(position - before)]
     }
 
     /// A rule added to a security group whose rules are separate resources, when an `import`

@@ -5,7 +5,7 @@
 use super::model::{Plan, Step, Unplanned};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
-use crate::synthesize::edit::{Ordered, Step as EditStep, Target, ToolCall};
+use crate::synthesize::edit::{Container, Ordered, Step as EditStep, Target, ToolCall};
 use crate::synthesize::idiom::Idiom;
 use crate::synthesize::settled::InCode;
 use crate::synthesize::tags::block_target;
@@ -35,6 +35,9 @@ pub struct Planner<'a> {
     pub(super) deleting: RefCell<HashSet<String>>,
     /// The removal calls this plan made, so one module instance is removed once.
     pub(super) removals: RefCell<Vec<ToolCall>>,
+    /// The list entries earlier steps of this plan removed: (file, collection, position as
+    /// the code had it), so a later removal from the same list counts them out.
+    pub(super) entries_removed: RefCell<Vec<(String, Container, u64)>>,
     /// The default provider's `default_tags`.
     pub(super) default_tags: Option<DefaultTags>,
 }
@@ -81,6 +84,7 @@ impl<'a> Planner<'a> {
             default_tags: default_tags(project),
             deleting: RefCell::new(HashSet::new()),
             removals: RefCell::new(Vec::new()),
+            entries_removed: RefCell::new(Vec::new()),
         }
     }
 
