@@ -173,7 +173,8 @@ pub(super) fn holds(block: &Map<String, Value>, fields: &Map<String, Value>) -> 
         })
 }
 
-fn is_empty(value: &Value) -> bool {
+/// Whether a value is what the cloud gives for an unset argument: null, false, or empty.
+pub(super) fn is_empty(value: &Value) -> bool {
     match value {
         Value::Null => true,
         Value::String(s) => s.is_empty(),

@@ -586,6 +586,108 @@ output "default_ingress" {
     );
 }
 
+/// A group whose `ingress` blocks come from a root list of objects the content reads field by
+/// field; the list is written in `terraform.tfvars`.
+const GROUP_FROM_A_LIST: &str = r#"variable "ingress_rules" {
+  description = "Ingress rules of the web group."
+  type = list(object({
+    port        = number
+    cidr_blocks = list(string)
+  }))
+}
+
+resource "aws_security_group" "web" {
+  name   = "web"
+  vpc_id = "vpc-0a1b2c3d"
+
+  dynamic "ingress" {
+    for_each = var.ingress_rules
+    content {
+      protocol    = "tcp"
+      from_port   = ingress.value.port
+      to_port     = ingress.value.port
+      cidr_blocks = ingress.value.cidr_blocks
+    }
+  }
+}
+"#;
+
+const RULES_TFVARS: &str = r#"ingress_rules = [
+  { port = 443, cidr_blocks = ["10.0.0.0/8"] },
+]
+"#;
+
+/// `AuthorizeSecurityGroupIngress` of tcp `port` from `cidr` on [`GROUP_FROM_A_LIST`]'s group.
+fn rule_authorized(protocol: &str, port: i64, cidr: &str) -> (i32, Value, String) {
+    let rule = json!({"cidr_blocks": ["10.0.0.0/8"], "description": "", "from_port": 443,
+        "ipv6_cidr_blocks": [], "prefix_list_ids": [], "protocol": "tcp",
+        "security_groups": [], "self": false, "to_port": 443});
+    let state = state(vec![resource(
+        None,
+        "aws_security_group",
+        "web",
+        vec![(
+            Value::Null,
+            json!({
+                "id": "sg-0aaaabbbbccccdddd", "name": "web", "vpc_id": "vpc-0a1b2c3d",
+                "description": "Managed by Terraform", "ingress": [rule], "egress": [],
+                "tags": {}, "tags_all": {}
+            }),
+        )],
+    )]);
+    let authorize = call(
+        "ec2.amazonaws.com",
+        "AuthorizeSecurityGroupIngress",
+        json!({"groupId": "sg-0aaaabbbbccccdddd", "ipPermissions": {"items": [{
+            "ipProtocol": protocol, "fromPort": port, "toPort": port, "groups": {},
+            "ipRanges": {"items": [{"cidrIp": cidr}]}, "ipv6Ranges": {}, "prefixListIds": {}
+        }]}}),
+        json!({"_return": true, "securityGroupRuleSet": {"items": [{
+            "groupId": "sg-0aaaabbbbccccdddd", "securityGroupRuleId": "sgr-0123456789abcdef0",
+            "isEgress": false, "ipProtocol": protocol, "fromPort": port, "toPort": port,
+            "cidrIpv4": cidr
+        }]}}),
+    );
+    let (code, doc) = reconcile(
+        &[
+            ("main.tf", GROUP_FROM_A_LIST),
+            ("terraform.tfvars", RULES_TFVARS),
+        ],
+        &state,
+        vec![authorize],
+    );
+    let diff = diff_of(&doc).to_owned();
+    (code, doc, diff)
+}
+
+#[test]
+fn a_rule_added_to_a_group_whose_rules_come_from_a_list_is_a_new_entry() {
+    let (code, doc, diff) = rule_authorized("tcp", 8443, "10.3.0.0/16");
+    assert_eq!(code, 2, "{doc}");
+    assert!(
+        diff.contains(
+            "   { port = 443, cidr_blocks = [\"10.0.0.0/8\"] },\n+  { port = 8443, cidr_blocks = [\"10.3.0.0/16\"] },\n ]"
+        ),
+        "{diff}"
+    );
+    assert!(!diff.contains("main.tf"), "{diff}");
+}
+
+#[test]
+fn a_rule_the_dynamic_content_cannot_write_goes_beside_it_with_the_reason() {
+    // UDP: the content writes `protocol = "tcp"` for every entry.
+    let (code, doc, diff) = rule_authorized("udp", 53, "10.3.0.0/16");
+    assert_eq!(code, 2, "{doc}");
+    assert!(diff.contains("+  ingress {"), "{diff}");
+    assert!(!diff.contains("terraform.tfvars"), "{diff}");
+    assert!(
+        doc.to_string().contains(
+            "written beside the `dynamic \\\"ingress\\\"` block, since its `protocol` does not come from the entry and differs from the new block's"
+        ),
+        "{doc}"
+    );
+}
+
 #[test]
 fn count_given_as_a_string_is_converted_as_terraform_converts_it() {
     let dir = tempfile::tempdir().unwrap();

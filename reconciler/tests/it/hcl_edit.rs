@@ -228,6 +228,17 @@ fn set_collection_entry_in_a_local_map() {
 }
 
 #[test]
+fn add_collection_entry_to_a_tfvars_list_and_a_commented_default() {
+    let tfvar = serde_json::json!({"file": "terraform.tfvars", "in": {"kind": "tfvar", "name": "admin_ports"}, "value": 443});
+    let default = serde_json::json!({"file": "variables.tf", "in": {"kind": "variable_default", "name": "admin_cidrs"}, "value": "192.168.0.0/16"});
+    insta::assert_snapshot!(format!(
+        "{}{}",
+        edit("add_collection_entry", tfvar),
+        edit("add_collection_entry", default)
+    ));
+}
+
+#[test]
 fn set_tags_replace_mode_drops_other_keys() {
     let input = serde_json::json!({"target": web(), "mode": "replace", "tags": {"Environment": "staging", "Owner": "alice"}});
     insta::assert_snapshot!(edit("set_tags", input));

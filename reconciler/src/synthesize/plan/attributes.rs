@@ -3,12 +3,12 @@
 //! an `ignore_changes` entry for an ignored value.
 
 use super::planner::{Outcome, Planner, step, target};
-use crate::intents::{BlockOp, Delta};
+use crate::intents::{BlockOp, Delta, same_value};
 use crate::policy::Part;
 use crate::synthesize::edit::{
-    AddBlock, Container, IgnoreChanges, ImportResource, Instance, NewBlock, Ordered, RemoveBlock,
-    RemoveCollectionEntry, Step as EditStep, Target, ToolCall, UpdateBlock, Value as EditValue,
-    selector_text,
+    AddBlock, AddCollectionEntry, Container, IgnoreChanges, ImportResource, Instance, NewBlock,
+    Ordered, RemoveBlock, RemoveCollectionEntry, Step as EditStep, Target, ToolCall, UpdateBlock,
+    Value as EditValue, selector_text,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::nested::block_match;
@@ -17,7 +17,7 @@ use crate::synthesize::place::{
     set_attribute, shared_by_instances, split_blocks,
 };
 use crate::synthesize::rules::{RuleResource, separate_rule};
-use crate::synthesize::settled::{Settled, blocks, holds};
+use crate::synthesize::settled::{Settled, blocks, holds, is_empty};
 use crate::synthesize::tags::key_json;
 use crate::terraform::config::{Collection, Provenance, ResourceInstance};
 use crate::terraform::state::PathStep;
@@ -220,19 +220,34 @@ impl Planner<'_> {
             return self.rule_resource(delta, index, rule?);
         }
         let fields = Value::Object(non_empty(&b.fields));
+        let part = Part::Block {
+            block: block.clone(),
+            index,
+        };
         let (call, why) = match b.op {
-            BlockOp::Added => (
-                ToolCall::AddBlock(AddBlock {
-                    target: target(instance, &[]),
-                    block: new_block(
-                        block,
-                        ordered(&self.refer(instance, "", &fields)),
-                        Vec::new(),
-                    ),
-                    instance: None,
-                }),
-                format!("a nested `{block}` block was added outside Terraform"),
-            ),
+            BlockOp::Added => {
+                let beside = match self.project.writes_dynamic(&instance.address, block) {
+                    false => String::new(),
+                    true => match self.dynamic_addition(instance, block, &fields) {
+                        Ok(entry) => return Ok(step(delta, part, entry.0, entry.1, true, None)),
+                        Err(reason) => format!(
+                            "; written beside the `dynamic \"{block}\"` block, since {reason}"
+                        ),
+                    },
+                };
+                (
+                    ToolCall::AddBlock(AddBlock {
+                        target: target(instance, &[]),
+                        block: new_block(
+                            block,
+                            ordered(&self.refer(instance, "", &fields)),
+                            Vec::new(),
+                        ),
+                        instance: None,
+                    }),
+                    format!("a nested `{block}` block was added outside Terraform{beside}"),
+                )
+            }
             BlockOp::Removed if self.project.writes_dynamic(&instance.address, block) => {
                 self.dynamic_removal(instance, block, &fields)?
             }
@@ -248,10 +263,6 @@ impl Planner<'_> {
                 }),
                 format!("a nested `{block}` block was removed outside Terraform"),
             ),
-        };
-        let part = Part::Block {
-            block: block.clone(),
-            index,
         };
         Ok(step(delta, part, call, why, true, None))
     }
@@ -306,36 +317,9 @@ impl Planner<'_> {
                 "its content reads no entry of a collection the code writes, so the entry that made this block is for a person to find",
             ));
         };
-        let (root, name) = match &collection {
-            Collection::Variable {
-                module: None, name, ..
-            } => ("var", name),
-            Collection::Local {
-                module: None, name, ..
-            } => ("local", name),
-            _ => {
-                return Err(refuse(
-                    "it iterates a collection written in the block itself or in a module, which is for a person to edit",
-                ));
-            }
-        };
-        let what = format!("{root}.{name}");
-        let this = format!(
-            "{}.{}/dynamic.{block}",
-            instance.resource_type, instance.name
-        );
-        let others: Vec<String> = self
-            .project
-            .readers(None, root, name)
-            .into_iter()
-            .filter(|reader| *reader != this)
-            .collect();
-        if !others.is_empty() {
-            return Err(refuse(&format!(
-                "{what}, whose entry {key} made this block, is also read by {}, which would change too",
-                others.join(", ")
-            )));
-        }
+        let what = self
+            .iterated_alone(instance, block, &collection)
+            .map_err(|why| refuse(&why))?;
         let entry = for_each_entry(
             &key,
             &file,
@@ -365,6 +349,167 @@ impl Planner<'_> {
             "a nested `{block}` block was removed outside Terraform; it is made by entry {key} of {what} in {file}, which only its `dynamic` block reads, so the entry goes"
         );
         Ok((call, why))
+    }
+
+    /// The root variable or local (`var.rules`) a `dynamic "block"` block of the instance
+    /// iterates, when no other block, call or output reads it; otherwise why not.
+    fn iterated_alone(
+        &self,
+        instance: &ResourceInstance,
+        block: &str,
+        collection: &Collection,
+    ) -> Result<String, String> {
+        let (root, name) = match collection {
+            Collection::Variable {
+                module: None, name, ..
+            } => ("var", name),
+            Collection::Local {
+                module: None, name, ..
+            } => ("local", name),
+            _ => {
+                return Err(
+                    "it iterates a collection written in the block itself or in a module, which is for a person to edit"
+                        .to_owned(),
+                );
+            }
+        };
+        let what = format!("{root}.{name}");
+        let this = format!(
+            "{}.{}/dynamic.{block}",
+            instance.resource_type, instance.name
+        );
+        let others: Vec<String> = self
+            .project
+            .readers(None, root, name)
+            .into_iter()
+            .filter(|reader| *reader != this)
+            .collect();
+        match others.as_slice() {
+            [] => Ok(what),
+            _ => Err(format!(
+                "{what} is also read by {}, which would change too",
+                others.join(", ")
+            )),
+        }
+    }
+
+    /// The entry a nested block added outside Terraform takes in the root list a `dynamic`
+    /// block writes the block type from, when only that block reads the list and each argument
+    /// of its content reads a field of the entry or holds the value the new block has: the
+    /// arguments are learnt from the first block the list makes, and the new entry's fields
+    /// are written in that entry's types (a number as a string in a list of string maps).
+    fn dynamic_addition(
+        &self,
+        instance: &ResourceInstance,
+        block: &str,
+        fields: &Value,
+    ) -> Result<(ToolCall, String), String> {
+        let configured = instance.attributes.to_json().unwrap_or(Value::Null);
+        let Some(first) = blocks(&configured, block).into_iter().next() else {
+            return Err("it makes no block yet to learn its entries' fields from".to_owned());
+        };
+        let new = fields.as_object().cloned().unwrap_or_default();
+        if let Some(extra) = new.keys().find(|k| !first.contains_key(*k)) {
+            return Err(format!("its content does not write `{extra}`"));
+        }
+        let mut entry = Map::new();
+        let mut traced = None;
+        for (argument, have) in first {
+            let path = [
+                PathStep::Key(block.to_owned()),
+                PathStep::Index(0),
+                PathStep::Key(argument.clone()),
+            ];
+            let found = self.project.provenance(&instance.address, &path);
+            match (found, new.get(argument)) {
+                (
+                    Some(Provenance::ForEach {
+                        key,
+                        file,
+                        collection,
+                        path,
+                        ..
+                    }),
+                    want,
+                ) => {
+                    let (Some(PathStep::Index(_)), Some(PathStep::Key(field)), None) =
+                        (path.first(), path.get(1), path.get(2))
+                    else {
+                        return Err(format!(
+                            "its `{argument}` is not one field of an entry of a list"
+                        ));
+                    };
+                    let value = want.cloned().unwrap_or_else(|| empty_like(have));
+                    entry.insert(field.clone(), value);
+                    traced = Some((key, file, collection, path));
+                }
+                (_, Some(want)) if same_value(have, want) => {}
+                (_, None) if is_empty(have) => {}
+                _ => {
+                    return Err(format!(
+                        "its `{argument}` does not come from the entry and differs from the new block's"
+                    ));
+                }
+            }
+        }
+        let Some((key, file, collection, path)) = traced else {
+            return Err("its content reads no field of the entries".to_owned());
+        };
+        let what = self.iterated_alone(instance, block, &collection)?;
+        let typed = self.typed_like_entries(&collection, entry);
+        let Place::CollectionEntry {
+            file, container, ..
+        } = for_each_entry(
+            &key,
+            &file,
+            &collection,
+            &path[..1],
+            &resource_block(instance),
+            "the resource",
+        )
+        else {
+            return Err(format!("{what} is not written where an edit can add to it"));
+        };
+        let call = ToolCall::AddCollectionEntry(AddCollectionEntry {
+            file: file.clone(),
+            container,
+            path: Vec::new(),
+            value: EditValue::from_json(&Value::Object(typed)),
+        });
+        let why = format!(
+            "a nested `{block}` block was added outside Terraform; the `dynamic` block that writes them iterates {what} in {file}, which only it reads, so the block is a new entry there"
+        );
+        Ok((call, why))
+    }
+
+    /// `entry`'s fields in the types the collection's first entry gives them: a number or
+    /// bool as a string where that entry has a string (a list of string maps).
+    fn typed_like_entries(
+        &self,
+        collection: &Collection,
+        entry: Map<String, Value>,
+    ) -> Map<String, Value> {
+        let value = match collection {
+            Collection::Variable { name, .. } => self.project.variable(None, name).map(|v| v.value),
+            Collection::Local { name, .. } => self.project.local(None, name).map(|l| l.value),
+            Collection::InPlace { .. } => None,
+        };
+        let first = value
+            .and_then(|v| v.to_json())
+            .and_then(|v| v.get(0).cloned())
+            .unwrap_or(Value::Null);
+        entry
+            .into_iter()
+            .map(|(field, value)| {
+                let stringly = first.get(&field).is_some_and(Value::is_string);
+                let value = match value {
+                    Value::Number(n) if stringly => Value::String(n.to_string()),
+                    Value::Bool(b) if stringly => Value::String(b.to_string()),
+                    other => other,
+                };
+                (field, value)
+            })
+            .collect()
     }
 
     /// `path` into a list with the entries earlier steps of this plan removed from the same
@@ -715,5 +860,17 @@ mod tests {
             json!(["sg-b", "sg-a", "sg-new"])
         );
         assert_eq!(in_old_order(None, &after), after);
+    }
+}
+
+/// The value the cloud gives an unset argument of the same kind as `like`: false, an empty
+/// list, map or string, or null.
+fn empty_like(like: &Value) -> Value {
+    match like {
+        Value::Bool(_) => Value::Bool(false),
+        Value::Array(_) => Value::Array(Vec::new()),
+        Value::Object(_) => Value::Object(Map::new()),
+        Value::String(_) => Value::String(String::new()),
+        Value::Number(_) | Value::Null => Value::Null,
     }
 }

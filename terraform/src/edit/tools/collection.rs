@@ -1,4 +1,5 @@
-//! Collection tools: `set_collection_entry`, `remove_collection_entry` and `filter_for_each`.
+//! Collection tools: `set_collection_entry`, `add_collection_entry`, `remove_collection_entry`
+//! and `filter_for_each`.
 
 use super::*;
 
@@ -106,6 +107,115 @@ impl Tool for SetCollectionEntry {
         ws.save(doc)?;
         Ok(changed(did, what))
     }
+}
+
+/// The input of `add_collection_entry`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddCollectionEntry {
+    /// The file holding the collection.
+    pub file: String,
+    #[serde(rename = "in")]
+    /// Where the collection is written.
+    pub container: Container,
+    /// Object keys and list positions from the collection to the list the element joins;
+    /// empty when the collection is that list.
+    #[serde(default)]
+    pub path: Vec<EntryStep>,
+    /// The new element.
+    pub value: Value,
+}
+
+impl Tool for AddCollectionEntry {
+    const NAME: &'static str = "add_collection_entry";
+    const DESCRIPTION: &'static str = "Add an element at the end of a literal list (`toset([...])` included): a variable's default, a .tfvars assignment, a local, or a block's for_each, or a list inside one of them that `path` (object keys and list positions) leads to. The element is written in the list's layout: on a line of its own when the list spans lines, and an object on one line when the list's other objects are. No change when the list already holds it; refuses when the path meets an expression or does not end at a list.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let AddCollectionEntry {
+            file,
+            container,
+            path,
+            value,
+        } = self;
+        let mut doc = ws.open(&file)?;
+        let body = doc.parse()?;
+        let (root, place) = collection_root(&doc, &body, &file, &container)?;
+        let mut expr = unwrap_toset(root);
+        let mut here = place.clone();
+        for step in &path {
+            here = here.nested(&entry_text(step));
+            expr = entry(expr, step)
+                .map(unwrap_toset)
+                .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
+        }
+        let Expression::Array(list) = expr else {
+            return Err(impossible(&here, "not a literal list".into()));
+        };
+        let what = format!(
+            "added an element to {}{} in {file}",
+            place.address,
+            path_text(&path)
+        );
+        let element = element_text(&doc.text, list, &value, &here)?;
+        let did = ops::append_to_list(&mut doc, list, &here, &[element])?;
+        ws.save(doc)?;
+        Ok(changed(did, what))
+    }
+}
+
+/// A new list element as the list's other elements are written: an object on one line
+/// (`{ port = 443, cidr = "10.0.0.0/8" }`) when they are objects on one line and its values
+/// fit on one, otherwise as [`render::value`] writes it at the elements' indentation.
+fn element_text(
+    text: &str,
+    list: &hcl::edit::expr::Array,
+    value: &Value,
+    place: &Place,
+) -> Result<String, EditError> {
+    let mut spans = Vec::new();
+    for item in list.iter() {
+        spans.push((matches!(item, Expression::Object(_)), span_of(item, place)?));
+    }
+    let indent = spans
+        .first()
+        .map_or("", |(_, span)| {
+            super::super::text::indent_at(text, span.start)
+        })
+        .to_owned();
+    let one_line_objects = !spans.is_empty()
+        && spans
+            .iter()
+            .all(|(object, span)| *object && !text[span.clone()].contains('\n'));
+    // The keys in the order the first element writes them, then the rest.
+    let written: Vec<String> = match list.iter().next() {
+        Some(Expression::Object(first)) => first
+            .iter()
+            .filter_map(|(k, _)| super::super::locate::key_name(k))
+            .collect(),
+        _ => Vec::new(),
+    };
+    let rank = |key: &str| {
+        written
+            .iter()
+            .position(|k| k == key)
+            .unwrap_or(written.len())
+    };
+    let inline = match value {
+        Value::Object(entries) if one_line_objects => {
+            let mut entries: Vec<_> = entries.iter().collect();
+            entries.sort_by_key(|(key, _)| rank(key));
+            entries
+                .into_iter()
+                .map(|(key, v)| {
+                    let v = render::value(v, "");
+                    (!v.contains('\n')).then(|| format!("{} = {v}", render::key(key)))
+                })
+                .collect::<Option<Vec<_>>>()
+                .map(|fields| format!("{{ {} }}", fields.join(", ")))
+        }
+        _ => None,
+    };
+    Ok(inline.unwrap_or_else(|| render::value(value, &indent)))
 }
 
 /// The input of `remove_collection_entry`.

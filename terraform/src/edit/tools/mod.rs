@@ -100,6 +100,7 @@ registry! {
     SetTfvar,
     SetModuleArgument,
     SetCollectionEntry,
+    AddCollectionEntry,
     RemoveCollectionEntry,
 }
 
@@ -424,6 +425,10 @@ mod tests {
                 json!({"file": "x.tfvars", "in": queues, "path": ["a", "timeout"], "value": 45}),
             ),
             (
+                "add_collection_entry",
+                json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "rules"}, "value": {"port": 443}}),
+            ),
+            (
                 "remove_collection_entry",
                 json!({"file": "x.tfvars", "in": queues, "path": ["a"]}),
             ),
@@ -596,6 +601,41 @@ mod tests {
         // An entry that is an expression is refused.
         let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "other"}, "path": ["a"], "value": 1});
         assert!(run("set_collection_entry", input, "x.tfvars", tfvars).is_err());
+    }
+
+    #[test]
+    fn list_elements_are_added_in_the_lists_layout_once() {
+        let rules = |to: &str, value: serde_json::Value, text: &str| {
+            let input =
+                json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": to}, "value": value});
+            run("add_collection_entry", input, "x.tfvars", text).unwrap_or_else(|e| panic!("{e}"))
+        };
+        let lines = "rules = [\n  { port = 80, cidr = \"10.0.0.0/8\" },\n]\n";
+        let https = json!({"port": 443, "cidr": "10.1.0.0/16"});
+        let added = rules("rules", https.clone(), lines);
+        assert_eq!(
+            added,
+            "rules = [\n  { port = 80, cidr = \"10.0.0.0/8\" },\n  { port = 443, cidr = \"10.1.0.0/16\" },\n]\n"
+        );
+        // The same element again changes nothing.
+        assert_eq!(rules("rules", https, &added), added);
+        // A one-line list stays on one line; a list of strings gets a string.
+        assert_eq!(
+            rules("zones", json!("c"), "zones = [\"a\", \"b\"]\n"),
+            "zones = [\"a\", \"b\", \"c\"]\n"
+        );
+        // A list inside a map, reached by `path`, and the end of a path that is not a list.
+        let nested = "sets = {\n  web = [\n    \"a\",\n  ]\n}\n";
+        let input = json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "sets"}, "path": ["web"], "value": "b"});
+        assert_eq!(
+            run("add_collection_entry", input, "x.tfvars", nested)
+                .ok()
+                .as_deref(),
+            Some("sets = {\n  web = [\n    \"a\",\n    \"b\",\n  ]\n}\n")
+        );
+        let input =
+            json!({"file": "x.tfvars", "in": {"kind": "tfvar", "name": "sets"}, "value": "b"});
+        assert!(run("add_collection_entry", input, "x.tfvars", nested).is_err());
     }
 
     #[test]
