@@ -581,7 +581,7 @@ output "default_ingress" {
     assert_eq!(diff_of(&doc), "", "{doc}");
     let text = doc.to_string();
     assert!(
-        text.contains("var.default_security_group_ingress, whose entry 0 made this block, is also read by output.default_ingress"),
+        text.contains("writes its `ingress` blocks with a `dynamic` block; var.default_security_group_ingress is also read by output.default_ingress, which would change too"),
         "{text}"
     );
 }
