@@ -643,4 +643,39 @@ mod tests {
             ]
         );
     }
+
+    #[tokio::test]
+    async fn records_outside_the_window_are_dropped_by_the_pipeline_as_for_every_source() {
+        const KEY: &str =
+            "audit/AWSLogs/o-abc123def4/111122223333/CloudTrail/eu-west-1/2024/07/01/x.json.gz";
+        let list = lister(
+            vec![(ONE_DAY, None, (vec![KEY], vec![], None))],
+            Arc::default(),
+        );
+        // The window ends at 12:00: the second record, at 13:00, is outside it.
+        let get = getter(vec![(
+            KEY,
+            log_file(&[
+                record("inside", "2024-07-01T10:00:00Z"),
+                record("after", "2024-07-01T13:00:00Z"),
+            ]),
+        )]);
+        let (config, pushdown) = one_day();
+        let sources: Vec<Box<dyn Source>> = vec![Box::new(source(&config, &[&list, &get]))];
+        let config = crate::attribute::AttributionConfig::default();
+        let attributor = crate::attribute::Attributor::new(&config).unwrap();
+        let request = crate::pipeline::Request::new(
+            pushdown.filter,
+            vec![crate::attribute::Verdict::OutOfBand],
+        );
+
+        let gathered = crate::pipeline::gather(&sources, &attributor, &request)
+            .await
+            .unwrap();
+
+        assert_eq!(gathered.findings.filtered_out, 1);
+        let calls = gathered.into_calls().unwrap();
+        let ids: Vec<&str> = calls.iter().map(|call| call.event_id.as_str()).collect();
+        assert_eq!(ids, ["inside"]);
+    }
 }
