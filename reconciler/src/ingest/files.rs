@@ -362,6 +362,7 @@ pub fn read_file(
 /// read: gzipped or plain, in any layout, each record parsed with `pushdown` and passed to
 /// `emit` with `name`, its index and its offset in the decompressed bytes, then an error if
 /// the bytes are cut off. Returns `false` when `emit` asks to stop.
+#[cfg(feature = "aws")]
 pub(crate) fn read_bytes(
     bytes: &[u8],
     name: &str,
