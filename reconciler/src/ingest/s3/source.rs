@@ -23,14 +23,14 @@ const OBJECTS_AT_ONCE: usize = 8;
 /// Items waiting between the reading task and the stream's consumer.
 const WAITING: usize = 256;
 
-/// S3 takes thousands of requests a second: no spacing, only the backoff on throttling
+/// S3 takes thousands of requests a second: no spacing, only the usual backoff on throttling
 /// (`SlowDown`) and server errors.
-const PACING: Pacing = Pacing {
-    min_interval: Duration::ZERO,
-    backoff_base: Duration::from_secs(1),
-    backoff_max: Duration::from_secs(10),
-    max_retries: 8,
-};
+fn pacing() -> Pacing {
+    Pacing {
+        min_interval: Duration::ZERO,
+        ..Pacing::default()
+    }
+}
 
 /// The log files a trail delivered to an S3 bucket.
 #[derive(Debug, Clone)]
@@ -63,7 +63,7 @@ impl S3Source {
         Ok(Self {
             config: config.clone(),
             client,
-            pacer: Pacer::new(PACING),
+            pacer: Pacer::new(pacing()),
         })
     }
 
