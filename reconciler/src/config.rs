@@ -12,6 +12,7 @@ use crate::ingest::Filter;
 pub use crate::ingest::athena::AthenaConfig;
 pub use crate::ingest::lake::LakeConfig;
 pub use crate::ingest::lookup::LookupConfig;
+pub use crate::ingest::s3::S3Config;
 pub use crate::ingest::sources::SourcesConfig;
 use crate::ownership::OwnershipConfig;
 use crate::policy::PolicyConfig;

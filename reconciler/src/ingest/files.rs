@@ -163,10 +163,7 @@ fn parse_file(
     let mut results = Vec::with_capacity(BATCH);
     let mut open = true;
     read_frames(path, progress, &mut |item| {
-        results.push(match item {
-            Framed::Record(bytes, origin) => Ok(parse(bytes, origin, pushdown)),
-            Framed::Done(result) => result,
-        });
+        results.push(item.into_result(pushdown));
         if results.len() >= BATCH {
             let full = std::mem::replace(&mut results, Vec::with_capacity(BATCH));
             open = chunks
@@ -199,9 +196,10 @@ enum Framed<'a> {
 }
 
 impl Framed<'_> {
-    fn into_result(self) -> SourceResult {
+    /// The frame's record parsed with `pushdown`, or what the frame already was.
+    fn into_result(self, pushdown: &Pushdown) -> SourceResult {
         match self {
-            Self::Record(bytes, origin) => Ok(parse(bytes, origin, &Pushdown::default())),
+            Self::Record(bytes, origin) => Ok(parse(bytes, origin, pushdown)),
             Self::Done(result) => result,
         }
     }
@@ -354,7 +352,32 @@ pub fn read_file(
     progress: Option<&ProgressBar>,
     emit: &mut dyn FnMut(SourceResult) -> bool,
 ) -> bool {
-    read_frames(path, progress, &mut |item| emit(item.into_result()))
+    let pushdown = Pushdown::default();
+    read_frames(path, progress, &mut |item| {
+        emit(item.into_result(&pushdown))
+    })
+}
+
+/// Reads a log file's bytes fetched from elsewhere (an S3 object, named `name`) as a file is
+/// read: gzipped or plain, in any layout, each record parsed with `pushdown` and passed to
+/// `emit` with `name`, its index and its offset in the decompressed bytes, then an error if
+/// the bytes are cut off. Returns `false` when `emit` asks to stop.
+#[cfg(feature = "aws")]
+pub(crate) fn read_bytes(
+    bytes: &[u8],
+    name: &str,
+    pushdown: &Pushdown,
+    emit: &mut dyn FnMut(SourceResult) -> bool,
+) -> bool {
+    let reader: Box<dyn Read> = if bytes.starts_with(&GZIP_MAGIC) {
+        Box::new(MultiGzDecoder::new(bytes))
+    } else {
+        Box::new(bytes)
+    };
+    let source: Arc<str> = Arc::from(name);
+    frame_stream(reader, Path::new(name), &source, 0, 0, &mut |item| {
+        emit(item.into_result(pushdown))
+    })
 }
 
 /// [`read_file`] without the parsing: passes each frame to `emit`.
@@ -512,11 +535,14 @@ fn skipped(origin: Origin, reason: &str) -> Framed<'static> {
     })))
 }
 
+/// The first two bytes of a gzip stream.
+const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
+
 /// Opens a file, decompressing it when it starts with the gzip magic bytes.
 fn open(path: &Path, progress: Option<&ProgressBar>) -> std::io::Result<Box<dyn Read + Send>> {
     let mut file = File::open(path)?;
     let mut magic = [0u8; 2];
-    let gzipped = file.read(&mut magic)? == 2 && magic == [0x1f, 0x8b];
+    let gzipped = file.read(&mut magic)? == 2 && magic == GZIP_MAGIC;
     file.seek(SeekFrom::Start(0))?;
     let file = Counted {
         inner: file,
@@ -653,7 +679,8 @@ fn account_allowed(trail: &[String], filter: &Filter) -> bool {
     }
 }
 
-fn is_account_id(name: &str) -> bool {
+/// Whether a folder name is an account id: twelve digits.
+pub(super) fn is_account_id(name: &str) -> bool {
     name.len() == 12 && name.bytes().all(|b| b.is_ascii_digit())
 }
 

@@ -1,5 +1,5 @@
-//! Stage 1, ingest: read CloudTrail records from files or AWS APIs and normalise them into
-//! [`record::Call`]s, then order them and drop duplicates.
+//! Stage 1, ingest: read CloudTrail records from files, a trail's S3 bucket or AWS APIs and
+//! normalise them into [`record::Call`]s, then order them and drop duplicates.
 
 pub mod athena;
 #[cfg(feature = "aws")]
@@ -14,6 +14,7 @@ pub mod lookup;
 pub mod order;
 pub mod query;
 pub mod record;
+pub mod s3;
 pub mod source;
 pub mod sources;
 pub mod verdict;

@@ -11,6 +11,7 @@ use super::athena::{AthenaConfig, AthenaError};
 use super::files::FileSource;
 use super::lake::{LakeConfig, LakeError};
 use super::lookup::LookupConfig;
+use super::s3::{S3Config, S3Error};
 use super::source::Source;
 
 /// `[sources]`.
@@ -29,6 +30,9 @@ pub struct SourcesConfig {
     /// A CloudTrail table in Amazon Athena (an organisation trail in S3).
     #[serde(default)]
     pub athena: Option<AthenaConfig>,
+    /// A trail's S3 bucket, its log files read where CloudTrail delivers them.
+    #[serde(default)]
+    pub s3: Option<S3Config>,
 }
 
 /// Why a configured source could not be opened.
@@ -40,14 +44,17 @@ pub enum OpenError {
     /// The Athena settings are not usable.
     #[error("invalid Athena source")]
     Athena(#[source] AthenaError),
+    /// The S3 bucket's settings are not usable.
+    #[error("invalid S3 source")]
+    S3(#[source] S3Error),
     /// An AWS API source was named in a build without the `aws` feature.
     #[error("cannot read {0}: this build of retrace has no AWS SDK (the `aws` feature)")]
     NoAws(&'static str),
 }
 
 /// Opens every source `settings` names, in a fixed order: the files (reporting the bytes
-/// read to `progress`, when given), LookupEvents, CloudTrail Lake, Athena. Settings that name
-/// no source give an empty list.
+/// read to `progress`, when given), LookupEvents, CloudTrail Lake, Athena, a trail's S3
+/// bucket. Settings that name no source give an empty list.
 pub async fn open(
     settings: &SourcesConfig,
     progress: Option<ProgressBar>,
@@ -70,6 +77,7 @@ async fn open_apis(settings: &SourcesConfig) -> Result<Vec<Box<dyn Source>>, Ope
     use super::athena::AthenaSource;
     use super::lake::LakeSource;
     use super::lookup::LookupSource;
+    use super::s3::S3Source;
 
     let mut sources: Vec<Box<dyn Source>> = Vec::new();
     if let Some(lookup) = &settings.lookup {
@@ -87,6 +95,10 @@ async fn open_apis(settings: &SourcesConfig) -> Result<Vec<Box<dyn Source>>, Ope
             .map_err(OpenError::Athena)?;
         sources.push(Box::new(source));
     }
+    if let Some(s3) = &settings.s3 {
+        let source = S3Source::from_config(s3).await.map_err(OpenError::S3)?;
+        sources.push(Box::new(source));
+    }
     Ok(sources)
 }
 
@@ -100,6 +112,7 @@ async fn open_apis(settings: &SourcesConfig) -> Result<Vec<Box<dyn Source>>, Ope
             "a CloudTrail Lake event data store",
         ),
         (settings.athena.is_some(), "an Athena table"),
+        (settings.s3.is_some(), "a trail's S3 bucket"),
     ];
     match named.into_iter().find(|(named, _)| *named) {
         Some((_, what)) => Err(OpenError::NoAws(what)),
@@ -142,5 +155,55 @@ mod tests {
         };
         let error = open(&settings, None).await.err().expect("refused");
         assert!(matches!(error, OpenError::Lake(_)), "{error:?}");
+    }
+
+    /// A trail's bucket with a prefix, in an organisation.
+    fn s3_settings(organization_id: &str) -> SourcesConfig {
+        SourcesConfig {
+            s3: Some(S3Config {
+                bucket: "acme-trail".into(),
+                prefix: Some("audit".into()),
+                organization_id: Some(organization_id.into()),
+                region: "eu-west-1".into(),
+                ..S3Config::default()
+            }),
+            ..SourcesConfig::default()
+        }
+    }
+
+    #[cfg(feature = "aws")]
+    #[tokio::test]
+    async fn a_trail_bucket_becomes_an_s3_source() {
+        let sources = open(&s3_settings("o-abc123def4"), None)
+            .await
+            .expect("opened");
+        assert_eq!(sources.len(), 1);
+        assert_eq!(
+            sources[0].describe(),
+            "s3: s3://acme-trail/audit/AWSLogs/o-abc123def4/ (eu-west-1)"
+        );
+    }
+
+    #[cfg(feature = "aws")]
+    #[tokio::test]
+    async fn a_bad_organisation_id_names_the_s3_source() {
+        let error = open(&s3_settings("abc123def4"), None)
+            .await
+            .err()
+            .expect("refused");
+        assert!(matches!(error, OpenError::S3(_)), "{error:?}");
+    }
+
+    #[cfg(not(feature = "aws"))]
+    #[tokio::test]
+    async fn without_the_sdk_a_trail_bucket_is_refused() {
+        let error = open(&s3_settings("o-abc123def4"), None)
+            .await
+            .err()
+            .expect("refused");
+        assert!(
+            matches!(error, OpenError::NoAws("a trail's S3 bucket")),
+            "{error:?}"
+        );
     }
 }

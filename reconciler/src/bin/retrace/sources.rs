@@ -6,7 +6,7 @@ use anyhow::{Context, Result, bail};
 use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
-use reconciler::config::{AthenaConfig, Config, LakeConfig, LookupConfig, SourcesConfig};
+use reconciler::config::{AthenaConfig, Config, LakeConfig, LookupConfig, S3Config, SourcesConfig};
 use reconciler::ingest::Filter;
 use reconciler::ingest::Source;
 use reconciler::ingest::files::discover;
@@ -43,8 +43,19 @@ pub struct SourceArgs {
     /// Where Athena writes query results (s3://bucket/prefix/), unless the workgroup sets it.
     #[arg(long, value_name = "S3_URI", requires = "athena_table")]
     pub athena_output: Option<String>,
-    /// AWS profile for --lookup, --lake and --athena-table (default: the standard credential
-    /// chain).
+    /// Read the log files a trail delivered to this S3 bucket (and key prefix), for the
+    /// window's days, the --account and --region given (else every one found);
+    /// `[sources.s3]` in retrace.toml for the rest.
+    #[arg(long, value_name = "s3://BUCKET[/PREFIX]")]
+    pub s3: Option<String>,
+    /// Region of the --s3 bucket.
+    #[arg(long, value_name = "REGION", requires = "s3")]
+    pub s3_region: Option<String>,
+    /// The organisation id (o-...) of an organisation trail delivered to the --s3 bucket.
+    #[arg(long, value_name = "ORG_ID", requires = "s3")]
+    pub s3_organization: Option<String>,
+    /// AWS profile for --lookup, --lake, --athena-table and --s3 (default: the standard
+    /// credential chain).
     #[arg(long, value_name = "NAME")]
     pub profile: Option<String>,
     /// Endpoint URL for the AWS APIs (a VPC endpoint or a test server).
@@ -108,8 +119,9 @@ impl SourceArgs {
         let sources = reconciler::ingest::sources::open(&settings, progress).await?;
         if sources.is_empty() {
             anyhow::bail!(
-                "no CloudTrail source: give --logs PATH, --lookup REGION, --lake EVENT_DATA_STORE \
-                 or --athena-table DATABASE.TABLE, or set [sources] in retrace.toml"
+                "no CloudTrail source: give --logs PATH, --lookup REGION, --lake EVENT_DATA_STORE, \
+                 --athena-table DATABASE.TABLE or --s3 s3://BUCKET[/PREFIX], or set [sources] in \
+                 retrace.toml"
             );
         }
         Ok(sources)
@@ -150,13 +162,15 @@ impl SourceArgs {
         let named = !self.logs.is_empty()
             || !self.lookup.is_empty()
             || self.lake.is_some()
-            || self.athena_table.is_some();
+            || self.athena_table.is_some()
+            || self.s3.is_some();
         let mut settings = if named {
             SourcesConfig {
                 files: self.logs.clone(),
                 lookup: self.lookup_config(),
                 lake: self.lake_config()?,
                 athena: self.athena_config(config)?,
+                s3: self.s3_config(config)?,
             }
         } else {
             config.sources.clone()
@@ -176,6 +190,12 @@ impl SourceArgs {
                     .athena
                     .iter_mut()
                     .map(|a| (&mut a.profile, &mut a.endpoint_url)),
+            )
+            .chain(
+                settings
+                    .s3
+                    .iter_mut()
+                    .map(|s| (&mut s.profile, &mut s.endpoint_url)),
             );
         for (profile, endpoint_url) in access {
             if self.profile.is_some() {
@@ -219,6 +239,31 @@ impl SourceArgs {
             athena.output_location.clone_from(&self.athena_output);
         }
         Ok(Some(athena))
+    }
+
+    /// `--s3` and its options, over `[sources.s3]` (its accounts and regions kept).
+    fn s3_config(&self, config: &Config) -> Result<Option<S3Config>> {
+        let Some(uri) = &self.s3 else {
+            return Ok(None);
+        };
+        let (bucket, prefix) = uri
+            .strip_prefix("s3://")
+            .map(|rest| rest.split_once('/').unwrap_or((rest, "")))
+            .filter(|(bucket, _)| !bucket.is_empty())
+            .with_context(|| format!("--s3 {uri}: give it as s3://BUCKET[/PREFIX]"))?;
+        let mut s3 = config.sources.s3.clone().unwrap_or_default();
+        s3.bucket = bucket.to_owned();
+        s3.prefix = Some(prefix.to_owned()).filter(|p| !p.trim_matches('/').is_empty());
+        if let Some(region) = &self.s3_region {
+            s3.region.clone_from(region);
+        }
+        if s3.region.is_empty() {
+            bail!("--s3 {uri}: give --s3-region REGION, the bucket's region");
+        }
+        if self.s3_organization.is_some() {
+            s3.organization_id.clone_from(&self.s3_organization);
+        }
+        Ok(Some(s3))
     }
 
     fn lake_config(&self) -> Result<Option<LakeConfig>> {
@@ -314,6 +359,64 @@ mod tests {
             lookup.endpoint_url.as_deref(),
             Some("http://localhost:4566")
         );
+    }
+
+    #[test]
+    fn an_s3_bucket_takes_its_prefix_and_organisation_over_the_configured_one() {
+        let mut config = config();
+        config.sources.s3 = Some(S3Config {
+            bucket: "old-trail".into(),
+            organization_id: Some("o-abc123def4".into()),
+            regions: vec!["us-east-1".into()],
+            region: "us-east-1".into(),
+            ..S3Config::default()
+        });
+        let got = settings(
+            &[
+                "--s3",
+                "s3://acme-trail/audit/main/",
+                "--s3-region",
+                "eu-west-1",
+                "--profile",
+                "prod",
+            ],
+            &config,
+        )
+        .expect("settings");
+        assert!(got.files.is_empty() && got.lookup.is_none());
+        let s3 = got.s3.expect("s3");
+        assert_eq!(
+            (s3.bucket.as_str(), s3.prefix.as_deref(), s3.region.as_str()),
+            ("acme-trail", Some("audit/main/"), "eu-west-1")
+        );
+        assert_eq!(s3.organization_id.as_deref(), Some("o-abc123def4"));
+        assert_eq!(s3.regions, ["us-east-1"]);
+        assert_eq!(s3.profile.as_deref(), Some("prod"));
+    }
+
+    #[test]
+    fn an_s3_bucket_needs_its_uri_and_region() {
+        for bad in ["acme-trail", "s3://", "s3:///audit"] {
+            let args = ["--s3", bad, "--s3-region", "eu-west-1"];
+            assert!(settings(&args, &Config::default()).is_err(), "{bad}");
+        }
+        assert!(settings(&["--s3", "s3://acme-trail"], &Config::default()).is_err());
+        let got = settings(
+            &[
+                "--s3",
+                "s3://acme-trail",
+                "--s3-region",
+                "eu-west-1",
+                "--s3-organization",
+                "o-abc123def4",
+            ],
+            &Config::default(),
+        )
+        .expect("settings")
+        .s3
+        .expect("s3");
+        assert_eq!((got.bucket.as_str(), got.prefix), ("acme-trail", None));
+        assert_eq!(got.organization_id.as_deref(), Some("o-abc123def4"));
     }
 
     #[test]
