@@ -96,6 +96,33 @@ fn variables_point_at_their_default_or_assignment() {
     assert_eq!(path, [key_step("logs"), key_step("versioning")]);
     assert_eq!(text(&project, &file, &span), "\"Enabled\"");
 
+    // lookup(each.value, "expire", 0) reads the entry's `expire` when it has one: "assets"
+    // writes `expire = 90` in the default.
+    let expire = of(&project, "aws_s3_bucket.b[\"assets\"]", "tags.Expire");
+    let Provenance::ForEach {
+        key,
+        file,
+        span,
+        path,
+        ..
+    } = expire
+    else {
+        panic!("{expire:?}")
+    };
+    assert_eq!(key, "assets");
+    assert_eq!(path, [key_step("assets"), key_step("expire")]);
+    assert_eq!(
+        (file.as_str(), text(&project, &file, &span)),
+        ("variables.tf", "90")
+    );
+    // try(each.value.lock, "none"): the type has no `lock`, so the value is try's default,
+    // which no entry holds.
+    let lock = of(&project, "aws_s3_bucket.b[\"assets\"]", "tags.Lock");
+    assert!(
+        matches!(&lock, Provenance::Expression { reason, .. } if reason == "the result of try()"),
+        "{lock:?}"
+    );
+
     // A path into a local's object that reads a variable set in the var file.
     let owner = of(&project, "aws_iam_user.ops[\"bob\"]", "tags.Owner");
     let Provenance::Local {
@@ -180,7 +207,7 @@ fn for_each_entries_of_a_literal_map() {
             .matches('\n')
             .count()
             + 1,
-        67
+        72
     );
 }
 
