@@ -383,6 +383,36 @@ fn tracing_turned_on_for_one_function_of_a_for_each_is_written_for_it_alone_once
     );
 }
 
+/// TTL turned on for one table of a `for_each` whose `ttl` blocks a `dynamic` block makes from
+/// each table's `ttl_attribute`: the other table's block shows where that comes from, so the
+/// table's own tfvars entry is set, and `ttl.enabled`, which the content writes as `true`
+/// for every table, needs nothing more.
+#[test]
+fn ttl_turned_on_for_one_table_sets_its_entry_that_the_dynamic_block_reads() {
+    let (_scratch, root) = project("serverless");
+    let call = console_call_to(
+        "dynamodb.amazonaws.com",
+        "eu-west-1",
+        "UpdateTimeToLive",
+        json!({"tableName": "orders-staging-orders",
+               "timeToLiveSpecification": {"enabled": true, "attributeName": "expires_at"}}),
+    );
+    let main = std::fs::read_to_string(root.join("main.tf")).unwrap();
+    let tfvars = std::fs::read_to_string(root.join("terraform.tfvars")).unwrap();
+    let (code, report) = reconcile(&root, vec![call]);
+    assert_eq!(code, Some(2), "{report}");
+    let orders = "  orders = {\n    hash_key      = \"pk\"\n    range_key     = \"sk\"\n    ttl_attribute = ";
+    assert!(tfvars.contains(&format!("{orders}\"\"\n")), "{tfvars}");
+    assert_eq!(
+        std::fs::read_to_string(root.join("terraform.tfvars")).unwrap(),
+        tfvars.replace(
+            &format!("{orders}\"\"\n"),
+            &format!("{orders}\"expires_at\"\n")
+        )
+    );
+    assert_eq!(std::fs::read_to_string(root.join("main.tf")).unwrap(), main);
+}
+
 /// The default security group's self-referencing rule revoked (EC2 records it as a pair naming
 /// the group itself): it is the code's `self = true` rule, written by a `dynamic` block over a
 /// variable only that block reads, so its entry leaves the variable's tfvars list.

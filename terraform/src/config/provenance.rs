@@ -504,7 +504,21 @@ impl Ctx<'_> {
                     _ => self.computed(expr, format!("the result of {name}()")),
                 }
             }
-            Expression::Conditional(_) => self.computed(expr, "a conditional expression"),
+            Expression::Conditional(conditional) => {
+                // The value is the taken branch's, as far as the condition is known, when that
+                // branch reads it from elsewhere; a literal branch is changed by flipping the
+                // condition, which is no edit at the literal.
+                let condition = hcl::Expression::from(conditional.cond_expr.clone());
+                let taken = match evaluate(&condition, &self.scope) {
+                    Ok(Value::Bool(true)) => self.resolve(&conditional.true_expr, steps),
+                    Ok(Value::Bool(false)) => self.resolve(&conditional.false_expr, steps),
+                    _ => return self.computed(expr, "a conditional expression"),
+                };
+                match taken {
+                    Provenance::Literal { .. } => self.computed(expr, "a conditional expression"),
+                    traced => traced,
+                }
+            }
             Expression::UnaryOp(_) | Expression::BinaryOp(_) => {
                 self.computed(expr, "an operator expression")
             }
@@ -898,6 +912,46 @@ output "rules" {
             at(1, "cidr_blocks", &[PathStep::Index(0)]),
             Some(Provenance::Expression { .. })
         ));
+    }
+
+    #[test]
+    fn a_conditional_is_followed_into_the_branch_its_condition_takes() {
+        let project = project(
+            r#"
+variable "named" {
+  default = true
+}
+
+variable "name" {
+  default = "orders"
+}
+
+resource "aws_sqs_queue" "q" {
+  name                       = var.named ? var.name : null
+  visibility_timeout_seconds = var.named ? null : 30
+  delay_seconds              = timestamp() == "" ? 1 : 2
+}
+"#,
+        );
+        let at = |argument: &str| {
+            project.provenance("aws_sqs_queue.q", &[PathStep::Key(argument.to_owned())])
+        };
+        assert!(
+            matches!(at("name"), Some(Provenance::Variable { ref name, .. }) if name == "name"),
+            "{:?}",
+            at("name")
+        );
+        // A literal branch, and a condition known only after apply: the conditional itself.
+        for argument in ["visibility_timeout_seconds", "delay_seconds"] {
+            assert!(
+                matches!(
+                    at(argument),
+                    Some(Provenance::Expression { ref reason, .. }) if reason == "a conditional expression"
+                ),
+                "{argument}: {:?}",
+                at(argument)
+            );
+        }
     }
 
     #[test]

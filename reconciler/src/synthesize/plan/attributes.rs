@@ -7,8 +7,8 @@ use crate::intents::{BlockOp, Delta, same_value};
 use crate::policy::Part;
 use crate::synthesize::edit::{
     AddBlock, AddCollectionEntry, Container, IgnoreChanges, ImportResource, Instance, NewBlock,
-    Ordered, RemoveBlock, RemoveCollectionEntry, Step as EditStep, Target, ToolCall, UpdateBlock,
-    Value as EditValue, selector_text,
+    Ordered, RemoveBlock, RemoveCollectionEntry, SetCollectionEntry, Step as EditStep, Target,
+    ToolCall, UpdateBlock, Value as EditValue, selector_text,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::nested::block_match;
@@ -20,7 +20,7 @@ use crate::synthesize::rules::{RuleResource, separate_rule};
 use crate::synthesize::settled::{Settled, blocks, holds, is_empty};
 use crate::synthesize::tags::key_json;
 use crate::terraform::config::{Collection, Provenance, ResourceInstance};
-use crate::terraform::state::PathStep;
+use crate::terraform::state::{IndexKey, PathStep};
 use knowledge::schema::{AttrType, Member};
 use serde_json::{Map, Value};
 
@@ -102,10 +102,19 @@ impl Planner<'_> {
             && (written_but_empty(&config, first)
                 || self.project.writes_dynamic(&instance.address, first));
         if dynamic {
-            return Err(format!(
-                "{} writes its `{first}` blocks with a `dynamic` block that gives this instance none; its collection would have to change",
-                instance.address
-            ));
+            let unmade = |why: String| {
+                format!(
+                    "{} writes its `{first}` blocks with a `dynamic` block that gives this instance none; {why}",
+                    instance.address
+                )
+            };
+            if !deeper.is_empty() {
+                return Err(unmade("its collection would have to change".to_owned()));
+            }
+            let (call, why) = self
+                .entry_like_siblings(delta, instance, first, name, &value)
+                .map_err(unmade)?;
+            return Ok(step(delta, part, call, why, true, None));
         }
         let mut body = new_block(
             deeper.last().unwrap_or(first),
@@ -140,6 +149,110 @@ impl Planner<'_> {
             true,
             None,
         ))
+    }
+
+    /// The edit that gives this instance the nested block `first` (holding `name` = `value`)
+    /// that a `dynamic` block gives the block's other instances from a field of their entry
+    /// in the `for_each` collection: learnt from a sibling instance that has the block, whose
+    /// argument traces to its own entry (`tables["idempotency"].ttl_attribute`), and made at
+    /// this instance's entry. An argument the content writes as a literal needs no edit of
+    /// its own when the siblings hold the value wanted: its step is the traced argument's
+    /// edit again, which then finds it made.
+    fn entry_like_siblings(
+        &self,
+        delta: &Delta,
+        instance: &ResourceInstance,
+        first: &str,
+        name: &str,
+        value: &Value,
+    ) -> Result<(ToolCall, String), String> {
+        let Some(IndexKey::Str(own)) = &instance.index else {
+            return Err("it is not an instance of a for_each".to_owned());
+        };
+        let siblings = self.project.instances().filter(|i| {
+            i.module == instance.module
+                && i.resource_type == instance.resource_type
+                && i.name == instance.name
+                && i.address != instance.address
+        });
+        for sibling in siblings {
+            let Some(IndexKey::Str(theirs)) = &sibling.index else {
+                continue;
+            };
+            let traced = |argument: &str| {
+                let steps = [
+                    PathStep::Key(first.to_owned()),
+                    PathStep::Index(0),
+                    PathStep::Key(argument.to_owned()),
+                ];
+                match self.project.provenance(&sibling.address, &steps) {
+                    Some(Provenance::ForEach {
+                        file,
+                        collection,
+                        mut path,
+                        ..
+                    }) if path.first() == Some(&PathStep::Key(theirs.clone())) => {
+                        path[0] = PathStep::Key(own.clone());
+                        Some((file, collection, path))
+                    }
+                    _ => None,
+                }
+            };
+            let entry =
+                |file: String, collection: Collection, path: Vec<PathStep>, value: &Value| {
+                    match for_each_entry(
+                        own,
+                        &file,
+                        &collection,
+                        &path,
+                        &resource_block(instance),
+                        "the resource",
+                    ) {
+                        Place::CollectionEntry {
+                            file,
+                            container,
+                            path,
+                            ..
+                        } => Some(ToolCall::SetCollectionEntry(SetCollectionEntry {
+                            file,
+                            container,
+                            path: entry_path(&path),
+                            value: EditValue::from_json(value),
+                        })),
+                        _ => None,
+                    }
+                };
+            if let Some((file, collection, path)) = traced(name)
+                && let Some(call) = entry(file, collection, path, value)
+            {
+                let why = format!(
+                    "the `dynamic \"{first}\"` block makes {}'s `{first}` from its entry, as it does for {}; the entry of {own} is set so it makes one",
+                    instance.address, sibling.address
+                );
+                return Ok((call, why));
+            }
+            let configured = sibling.attributes.to_json().unwrap_or(Value::Null);
+            let Some(block) = blocks(&configured, first).into_iter().next() else {
+                continue;
+            };
+            if !block.get(name).is_some_and(|have| same_value(have, value)) {
+                continue;
+            }
+            // A literal of the content: the block comes with the traced argument's entry.
+            for argument in block.keys() {
+                let wanted = delta.attributes.get(&format!("{first}.{argument}"));
+                if let (Some(wanted), Some((file, collection, path))) = (wanted, traced(argument))
+                    && let Some(call) = entry(file, collection, path, &wanted.after)
+                {
+                    let why = format!(
+                        "the `dynamic \"{first}\"` block writes `{name}` as {value} for every block it makes; the entry that makes {}'s `{first}` is its `{argument}`",
+                        instance.address
+                    );
+                    return Ok((call, why));
+                }
+            }
+        }
+        Err("no other instance has the block made from a field of its entry".to_owned())
     }
 
     /// The nested block `blocks` an earlier step of this plan added, as a target: for one of
