@@ -49,7 +49,18 @@ const INSIDE: &[(&str, &[&str])] = &[
             "tags", "defaults", "idiom", "rules", "settled", "nested", "place", "plan",
         ],
     ),
-    ("synthesize::place", &["site", "removal", "write"]),
+    (
+        "synthesize::place",
+        &[
+            "model",
+            "instances",
+            "input",
+            "entry",
+            "site",
+            "removal",
+            "write",
+        ],
+    ),
     (
         "synthesize::plan",
         &[
