@@ -701,3 +701,25 @@ pub fn tasks<'a>(
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    /// A build without the `llm` feature refuses an agent that would send to an endpoint,
+    /// naming it (without its password) and the feature.
+    #[cfg(not(feature = "llm"))]
+    #[test]
+    fn without_the_llm_feature_an_agent_cannot_send() {
+        let config: super::AgentConfig = toml::from_str(
+            "api = \"openai\"\nendpoint = \"https://u:p4ss@example.com/v1\"\nmodel = \"m\"",
+        )
+        .expect("config");
+        let Err(error) = super::Agent::new(config) else {
+            panic!("an agent was made");
+        };
+        assert_eq!(
+            error.to_string(),
+            "cannot send to the model at https://u:[redacted]@example.com/v1: this build of \
+             retrace has no language-model client (the `llm` feature)"
+        );
+    }
+}

@@ -49,7 +49,18 @@ const INSIDE: &[(&str, &[&str])] = &[
             "tags", "defaults", "idiom", "rules", "settled", "nested", "place", "plan",
         ],
     ),
-    ("synthesize::place", &["site", "removal", "write"]),
+    (
+        "synthesize::place",
+        &[
+            "model",
+            "instances",
+            "input",
+            "entry",
+            "site",
+            "removal",
+            "write",
+        ],
+    ),
     (
         "synthesize::plan",
         &[
@@ -61,7 +72,10 @@ const INSIDE: &[(&str, &[&str])] = &[
             "lifecycle",
         ],
     ),
-    ("nightly::forge", &["model", "rest", "github", "gitlab"]),
+    (
+        "nightly::forge",
+        &["model", "common", "rest", "github", "gitlab"],
+    ),
 ];
 
 /// The modules of `terraform/src/` (the `retrace-terraform` crate), earliest first.

@@ -5,10 +5,8 @@
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::model::{
-    Answer, Edit, Fate, Forge, ForgeError, Keys, Opened, Proposal, adopt_after, first, opened,
-    reply, text,
-};
+use super::common::{Edit, Keys, adopt_after, first, opened, reply, text};
+use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
 use super::rest::{Defaults, Rest, message_of};
 use crate::config::ForgeConfig;
 

@@ -4,9 +4,8 @@
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::model::{
-    Answer, Edit, Fate, Forge, ForgeError, Keys, Opened, Proposal, adopt_after, first, opened, text,
-};
+use super::common::{Edit, Keys, adopt_after, first, opened, text};
+use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
 use super::rest::{Defaults, Rest};
 use crate::config::ForgeConfig;
 

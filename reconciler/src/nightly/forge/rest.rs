@@ -7,7 +7,8 @@ use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::model::{ForgeError, reply};
+use super::common::reply;
+use super::model::ForgeError;
 use crate::config::ForgeConfig;
 
 /// What a kind of forge brings to [`Rest::new`].

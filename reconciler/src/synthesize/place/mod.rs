@@ -1,15 +1,22 @@
-//! Where a value is written and how a deleted instance leaves the code: `site` finds the
-//! place of an attribute's value from its provenance, `removal` the edit that removes one
-//! instance alone, and `write` turns a place into its edit-tool call.
+//! Where a value is written and how a deleted instance leaves the code: `model` names the
+//! places, `instances` says how an instance's block is shared, `input` makes a new module
+//! input for one instance of a call, `entry` places a value in a `for_each` collection's
+//! entry, `site` finds the place of an attribute's value from its provenance, `removal` the
+//! edit that removes one instance alone, and `write` turns a place into its edit-tool call.
 
+mod entry;
+mod input;
+mod instances;
+mod model;
 mod removal;
 mod site;
 mod write;
 
+pub use entry::for_each_entry;
+pub use input::new_input;
+pub use instances::resource_block;
+pub(super) use instances::{in_one_module, shared_by_instances};
+pub use model::{CallArgument, NewInput, Place};
 pub use removal::{Removal, removal_of};
-pub use site::{
-    CallArgument, NewInput, Place, attribute_steps, for_each_entry, new_input, place_of,
-    resource_block, split_blocks,
-};
-pub(super) use site::{in_one_module, shared_by_instances};
+pub use site::{attribute_steps, place_of, split_blocks};
 pub use write::{Edit, Written, entry_path, set_attribute, thread_input};

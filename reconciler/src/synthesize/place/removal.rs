@@ -1,9 +1,9 @@
 //! How an instance deleted outside Terraform leaves the code: its block, its key in the
 //! collection only its block iterates, a lowered count, a switch or filter, or a refusal.
 
-use super::site::{
-    NewInput, VarHome, in_several_module_instances, new_input, resource_block, same_block,
-};
+use super::input::new_input;
+use super::instances::{in_several_module_instances, resource_block, same_block};
+use super::model::{NewInput, VarHome};
 use crate::synthesize::edit::{Container, Target};
 use crate::synthesize::tags::{block_target, split_last_key};
 use crate::terraform::config::{Project, Provenance, ResourceInstance, VariableSource};

@@ -2,176 +2,16 @@
 //! feeds only this value, at the use site otherwise (with a warning), or nowhere when no single
 //! edit can change this instance alone.
 
-use crate::synthesize::edit::{Container, Target};
+use super::entry::{entry_field_shared, for_each_entry};
+use super::input::new_input;
+use super::instances::{
+    in_one_module, in_several_module_instances, resource_block, shared_by_instances,
+};
+use super::model::{CallArgument, Place, VarHome};
 use crate::synthesize::tags::{block_target, split_last_key};
 use crate::terraform::config::{Collection, Project, Provenance, ResourceInstance, VariableSource};
 use crate::terraform::state::{IndexKey, PathStep};
 use knowledge::schema::{Member, ResourceSchema};
-
-/// The place an attribute's new value is written.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Place {
-    /// The attribute itself, in the resource block (a literal there, or not set yet).
-    UseSite {
-        /// Why.
-        why: String,
-    },
-    /// The attribute in the resource block, replacing an expression or a shared source.
-    Override {
-        /// Why.
-        why: String,
-        /// What the reviewer should know.
-        warning: String,
-    },
-    /// A root variable's default.
-    VariableDefault {
-        /// The file declaring the variable.
-        file: String,
-        /// The variable.
-        name: String,
-        /// Why.
-        why: String,
-    },
-    /// A tfvars entry.
-    Tfvar {
-        /// The tfvars file.
-        file: String,
-        /// The variable.
-        name: String,
-        /// Why.
-        why: String,
-    },
-    /// A module call's argument.
-    ModuleArgument {
-        /// The file with the module call.
-        file: String,
-        /// The module call's name.
-        module: String,
-        /// The argument.
-        argument: String,
-        /// Why.
-        why: String,
-    },
-    /// An entry of a literal `for_each` collection: the value at `path` inside the collection
-    /// written in `file` (`container` is the edit tool's `in` object).
-    CollectionEntry {
-        /// The file holding the collection.
-        file: String,
-        /// Which collection: a variable's default, a tfvars assignment, a local or a block's
-        /// `for_each`.
-        container: Container,
-        /// The path inside the collection: the instance key, then the steps into its value.
-        path: Vec<PathStep>,
-        /// Why.
-        why: String,
-    },
-    /// The attribute for this instance alone, through a per-instance `lookup(...)` keyed by
-    /// `each.key`/`count.index`: in the resource block, or (with `call`) in the argument of a
-    /// module call with `for_each`/`count` whose input feeds only this attribute.
-    PerInstance {
-        /// The module call's argument, when the lookup goes there.
-        call: Option<CallArgument>,
-        /// This instance's key or index (of the block, or of the module call).
-        key: IndexKey,
-        /// Why.
-        why: String,
-        /// What the reviewer should know when the lookup overrides a shared source.
-        warning: Option<String>,
-    },
-    /// A new input of the module, set for this module instance alone at the call.
-    NewModuleInput {
-        /// The input.
-        input: NewInput,
-        /// Why.
-        why: String,
-    },
-    /// No edit changes this instance alone.
-    Refuse {
-        /// Why not.
-        reason: String,
-    },
-}
-
-/// A new input of a module called with `count`/`for_each`, carrying one resource argument's
-/// value for one instance of the call (the `thread_module_input` edit tool).
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewInput {
-    /// The edit-tool target of the module call.
-    pub call: Target,
-    /// The edit-tool target of the resource block inside the module.
-    pub resource: Target,
-    /// The module's `variables.tf`, when it has one.
-    pub variables_file: Option<String>,
-    /// The new variable's name: `<type>_<argument>` (with the resource name when the module has
-    /// several resources of the type).
-    pub input: String,
-    /// The call's instance key or index.
-    pub key: IndexKey,
-}
-
-/// The new module input that gives `instance` its own `attribute`, when its block is in a
-/// module called once with `count`/`for_each` and has no index of its own.
-pub fn new_input(
-    project: &Project,
-    instance: &ResourceInstance,
-    attribute: &str,
-) -> Result<NewInput, String> {
-    let module = instance.module.as_deref().unwrap_or_default();
-    let (_, key) = split_last_key(module);
-    let call = project.call_of(module);
-    let (Some(key), Some(call), None) = (key, call, &instance.index) else {
-        return Err(format!(
-            "{} is not the only instance of its block in one instance of a module call",
-            instance.address
-        ));
-    };
-    if !call.repeated || call.parent.as_deref().is_some_and(|p| p.contains('[')) {
-        return Err(format!(
-            "{}: the call of {module} is itself in a module with several instances",
-            instance.address
-        ));
-    }
-    let stem = instance
-        .resource_type
-        .split_once('_')
-        .map_or(instance.resource_type.as_str(), |(_, rest)| rest);
-    let others = project.instances().any(|i| {
-        i.module == instance.module
-            && i.resource_type == instance.resource_type
-            && i.name != instance.name
-    });
-    let input = match others {
-        true => format!("{stem}_{}_{attribute}", instance.name),
-        false => format!("{stem}_{attribute}"),
-    };
-    let dir = instance.file.rsplit_once('/').map_or("", |(d, _)| d);
-    let variables = if dir.is_empty() {
-        "variables.tf".to_owned()
-    } else {
-        format!("{dir}/variables.tf")
-    };
-    Ok(NewInput {
-        call: block_target(&call.file, "module", &[&call.name]),
-        resource: resource_block(instance),
-        variables_file: project
-            .files()
-            .contains_key(&variables)
-            .then_some(variables),
-        input,
-        key,
-    })
-}
-
-/// An argument of a module call.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallArgument {
-    /// The file with the module call.
-    pub file: String,
-    /// The module call's name.
-    pub module: String,
-    /// The argument.
-    pub argument: String,
-}
 
 /// The path to attribute `name` inside the nested `blocks` of an instance (the first of each
 /// block), as [`Project::provenance`] takes it.
@@ -245,20 +85,6 @@ fn reaches_module_by_no_own_input(
             .is_some_and(|v| v.uses > 1),
         _ => false,
     }
-}
-
-/// How many instances the resource block has, when more than one: its own `count` or
-/// `for_each` instances, in every instance of its module (a module called with `count` or
-/// `for_each`, or by several calls, shares one block among all of them).
-pub(in crate::synthesize) fn shared_by_instances(
-    project: &Project,
-    instance: &ResourceInstance,
-) -> Option<usize> {
-    let n = project
-        .instances()
-        .filter(|i| same_block(i, instance))
-        .count();
-    (n > 1).then_some(n)
 }
 
 fn from(
@@ -528,115 +354,6 @@ fn module_input(
     }
 }
 
-/// The entry of a literal `for_each` collection the value comes from; `block` is the edit
-/// tool's target of the block whose `for_each` iterates it, named `what` in messages.
-pub fn for_each_entry(
-    key: &str,
-    file: &str,
-    collection: &Collection,
-    path: &[PathStep],
-    block: &Target,
-    what: &str,
-) -> Place {
-    // Each instance reads its own entry, so the edit changes this instance alone; another
-    // resource iterating the same collection changes too only where it reads the same field.
-    let entry = |file: &str, container: Container, what: String| Place::CollectionEntry {
-        file: file.to_owned(),
-        container,
-        path: path.to_vec(),
-        why: format!("the value is entry \"{key}\" of {what}; edited at that entry"),
-    };
-    match collection {
-        Collection::InPlace { iterator }
-            if iterator == "each" && block.file.as_deref() == Some(file) =>
-        {
-            entry(
-                file,
-                Container::ForEach {
-                    target: block.clone(),
-                },
-                format!("the for_each map of {what}"),
-            )
-        }
-        Collection::InPlace { iterator } => Place::Refuse {
-            reason: format!(
-                "the value comes from entry \"{key}\" of the collection `{iterator}` iterates in {file}; only a block's own for_each map is edited"
-            ),
-        },
-        Collection::Variable { name, source, .. } => {
-            let (home, place) = match source {
-                VariableSource::Default { .. } => (VarHome::Default, "default"),
-                _ => (VarHome::Tfvar, "assignment"),
-            };
-            entry(
-                file,
-                home.container(name),
-                format!("var.{name}'s {place} in {file}"),
-            )
-        }
-        Collection::Local { name, .. } => entry(
-            file,
-            Container::Local { name: name.clone() },
-            format!("local.{name} in {file}"),
-        ),
-    }
-}
-
-/// Why the field of a `for_each` entry cannot be edited for this value alone: the block
-/// iterating the collection (the resource's, or with `call` its module call) reads the field
-/// in more than one argument.
-fn entry_field_shared(
-    project: &Project,
-    instance: &ResourceInstance,
-    call: bool,
-    key: &str,
-    path: &[PathStep],
-) -> Option<String> {
-    let Some(PathStep::Key(field)) = path.get(1) else {
-        return None;
-    };
-    let reads = project.each_field_reads(&instance.address, call, field)?;
-    (reads > 1).then(|| {
-        format!(
-            "each.value.{field} of entry \"{key}\" feeds {reads} arguments of the block iterating it; editing the entry would change them all"
-        )
-    })
-}
-
-/// Whether the instance's module is one of several instances of a module call.
-pub(super) fn in_several_module_instances(instance: &ResourceInstance) -> bool {
-    instance.module.as_deref().is_some_and(|m| m.contains('['))
-}
-
-/// The edit tool's target of an instance's resource block.
-pub fn resource_block(instance: &ResourceInstance) -> Target {
-    block_target(
-        &instance.file,
-        "resource",
-        &[&instance.resource_type, &instance.name],
-    )
-}
-
-/// Where a variable's value is written: its default or a tfvars assignment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum VarHome {
-    /// `variable "NAME" { default = ... }`.
-    Default,
-    /// `NAME = ...` in a .tfvars file.
-    Tfvar,
-}
-
-impl VarHome {
-    /// The collection variable `name` holds there.
-    pub(super) fn container(self, name: &str) -> Container {
-        let name = name.to_owned();
-        match self {
-            VarHome::Default => Container::VariableDefault { name },
-            VarHome::Tfvar => Container::Tfvar { name },
-        }
-    }
-}
-
 fn override_or_refuse(
     project: &Project,
     instance: &ResourceInstance,
@@ -697,126 +414,10 @@ fn iterator_of(key: &IndexKey) -> &'static str {
     }
 }
 
-/// Whether every instance of the instance's block is in its own module instance: the block's
-/// `count`/`for_each` key names it alone (no module used several times repeats the block).
-pub(in crate::synthesize) fn in_one_module(project: &Project, instance: &ResourceInstance) -> bool {
-    project
-        .instances()
-        .filter(|i| same_block(i, instance))
-        .all(|i| i.module == instance.module)
-}
-
-/// Whether two instances come from the same block of configuration.
-pub(in crate::synthesize) fn same_block(a: &ResourceInstance, b: &ResourceInstance) -> bool {
-    a.file == b.file && a.resource_type == b.resource_type && a.name == b.name && a.mode == b.mode
-}
-
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use crate::terraform::functions::Value;
-    use crate::terraform::state::Mode;
-
-    fn queue() -> ResourceInstance {
-        ResourceInstance {
-            address: "aws_sqs_queue.q[\"a\"]".to_owned(),
-            module: None,
-            mode: Mode::Managed,
-            resource_type: "aws_sqs_queue".to_owned(),
-            name: "q".to_owned(),
-            index: Some(IndexKey::Str("a".to_owned())),
-            attributes: Value::Null,
-            file: "main.tf".to_owned(),
-            span: 0..0,
-        }
-    }
-
-    fn path() -> Vec<PathStep> {
-        vec![
-            PathStep::Key("a".to_owned()),
-            PathStep::Key("timeout".to_owned()),
-        ]
-    }
-
-    fn written(place: &Place) -> Option<(&str, &Container)> {
-        match place {
-            Place::CollectionEntry {
-                file, container, ..
-            } => Some((file.as_str(), container)),
-            _ => None,
-        }
-    }
-
-    #[test]
-    fn for_each_entries_are_edited_where_the_collection_is_written() {
-        let each = Collection::InPlace {
-            iterator: "each".to_owned(),
-        };
-        let place = for_each_entry(
-            "a",
-            "main.tf",
-            &each,
-            &path(),
-            &resource_block(&queue()),
-            "the resource",
-        );
-        let (file, container) = written(&place).expect("an entry");
-        assert_eq!(file, "main.tf");
-        let Container::ForEach { target } = container else {
-            panic!("{container:?}");
-        };
-        assert_eq!(target.labels, ["aws_sqs_queue", "q"]);
-
-        let tfvars = Collection::Variable {
-            module: None,
-            name: "queues".to_owned(),
-            source: VariableSource::Tfvars {
-                file: "terraform.tfvars".to_owned(),
-                line: 3,
-                span: 0..0,
-            },
-        };
-        let place = for_each_entry(
-            "a",
-            "terraform.tfvars",
-            &tfvars,
-            &path(),
-            &resource_block(&queue()),
-            "the resource",
-        );
-        assert_eq!(
-            written(&place),
-            Some((
-                "terraform.tfvars",
-                &Container::Tfvar {
-                    name: "queues".into()
-                }
-            ))
-        );
-
-        let local = Collection::Local {
-            module: None,
-            name: "queues".to_owned(),
-            file: "locals.tf".to_owned(),
-        };
-        let place = for_each_entry(
-            "a",
-            "locals.tf",
-            &local,
-            &path(),
-            &resource_block(&queue()),
-            "the resource",
-        );
-        assert_eq!(
-            written(&place),
-            Some((
-                "locals.tf",
-                &Container::Local {
-                    name: "queues".into()
-                }
-            ))
-        );
-    }
+    use crate::synthesize::edit::Container;
 
     /// A project with an object variable, a for_each resource over a tfvars map, a module
     /// called with for_each over another, and a literal set.
@@ -1014,24 +615,5 @@ module "fn" {
             assert_eq!(new.resource.file.as_deref(), Some("modules/fn/main.tf"));
             assert_eq!(new.variables_file, None);
         }
-    }
-
-    #[test]
-    fn a_dynamic_blocks_collection_is_refused_with_the_reason() {
-        let port = Collection::InPlace {
-            iterator: "port".to_owned(),
-        };
-        let place = for_each_entry(
-            "22",
-            "main.tf",
-            &port,
-            &path(),
-            &resource_block(&queue()),
-            "the resource",
-        );
-        assert!(
-            matches!(&place, Place::Refuse { reason } if reason.contains("`port`")),
-            "{place:?}"
-        );
     }
 }

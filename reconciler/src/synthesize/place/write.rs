@@ -1,7 +1,7 @@
 //! How a value is written at its place: the edit-tool call for a [`Place`], and the calls the
 //! planner builds the same way.
 
-use super::site::{NewInput, Place};
+use super::model::{NewInput, Place};
 use crate::synthesize::edit::{
     EntryStep, Instance, SetAttribute, SetCollectionEntry, SetModuleArgument, SetTfvar,
     SetVariableDefault, Target, ThreadModuleInput, ToolCall, Value as EditValue,
