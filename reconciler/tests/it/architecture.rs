@@ -61,7 +61,10 @@ const INSIDE: &[(&str, &[&str])] = &[
             "lifecycle",
         ],
     ),
-    ("nightly::forge", &["model", "rest", "github", "gitlab"]),
+    (
+        "nightly::forge",
+        &["model", "rest", "github", "gitlab", "gitea"],
+    ),
 ];
 
 /// The modules of `terraform/src/` (the `retrace-terraform` crate), earliest first.

@@ -1,13 +1,14 @@
-//! Pull requests on GitHub (REST API v3, GitHub Enterprise included) and merge requests on
-//! GitLab (REST API v4): find the open one for a branch, open or update it, label it, make it
-//! a draft or ready (GitHub's GraphQL API; GitLab's `Draft:` title prefix), comment on it,
-//! and read how it stands.
+//! Pull requests on GitHub (REST API v3, GitHub Enterprise included), merge requests on
+//! GitLab (REST API v4) and pull requests on Gitea or Forgejo (REST API v1): find the open one
+//! for a branch, open or update it, label it, make it a draft or ready (GitHub's GraphQL API;
+//! GitLab's `Draft:` and Gitea's `WIP:` title prefixes), comment on it, and read how it stands.
 //!
 //! The nightly job sees only the [`Forge`] trait (`model.rs`, with the requests and errors
-//! every forge shares); each kind implements it in its own file (`github.rs`, `gitlab.rs`)
+//! every forge shares); each kind implements it in its own file (`github.rs`, `gitlab.rs`, `gitea.rs`)
 //! over the shared HTTP plumbing (`rest.rs`), and [`open`] picks the kind once from the
 //! configuration.
 
+mod gitea;
 mod github;
 mod gitlab;
 mod model;
@@ -23,5 +24,6 @@ pub fn open(config: &ForgeConfig, repository: &str) -> Result<Box<dyn Forge>, Fo
     Ok(match config.kind {
         ForgeKind::Github => Box::new(github::GitHub::new(config, repository)?),
         ForgeKind::Gitlab => Box::new(gitlab::GitLab::new(config, repository)?),
+        ForgeKind::Gitea => Box::new(gitea::Gitea::new(config, repository)?),
     })
 }

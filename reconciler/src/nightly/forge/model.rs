@@ -12,6 +12,11 @@ pub enum ForgeError {
     /// The token's environment variable is not set.
     #[error("no token: set the environment variable {0} to a token that may open pull requests")]
     NoToken(String),
+    /// The forge has no public API and the configuration names none.
+    #[error(
+        "no API URL for {0} (it has no public default): set [nightly.forge] api_url to its API's base URL"
+    )]
+    NoApiUrl(&'static str),
     /// The forge could not be reached, or its answer not read.
     #[error(
         "{what}: cannot reach the forge at {api} ({reason}); check [nightly.forge] api_url and that the forge is up, then run again"
