@@ -550,4 +550,16 @@ demote_after = 3
         assert!(message.contains("line 3"), "{message}");
         assert!(message.contains("region"), "{message}");
     }
+
+    #[test]
+    fn forgejo_names_the_gitea_forge() {
+        for kind in ["gitea", "forgejo"] {
+            let text = format!(
+                "[nightly.forge]\nkind = \"{kind}\"\napi_url = \"https://codeberg.org/api/v1\"\n"
+            );
+            let config: Config = toml::from_str(&text).expect("parses");
+            let forge = config.nightly.forge.expect("a forge");
+            assert_eq!(forge.kind, ForgeKind::Gitea, "{kind}");
+        }
+    }
 }

@@ -6,7 +6,7 @@ use crate::support;
 use std::path::Path;
 
 use serde_json::Value;
-use support::forge::Kind;
+use support::forge::{Kind, Recorded};
 use support::world::{ACCOUNT, DEMO, Event, TOKEN, World, copy_dir, git, json};
 
 /// Carol tags the web security group on the evening of the demo's day.
@@ -272,6 +272,13 @@ fn on_gitea_a_request_is_opened_updated_and_read_as_merged() {
     );
     let requests = world.forge.requests();
     assert!(requests.iter().all(|r| r.token.as_deref() == Some(TOKEN)));
+    // The loopback Gitea answers one item a page: `retrace` is looked for past `drift`.
+    let labels_page_2 = |r: &&Recorded| {
+        r.method == "GET"
+            && r.url.starts_with("/repos/acme/infra/labels?")
+            && r.url.contains("page=2")
+    };
+    assert!(requests.iter().any(|r| labels_page_2(&r)), "{requests:?}");
 
     carol_tags_the_group(&world);
     let second = json(&world.nightly(&config, &[]));

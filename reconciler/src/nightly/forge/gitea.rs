@@ -309,4 +309,20 @@ mod tests {
             "no number"
         );
     }
+
+    #[test]
+    fn without_an_api_url_the_configuration_is_refused() {
+        let config = ForgeConfig {
+            kind: crate::config::ForgeKind::Gitea,
+            api_url: None,
+            token_env: None,
+            attempts: 1,
+            max_wait_seconds: 0,
+        };
+        let Err(error) = Gitea::new(&config, "acme/infra") else {
+            panic!("a Gitea without an API URL");
+        };
+        assert!(matches!(error, ForgeError::NoApiUrl("Gitea")), "{error}");
+        assert!(error.to_string().contains("api_url"), "{error}");
+    }
 }
