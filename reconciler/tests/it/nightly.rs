@@ -1,5 +1,6 @@
 //! `retrace nightly` end to end: a local bare repository as the remote, a loopback server
-//! speaking GitHub's (or GitLab's, or Gitea's) REST API, the bundled demo's project, state and trail.
+//! speaking GitHub's (or GitLab's, or Gitea's) REST API, the bundled demo's project, state and
+//! trail.
 
 use crate::support;
 

@@ -87,7 +87,7 @@ pub struct Opened {
     pub number: i64,
     /// Its web address.
     pub url: String,
-    /// Its title as the forge shows it (GitLab: with any `Draft:` prefix).
+    /// Its title as the forge shows it (GitLab: with any `Draft:` prefix; Gitea: `WIP:`).
     pub title: String,
     /// Its description.
     pub body: String,
@@ -120,13 +120,14 @@ pub trait Forge: Send + Sync {
     /// What the forge calls a request: `pull request` or `merge request`.
     fn noun(&self) -> &'static str;
 
-    /// The forge's name in the knowledge base: `github` or `gitlab`.
+    /// The forge's name in the knowledge base: `github`, `gitlab` or `gitea`.
     fn name(&self) -> &'static str;
 
     /// The repository on the forge.
     fn repository(&self) -> &str;
 
-    /// The title the forge shows for `proposal` (GitLab marks a draft by a `Draft:` prefix).
+    /// The title the forge shows for `proposal` (GitLab marks a draft by a `Draft:` prefix,
+    /// Gitea by `WIP:`).
     fn title(&self, proposal: &Proposal) -> String;
 
     /// The open request from `branch`, if there is one.

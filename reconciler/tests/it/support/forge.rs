@@ -1,6 +1,6 @@
 //! A loopback server that behaves like the parts of the GitHub REST API (and of GitLab's
-//! merge request API, and of Gitea's) `retrace nightly` uses, keeping pull requests in memory and recording
-//! every request. Tests drive it directly; `cargo run -p reconciler --example fake_forge`
+//! merge request API, and of Gitea's) `retrace nightly` uses, keeping pull requests in memory
+//! and recording every request. Tests drive it directly; `cargo run -p reconciler --example fake_forge`
 //! serves it for trying `retrace nightly` by hand.
 //!
 //! Besides the forge's own routes it answers two control routes, so a person can play the
