@@ -60,14 +60,14 @@ impl Gitea {
         format!("/repos/{}", self.rest.repository())
     }
 
-    /// Every item of the list at `path` (with `query`), a page at a time, until `stop` picks
-    /// one or a page comes back empty; an error when [`PAGES`] pages were not enough.
+    /// The first item of the list at `path` (with `query`) that `wanted` picks, read a page at
+    /// a time until a page comes back empty; an error when [`PAGES`] pages were not enough.
     async fn search(
         &self,
         what: &str,
         path: &str,
         query: &[(&str, String)],
-        stop: impl Fn(&Value) -> bool,
+        wanted: impl Fn(&Value) -> bool,
     ) -> Result<Option<Value>, ForgeError> {
         for page in 1..=PAGES {
             let mut query = query.to_vec();
@@ -82,7 +82,7 @@ impl Gitea {
             if list.is_empty() {
                 return Ok(None);
             }
-            if let Some(found) = list.into_iter().find(|v| stop(v)) {
+            if let Some(found) = list.into_iter().find(|v| wanted(v)) {
                 return Ok(Some(found));
             }
         }
