@@ -1,7 +1,7 @@
-//! A loopback stand-in for the GitHub (or GitLab) REST API, for trying `retrace nightly`
-//! without a real forge: `cargo run -p reconciler --example fake_forge -- [--gitlab]
-//! [--listen 127.0.0.1:8787]`. It keeps pull requests in memory, prints each request, and
-//! lets you play the reviewer with `curl -X POST URL/_control/merge/NUMBER?sha=COMMIT` or
+//! A loopback stand-in for the GitHub (or GitLab, or Gitea) REST API, for trying `retrace
+//! nightly` without a real forge: `cargo run -p reconciler --example fake_forge -- [--gitlab |
+//! --gitea] [--listen 127.0.0.1:8787]`. It keeps pull requests in memory, prints each request,
+//! and lets you play the reviewer with `curl -X POST URL/_control/merge/NUMBER?sha=COMMIT` or
 //! `curl -X POST URL/_control/close/NUMBER`.
 
 #[path = "../tests/it/support/forge.rs"]
@@ -16,9 +16,10 @@ fn main() {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--gitlab" => kind = Kind::Gitlab,
+            "--gitea" => kind = Kind::Gitea,
             "--listen" => listen = args.next().unwrap_or(listen),
             other => {
-                eprintln!("unknown argument {other}: use [--gitlab] [--listen ADDRESS]");
+                eprintln!("unknown argument {other}: use [--gitlab | --gitea] [--listen ADDRESS]");
                 std::process::exit(1);
             }
         }

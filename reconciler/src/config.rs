@@ -141,13 +141,15 @@ fn first_window() -> String {
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct ForgeConfig {
-    /// `github` or `gitlab`.
+    /// `github`, `gitlab` or `gitea` (`forgejo` names it too).
     pub kind: ForgeKind,
     /// The API's base URL (default `https://api.github.com` or `https://gitlab.com/api/v4`;
-    /// GitHub Enterprise: `https://HOST/api/v3`).
+    /// GitHub Enterprise: `https://HOST/api/v3`; Gitea and Forgejo have no default and need
+    /// it: `https://HOST/api/v1`).
     #[serde(default)]
     pub api_url: Option<String>,
-    /// The environment variable holding the token (default `GITHUB_TOKEN` or `GITLAB_TOKEN`).
+    /// The environment variable holding the token (default `GITHUB_TOKEN`, `GITLAB_TOKEN` or
+    /// `GITEA_TOKEN`).
     #[serde(default)]
     pub token_env: Option<String>,
     /// How many times a request meeting a rate limit or a server error is sent in all
@@ -175,6 +177,9 @@ pub enum ForgeKind {
     Github,
     /// GitLab: merge requests.
     Gitlab,
+    /// Gitea or Forgejo (whose API is Gitea's), self-hosted: pull requests.
+    #[serde(alias = "forgejo")]
+    Gitea,
 }
 
 /// `[[workspace]]`: one Terraform root `retrace nightly` keeps true to the cloud.
@@ -545,5 +550,17 @@ demote_after = 3
         assert!(message.contains("retrace.toml"), "{message}");
         assert!(message.contains("line 3"), "{message}");
         assert!(message.contains("region"), "{message}");
+    }
+
+    #[test]
+    fn forgejo_names_the_gitea_forge() {
+        for kind in ["gitea", "forgejo"] {
+            let text = format!(
+                "[nightly.forge]\nkind = \"{kind}\"\napi_url = \"https://codeberg.org/api/v1\"\n"
+            );
+            let config: Config = toml::from_str(&text).expect("parses");
+            let forge = config.nightly.forge.expect("a forge");
+            assert_eq!(forge.kind, ForgeKind::Gitea, "{kind}");
+        }
     }
 }

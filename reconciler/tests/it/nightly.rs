@@ -1,12 +1,13 @@
 //! `retrace nightly` end to end: a local bare repository as the remote, a loopback server
-//! speaking GitHub's (or GitLab's) REST API, the bundled demo's project, state and trail.
+//! speaking GitHub's (or GitLab's, or Gitea's) REST API, the bundled demo's project, state and
+//! trail.
 
 use crate::support;
 
 use std::path::Path;
 
 use serde_json::Value;
-use support::forge::Kind;
+use support::forge::{Kind, Recorded};
 use support::world::{ACCOUNT, DEMO, Event, TOKEN, World, copy_dir, git, json};
 
 /// Carol tags the web security group on the evening of the demo's day.
@@ -228,6 +229,86 @@ fn a_closed_request_is_a_rejection_and_a_dry_run_changes_nothing() {
         reviews
             .iter()
             .all(|r| r["rejected"] == 1 && r["merged"] == 0),
+        "{reviews:?}"
+    );
+}
+
+/// On Gitea (or Forgejo): the first run opens one pull request, a draft by its `WIP:` title,
+/// with the labels, created in the repository since it has none; new events update the same
+/// request; a merge is read as merged and counted.
+#[test]
+fn on_gitea_a_request_is_opened_updated_and_read_as_merged() {
+    let world = World::new(Kind::Gitea, &[("shop", ACCOUNT)]);
+    let config = world.config(&world.workspace("shop", ACCOUNT));
+
+    let first = world.nightly(&config, &[]);
+    assert_eq!(first.status.code(), Some(3), "bob's SSH rule is held");
+    let pulls = world.forge.pulls();
+    assert_eq!(pulls.len(), 1);
+    let pull = &pulls[0];
+    assert_eq!(
+        (pull.head.as_str(), pull.base.as_str()),
+        ("retrace/shop", "main")
+    );
+    // The demo's six intents less alice's queue change that cancelled out (see the snapshot
+    // of `the_pull_request_tells_the_evidence`).
+    assert_eq!(pull.title, "WIP: retrace: 5 out-of-band change(s) in shop");
+    assert!(pull.draft);
+    assert_eq!(pull.labels, ["drift", "retrace"]);
+    let writes: Vec<(String, String)> = world
+        .forge
+        .writes()
+        .into_iter()
+        .map(|r| (r.method, r.url))
+        .collect();
+    let write = |method: &str, url: &str| (method.to_owned(), url.to_owned());
+    assert_eq!(
+        writes,
+        [
+            write("POST", "/repos/acme/infra/pulls"),
+            write("POST", "/repos/acme/infra/labels"),
+            write("POST", "/repos/acme/infra/labels"),
+            write("POST", "/repos/acme/infra/issues/1/labels"),
+        ]
+    );
+    let requests = world.forge.requests();
+    assert!(requests.iter().all(|r| r.token.as_deref() == Some(TOKEN)));
+    // The loopback Gitea answers one item a page: `retrace` is looked for past `drift`.
+    let labels_page_2 = |r: &&Recorded| {
+        r.method == "GET"
+            && r.url.starts_with("/repos/acme/infra/labels?")
+            && r.url.contains("page=2")
+    };
+    assert!(requests.iter().any(|r| labels_page_2(&r)), "{requests:?}");
+
+    carol_tags_the_group(&world);
+    let second = json(&world.nightly(&config, &[]));
+    assert_eq!(second["workspaces"][0]["request"]["action"], "updated");
+    let pulls = world.forge.pulls();
+    assert_eq!(pulls.len(), 1, "never a duplicate");
+    assert!(pulls[0].body.contains("carol"), "{}", pulls[0].body);
+    assert_eq!(
+        pulls[0].title, "WIP: retrace: 6 out-of-band change(s) in shop",
+        "carol's tag is one more"
+    );
+    assert!(
+        world
+            .forge
+            .writes()
+            .iter()
+            .any(|r| r.method == "PATCH" && r.url == "/repos/acme/infra/pulls/1")
+    );
+
+    world.forge.tick_all(1);
+    world.merge(1, "retrace/shop", None);
+    let third = json(&world.nightly(&config, &[]));
+    assert_eq!(third["workspaces"][0]["reviewed"][0]["state"], "merged");
+    let reviews = world.reviews_by_rule(&config);
+    assert!(!reviews.is_empty());
+    assert!(
+        reviews
+            .iter()
+            .all(|r| r["merged"] == 1 && r["rejected"] == 0),
         "{reviews:?}"
     );
 }

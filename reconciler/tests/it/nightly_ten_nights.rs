@@ -1,5 +1,5 @@
-//! Ten nights of `retrace nightly` with two workspaces in two accounts, on the GitHub and
-//! the GitLab flavour of the loopback forge, with scripted events and reviewer actions in
+//! Ten nights of `retrace nightly` with two workspaces in two accounts, on the GitHub, the
+//! GitLab and the Gitea flavour of the loopback forge, with scripted events and reviewer actions in
 //! between: merge, close, edit-then-merge, a push to the branch, the base moving with and
 //! without a conflict, a deleted request, a 502 after a create and a storm of 429s. After
 //! every night the requests are checked against the branches and against what the script
@@ -121,6 +121,7 @@ fn check(world: &World, name: &str, night: usize, report: &Value, expect: &Expec
     let title = format!("retrace: {} out-of-band change(s) in {name}", want.live);
     let title = match (world.kind, unticked) {
         (Kind::Gitlab, true) => format!("Draft: {title}"),
+        (Kind::Gitea, true) => format!("WIP: {title}"),
         _ => title,
     };
     assert_eq!(pull.title, title, "night {night}, {name}");
@@ -287,7 +288,7 @@ fn ten_nights(kind: Kind) {
         "t3.xlarge",
     ));
     let create = match kind {
-        Kind::Github => "/repos/acme/infra/pulls",
+        Kind::Github | Kind::Gitea => "/repos/acme/infra/pulls",
         Kind::Gitlab => "/merge_requests",
     };
     world.forge.fail(Failure {
@@ -462,4 +463,9 @@ fn ten_nights_on_github() {
 #[test]
 fn ten_nights_on_gitlab() {
     ten_nights(Kind::Gitlab);
+}
+
+#[test]
+fn ten_nights_on_gitea() {
+    ten_nights(Kind::Gitea);
 }

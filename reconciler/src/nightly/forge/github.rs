@@ -12,7 +12,8 @@ use crate::config::ForgeConfig;
 
 /// GitHub's defaults: its public API and `GITHUB_TOKEN`.
 const DEFAULTS: Defaults = Defaults {
-    api: "https://api.github.com",
+    name: "GitHub",
+    api: Some("https://api.github.com"),
     token_env: "GITHUB_TOKEN",
     authorize,
 };

@@ -11,7 +11,8 @@ use crate::config::ForgeConfig;
 
 /// GitLab's defaults: gitlab.com's API and `GITLAB_TOKEN`.
 const DEFAULTS: Defaults = Defaults {
-    api: "https://gitlab.com/api/v4",
+    name: "GitLab",
+    api: Some("https://gitlab.com/api/v4"),
     token_env: "GITLAB_TOKEN",
     authorize,
 };

@@ -9,6 +9,11 @@ pub enum ForgeError {
     /// The token's environment variable is not set.
     #[error("no token: set the environment variable {0} to a token that may open pull requests")]
     NoToken(String),
+    /// The forge has no public API and the configuration names none.
+    #[error(
+        "no API URL for {0} (it has no public default): set [nightly.forge] api_url to its API's base URL"
+    )]
+    NoApiUrl(&'static str),
     /// The forge could not be reached, or its answer not read.
     #[error(
         "{what}: cannot reach the forge at {api} ({reason}); check [nightly.forge] api_url and that the forge is up, then run again"
@@ -84,7 +89,7 @@ pub struct Opened {
     pub number: i64,
     /// Its web address.
     pub url: String,
-    /// Its title as the forge shows it (GitLab: with any `Draft:` prefix).
+    /// Its title as the forge shows it (GitLab: with any `Draft:` prefix; Gitea: `WIP:`).
     pub title: String,
     /// Its description.
     pub body: String,
@@ -117,13 +122,14 @@ pub trait Forge: Send + Sync {
     /// What the forge calls a request: `pull request` or `merge request`.
     fn noun(&self) -> &'static str;
 
-    /// The forge's name in the knowledge base: `github` or `gitlab`.
+    /// The forge's name in the knowledge base: `github`, `gitlab` or `gitea`.
     fn name(&self) -> &'static str;
 
     /// The repository on the forge.
     fn repository(&self) -> &str;
 
-    /// The title the forge shows for `proposal` (GitLab marks a draft by a `Draft:` prefix).
+    /// The title the forge shows for `proposal` (GitLab marks a draft by a `Draft:` prefix,
+    /// Gitea by `WIP:`).
     fn title(&self, proposal: &Proposal) -> String;
 
     /// The open request from `branch`, if there is one.

@@ -13,8 +13,10 @@ use crate::config::ForgeConfig;
 
 /// What a kind of forge brings to [`Rest::new`].
 pub(super) struct Defaults {
-    /// The API's base URL when the configuration names none.
-    pub api: &'static str,
+    /// The forge's name, for messages.
+    pub name: &'static str,
+    /// The API's base URL when the configuration names none (a self-hosted forge has none).
+    pub api: Option<&'static str>,
     /// The token's environment variable when the configuration names none.
     pub token_env: &'static str,
     /// How the forge takes its token (and any header it wants on every request).
@@ -33,13 +35,18 @@ pub(super) struct Rest {
 }
 
 impl Rest {
-    /// The API `config` names (else the kind's default), for `repository`, with the token
-    /// from its environment variable.
+    /// The API `config` names (else the kind's default; neither is an error), for
+    /// `repository`, with the token from its environment variable.
     pub fn new(
         config: &ForgeConfig,
         repository: &str,
         defaults: &Defaults,
     ) -> Result<Rest, ForgeError> {
+        let api = config
+            .api_url
+            .as_deref()
+            .or(defaults.api)
+            .ok_or(ForgeError::NoApiUrl(defaults.name))?;
         let variable = config
             .token_env
             .clone()
@@ -54,12 +61,7 @@ impl Rest {
             .build()
             .map_err(|e| reply("setting up the HTTP client", e.to_string()))?;
         Ok(Rest {
-            api: config
-                .api_url
-                .clone()
-                .unwrap_or_else(|| defaults.api.to_owned())
-                .trim_end_matches('/')
-                .to_owned(),
+            api: api.trim_end_matches('/').to_owned(),
             repository: repository.to_owned(),
             token,
             authorize: defaults.authorize,

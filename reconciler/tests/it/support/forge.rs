@@ -1,6 +1,6 @@
 //! A loopback server that behaves like the parts of the GitHub REST API (and of GitLab's
-//! merge request API) `retrace nightly` uses, keeping pull requests in memory and recording
-//! every request. Tests drive it directly; `cargo run -p reconciler --example fake_forge`
+//! merge request API, and of Gitea's) `retrace nightly` uses, keeping pull requests in memory
+//! and recording every request. Tests drive it directly; `cargo run -p reconciler --example fake_forge`
 //! serves it for trying `retrace nightly` by hand.
 //!
 //! Besides the forge's own routes it answers two control routes, so a person can play the
@@ -25,7 +25,8 @@ pub struct Recorded {
     pub url: String,
     /// The JSON body, or null.
     pub body: Value,
-    /// The token the request carried (`Authorization: Bearer` or `PRIVATE-TOKEN`).
+    /// The token the request carried (`Authorization: Bearer`, `Authorization: token` or
+    /// `PRIVATE-TOKEN`).
     pub token: Option<String>,
 }
 
@@ -77,6 +78,8 @@ struct Inner {
     requests: Vec<Recorded>,
     failures: Vec<Failure>,
     next: i64,
+    /// Gitea's repository labels, the id of each its place plus one.
+    labels: Vec<String>,
 }
 
 /// Which API the server speaks.
@@ -86,6 +89,8 @@ pub enum Kind {
     Github,
     /// GitLab's REST API v4.
     Gitlab,
+    /// Gitea's (and Forgejo's) REST API v1.
+    Gitea,
 }
 
 /// The running server.
@@ -240,7 +245,10 @@ fn token(request: &tiny_http::Request) -> Option<String> {
         let name = h.field.as_str().as_str().to_ascii_lowercase();
         let value = h.value.as_str();
         match name.as_str() {
-            "authorization" => value.strip_prefix("Bearer ").map(str::to_owned),
+            "authorization" => value
+                .strip_prefix("Bearer ")
+                .or_else(|| value.strip_prefix("token "))
+                .map(str::to_owned),
             "private-token" => Some(value.to_owned()),
             _ => None,
         }
@@ -290,8 +298,11 @@ fn route(kind: Kind, inner: &mut Inner, method: &Method, url: &str, body: &Value
             control(inner, n, "merged", sha.as_deref())
         }
         (Method::Post, ["_control", "close", n]) => control(inner, n, "closed", None),
-        _ if kind == Kind::Github => github(inner, method, url, &parts, body),
-        _ => gitlab(inner, method, url, &parts, body),
+        _ => match kind {
+            Kind::Github => github(inner, method, url, &parts, body),
+            Kind::Gitlab => gitlab(inner, method, url, &parts, body),
+            Kind::Gitea => gitea(inner, method, url, &parts, body),
+        },
     }
 }
 
@@ -505,6 +516,155 @@ fn gitlab(
             None => (404, json!({"message": "404 Not found"})),
         },
         _ => (404, json!({"message": "404 Not found"})),
+    }
+}
+
+/// The most items Gitea answers per page (its `MAX_RESPONSE_ITEMS`, 50 by default): one here,
+/// so that any list of two items or more takes several pages.
+const GITEA_PAGE: usize = 1;
+
+/// Page `page` of `items` as Gitea cuts it: `limit` items (at most [`GITEA_PAGE`]) a page,
+/// from page 1.
+fn gitea_page(url: &str, items: Vec<Value>) -> Value {
+    let number = |key: &str| query(url, key).and_then(|v| v.parse::<usize>().ok());
+    let limit = number("limit").unwrap_or(GITEA_PAGE).clamp(1, GITEA_PAGE);
+    let page = number("page").unwrap_or(1).max(1);
+    Value::Array(
+        items
+            .into_iter()
+            .skip((page - 1) * limit)
+            .take(limit)
+            .collect(),
+    )
+}
+
+fn gitea(
+    inner: &mut Inner,
+    method: &Method,
+    url: &str,
+    parts: &[&str],
+    body: &Value,
+) -> (u16, Value) {
+    let labels = inner.labels.clone();
+    let label = move |name: &String| {
+        let id = labels.iter().position(|l| l == name).map_or(0, |i| i + 1);
+        json!({"id": id, "name": name, "color": "ededed"})
+    };
+    let view = |p: &Pull, repo: &str| {
+        json!({"number": p.number, "html_url": format!("https://gitea.example/{repo}/pulls/{}", p.number),
+               "state": if p.state == "merged" { "closed" } else { p.state.as_str() },
+               "merged": p.state == "merged", "merge_commit_sha": p.merge_commit,
+               "title": p.title, "body": p.body,
+               "labels": p.labels.iter().map(&label).collect::<Vec<_>>(),
+               "head": {"ref": p.head, "repo_id": 1}, "base": {"ref": p.base, "repo_id": 1}})
+    };
+    let not_found = || (404, json!({"message": "The target couldn't be found."}));
+    match (method, parts) {
+        (Method::Get, ["repos", o, r]) => (200, json!({"full_name": format!("{o}/{r}")})),
+        (Method::Get, ["repos", o, r, "pulls"]) => {
+            let repo = format!("{o}/{r}");
+            let state = query(url, "state").unwrap_or_else(|| "open".into());
+            let list = inner
+                .pulls
+                .iter()
+                .filter(|p| p.state == state)
+                .map(|p| view(p, &repo))
+                .collect();
+            (200, gitea_page(url, list))
+        }
+        (Method::Post, ["repos", o, r, "pulls"]) => {
+            let head = text(body, "head");
+            if inner
+                .pulls
+                .iter()
+                .any(|p| p.head == head && p.state == "open")
+            {
+                return (
+                    409,
+                    json!({"message": "pull request already exists for these targets"}),
+                );
+            }
+            let title = text(body, "title");
+            let pull = Pull {
+                number: next_number(inner),
+                head,
+                base: text(body, "base"),
+                draft: title.starts_with("WIP:"),
+                title,
+                body: text(body, "body"),
+                state: "open".into(),
+                merge_commit: None,
+                labels: Vec::new(),
+                comments: Vec::new(),
+            };
+            let answer = view(&pull, &format!("{o}/{r}"));
+            inner.pulls.push(pull);
+            (201, answer)
+        }
+        (Method::Patch, ["repos", o, r, "pulls", n]) => {
+            let repo = format!("{o}/{r}");
+            match find(inner, n) {
+                Some(pull) => {
+                    pull.title = text(body, "title");
+                    pull.draft = pull.title.starts_with("WIP:");
+                    pull.body = text(body, "body");
+                    (200, view(pull, &repo))
+                }
+                None => not_found(),
+            }
+        }
+        (Method::Get, ["repos", o, r, "pulls", n]) => {
+            let repo = format!("{o}/{r}");
+            match find(inner, n) {
+                Some(pull) => (200, view(pull, &repo)),
+                None => not_found(),
+            }
+        }
+        (Method::Get, ["repos", _, _, "labels"]) => {
+            let list = inner.labels.iter().map(&label).collect();
+            (200, gitea_page(url, list))
+        }
+        (Method::Post, ["repos", _, _, "labels"]) => {
+            let name = text(body, "name");
+            inner.labels.push(name.clone());
+            (
+                201,
+                json!({"id": inner.labels.len(), "name": name, "color": "ededed"}),
+            )
+        }
+        (Method::Post, ["repos", _, _, "issues", n, "labels"]) => {
+            let names: Vec<String> = body["labels"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|id| {
+                    let place = usize::try_from(id.as_i64()?).ok()?.checked_sub(1)?;
+                    inner.labels.get(place).cloned()
+                })
+                .collect();
+            match find(inner, n) {
+                Some(pull) => {
+                    for name in names {
+                        if !pull.labels.contains(&name) {
+                            pull.labels.push(name);
+                        }
+                    }
+                    (
+                        200,
+                        json!(pull.labels.iter().map(&label).collect::<Vec<_>>()),
+                    )
+                }
+                None => not_found(),
+            }
+        }
+        (Method::Post, ["repos", _, _, "issues", n, "comments"]) => match find(inner, n) {
+            Some(pull) => {
+                pull.comments.push(text(body, "body"));
+                (201, json!({"id": pull.comments.len()}))
+            }
+            None => not_found(),
+        },
+        _ => not_found(),
     }
 }
 

@@ -247,6 +247,7 @@ impl World {
         match self.kind {
             Kind::Github => "github",
             Kind::Gitlab => "gitlab",
+            Kind::Gitea => "gitea",
         }
     }
 
