@@ -237,3 +237,42 @@ fn a_data_source_without_state_is_read_at_plan_time_not_apply() {
     assert_eq!(doc["resources"], 2, "{doc}");
     assert_eq!(code, Some(0));
 }
+
+/// Queues configured by a map whose entries repeat a key, one item per line and with commas,
+/// as the ALB examples' target groups repeat `port`. Terraform keeps the last item: `jobs`
+/// keeps 180 s, `mail` a delay of 10, so `copies` has 180 / 60 + 10 / 10 = 4 instances.
+const REPEATED_KEYS: &str = r#"
+locals {
+  queues = {
+    jobs = {
+      retention = 60
+      delay     = 5
+      retention = 180
+    }
+    mail = { retention = 60, delay = 0, delay = 10 }
+  }
+}
+
+resource "aws_sqs_queue" "this" {
+  for_each                  = local.queues
+  name                      = each.key
+  message_retention_seconds = each.value.retention
+  delay_seconds             = each.value.delay
+}
+
+resource "aws_sqs_queue" "copies" {
+  count = local.queues.jobs.retention / 60 + local.queues.mail.delay / 10
+  name  = "copy-${count.index}"
+}
+"#;
+
+#[test]
+fn a_repeated_object_key_keeps_its_last_value() {
+    let main = format!("{PROVIDER}{REPEATED_KEYS}");
+    let dir = common::scratch(&[("main.tf", &main)]);
+    let (code, doc) = check(dir.path());
+    assert_eq!(diagnostics(&doc), Vec::<String>::new());
+    assert_eq!(code, Some(0));
+    // 2 queues by the map and 4 copies.
+    assert_eq!(doc["resources"], 6, "{doc}");
+}
