@@ -155,12 +155,12 @@ fn blank_earlier_item(text: &mut String, repeat: usize) -> bool {
     else {
         return false;
     };
-    let Some((start, end)) = object_items(bytes, object, repeat)
-        .into_iter()
-        .filter(|&(start, _)| {
-            key_at(bytes, start) == Some(key) && assigns(bytes, start + key.len())
-        })
-        .next_back()
+    let Some((start, end)) =
+        object_items(bytes, object, repeat)
+            .into_iter()
+            .rfind(|&(start, _)| {
+                key_at(bytes, start) == Some(key) && assigns(bytes, start + key.len())
+            })
     else {
         return false;
     };
