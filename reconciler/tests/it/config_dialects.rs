@@ -276,3 +276,104 @@ fn a_repeated_object_key_keeps_its_last_value() {
     // 2 queues by the map and 4 copies.
     assert_eq!(doc["resources"], 6, "{doc}");
 }
+
+/// Two policy documents with `dynamic "statement"` blocks: one over the accounts other than
+/// the caller's (a data source Terraform reads while planning), one present only when a queue's
+/// ARN is not null (the ARN is known only after apply: Terraform reads that document "during
+/// apply").
+const DYNAMIC_STATEMENTS: &str = r#"
+data "aws_caller_identity" "current" {}
+
+locals {
+  readers = {
+    "111111111111" = "audit"
+    "222222222222" = "backup"
+  }
+}
+
+data "aws_iam_policy_document" "read" {
+  dynamic "statement" {
+    for_each = { for account, team in local.readers : account => team if account != data.aws_caller_identity.current.account_id }
+    content {
+      sid       = statement.value
+      actions   = ["s3:GetObject"]
+      resources = ["arn:aws:s3:::reports/*"]
+      principals {
+        type        = "AWS"
+        identifiers = ["arn:aws:iam::${statement.key}:root"]
+      }
+    }
+  }
+}
+
+resource "aws_sqs_queue" "dlq" {
+  name = "dlq"
+}
+
+data "aws_iam_policy_document" "dlq" {
+  dynamic "statement" {
+    for_each = aws_sqs_queue.dlq.arn == null ? [] : [1]
+    content {
+      actions   = ["sqs:SendMessage"]
+      resources = [aws_sqs_queue.dlq.arn]
+    }
+  }
+}
+"#;
+
+/// A state that holds the caller's identity.
+const CALLER_STATE: &str = r#"{
+  "version": 4,
+  "terraform_version": "1.11.4",
+  "serial": 1,
+  "lineage": "3f1c1b4e-0000-4000-8000-000000000002",
+  "outputs": {},
+  "resources": [
+    {
+      "mode": "data",
+      "type": "aws_caller_identity",
+      "name": "current",
+      "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+      "instances": [
+        {
+          "schema_version": 0,
+          "attributes": {
+            "id": "111111111111",
+            "account_id": "111111111111",
+            "arn": "arn:aws:iam::111111111111:user/ci",
+            "user_id": "AIDAEXAMPLE"
+          }
+        }
+      ]
+    }
+  ]
+}
+"#;
+
+#[test]
+fn a_dynamic_block_over_a_data_source_is_known_at_plan_time() {
+    let main = format!("{PROVIDER}{DYNAMIC_STATEMENTS}");
+    let dir = common::scratch(&[("main.tf", &main), ("caller.tfstate", CALLER_STATE)]);
+    let until_apply = "data.aws_iam_policy_document.dlq dynamic \"statement\": for_each is not \
+                       known until apply; the blocks are left out";
+    let (code, doc) = check(dir.path());
+    let found = diagnostics(&doc);
+    assert_eq!(found.len(), 2, "{found:?}");
+    let read = &found[0];
+    assert!(
+        read.starts_with("data.aws_iam_policy_document.read dynamic \"statement\": "),
+        "{read}"
+    );
+    assert!(read.contains("data.aws_caller_identity.current"), "{read}");
+    assert!(read.contains("plan time"), "{read}");
+    assert!(read.contains("--state"), "{read}");
+    assert!(!read.contains("until apply"), "{read}");
+    assert!(read.ends_with("; the blocks are left out"), "{read}");
+    assert_eq!(found[1], until_apply);
+    assert_eq!(code, Some(3));
+
+    // With a state that read it, only the queue's document waits for apply.
+    let (code, doc) = check_with(dir.path(), Some(&dir.path().join("caller.tfstate")));
+    assert_eq!(diagnostics(&doc), vec![until_apply.to_string()]);
+    assert_eq!(code, Some(3));
+}
