@@ -377,3 +377,56 @@ fn a_dynamic_block_over_a_data_source_is_known_at_plan_time() {
     assert_eq!(diagnostics(&doc), vec![until_apply.to_string()]);
     assert_eq!(code, Some(3));
 }
+
+/// The region set from a local, as the terraform-aws-modules examples write it, and a log
+/// bucket's policy statement for the region's ELB account picked by `data.aws_region`, as
+/// their S3 module writes it. Terraform reads `aws_region` and `aws_partition` offline while
+/// planning ("Read complete ... [id=eu-west-1]") and plans one bucket policy.
+const REGION_FROM_LOCAL: &str = r#"
+provider "aws" {
+  region = local.region
+}
+
+locals {
+  region = "eu-west-1"
+  log_accounts = {
+    us-east-1 = "127311923021"
+    eu-west-1 = "156460612806"
+  }
+  here = { for region, account in local.log_accounts : region => account if region == data.aws_region.current.name }
+}
+
+data "aws_region" "current" {}
+
+data "aws_partition" "current" {}
+
+data "aws_iam_policy_document" "logs" {
+  dynamic "statement" {
+    for_each = local.here
+    content {
+      actions   = ["s3:PutObject"]
+      resources = ["arn:${data.aws_partition.current.partition}:s3:::logs/*"]
+      principals {
+        type        = "AWS"
+        identifiers = ["arn:${data.aws_partition.current.partition}:iam::${statement.value}:root"]
+      }
+    }
+  }
+}
+
+resource "aws_s3_bucket_policy" "logs" {
+  count  = length(local.here)
+  bucket = "logs"
+  policy = data.aws_iam_policy_document.logs.json
+}
+"#;
+
+#[test]
+fn a_provider_region_set_from_a_local_is_known() {
+    let dir = common::scratch(&[("main.tf", REGION_FROM_LOCAL)]);
+    let (code, doc) = check(dir.path());
+    assert_eq!(diagnostics(&doc), Vec::<String>::new());
+    assert_eq!(code, Some(0));
+    assert_eq!(doc["resources"], 1, "{doc}");
+    assert_eq!(doc["data_sources"], 3, "{doc}");
+}

@@ -304,7 +304,7 @@ impl Loader<'_> {
     }
 
     /// The `region` of each `provider "aws"` block of the root module `decls`, evaluated with
-    /// the root's variables (unknown when it reads anything else).
+    /// the root's variables and the locals it reads (unknown when it reads anything else).
     fn aws_provider_regions(&self, decls: usize, scope: &EvalScope) -> Vec<Value> {
         self.decls[decls]
             .providers
@@ -316,11 +316,43 @@ impl Loader<'_> {
                         file: &p.file,
                         text: self.text(&p.file),
                     };
-                    eval(&region.value, scope, place, "", &mut Vec::new())
+                    let seen = &mut BTreeSet::new();
+                    let scope = self.with_locals_read(decls, &region.value, scope.clone(), seen);
+                    eval(&region.value, &scope, place, "", &mut Vec::new())
                 }
                 None => Value::Unknown,
             })
             .collect()
+    }
+
+    /// `scope` with each local of `decls` that `expr` reads, directly or through other
+    /// locals, evaluated there (`region = local.region`); a local that reads anything but
+    /// variables and such locals comes out unknown. `seen` stops circles.
+    fn with_locals_read(
+        &self,
+        decls: usize,
+        expr: &Expression,
+        mut scope: EvalScope,
+        seen: &mut BTreeSet<String>,
+    ) -> EvalScope {
+        for name in reference_names(expr) {
+            let Some(local) =
+                (name.strip_prefix("local.")).and_then(|name| self.decls[decls].local(name))
+            else {
+                continue;
+            };
+            if !seen.insert(local.name.clone()) {
+                continue;
+            }
+            scope = self.with_locals_read(decls, &local.attr.value, scope, seen);
+            let place = Place {
+                file: &local.file,
+                text: self.text(&local.file),
+            };
+            let value = eval(&local.attr.value, &scope, place, "", &mut Vec::new());
+            scope = scope.with_local(local.name.clone(), value);
+        }
+        scope
     }
 
     /// The state's resource instances in the module at `path` (declared by `decls`), by
