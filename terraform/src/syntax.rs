@@ -10,22 +10,41 @@
 //! ```
 //!
 //! `hcl::edit` 0.10 refuses this (the Cloud Posse label module, included by every Cloud Posse
-//! module, has it). [`parse_body`] parses the text as it is and, only when that fails, again
-//! with each such newline read as a space. A newline and a space are one byte each, so every
-//! span of the tree is still an offset into the original text: the edit tools, which splice
-//! the original text at those spans, keep every untouched byte.
+//! module, has it). It also refuses an object constructor that repeats a key, which Terraform
+//! accepts, the last item winning (`{ port = 80, port = 8080 }` is `{ port = 8080 }`).
+//! [`parse_body`] parses the text as it is and, only when that fails, again with each such
+//! newline read as a space and each item whose key a later item of its object repeats blanked
+//! out. Each replaced byte is one ASCII byte for another and newlines stay, so every span of
+//! the tree is still an offset into the original text: the edit tools, which splice the
+//! original text at those spans, keep every untouched byte.
 
 use hcl::edit::parser::Error;
 use hcl::edit::structure::Body;
 
-/// Parses an HCL body, accepting newlines inside `for` expressions as Terraform does; the
-/// error is the one for the text as written.
+/// Parses an HCL body as Terraform does: newlines inside `for` expressions are accepted and
+/// an object's repeated key keeps its last value; the error is the one for the text as
+/// written.
 pub fn parse_body(text: &str) -> Result<Body, Error> {
     hcl::edit::parser::parse_body(text).or_else(|error| {
-        for_newlines_as_spaces(text)
-            .and_then(|relaxed| hcl::edit::parser::parse_body(&relaxed).ok())
-            .ok_or(error)
+        let relaxed = for_newlines_as_spaces(text).unwrap_or_else(|| text.to_owned());
+        parse_keeping_last_keys(relaxed).ok_or(error)
     })
+}
+
+/// Parses `text`, blanking out, one at a time, each object item whose key `hcl::edit`
+/// reports a later item repeats; `None` when another error remains.
+fn parse_keeping_last_keys(mut text: String) -> Option<Body> {
+    loop {
+        match hcl::edit::parser::parse_body(&text) {
+            Ok(body) => return Some(body),
+            Err(error) if error.message().contains("redefined object key") => {
+                if !blank_earlier_item(&mut text, error.location().offset()) {
+                    return None;
+                }
+            }
+            Err(_) => return None,
+        }
+    }
 }
 
 /// What an open bracket starts.
@@ -41,14 +60,18 @@ enum Open {
     Template,
 }
 
-/// The text with each newline that sits directly inside a `for` expression (not inside an
-/// object, string, heredoc or comment within it) replaced by a space; `None` when there is
-/// none.
-fn for_newlines_as_spaces(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = bytes.to_vec();
-    let mut stack: Vec<Open> = Vec::new();
-    let mut changed = false;
+/// An open bracket: what it starts and its offset in the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Bracket {
+    open: Open,
+    at: usize,
+}
+
+/// Walks the text, skipping strings, comments and heredocs, and calls `visit` with the offset
+/// of every other byte and the brackets open around it (a bracket is on the stack from the
+/// byte after it opens up to and including the byte that closes it).
+fn scan(bytes: &[u8], mut visit: impl FnMut(usize, &[Bracket])) {
+    let mut stack: Vec<Bracket> = Vec::new();
     let mut at = 0;
     while at < bytes.len() {
         match bytes[at] {
@@ -57,44 +80,151 @@ fn for_newlines_as_spaces(text: &str) -> Option<String> {
             b'/' if bytes.get(at + 1) == Some(&b'/') => at = line_end(bytes, at),
             b'/' if bytes.get(at + 1) == Some(&b'*') => at = block_comment_end(bytes, at),
             b'<' if bytes.get(at + 1) == Some(&b'<') => at = heredoc_end(bytes, at),
-            b'{' | b'[' => {
-                stack.push(opening(bytes, at));
+            byte => {
+                visit(at, &stack);
                 at += 1;
+                match byte {
+                    b'{' | b'[' => stack.push(Bracket {
+                        open: opening(bytes, at - 1),
+                        at: at - 1,
+                    }),
+                    b'(' => stack.push(Bracket {
+                        open: Open::Free,
+                        at: at - 1,
+                    }),
+                    b'}' if stack.last().map(|b| b.open) == Some(Open::Template) => {
+                        stack.pop();
+                        at = skip_string(bytes, at, &mut stack);
+                    }
+                    b'}' | b']' | b')' => {
+                        stack.pop();
+                    }
+                    _ => {}
+                }
             }
-            b'(' => {
-                stack.push(Open::Free);
-                at += 1;
-            }
-            b'}' if stack.last() == Some(&Open::Template) => {
-                stack.pop();
-                at = skip_string(bytes, at + 1, &mut stack);
-            }
-            b'}' | b']' | b')' => {
-                stack.pop();
-                at += 1;
-            }
-            b'\r' | b'\n' if inside_for(&stack) => {
-                out[at] = b' ';
-                changed = true;
-                at += 1;
-            }
-            _ => at += 1,
         }
     }
+}
+
+/// The text with each newline that sits directly inside a `for` expression (not inside an
+/// object, string, heredoc or comment within it) replaced by a space; `None` when there is
+/// none.
+fn for_newlines_as_spaces(text: &str) -> Option<String> {
+    let mut out = text.as_bytes().to_vec();
+    let mut changed = false;
+    scan(text.as_bytes(), |at, stack| {
+        if matches!(out[at], b'\r' | b'\n') && inside_for(stack) {
+            out[at] = b' ';
+            changed = true;
+        }
+    });
     // Only ASCII bytes were replaced by ASCII bytes, so the text is still UTF-8.
     changed.then(|| String::from_utf8(out).ok()).flatten()
 }
 
 /// Whether a newline here is inside a `for` expression with no object between.
-fn inside_for(stack: &[Open]) -> bool {
-    for open in stack.iter().rev() {
-        match open {
+fn inside_for(stack: &[Bracket]) -> bool {
+    for bracket in stack.iter().rev() {
+        match bracket.open {
             Open::For => return true,
             Open::Object | Open::Template => return false,
             Open::Free => {}
         }
     }
     false
+}
+
+/// Blanks out the earlier item of the object around `repeat` (the offset of a key that
+/// repeats an earlier item's key), with the comma after it, keeping its newlines; whether
+/// there was one.
+fn blank_earlier_item(text: &mut String, repeat: usize) -> bool {
+    let bytes = text.as_bytes();
+    let Some(key) = key_at(bytes, repeat) else {
+        return false;
+    };
+    let mut around = None;
+    scan(bytes, |at, stack| {
+        if at == repeat {
+            around = stack.last().copied();
+        }
+    });
+    let Some(Bracket {
+        open: Open::Object,
+        at: object,
+    }) = around
+    else {
+        return false;
+    };
+    let Some((start, end)) =
+        object_items(bytes, object, repeat)
+            .into_iter()
+            .rfind(|&(start, _)| {
+                key_at(bytes, start) == Some(key) && assigns(bytes, start + key.len())
+            })
+    else {
+        return false;
+    };
+    let mut out = bytes.to_vec();
+    let end = if out[end] == b',' { end + 1 } else { end };
+    for byte in &mut out[start..end] {
+        if !matches!(byte, b'\r' | b'\n') {
+            *byte = b' ';
+        }
+    }
+    // Whole characters became spaces, so the text is still UTF-8.
+    String::from_utf8(out).map(|out| *text = out).is_ok()
+}
+
+/// The items of the object opening at `object` that start before `until`: the offset of
+/// each item's first byte and of the newline or comma that ends it.
+fn object_items(bytes: &[u8], object: usize, until: usize) -> Vec<(usize, usize)> {
+    let mut items = Vec::new();
+    let mut open_item = None;
+    scan(&bytes[..until], |at, stack| {
+        if at <= object || stack.last().map(|b| b.at) != Some(object) {
+            return;
+        }
+        match (bytes[at], open_item) {
+            (b'\n' | b',', Some(start)) => {
+                items.push((start, at));
+                open_item = None;
+            }
+            (b' ' | b'\t' | b'\r' | b'\n' | b',', _) | (_, Some(_)) => {}
+            (_, None) => open_item = Some(at),
+        }
+    });
+    items
+}
+
+/// The object key written at `at`: an identifier or a quoted string without template.
+fn key_at(bytes: &[u8], at: usize) -> Option<&[u8]> {
+    let rest = bytes.get(at..)?;
+    let len = if rest.first() == Some(&b'"') {
+        rest[1..]
+            .iter()
+            .position(|b| matches!(b, b'"' | b'\\' | b'$' | b'%' | b'\n'))
+            .filter(|&n| rest[1 + n] == b'"')?
+            + 2
+    } else {
+        rest.iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+            .count()
+    };
+    (len > 0).then(|| &rest[..len])
+}
+
+/// Whether the text at `at`, after spaces, assigns an object item (`=` or `:`, not `==`).
+fn assigns(bytes: &[u8], at: usize) -> bool {
+    let rest = &bytes[at.min(bytes.len())..];
+    let start = rest
+        .iter()
+        .take_while(|b| matches!(b, b' ' | b'\t'))
+        .count();
+    match &rest[start..] {
+        [b'=', b'=', ..] => false,
+        [b'=' | b':', ..] => true,
+        _ => false,
+    }
 }
 
 /// What the bracket at `at` opens: a `for` expression when the keyword `for` follows it.
@@ -118,14 +248,17 @@ fn opening(bytes: &[u8], at: usize) -> Open {
 
 /// Skips a quoted string from just after its opening quote; returns the index after its
 /// closing quote, or just after a `${`/`%{` that opens a template (pushed on `stack`).
-fn skip_string(bytes: &[u8], mut at: usize, stack: &mut Vec<Open>) -> usize {
+fn skip_string(bytes: &[u8], mut at: usize, stack: &mut Vec<Bracket>) -> usize {
     while at < bytes.len() {
         match bytes[at] {
             b'\\' => at += 2,
             b'"' => return at + 1,
             b'$' | b'%' if bytes.get(at + 1) == Some(&bytes[at]) => at += 2,
             b'$' | b'%' if bytes.get(at + 1) == Some(&b'{') => {
-                stack.push(Open::Template);
+                stack.push(Bracket {
+                    open: Open::Template,
+                    at,
+                });
                 return at + 2;
             }
             b'\n' => return at,
@@ -183,6 +316,7 @@ fn heredoc_end(bytes: &[u8], at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use hcl::edit::Span;
 
     /// The Cloud Posse label module's own construct.
     const CONTINUED: &str = "locals {\n  labels = { for k in local.names : k => local.case == \"none\" ? local.raw[k] :\n    local.case == \"title\" ? title(local.raw[k]) : lower(local.raw[k])\n  }\n}\n";
@@ -209,6 +343,47 @@ mod tests {
         assert!(
             relaxed.contains("a = v # c\n  b = \"${v}\"\n} if v != \"\" ]\ny = <<EOT\n[for\nEOT\n")
         );
+    }
+
+    /// The items (key and value as written) of the object attribute `name` of `text` holds.
+    fn items<'t>(text: &'t str, name: &str) -> Vec<(&'t str, &'t str)> {
+        let body = parse_body(text).expect("parses");
+        let attribute = body.get_attribute(name).expect("attribute");
+        let hcl::edit::expr::Expression::Object(object) = &attribute.value else {
+            panic!("not an object");
+        };
+        let written = |span: Option<std::ops::Range<usize>>| &text[span.expect("span")];
+        object
+            .iter()
+            .map(|(k, v)| (written(k.span()), written(v.expr().span())))
+            .collect()
+    }
+
+    #[test]
+    fn a_repeated_object_key_keeps_the_last_item_as_terraform_does() {
+        let text = "x = {\n  port = 80 # first\n  name = {\n    a = 1\n  }\n  port = 8080\n}\n";
+        assert!(hcl::edit::parser::parse_body(text).is_err());
+        assert_eq!(
+            items(text, "x"),
+            vec![("name", "{\n    a = 1\n  }"), ("port", "8080")]
+        );
+    }
+
+    #[test]
+    fn repeated_keys_separated_by_commas_and_a_multi_line_first_item_are_dropped() {
+        // `a` three times on one line, and `b` first written over three lines.
+        let text = "x = { a = 1, a = \"two\", a = 3 }\ny = {\n  b = [\n    1,\n  ]\n  b = 2\n}\n";
+        assert_eq!(items(text, "x"), vec![("a", "3")]);
+        assert_eq!(items(text, "y"), vec![("b", "2")]);
+    }
+
+    #[test]
+    fn repeated_keys_inside_a_for_expression_continued_on_the_next_line() {
+        let text = "x = [for v in l : v == 1 ?\n  { k = v, k = 2 } : {}]\n";
+        let body = parse_body(text).expect("parses");
+        let attribute = body.get_attribute("x").expect("x");
+        let written = &text[hcl::edit::Span::span(&attribute.value).expect("span")];
+        assert_eq!(written, "[for v in l : v == 1 ?\n  { k = v, k = 2 } : {}]");
     }
 
     #[test]

@@ -236,6 +236,13 @@ impl Nested<'_> {
     }
 }
 
+/// The diagnostic for a `dynamic` block whose `for_each` is not known: what is not known,
+/// then what becomes of the blocks.
+pub(super) const DYNAMIC_UNKNOWN: (&str, &str) = (
+    "for_each is not known until apply",
+    "; the blocks are left out",
+);
+
 /// The nested blocks of `body` in file order, `dynamic` blocks expanded; `top` leaves out a
 /// resource's meta blocks. A `dynamic` block whose `for_each` cannot be evaluated is left
 /// out with a diagnostic naming `owner`, what the body belongs to (`module.a.aws_s3_bucket.b`).
@@ -288,9 +295,7 @@ pub(super) fn nested<'b>(
                     line: line_of(place.text, block.span().unwrap_or_default().start),
                     subject,
                     message: match other {
-                        Value::Unknown => {
-                            "for_each is not known until apply; the blocks are left out".to_string()
-                        }
+                        Value::Unknown => format!("{}{}", DYNAMIC_UNKNOWN.0, DYNAMIC_UNKNOWN.1),
                         other => format!("for_each is {other}, not a collection; block left out"),
                     },
                 });

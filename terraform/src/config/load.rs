@@ -11,7 +11,7 @@ use hcl::edit::structure::Body;
 use petgraph::algo::tarjan_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 
-use super::expand::{Key, KeysError, Place, body_value, eval, keys};
+use super::expand::{DYNAMIC_UNKNOWN, Key, KeysError, Place, body_value, eval, keys};
 use super::files::{BlockDecl, Earlier, ModuleDecls, installed_modules, join_rel, read_module};
 use super::loaded::{CallSite, InstanceRecord, ModuleInstance, VarRecord};
 use super::model::{Diagnostic, LoadError, LoadOptions, ResourceInstance, VariableSource, line_of};
@@ -322,7 +322,7 @@ impl Loader<'_> {
     }
 
     /// The `region` of each `provider "aws"` block of the root module `decls`, evaluated with
-    /// the root's variables (unknown when it reads anything else).
+    /// the root's variables and the locals it reads (unknown when it reads anything else).
     fn aws_provider_regions(&self, decls: usize, scope: &EvalScope) -> Vec<Value> {
         self.decls[decls]
             .providers
@@ -334,11 +334,43 @@ impl Loader<'_> {
                         file: &p.file,
                         text: self.text(&p.file),
                     };
-                    eval(&region.value, scope, place, "", &mut Vec::new())
+                    let seen = &mut BTreeSet::new();
+                    let scope = self.with_locals_read(decls, &region.value, scope.clone(), seen);
+                    eval(&region.value, &scope, place, "", &mut Vec::new())
                 }
                 None => Value::Unknown,
             })
             .collect()
+    }
+
+    /// `scope` with each local of `decls` that `expr` reads, directly or through other
+    /// locals, evaluated there (`region = local.region`); a local that reads anything but
+    /// variables and such locals comes out unknown. `seen` stops circles.
+    fn with_locals_read(
+        &self,
+        decls: usize,
+        expr: &Expression,
+        mut scope: EvalScope,
+        seen: &mut BTreeSet<String>,
+    ) -> EvalScope {
+        for name in reference_names(expr) {
+            let Some(local) =
+                (name.strip_prefix("local.")).and_then(|name| self.decls[decls].local(name))
+            else {
+                continue;
+            };
+            if !seen.insert(local.name.clone()) {
+                continue;
+            }
+            scope = self.with_locals_read(decls, &local.attr.value, scope, seen);
+            let place = Place {
+                file: &local.file,
+                text: self.text(&local.file),
+            };
+            let value = eval(&local.attr.value, &scope, place, "", &mut Vec::new());
+            scope = scope.with_local(local.name.clone(), value);
+        }
+        scope
     }
 
     /// The state's resource instances in the module at `path` (declared by `decls`), by
@@ -695,7 +727,23 @@ impl Loader<'_> {
             Some(attr) => ("count", attr),
             None => ("for_each", body.get_attribute("for_each")?),
         };
-        let causes = self.causes(module, &attr.value, &self.modules[module].scope);
+        let scope = &self.modules[module].scope;
+        self.unknown_message(module, (argument, &attr.value), scope, &message, tail)
+    }
+
+    /// What to report when `argument` (`count`, `for_each`), written `expr`, is not known in
+    /// `scope`: `message` and `tail` when apply decides it; that it reads data sources the
+    /// state does not hold, which Terraform reads at plan time; `None` when it follows only
+    /// from a module that is not installed or a variable with no value, both reported.
+    fn unknown_message(
+        &self,
+        module: usize,
+        (argument, expr): (&str, &Expression),
+        scope: &EvalScope,
+        message: &str,
+        tail: &str,
+    ) -> Option<String> {
+        let causes = self.causes(module, expr, scope);
         if causes.is_empty() || causes.contains(&Cause::Apply) {
             return Some(format!("{message}{tail}"));
         }
@@ -713,6 +761,35 @@ impl Loader<'_> {
              state for it (pass --state from a run that read it){tail}",
             unread.join(", ")
         ))
+    }
+
+    /// Rewords, as [`Self::keys_message`] does for `count`, the diagnostics from `before` on
+    /// about a `dynamic` block of `body` (in `decl`'s file) whose `for_each` is not known.
+    fn explain_dynamic_blocks(
+        &mut self,
+        module: usize,
+        (body, scope): (&Body, &EvalScope),
+        decl: &BlockDecl,
+        before: usize,
+    ) {
+        let added = self.diagnostics.split_off(before);
+        let text = self.files.get(&decl.file).map_or("", String::as_str);
+        let unknown = format!("{}{}", DYNAMIC_UNKNOWN.0, DYNAMIC_UNKNOWN.1);
+        let mut kept = Vec::new();
+        for mut diagnostic in added {
+            let for_each = (diagnostic.message == unknown)
+                .then(|| dynamic_for_each_at(body, text, diagnostic.line))
+                .flatten();
+            if let Some(for_each) = for_each {
+                let (message, tail) = DYNAMIC_UNKNOWN;
+                match self.unknown_message(module, ("for_each", for_each), scope, message, tail) {
+                    Some(message) => diagnostic.message = message,
+                    None => continue,
+                }
+            }
+            kept.push(diagnostic);
+        }
+        self.diagnostics.extend(kept);
     }
 
     /// The directory of a called module: relative to the caller for a local source, else
@@ -795,7 +872,8 @@ impl Loader<'_> {
         let mut made = Vec::new();
         for key in instance_keys {
             let address = address_of(path.as_deref(), mode, &resource_type, &name, &key);
-            let attributes = self.body_value(&decl.block.body, &key.bind(&scope), &decl, &address);
+            let bound = key.bind(&scope);
+            let attributes = self.body_value(module, (&decl.block.body, &bound), &decl, &address);
             made.push((key.index.clone(), attributes.clone()));
             let public = ResourceInstance {
                 address,
@@ -864,10 +942,11 @@ impl Loader<'_> {
             .with_planned(address, configured);
     }
 
+    /// The value of a resource or data source instance's body, in module instance `module`.
     fn body_value(
         &mut self,
-        body: &Body,
-        scope: &EvalScope,
+        module: usize,
+        (body, scope): (&Body, &EvalScope),
         decl: &BlockDecl,
         subject: &str,
     ) -> Value {
@@ -875,7 +954,10 @@ impl Loader<'_> {
             file: &decl.file,
             text: self.files.get(&decl.file).map_or("", String::as_str),
         };
-        body_value(body, scope, true, place, subject, &mut self.diagnostics)
+        let before = self.diagnostics.len();
+        let value = body_value(body, scope, true, place, subject, &mut self.diagnostics);
+        self.explain_dynamic_blocks(module, (body, scope), decl, before);
+        value
     }
 
     fn evaluate_outputs(&mut self, module: usize) {
@@ -1038,6 +1120,18 @@ fn prefixed(path: &Option<String>, rest: &str) -> String {
 
 fn address_of(module: Option<&str>, mode: Mode, kind: &str, name: &str, key: &Key) -> String {
     instance_address(module, mode, kind, name, key.index.as_ref())
+}
+
+/// The `for_each` of the `dynamic` block of `body`, at any depth, that starts on `line` of
+/// `text`.
+fn dynamic_for_each_at<'b>(body: &'b Body, text: &str, line: usize) -> Option<&'b Expression> {
+    body.blocks().find_map(|block| {
+        let starts_here = block.span().is_some_and(|s| line_of(text, s.start) == line);
+        match (block.ident.as_str(), starts_here) {
+            ("dynamic", true) => block.body.get_attribute("for_each").map(|a| &a.value),
+            _ => dynamic_for_each_at(&block.body, text, line),
+        }
+    })
 }
 
 #[cfg(test)]

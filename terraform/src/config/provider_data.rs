@@ -3,8 +3,8 @@
 //! `aws_partition` and `aws_region` (with no argument choosing another region) read only the
 //! provider's region: Terraform knows them at plan time, offline too. Where the state holds
 //! no instance of such a block, its value is derived here from the `region` the root's
-//! `provider "aws"` blocks set; when a region is not known (not set, or set from something
-//! not evaluated yet), or the blocks disagree, the value stays unknown, as before.
+//! `provider "aws"` blocks set (from variables and the locals they read); when a region is not
+//! known (not set, or set from anything else), or the blocks disagree, the value stays unknown.
 
 use crate::functions::Value;
 use std::collections::BTreeMap;

@@ -135,8 +135,13 @@ fn coalesce(call: &Call) -> Result<Value, EvalError> {
         .ok_or_else(|| call.error("no non-null, non-empty-string arguments"))
 }
 
+/// `coalescelist`: a null argument (an `optional()` list attribute left out) is skipped, as
+/// Terraform skips a null list.
 fn coalescelist(call: &Call) -> Result<Value, EvalError> {
-    let lists = call.lists_from(0)?;
+    let lists = (0..call.args.len())
+        .filter(|&index| call.args[index] != Value::Null)
+        .map(|index| call.list(index))
+        .collect::<Result<Vec<_>, _>>()?;
     let first = lists.into_iter().find(|items| !items.is_empty());
     first
         .map(|items| Value::List(items.to_vec()))

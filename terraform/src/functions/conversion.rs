@@ -60,14 +60,23 @@ fn tobool(call: &Call) -> Result<Value, EvalError> {
 }
 
 fn tolist(call: &Call) -> Result<Value, EvalError> {
-    Ok(Value::List(one_type(call, call.list(0)?.to_vec())?))
+    match call.arg(0)? {
+        Value::Null => Ok(Value::Null),
+        _ => Ok(Value::List(one_type(call, call.list(0)?.to_vec())?)),
+    }
 }
 
 fn toset(call: &Call) -> Result<Value, EvalError> {
-    Ok(into_set(one_type(call, call.list(0)?.to_vec())?))
+    match call.arg(0)? {
+        Value::Null => Ok(Value::Null),
+        _ => Ok(into_set(one_type(call, call.list(0)?.to_vec())?)),
+    }
 }
 
 fn tomap(call: &Call) -> Result<Value, EvalError> {
+    if call.arg(0)? == &Value::Null {
+        return Ok(Value::Null);
+    }
     let map = call.object(0)?;
     let values = one_type(call, map.values().cloned().collect())?;
     Ok(Value::Object(
