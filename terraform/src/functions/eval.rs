@@ -240,12 +240,17 @@ impl Evaluator<'_> {
     fn call(&mut self, call: &FuncCall) -> Result<Value, EvalError> {
         // `core::NAME` is the namespaced spelling of a built-in function (Terraform 1.8+); the
         // built-in provider's functions are in the table by their namespaced names.
-        let qualified = call.name.to_string();
+        let qualified;
         let name = match call.name.namespace.as_slice() {
             [] => call.name.name.as_str(),
             [only] if only.as_str() == "core" => call.name.name.as_str(),
-            _ if qualified.starts_with(super::provider::NAMESPACE) => qualified.as_str(),
-            _ => return Err(EvalError::UnknownFunction(qualified)),
+            _ => {
+                qualified = call.name.to_string();
+                if !qualified.starts_with(super::provider::NAMESPACE) {
+                    return Err(EvalError::UnknownFunction(qualified));
+                }
+                qualified.as_str()
+            }
         };
         match name {
             "try" => return self.try_each(&call.args),

@@ -139,6 +139,7 @@ impl Lines {
 
     fn value(&mut self, value: &Value) {
         match value {
+            // An unknown argument makes the call unknown before it runs.
             Value::Null | Value::Unknown => self.push("null", 0),
             Value::Bool(flag) => self.push(if *flag { "true" } else { "false" }, 0),
             Value::Number(number) => self.push(&format_number(*number), 0),
