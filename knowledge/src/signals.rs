@@ -1,7 +1,7 @@
 //! Security signals: calls that are flagged for a person whatever Terraform could hold,
 //! because they switch off or narrow audit logging, create or reset credentials, share a
 //! resource outside the account, change code or boot-time behaviour, open a remote session on
-//! an instance, or take the account out of its organisation.
+//! an instance, take the account out of its organisation, or open a paid service to use.
 //!
 //! The shipped list is `knowledge/signals.toml` (format in its header). A signal names the
 //! event source and APIs, a category, a risk and a plain reason; optional conditions on the
@@ -36,6 +36,8 @@ pub enum Category {
     DataProtection,
     /// The account's place in its organisation or its guardrails changed.
     Organization,
+    /// A paid service opened to use at the account's expense (third-party models enabled).
+    ServiceHijacking,
 }
 
 impl Category {
@@ -49,6 +51,7 @@ impl Category {
             Self::RemoteAccess => "remote access",
             Self::DataProtection => "data protection",
             Self::Organization => "organisation",
+            Self::ServiceHijacking => "service hijacking",
         }
     }
 }
@@ -534,6 +537,39 @@ when = [{ path = "a" }]
             .into_iter()
             .map(|f| f.category)
             .collect()
+    }
+
+    #[test]
+    fn third_party_model_access_enabled_in_bedrock_fires() {
+        let hijacking = vec![Category::ServiceHijacking];
+        // CloudTrail records the model id of CreateFoundationModelAgreement, not its offer token.
+        let agreement = json!({"modelId": "anthropic.claude-3-haiku-20240307-v1:0"});
+        assert_eq!(
+            fires(
+                "bedrock.amazonaws.com",
+                "CreateFoundationModelAgreement",
+                agreement.clone()
+            ),
+            hijacking
+        );
+        // PutUseCaseForModelAccess's form is a blob: its record carries no parameters.
+        assert_eq!(
+            fires(
+                "bedrock.amazonaws.com",
+                "PutUseCaseForModelAccess",
+                Value::Null
+            ),
+            hijacking
+        );
+        // Withdrawing an agreement closes access rather than opening it.
+        assert!(
+            fires(
+                "bedrock.amazonaws.com",
+                "DeleteFoundationModelAgreement",
+                agreement
+            )
+            .is_empty()
+        );
     }
 
     #[test]

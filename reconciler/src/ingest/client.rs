@@ -67,6 +67,12 @@ pub enum ClientKind {
     Cdk,
     /// An AWS Systems Manager Automation runbook step.
     SsmAutomation,
+    /// Stratus Red Team, an adversary emulation tool detonating an attack technique (1.7+
+    /// writes `stratus-red-team_<uuid>`, one id per execution).
+    StratusRedTeam {
+        /// The execution's id, the text after the token.
+        execution: String,
+    },
     /// An AWS service calling on its own or a principal's behalf (`autoscaling.amazonaws.com`,
     /// `AWS Internal`); the identity tells which (see `attribute`).
     ServiceInternal {
@@ -145,6 +151,7 @@ impl ClientKind {
             Self::CloudFormation => "cloudformation".into(),
             Self::Cdk => "cdk".into(),
             Self::SsmAutomation => "ssm-automation".into(),
+            Self::StratusRedTeam { .. } => "stratus-red-team".into(),
             Self::ServiceInternal { service } => service.clone(),
             Self::Other { user_agent } => truncate(user_agent, 40),
             Self::Unknown => "-".into(),
@@ -342,6 +349,11 @@ const SDK_TOKENS: [&str; 14] = [
 
 /// Command-line tools and SDKs.
 fn by_tool_token(agent: &Agent) -> Option<ClientKind> {
+    if let Some(execution) = agent.version("stratus-red-team_") {
+        return Some(ClientKind::StratusRedTeam {
+            execution: execution.to_owned(),
+        });
+    }
     if let Some(version) = agent.version("aws-cli/") {
         let major = version
             .split('.')
@@ -586,6 +598,26 @@ mod tests {
             ),
             ClientKind::SsmAutomation
         );
+    }
+
+    /// The whole user agent of the Stratus Red Team detonations recorded in the real samples
+    /// (`../shared/cloudtrail-samples`), with an id of the same shape.
+    #[test]
+    fn stratus_red_team_execution() {
+        let execution = "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9";
+        let client = detect(&format!("stratus-red-team_{execution}"));
+        assert_eq!(
+            client,
+            ClientKind::StratusRedTeam {
+                execution: execution.into()
+            }
+        );
+        assert_eq!(client.label(), "stratus-red-team");
+        // The token must start a product, as the others.
+        assert!(matches!(
+            detect("x-stratus-red-team_1"),
+            ClientKind::Other { .. }
+        ));
     }
 
     #[test]

@@ -560,6 +560,67 @@ fn keep_secrets_out(mut extraction: Extraction) -> (Extraction, Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::record::Origin;
+    use crate::resolve::testing::{index, resource};
+    use std::sync::Arc;
+
+    /// A console call of `api` in account 111122223333, eu-west-1, with `request`.
+    fn console_call(event_source: &str, api: &str, request: &Value) -> Call {
+        let record = serde_json::json!({"eventVersion": "1.10", "eventID": "e",
+            "eventTime": "2025-03-01T08:00:00Z", "eventSource": event_source, "eventName": api,
+            "awsRegion": "eu-west-1", "readOnly": false, "eventType": "AwsApiCall",
+            "managementEvent": true, "eventCategory": "Management",
+            "recipientAccountId": "111122223333", "userAgent": "console.amazonaws.com",
+            "userIdentity": {"type": "IAMUser", "userName": "alice",
+                "arn": "arn:aws:iam::111122223333:user/alice", "accountId": "111122223333"},
+            "requestParameters": request, "responseElements": null});
+        let origin = Origin {
+            source: Arc::from("t"),
+            index: 0,
+            offset: None,
+        };
+        Call::parse(record.to_string().as_bytes(), origin).expect("test record parses")
+    }
+
+    /// The addresses of the managed instances `call`'s effects reach, in state `resources`.
+    fn reached(resources: Value, call: &Call) -> Vec<String> {
+        let state = index(resources);
+        let scope = Scope::from_state(state.state());
+        let rules = RuleSet::bundled().expect("rules");
+        let signals = SignalSet::bundled().expect("signals");
+        let resolver = Resolver::new(rules, signals, &state, &scope);
+        resolver
+            .resolve(call)
+            .effects
+            .into_iter()
+            .filter_map(|effect| effect.address)
+            .collect()
+    }
+
+    #[test]
+    fn a_launch_template_named_by_its_name_is_found() {
+        // The EC2 API takes LaunchTemplateId or LaunchTemplateName; CloudTrail records the
+        // request under `ModifyLaunchTemplateRequest` as sent.
+        let template = resource(
+            "aws_launch_template",
+            "web",
+            serde_json::json!({"id": "lt-0a1b2c3d4e5f67890", "name": "web-template",
+                "arn": "arn:aws:ec2:eu-west-1:111122223333:launch-template/lt-0a1b2c3d4e5f67890",
+                "default_version": 1, "latest_version": 2}),
+        );
+        let by = |key: &str, value: &str| serde_json::json!({"ModifyLaunchTemplateRequest": {key: value, "SetDefaultVersion": "2"}});
+        for request in [
+            by("LaunchTemplateId", "lt-0a1b2c3d4e5f67890"),
+            by("LaunchTemplateName", "web-template"),
+        ] {
+            let call = console_call("ec2.amazonaws.com", "ModifyLaunchTemplate", &request);
+            assert_eq!(
+                reached(serde_json::json!([template.clone()]), &call),
+                ["aws_launch_template.web"],
+                "{request}"
+            );
+        }
+    }
 
     fn keyed(items: Value) -> BlockChange {
         let items = items

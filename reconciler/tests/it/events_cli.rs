@@ -167,7 +167,7 @@ fn without_the_ci_identity_terraform_is_known_by_its_user_agent() {
 }
 
 /// Expected client kind, actor and verdict of each record in `kinds.ndjson`, by event id.
-const KIND_TABLE: [(&str, &str, &str, &str); 37] = [
+const KIND_TABLE: [(&str, &str, &str, &str); 38] = [
     ("client-console", "console", "dana", "out-of-band"),
     ("client-console-s3", "console", "dana", "out-of-band"),
     ("client-console-internal", "console", "dana", "out-of-band"),
@@ -203,6 +203,7 @@ const KIND_TABLE: [(&str, &str, &str, &str); 37] = [
         "service",
     ),
     ("client-other", "other", "dana", "out-of-band"),
+    ("client-stratus", "stratus-red-team", "dana", "out-of-band"),
     ("client-none", "unknown", "dana", "out-of-band"),
     ("id-root", "aws-cli", "root", "out-of-band"),
     (
@@ -290,6 +291,10 @@ fn each_client_identity_and_verdict() {
         by_id("v-lambda-versioned")["api"],
         "UpdateFunctionConfiguration"
     );
+    assert_eq!(
+        by_id("client-stratus")["client"]["execution"],
+        "6f1e2d3c-4b5a-4978-8695-a4b3c2d1e0f9"
+    );
     assert_eq!(by_id("id-unknown")["identity"]["kind"], "FutureKind");
     assert_eq!(
         by_id("id-identity-center")["identity"]["kind"],
@@ -364,7 +369,7 @@ fn every_source_layout_gives_the_same_calls() {
         delivery_tree(dir.path(), &records),
     ];
     let expected = listing(&common::repo().join(KINDS));
-    assert_eq!(expected.len(), 37);
+    assert_eq!(expected.len(), KIND_TABLE.len());
     for layout in &layouts {
         assert_eq!(listing(layout), expected, "{}", layout.display());
     }

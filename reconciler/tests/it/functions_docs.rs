@@ -10,7 +10,8 @@ use reconciler::terraform::functions::{
 /// them (numeric, string, collection, encoding, filesystem, date and time, hash and crypto, IP
 /// network, type conversion), including those added from 1.5 on: `plantimestamp` (1.5),
 /// `strcontains` (1.5), `issensitive` (1.8), `templatestring` (1.9), `ephemeralasnull` (1.10).
-/// `terraform metadata functions -json` of 1.11 lists the same names, plus `core::` aliases.
+/// `terraform metadata functions -json` of 1.11 lists the same names, plus `core::` aliases
+/// (but not the built-in provider's functions, at the end).
 const TERRAFORM_FUNCTIONS: &[&str] = &[
     // Numeric
     "abs",
@@ -140,6 +141,11 @@ const TERRAFORM_FUNCTIONS: &[&str] = &[
     "tostring",
     "try",
     "type",
+    // The built-in provider `terraform.io/builtin/terraform` (1.8), listed with the built-in
+    // functions, called as `provider::terraform::NAME` once the module declares it.
+    "provider::terraform::decode_tfvars",
+    "provider::terraform::encode_expr",
+    "provider::terraform::encode_tfvars",
 ];
 
 /// Documented functions this evaluator does not implement, with the reason.
@@ -927,4 +933,50 @@ fn functions_sensitivity_ephemerality_and_templatestring() {
     ] {
         assert!(evaluate_str(expr, &scope).is_err(), "{expr} should fail");
     }
+}
+
+#[test]
+fn functions_builtin_provider() {
+    check(&[
+        (
+            "provider::terraform::encode_tfvars({example = \"Hello!\"})",
+            "\"example = \\\"Hello!\\\"\\n\"",
+        ),
+        (
+            "provider::terraform::decode_tfvars(\"example = \\\"Hello!\\\"\\n\")",
+            "{example = \"Hello!\"}",
+        ),
+        // ours: the documentation's tfe_variable values.
+        (
+            "provider::terraform::encode_expr(\"Hello\")",
+            "\"\\\"Hello\\\"\"",
+        ),
+        (
+            "provider::terraform::encode_expr([\"A\", \"B\"])",
+            "\"[\\\"A\\\", \\\"B\\\"]\"",
+        ),
+        // ours: sorted names, `=` aligned in runs of one-line attributes, one indent per line
+        // that leaves brackets open, template sequences escaped.
+        (
+            "provider::terraform::encode_tfvars({region = \"us-east-1\", ports = [80, 443], tags = {Name = \"x\", \"a b\" = 1.5}, s = \"$${x}\"})",
+            "\"ports  = [80, 443]\\nregion = \\\"us-east-1\\\"\\ns      = \\\"$$${x}\\\"\\ntags = {\\n  Name  = \\\"x\\\"\\n  \\\"a b\\\" = 1.5\\n}\\n\"",
+        ),
+        (
+            "provider::terraform::encode_expr([{a = 1}, {bb = [true]}])",
+            "\"[{\\n  a = 1\\n  }, {\\n  bb = [true]\\n}]\"",
+        ),
+        (
+            "provider::terraform::decode_tfvars(\"a = 1 + 2\\nb = [\\\"x\\\", true]\")",
+            "{a = 3, b = [\"x\", true]}",
+        ),
+    ]);
+    fails(&[
+        "provider::terraform::encode_tfvars({\"a b\" = 1})",
+        "provider::terraform::encode_tfvars([1])",
+        "provider::terraform::encode_expr(null)",
+        "provider::terraform::decode_tfvars(\"a = upper(\\\"x\\\")\")",
+        "provider::terraform::decode_tfvars(\"b {}\")",
+        "provider::other::encode_expr(1)",
+        "encode_expr(1)",
+    ]);
 }

@@ -238,16 +238,20 @@ impl Evaluator<'_> {
     }
 
     fn call(&mut self, call: &FuncCall) -> Result<Value, EvalError> {
-        let name = call.name.name.as_str();
-        // `core::NAME` is the namespaced spelling of a built-in function (Terraform 1.8+).
-        let builtin_namespace = match call.name.namespace.as_slice() {
-            [] => true,
-            [only] => only.as_str() == "core",
-            _ => false,
+        // `core::NAME` is the namespaced spelling of a built-in function (Terraform 1.8+); the
+        // built-in provider's functions are in the table by their namespaced names.
+        let qualified;
+        let name = match call.name.namespace.as_slice() {
+            [] => call.name.name.as_str(),
+            [only] if only.as_str() == "core" => call.name.name.as_str(),
+            _ => {
+                qualified = call.name.to_string();
+                if !qualified.starts_with(super::provider::NAMESPACE) {
+                    return Err(EvalError::UnknownFunction(qualified));
+                }
+                qualified.as_str()
+            }
         };
-        if !builtin_namespace {
-            return Err(EvalError::UnknownFunction(call.name.to_string()));
-        }
         match name {
             "try" => return self.try_each(&call.args),
             "can" => return self.can(&call.args),

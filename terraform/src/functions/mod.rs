@@ -25,7 +25,9 @@
 //! - **`issensitive` and `templatestring`** need the argument's expression, not only its value:
 //!   this evaluator has no sensitive marks, so `issensitive` answers from the argument's form
 //!   (see [`EVALUATOR_FUNCTIONS`]), and `templatestring` takes its template only from a direct
-//!   reference, as Terraform requires. `core::NAME` calls the built-in `NAME`.
+//!   reference, as Terraform requires. `core::NAME` calls the built-in `NAME`, and
+//!   `provider::terraform::NAME` a function of Terraform's built-in provider, which the table
+//!   holds by that namespaced name (Terraform also wants the module to declare the provider).
 
 mod args;
 mod collection;
@@ -38,6 +40,7 @@ mod eval;
 mod filesystem;
 mod network;
 mod numeric;
+mod provider;
 mod string;
 mod value;
 mod yaml;
@@ -192,6 +195,7 @@ impl FunctionTable {
             filesystem::FUNCTIONS,
             network::FUNCTIONS,
             numeric::FUNCTIONS,
+            provider::FUNCTIONS,
             string::FUNCTIONS,
             yaml::FUNCTIONS,
         ];
