@@ -141,6 +141,9 @@ impl Attributor {
             ClientKind::OpenTofu { .. } => "OpenTofu",
             ClientKind::CloudFormation => return Some(other_iac("CloudFormation")),
             ClientKind::Pulumi => return Some(other_iac("Pulumi")),
+            ClientKind::AckController { .. } => {
+                return Some(other_iac("AWS Controllers for Kubernetes"));
+            }
             ClientKind::Cdk => return Some(other_iac("the AWS CDK")),
             _ => return None,
         };
@@ -278,6 +281,16 @@ mod tests {
             verdict(
                 &plain,
                 &format!(r#"{USER},"userAgent":"cloudformation.amazonaws.com""#)
+            ),
+            Verdict::OtherIac
+        );
+        // An ACK controller keeps its own state in its cluster, as CloudFormation does.
+        assert_eq!(
+            verdict(
+                &plain,
+                &format!(
+                    r#"{USER},"userAgent":"aws-controllers-k8s/s3-v1.6.0 (GitCommit/4be01c7; CRDKind/Bucket) aws-sdk-go-v2/1.32.2""#
+                )
             ),
             Verdict::OtherIac
         );

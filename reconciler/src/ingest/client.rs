@@ -60,6 +60,13 @@ pub enum ClientKind {
     },
     /// Pulumi.
     Pulumi,
+    /// An AWS Controllers for Kubernetes (ACK) controller, reconciling Kubernetes resources
+    /// into AWS (`aws-controllers-k8s/<service>-<version>`): it keeps its own state in the
+    /// cluster.
+    AckController {
+        /// The controller and its version, the text after the token (`s3-v1.2.3`).
+        controller: String,
+    },
     /// AWS CloudFormation acting for a stack.
     #[serde(rename = "cloudformation")]
     CloudFormation,
@@ -148,6 +155,7 @@ impl ClientKind {
             Self::Terraform { version, .. } => with_version("terraform", version),
             Self::OpenTofu { version, .. } => with_version("opentofu", version),
             Self::Pulumi => "pulumi".into(),
+            Self::AckController { controller } => format!("ack {controller}"),
             Self::CloudFormation => "cloudformation".into(),
             Self::Cdk => "cdk".into(),
             Self::SsmAutomation => "ssm-automation".into(),
@@ -290,6 +298,11 @@ fn by_invoking_service(service: &str) -> Option<ClientKind> {
 fn by_iac_token(agent: &Agent) -> Option<ClientKind> {
     if agent.contains("pulumi") {
         return Some(ClientKind::Pulumi);
+    }
+    if let Some(controller) = agent.version("aws-controllers-k8s/") {
+        return Some(ClientKind::AckController {
+            controller: controller.to_owned(),
+        });
     }
     let owned = |v: Option<&str>| v.map(str::to_owned);
     if agent.contains("opentofu/") {
@@ -590,6 +603,16 @@ mod tests {
         assert_eq!(
             detect("APN/1.0 Pulumi/1.0 Pulumi-Aws/6.56.1 (+https://www.pulumi.com)"),
             ClientKind::Pulumi
+        );
+        // ACK's runtime writes `aws-controllers-k8s/<service>-<version>`, then the build and
+        // the Kubernetes resource kind, then the Go SDK's own tokens.
+        assert_eq!(
+            detect(
+                "aws-controllers-k8s/rds-v1.4.2 (GitCommit/0f3a9c1; CRDKind/DBInstance; CRDVersion/v1alpha1) aws-sdk-go-v2/1.30.3 os/linux lang/go#1.22.5"
+            ),
+            ClientKind::AckController {
+                controller: "rds-v1.4.2".into()
+            }
         );
         assert_eq!(detect("ssm.amazonaws.com"), ClientKind::SsmAutomation);
         assert_eq!(

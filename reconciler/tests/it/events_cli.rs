@@ -167,7 +167,7 @@ fn without_the_ci_identity_terraform_is_known_by_its_user_agent() {
 }
 
 /// Expected client kind, actor and verdict of each record in `kinds.ndjson`, by event id.
-const KIND_TABLE: [(&str, &str, &str, &str); 38] = [
+const KIND_TABLE: [(&str, &str, &str, &str); 39] = [
     ("client-console", "console", "dana", "out-of-band"),
     ("client-console-s3", "console", "dana", "out-of-band"),
     ("client-console-internal", "console", "dana", "out-of-band"),
@@ -183,6 +183,7 @@ const KIND_TABLE: [(&str, &str, &str, &str); 38] = [
     ("client-terraform-s3", "terraform", "dana", "terraform"),
     ("client-opentofu", "opentofu", "dana", "terraform"),
     ("client-pulumi", "pulumi", "dana", "other-iac"),
+    ("client-ack", "ack-controller", "dana", "other-iac"),
     (
         "client-cloudformation",
         "cloudformation",
