@@ -588,7 +588,7 @@ mod tests {
             number: 4,
         };
         store
-            .remember_rejections("shop", &[rejected.clone()])
+            .remember_rejections("shop", std::slice::from_ref(&rejected))
             .expect("rejects");
         store
             .forget_rejections("shop", "aws_instance.web", "instance_type", "\"t3.large\"")

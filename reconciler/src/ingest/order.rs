@@ -442,7 +442,7 @@ impl Ordered {
         permute(&mut calls, order)?;
         calls.truncate(kept);
         // Collected in place: the list keeps its allocation.
-        let calls: Vec<Call> = calls.into_iter().filter_map(|call| call).collect();
+        let calls: Vec<Call> = calls.into_iter().flatten().collect();
         if calls.len() != kept {
             return Err(io::Error::other("a held call was read back twice"));
         }

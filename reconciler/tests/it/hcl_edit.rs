@@ -459,8 +459,7 @@ fn add_block_for_one_instance_selects_its_key() {
     insta::assert_snapshot!(edit("add_block", input.clone()));
     let once = run_tool("add_block", &input.to_string(), &fixtures()).expect("added");
     let again = run_tool("add_block", &input.to_string(), &once.files)
-        .err()
-        .expect("a second block for the same instance is refused");
+        .expect_err("a second block for the same instance is refused");
     assert!(
         again
             .to_string()

@@ -1135,6 +1135,7 @@ fn dynamic_for_each_at<'b>(body: &'b Body, text: &str, line: usize) -> Option<&'
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used)]
 mod tests {
     use super::super::{LoadOptions, Project};
     use std::path::Path;

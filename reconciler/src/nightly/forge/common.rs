@@ -1,9 +1,103 @@
-//! The steps GitHub's and GitLab's clients take alike (the `forge` feature): adopting a
-//! request an earlier attempt opened, bringing one up to date, reading an answer's request.
+//! The steps the forges' clients take alike (the `forge` feature): adopting a request an
+//! earlier attempt opened, bringing one up to date, reading an answer's request, and the pull
+//! request calls GitHub and Gitea share (Gitea's API follows GitHub's).
 
-use serde_json::Value;
+use reqwest::Method;
+use serde_json::{Value, json};
 
 use super::model::{Fate, Forge, ForgeError, Opened, Proposal};
+use super::rest::Rest;
+
+/// A forge whose pull requests live at `/repos/OWNER/NAME/pulls/N` and take comments as
+/// issues do (GitHub, Gitea): what the shared steps below need of it.
+pub(super) trait Pulls: Forge {
+    /// Its REST client.
+    fn rest(&self) -> &Rest;
+    /// Reads a pull request from an answer (`what` names the request for errors).
+    fn pull(what: &str, value: &Value) -> Result<Opened, ForgeError>;
+    /// Adds `labels` to pull request `number`.
+    fn label(
+        &self,
+        number: i64,
+        labels: &[String],
+    ) -> impl Future<Output = Result<(), ForgeError>> + Send;
+
+    /// The repository's path in the API.
+    fn repo(&self) -> String {
+        format!("/repos/{}", self.rest().repository())
+    }
+}
+
+/// Opens a pull request with `body` (adopting the open one when the forge refuses a second),
+/// then labels it.
+pub(super) async fn create_pull<F: Pulls>(
+    forge: &F,
+    proposal: &Proposal,
+    body: Value,
+) -> Result<Opened, ForgeError> {
+    let what = format!("opening a pull request from {}", proposal.branch);
+    let path = format!("{}/pulls", forge.repo());
+    let opened = match forge
+        .rest()
+        .send(&what, Method::POST, &path, &[], Some(body))
+        .await
+    {
+        Ok(answer) => F::pull(&what, &answer)?,
+        Err(e) => return adopt_after(forge, e, proposal).await,
+    };
+    forge.label(opened.number, &proposal.labels).await?;
+    Ok(opened)
+}
+
+/// Sends pull request `current` the title and description of `proposal` when they differ, with
+/// the labels it lacks; the edit, for what else the forge sets.
+pub(super) async fn update_pull<'a, F: Pulls>(
+    forge: &F,
+    current: &'a Opened,
+    proposal: &'a Proposal,
+) -> Result<Edit<'a>, ForgeError> {
+    let number = current.number;
+    let edit = Edit::new(current, proposal, forge.title(proposal));
+    if edit.sends_text() {
+        let what = format!("updating pull request {number}");
+        let path = format!("{}/pulls/{number}", forge.repo());
+        let body = json!({"title": edit.title, "body": proposal.body});
+        forge
+            .rest()
+            .send(&what, Method::PATCH, &path, &[], Some(body))
+            .await?;
+        forge.label(number, &edit.missing).await?;
+    }
+    Ok(edit)
+}
+
+/// Comments `text` on pull request `number`.
+pub(super) async fn comment_pull<F: Pulls>(
+    forge: &F,
+    number: i64,
+    text: &str,
+) -> Result<(), ForgeError> {
+    let what = format!("commenting on pull request {number}");
+    let path = format!("{}/issues/{number}/comments", forge.repo());
+    forge
+        .rest()
+        .post(&what, &path, json!({ "body": text }))
+        .await
+}
+
+/// Reads pull request `number`; [`Opened::gone`] when the forge no longer has it.
+pub(super) async fn read_pull<F: Pulls>(forge: &F, number: i64) -> Result<Opened, ForgeError> {
+    let what = format!("reading pull request {number}");
+    let path = format!("{}/pulls/{number}", forge.repo());
+    match forge
+        .rest()
+        .get_unless_gone(&what, &path, &forge.repo())
+        .await?
+    {
+        Some(answer) => F::pull(&what, &answer),
+        None => Ok(Opened::gone(number)),
+    }
+}
 
 /// What `create` does when opening failed with `error`: a 422 or 409 (the forge refuses a
 /// second request for the branch) brings the open request from the branch to the proposal;

@@ -7,7 +7,9 @@
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::common::{Edit, Keys, adopt_after, opened, reply, text};
+use super::common::{
+    Keys, Pulls, comment_pull, create_pull, opened, read_pull, reply, text, update_pull,
+};
 use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
 use super::rest::{Defaults, Rest};
 use crate::config::ForgeConfig;
@@ -54,11 +56,6 @@ impl Gitea {
         })
     }
 
-    /// The repository's path in the API.
-    fn repo(&self) -> String {
-        format!("/repos/{}", self.rest.repository())
-    }
-
     /// The first item of the list at `path` (with `query`) that `wanted` picks, read a page at
     /// a time until a page comes back empty; an error when [`PAGES`] pages were not enough.
     async fn search(
@@ -91,21 +88,6 @@ impl Gitea {
         ))
     }
 
-    /// Adds the labels named `names` to pull request `number`, creating those the
-    /// repository lacks.
-    async fn label(&self, number: i64, names: &[String]) -> Result<(), ForgeError> {
-        if names.is_empty() {
-            return Ok(());
-        }
-        let mut ids = Vec::new();
-        for name in names {
-            ids.push(self.label_id(name).await?);
-        }
-        let what = format!("labelling pull request {number}");
-        let path = format!("{}/issues/{number}/labels", self.repo());
-        self.rest.post(&what, &path, json!({ "labels": ids })).await
-    }
-
     /// The id of the repository's label `name`, created when there is none.
     async fn label_id(&self, name: &str) -> Result<i64, ForgeError> {
         let what = format!("looking for the label {name}");
@@ -130,10 +112,16 @@ impl Gitea {
             .and_then(Value::as_i64)
             .ok_or_else(|| reply(&what, format!("the label {name} has no `id`")))
     }
+}
+
+impl Pulls for Gitea {
+    fn rest(&self) -> &Rest {
+        &self.rest
+    }
 
     /// The pull request in an answer: merged when `merged` says so, else closed or open by
     /// its `state`; a draft when Gitea says so or its title has a work-in-progress prefix.
-    fn opened(what: &str, value: &Value) -> Result<Opened, ForgeError> {
+    fn pull(what: &str, value: &Value) -> Result<Opened, ForgeError> {
         let fate = if value.get("merged").and_then(Value::as_bool) == Some(true) {
             Fate::Merged(text(value, "merge_commit_sha"))
         } else if text(value, "state").as_deref() == Some("closed") {
@@ -144,6 +132,21 @@ impl Gitea {
         let mut pull = opened(what, value, &KEYS, fate)?;
         pull.draft = pull.draft || in_progress(&pull.title);
         Ok(pull)
+    }
+
+    /// Adds the labels named `names` to pull request `number`, creating those the
+    /// repository lacks.
+    async fn label(&self, number: i64, names: &[String]) -> Result<(), ForgeError> {
+        if names.is_empty() {
+            return Ok(());
+        }
+        let mut ids = Vec::new();
+        for name in names {
+            ids.push(self.label_id(name).await?);
+        }
+        let what = format!("labelling pull request {number}");
+        let path = format!("{}/issues/{number}/labels", self.repo());
+        self.rest.post(&what, &path, json!({ "labels": ids })).await
     }
 }
 
@@ -175,68 +178,29 @@ impl Forge for Gitea {
             let query = [("state", "open".to_owned())];
             self.search(&what, &path, &query, |v| from_branch(v, branch))
                 .await?
-                .map(|v| Self::opened(&what, &v))
+                .map(|v| Self::pull(&what, &v))
                 .transpose()
         })
     }
 
     fn create<'a>(&'a self, proposal: &'a Proposal) -> Answer<'a, Opened> {
         Box::pin(async move {
-            let what = format!("opening a pull request from {}", proposal.branch);
-            let path = format!("{}/pulls", self.repo());
             let body = json!({"title": self.title(proposal), "head": proposal.branch,
                               "base": proposal.base, "body": proposal.body});
-            let opened = match self
-                .rest
-                .send(&what, Method::POST, &path, &[], Some(body))
-                .await
-            {
-                Ok(answer) => Self::opened(&what, &answer)?,
-                Err(e) => return adopt_after(self, e, proposal).await,
-            };
-            self.label(opened.number, &proposal.labels).await?;
-            Ok(opened)
+            create_pull(self, proposal, body).await
         })
     }
 
     fn update<'a>(&'a self, current: &'a Opened, proposal: &'a Proposal) -> Answer<'a, Opened> {
-        Box::pin(async move {
-            let number = current.number;
-            let edit = Edit::new(current, proposal, self.title(proposal));
-            if edit.sends_text() {
-                let what = format!("updating pull request {number}");
-                let path = format!("{}/pulls/{number}", self.repo());
-                let body = json!({"title": edit.title, "body": proposal.body});
-                self.rest
-                    .send(&what, Method::PATCH, &path, &[], Some(body))
-                    .await?;
-                self.label(number, &edit.missing).await?;
-            }
-            Ok(edit.done())
-        })
+        Box::pin(async move { Ok(update_pull(self, current, proposal).await?.done()) })
     }
 
     fn comment<'a>(&'a self, number: i64, text: &'a str) -> Answer<'a, ()> {
-        Box::pin(async move {
-            let what = format!("commenting on pull request {number}");
-            let path = format!("{}/issues/{number}/comments", self.repo());
-            self.rest.post(&what, &path, json!({ "body": text })).await
-        })
+        Box::pin(comment_pull(self, number, text))
     }
 
     fn read(&self, number: i64) -> Answer<'_, Opened> {
-        Box::pin(async move {
-            let what = format!("reading pull request {number}");
-            let path = format!("{}/pulls/{number}", self.repo());
-            match self
-                .rest
-                .get_unless_gone(&what, &path, &self.repo())
-                .await?
-            {
-                Some(answer) => Self::opened(&what, &answer),
-                None => Ok(Opened::gone(number)),
-            }
-        })
+        Box::pin(read_pull(self, number))
     }
 }
 
@@ -293,7 +257,7 @@ mod tests {
 
     #[test]
     fn the_fate_and_the_draft_are_read_from_the_answer() {
-        let read = |value: Value| Gitea::opened("reading", &value).expect("a pull request");
+        let read = |value: Value| Gitea::pull("reading", &value).expect("a pull request");
         let merged = read(json!({"number": 3, "state": "closed", "merged": true,
                                  "merge_commit_sha": "abc", "title": "t"}));
         assert_eq!(merged.fate, Fate::Merged(Some("abc".into())));
@@ -304,7 +268,7 @@ mod tests {
         assert!(read(json!({"number": 3, "state": "open", "title": "[wip] t"})).draft);
         assert!(!read(json!({"number": 3, "state": "open", "title": "t WIP:"})).draft);
         assert!(
-            Gitea::opened("reading", &json!({"state": "open"})).is_err(),
+            Gitea::pull("reading", &json!({"state": "open"})).is_err(),
             "no number"
         );
     }

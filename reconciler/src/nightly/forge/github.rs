@@ -5,7 +5,9 @@
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::common::{Edit, Keys, adopt_after, first, opened, reply, text};
+use super::common::{
+    Keys, Pulls, comment_pull, create_pull, first, opened, read_pull, reply, text, update_pull,
+};
 use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
 use super::rest::{Defaults, Rest, message_of};
 use crate::config::ForgeConfig;
@@ -36,22 +38,6 @@ impl GitHub {
         Ok(GitHub {
             rest: Rest::new(config, repository, &DEFAULTS)?,
         })
-    }
-
-    /// The repository's path in the API.
-    fn repo(&self) -> String {
-        format!("/repos/{}", self.rest.repository())
-    }
-
-    /// Adds `labels` to pull request `number`.
-    async fn label(&self, number: i64, labels: &[String]) -> Result<(), ForgeError> {
-        if labels.is_empty() {
-            return Ok(());
-        }
-        let what = format!("labelling pull request {number}");
-        let path = format!("{}/issues/{number}/labels", self.repo());
-        let body = json!({ "labels": labels });
-        self.rest.post(&what, &path, body).await
     }
 
     /// Makes pull request `current` a draft or ready for review (GraphQL: the REST API
@@ -96,9 +82,15 @@ impl GitHub {
             None => format!("{api}/graphql"),
         }
     }
+}
+
+impl Pulls for GitHub {
+    fn rest(&self) -> &Rest {
+        &self.rest
+    }
 
     /// The pull request in an answer.
-    fn opened(what: &str, value: &Value) -> Result<Opened, ForgeError> {
+    fn pull(what: &str, value: &Value) -> Result<Opened, ForgeError> {
         let merged = value.get("merged").and_then(Value::as_bool) == Some(true)
             || value.get("merged_at").is_some_and(|v| !v.is_null());
         let fate = if merged {
@@ -109,6 +101,17 @@ impl GitHub {
             Fate::Open
         };
         opened(what, value, &KEYS, fate)
+    }
+
+    /// Adds `labels` to pull request `number`.
+    async fn label(&self, number: i64, labels: &[String]) -> Result<(), ForgeError> {
+        if labels.is_empty() {
+            return Ok(());
+        }
+        let what = format!("labelling pull request {number}");
+        let path = format!("{}/issues/{number}/labels", self.repo());
+        let body = json!({ "labels": labels });
+        self.rest.post(&what, &path, body).await
     }
 }
 
@@ -143,43 +146,22 @@ impl Forge for GitHub {
                 .send(&what, Method::GET, &path, &query, None)
                 .await?;
             first(&what, found)?
-                .map(|v| Self::opened(&what, &v))
+                .map(|v| Self::pull(&what, &v))
                 .transpose()
         })
     }
 
     fn create<'a>(&'a self, proposal: &'a Proposal) -> Answer<'a, Opened> {
         Box::pin(async move {
-            let what = format!("opening a pull request from {}", proposal.branch);
-            let path = format!("{}/pulls", self.repo());
             let body = json!({"title": proposal.title, "head": proposal.branch, "base": proposal.base,
                           "body": proposal.body, "draft": proposal.draft});
-            let opened = match self
-                .rest
-                .send(&what, Method::POST, &path, &[], Some(body))
-                .await
-            {
-                Ok(answer) => Self::opened(&what, &answer)?,
-                Err(e) => return adopt_after(self, e, proposal).await,
-            };
-            self.label(opened.number, &proposal.labels).await?;
-            Ok(opened)
+            create_pull(self, proposal, body).await
         })
     }
 
     fn update<'a>(&'a self, current: &'a Opened, proposal: &'a Proposal) -> Answer<'a, Opened> {
         Box::pin(async move {
-            let number = current.number;
-            let edit = Edit::new(current, proposal, self.title(proposal));
-            if edit.sends_text() {
-                let what = format!("updating pull request {number}");
-                let path = format!("{}/pulls/{number}", self.repo());
-                let body = json!({"title": edit.title, "body": proposal.body});
-                self.rest
-                    .send(&what, Method::PATCH, &path, &[], Some(body))
-                    .await?;
-                self.label(number, &edit.missing).await?;
-            }
+            let edit = update_pull(self, current, proposal).await?;
             if edit.sends_draft() {
                 self.set_draft(current, proposal.draft).await?;
             }
@@ -188,27 +170,11 @@ impl Forge for GitHub {
     }
 
     fn comment<'a>(&'a self, number: i64, text: &'a str) -> Answer<'a, ()> {
-        Box::pin(async move {
-            let what = format!("commenting on pull request {number}");
-            let path = format!("{}/issues/{number}/comments", self.repo());
-            let body = json!({ "body": text });
-            self.rest.post(&what, &path, body).await
-        })
+        Box::pin(comment_pull(self, number, text))
     }
 
     fn read(&self, number: i64) -> Answer<'_, Opened> {
-        Box::pin(async move {
-            let what = format!("reading pull request {number}");
-            let path = format!("{}/pulls/{number}", self.repo());
-            match self
-                .rest
-                .get_unless_gone(&what, &path, &self.repo())
-                .await?
-            {
-                Some(answer) => Self::opened(&what, &answer),
-                None => Ok(Opened::gone(number)),
-            }
-        })
+        Box::pin(read_pull(self, number))
     }
 }
 

@@ -832,6 +832,18 @@ pub(super) fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
         .collect()
 }
 
+/// The value the cloud gives an unset argument of the same kind as `like`: false, an empty
+/// list, map or string, or null.
+fn empty_like(like: &Value) -> Value {
+    match like {
+        Value::Bool(_) => Value::Bool(false),
+        Value::Array(_) => Value::Array(Vec::new()),
+        Value::Object(_) => Value::Object(Map::new()),
+        Value::String(_) => Value::String(String::new()),
+        Value::Number(_) | Value::Null => Value::Null,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -973,17 +985,5 @@ mod tests {
             json!(["sg-b", "sg-a", "sg-new"])
         );
         assert_eq!(in_old_order(None, &after), after);
-    }
-}
-
-/// The value the cloud gives an unset argument of the same kind as `like`: false, an empty
-/// list, map or string, or null.
-fn empty_like(like: &Value) -> Value {
-    match like {
-        Value::Bool(_) => Value::Bool(false),
-        Value::Array(_) => Value::Array(Vec::new()),
-        Value::Object(_) => Value::Object(Map::new()),
-        Value::String(_) => Value::String(String::new()),
-        Value::Number(_) | Value::Null => Value::Null,
     }
 }

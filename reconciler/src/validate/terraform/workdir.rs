@@ -240,10 +240,11 @@ fn hcl_inputs(text: &str) -> Inputs {
                 out.blocks
                     .push_str(&hcl::format::to_string(block).unwrap_or_default());
                 out.blocks.push('\n');
-                if let Some(hcl::Expression::String(source)) = argument("source") {
-                    if block.identifier() == "module" && is_local(&source) {
-                        out.sources.push(source);
-                    }
+                if let Some(hcl::Expression::String(source)) = argument("source")
+                    && block.identifier() == "module"
+                    && is_local(&source)
+                {
+                    out.sources.push(source);
                 }
             }
             "resource" | "data" => {
