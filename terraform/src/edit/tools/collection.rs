@@ -140,14 +140,7 @@ impl Tool for AddCollectionEntry {
         let mut doc = ws.open(&file)?;
         let body = doc.parse()?;
         let (root, place) = collection_root(&doc, &body, &file, &container)?;
-        let mut expr = unwrap_toset(root);
-        let mut here = place.clone();
-        for step in &path {
-            here = here.nested(&entry_text(step));
-            expr = entry(expr, step)
-                .map(unwrap_toset)
-                .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
-        }
+        let (expr, here) = walk(root, &place, &path)?;
         let Expression::Array(list) = expr else {
             return Err(impossible(&here, "not a literal list".into()));
         };
@@ -247,14 +240,7 @@ impl Tool for RemoveCollectionEntry {
         let Some((last, inner)) = path.split_last() else {
             return Err(bad_input(Self::NAME, "the path is empty"));
         };
-        let mut expr = unwrap_toset(root);
-        let mut here = place.clone();
-        for step in inner {
-            here = here.nested(&entry_text(step));
-            expr = entry(expr, step)
-                .map(unwrap_toset)
-                .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
-        }
+        let (expr, here) = walk(root, &place, inner)?;
         let what = format!("removed {}{} in {file}", place.address, path_text(&path));
         let missing = || impossible(&here, format!("no entry {}", entry_text(last)));
         match (expr, last) {
@@ -283,6 +269,24 @@ impl Tool for RemoveCollectionEntry {
         ws.save(doc)?;
         Ok(what)
     }
+}
+
+/// The literal entry `steps` lead to from a collection's expression (through `toset(...)`
+/// calls), with its place for messages.
+fn walk<'e>(
+    root: &'e Expression,
+    place: &Place,
+    steps: &[EntryStep],
+) -> Result<(&'e Expression, Place), EditError> {
+    let mut expr = unwrap_toset(root);
+    let mut here = place.clone();
+    for step in steps {
+        here = here.nested(&entry_text(step));
+        expr = entry(expr, step)
+            .map(unwrap_toset)
+            .ok_or_else(|| impossible(&here, "no such literal entry".into()))?;
+    }
+    Ok((expr, here))
 }
 
 /// The argument of a `toset(...)` call, or the expression itself.
