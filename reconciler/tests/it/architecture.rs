@@ -74,7 +74,7 @@ const INSIDE: &[(&str, &[&str])] = &[
     ),
     (
         "nightly::forge",
-        &["model", "common", "rest", "github", "gitlab", "gitea"],
+        &["model", "rest", "common", "github", "gitlab", "gitea"],
     ),
 ];
 

@@ -688,6 +688,91 @@ fn a_rule_the_dynamic_content_cannot_write_goes_beside_it_with_the_reason() {
     );
 }
 
+/// A key module with an alias, as public KMS modules write it: outputs for both.
+const KEY_MODULE: &str = r#"resource "aws_kms_key" "this" {
+  description = "Data key"
+}
+
+resource "aws_kms_alias" "this" {
+  name          = "alias/data"
+  target_key_id = aws_kms_key.this.key_id
+}
+
+output "key_arn" {
+  value = aws_kms_key.this.arn
+}
+
+output "alias_name" {
+  value = aws_kms_alias.this.name
+}
+"#;
+
+/// The alias of [`KEY_MODULE`] deleted out of band, the root written as `root`.
+fn alias_deleted(root: &str) -> (i32, Value) {
+    let key_arn = "arn:aws:kms:eu-west-1:123456789012:key/0b1c2d3e-aaaa-bbbb-cccc-1234567890ab";
+    let state = state(vec![
+        resource(
+            Some("module.kms"),
+            "aws_kms_key",
+            "this",
+            vec![(
+                Value::Null,
+                json!({"id": "0b1c2d3e-aaaa-bbbb-cccc-1234567890ab", "key_id": "0b1c2d3e-aaaa-bbbb-cccc-1234567890ab",
+                       "arn": key_arn, "description": "Data key", "tags": {}, "tags_all": {}}),
+            )],
+        ),
+        resource(
+            Some("module.kms"),
+            "aws_kms_alias",
+            "this",
+            vec![(
+                Value::Null,
+                json!({"id": "alias/data", "name": "alias/data",
+                       "arn": "arn:aws:kms:eu-west-1:123456789012:alias/data",
+                       "target_key_id": "0b1c2d3e-aaaa-bbbb-cccc-1234567890ab"}),
+            )],
+        ),
+    ]);
+    let delete = call(
+        "kms.amazonaws.com",
+        "DeleteAlias",
+        json!({"aliasName": "alias/data"}),
+        Value::Null,
+    );
+    reconcile(
+        &[("main.tf", root), ("modules/kms/main.tf", KEY_MODULE)],
+        &state,
+        vec![delete],
+    )
+}
+
+#[test]
+fn a_deleted_resource_takes_the_module_output_no_caller_reads_with_it() {
+    let root = "module \"kms\" {\n  source = \"./modules/kms\"\n}\n\noutput \"key\" {\n  value = module.kms.key_arn\n}\n";
+    let (code, doc) = alias_deleted(root);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(
+        diff.contains("-resource \"aws_kms_alias\" \"this\" {"),
+        "{diff}"
+    );
+    assert!(diff.contains("-output \"alias_name\" {"), "{diff}");
+    assert!(!diff.contains("-output \"key_arn\""), "{diff}");
+}
+
+#[test]
+fn a_deleted_resource_whose_output_the_caller_reads_is_held_with_the_reference_named() {
+    let root = "module \"kms\" {\n  source = \"./modules/kms\"\n}\n\noutput \"alias\" {\n  value = module.kms.alias_name\n}\n";
+    let (code, doc) = alias_deleted(root);
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(diff_of(&doc), "", "{doc}");
+    let text = doc.to_string();
+    assert!(
+        text.contains("module.kms.aws_kms_alias.this was deleted outside Terraform, but output.alias_name (modules/kms/main.tf) refers to it"),
+        "{text}"
+    );
+}
+
 #[test]
 fn count_given_as_a_string_is_converted_as_terraform_converts_it() {
     let dir = tempfile::tempdir().unwrap();

@@ -58,8 +58,8 @@ use model::line_of;
 
 pub use json::is_json;
 pub use model::{
-    Diagnostic, LoadError, LoadOptions, Local, ModuleCall, OutputValue, ResourceInstance, Variable,
-    VariableSource,
+    Diagnostic, LoadError, LoadOptions, Local, ModuleCall, OutputValue, Referrer, ResourceInstance,
+    Variable, VariableSource,
 };
 pub use project::Project;
 pub use provenance::{Collection, Provenance, Written};

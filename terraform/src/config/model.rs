@@ -195,6 +195,15 @@ pub struct OutputValue {
     pub value: Value,
 }
 
+/// A block that refers to another (see [`Project::referring_to`](super::Project::referring_to)).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Referrer {
+    /// The block: `aws_x.y`, `data.aws_x.y`, `module.m`, `output.o` or `local.l`.
+    pub block: String,
+    /// The file it is written in, relative to the root.
+    pub file: String,
+}
+
 /// The `module` block behind a module instance.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModuleCall {

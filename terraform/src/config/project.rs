@@ -9,7 +9,9 @@ use hcl::edit::structure::Body;
 use super::files;
 use super::json;
 use super::loaded::{InstanceRecord, ModuleInstance, Named};
-use super::model::{Diagnostic, Local, ModuleCall, OutputValue, ResourceInstance, Variable};
+use super::model::{
+    Diagnostic, Local, ModuleCall, OutputValue, Referrer, ResourceInstance, Variable,
+};
 use super::refs;
 use crate::functions::Value;
 
@@ -185,6 +187,34 @@ impl Project {
             _ => Named::local(index, name),
         };
         refs::readers(&self.modules, &self.decls, index, &named)
+    }
+
+    /// The other blocks of the module instance `module` (`None`: the root) that refer to the
+    /// resource block `kind.name` written in it: resource blocks (`aws_x.y`, `data.aws_x.y`),
+    /// module calls (`module.m`), outputs (`output.o`) and locals (`local.l`).
+    pub fn referring_to(&self, module: Option<&str>, kind: &str, name: &str) -> Vec<Referrer> {
+        self.module_index(module).map_or_else(Vec::new, |index| {
+            refs::referring_blocks(&self.modules, &self.decls, index, (kind, name), None)
+        })
+    }
+
+    /// The blocks of the caller of module instance `module` that read its output `output`
+    /// (or the whole module object), as [`Project::referring_to`] names them; empty for the
+    /// root, which has no caller.
+    pub fn reading_output(&self, module: &str, output: &str) -> Vec<Referrer> {
+        let Some(call) = self.call_of(module) else {
+            return Vec::new();
+        };
+        self.module_index(call.parent.as_deref())
+            .map_or_else(Vec::new, |parent| {
+                refs::referring_blocks(
+                    &self.modules,
+                    &self.decls,
+                    parent,
+                    ("module", &call.name),
+                    Some(output),
+                )
+            })
     }
 
     /// Whether the resource block that made instance `address` writes its nested `name` blocks

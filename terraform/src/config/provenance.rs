@@ -955,6 +955,62 @@ resource "aws_sqs_queue" "q" {
     }
 
     #[test]
+    fn the_blocks_referring_to_a_resource_are_named_with_their_files() {
+        let project = project(
+            r#"
+resource "aws_kms_key" "k" {}
+
+resource "aws_s3_bucket" "b" {
+  bucket = "logs"
+}
+
+resource "aws_s3_bucket_server_side_encryption_configuration" "b" {
+  bucket = aws_s3_bucket.b.id
+  rule {
+    apply_server_side_encryption_by_default {
+      sse_algorithm     = "aws:kms"
+      kms_master_key_id = aws_kms_key.k.arn
+    }
+  }
+}
+
+locals {
+  key = aws_kms_key.k.id
+}
+
+output "key" {
+  value = local.key
+}
+"#,
+        );
+        let blocks = |found: Vec<super::super::Referrer>| -> Vec<String> {
+            found
+                .into_iter()
+                .map(|r| format!("{} {}", r.block, r.file))
+                .collect()
+        };
+        // Direct references only: the output reads the local, not the key.
+        assert_eq!(
+            blocks(project.referring_to(None, "aws_kms_key", "k")),
+            [
+                "aws_s3_bucket_server_side_encryption_configuration.b main.tf",
+                "local.key main.tf"
+            ]
+        );
+        assert!(
+            project
+                .referring_to(
+                    None,
+                    "aws_s3_bucket_server_side_encryption_configuration",
+                    "b"
+                )
+                .is_empty()
+        );
+        // The root has no caller to read its outputs.
+        assert!(project.reading_output("module.none", "key").is_empty());
+    }
+
+    #[test]
     fn readers_name_a_dynamic_block_apart_from_its_resource() {
         let project = project(RULES);
         assert_eq!(

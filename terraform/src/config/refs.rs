@@ -9,6 +9,7 @@ use hcl::edit::visit::{Visit, visit_expr};
 
 use super::files::ModuleDecls;
 use super::loaded::{InstanceRecord, ModuleInstance, Named};
+use super::model::Referrer;
 
 /// A reference's root name and first attribute: `var.x` is `("var", Some("x"))`, a bare
 /// `each` is `("each", None)`.
@@ -297,6 +298,76 @@ pub(super) fn iterating_blocks(
         })
         .map(|(address, _)| address)
         .collect()
+}
+
+/// The blocks of module instance `module` whose expressions refer to `target` directly: a
+/// resource (`aws_x.y`), or `module.NAME.OUTPUT` (`("module", NAME)` with `output`): each
+/// resource block other than the target (`aws_x.z`, `data.aws_x.z`), module call
+/// (`module.m`), output (`output.o`) and local (`local.l`), in declaration order. A reference
+/// to the whole module object counts as one to every output.
+pub(super) fn referring_blocks(
+    modules: &[ModuleInstance],
+    decls: &[ModuleDecls],
+    module: usize,
+    target: (&str, &str),
+    output: Option<&str>,
+) -> Vec<Referrer> {
+    let declared = &decls[modules[module].decls];
+    let refers = |sites: Sites| {
+        sites.iter().any(|(expr, _)| {
+            detailed(expr).iter().any(|((root, attr), second)| {
+                root == target.0
+                    && attr.as_deref() == Some(target.1)
+                    && (output.is_none() || second.is_none() || second.as_deref() == output)
+            })
+        })
+    };
+    let own = format!("{}.{}", target.0, target.1);
+    let mut out = Vec::new();
+    for decl in &declared.resources {
+        let address = match decl.block.ident.as_str() {
+            "data" => format!("data.{}.{}", decl.label(0), decl.label(1)),
+            _ => format!("{}.{}", decl.label(0), decl.label(1)),
+        };
+        let mut sites = Vec::new();
+        argument_sites(
+            &decl.block.body,
+            &Bound::of_block(&decl.block.body),
+            &mut sites,
+        );
+        if address != own && refers(sites) {
+            out.push(Referrer {
+                block: address,
+                file: decl.file.clone(),
+            });
+        }
+    }
+    let named = [(&declared.calls, "module"), (&declared.outputs, "output")];
+    for (list, kind) in named {
+        for decl in list {
+            let mut sites = Vec::new();
+            argument_sites(
+                &decl.block.body,
+                &Bound::of_block(&decl.block.body),
+                &mut sites,
+            );
+            if refers(sites) {
+                out.push(Referrer {
+                    block: format!("{kind}.{}", decl.label(0)),
+                    file: decl.file.clone(),
+                });
+            }
+        }
+    }
+    for local in &declared.locals {
+        if refers(vec![(&local.attr.value, Bound::default())]) {
+            out.push(Referrer {
+                block: format!("local.{}", local.name),
+                file: local.file.clone(),
+            });
+        }
+    }
+    out
 }
 
 /// How many arguments of a resource or module block (nested and `dynamic` blocks included)

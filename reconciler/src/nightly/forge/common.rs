@@ -5,7 +5,7 @@
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use super::model::{Fate, Forge, ForgeError, Opened, Proposal};
+use super::model::{Fate, Forge, ForgeError, Opened, Proposal, reply};
 use super::rest::Rest;
 
 /// A forge whose pull requests live at `/repos/OWNER/NAME/pulls/N` and take comments as
@@ -233,20 +233,21 @@ pub(super) fn opened(
 
 /// The first request of a list answer, if any.
 pub(super) fn first(what: &str, answer: Value) -> Result<Option<Value>, ForgeError> {
+    first_where(what, answer, |_| true)
+}
+
+/// The first request of a list answer that `keep` keeps, if any.
+pub(super) fn first_where(
+    what: &str,
+    answer: Value,
+    keep: impl Fn(&Value) -> bool,
+) -> Result<Option<Value>, ForgeError> {
     let list: Vec<Value> =
         serde_json::from_value(answer).map_err(|e| reply(what, e.to_string()))?;
-    Ok(list.into_iter().next())
+    Ok(list.into_iter().find(|request| keep(request)))
 }
 
 /// The text at `key` of an answer.
 pub(super) fn text(value: &Value, key: &str) -> Option<String> {
     value.get(key).and_then(Value::as_str).map(str::to_owned)
-}
-
-/// An answer that did not have the expected shape.
-pub(super) fn reply(what: &str, message: String) -> ForgeError {
-    ForgeError::Reply {
-        what: what.to_owned(),
-        message,
-    }
 }

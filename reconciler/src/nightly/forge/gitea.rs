@@ -7,10 +7,8 @@
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::common::{
-    Keys, Pulls, comment_pull, create_pull, opened, read_pull, reply, text, update_pull,
-};
-use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
+use super::common::{Keys, Pulls, comment_pull, create_pull, opened, read_pull, text, update_pull};
+use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal, reply};
 use super::rest::{Defaults, Rest};
 use crate::config::ForgeConfig;
 

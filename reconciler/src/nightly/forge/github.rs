@@ -6,9 +6,9 @@ use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
 use super::common::{
-    Keys, Pulls, comment_pull, create_pull, first, opened, read_pull, reply, text, update_pull,
+    Keys, Pulls, comment_pull, create_pull, first, opened, read_pull, text, update_pull,
 };
-use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
+use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal, reply};
 use super::rest::{Defaults, Rest, message_of};
 use crate::config::ForgeConfig;
 

@@ -4,7 +4,7 @@
 use reqwest::{Method, RequestBuilder};
 use serde_json::{Value, json};
 
-use super::common::{Edit, Keys, adopt_after, first, opened, text};
+use super::common::{Edit, Keys, adopt_after, first_where, opened, text};
 use super::model::{Answer, Fate, Forge, ForgeError, Opened, Proposal};
 use super::rest::{Defaults, Rest};
 use crate::config::ForgeConfig;
@@ -88,7 +88,7 @@ impl Forge for GitLab {
                 .rest
                 .send(&what, Method::GET, &path, &query, None)
                 .await?;
-            first(&what, found)?
+            first_where(&what, found, from_the_project)?
                 .map(|v| Self::opened(&what, &v))
                 .transpose()
         })
@@ -157,4 +157,25 @@ impl Forge for GitLab {
 /// GitLab takes its token in the `PRIVATE-TOKEN` header.
 fn authorize(request: RequestBuilder, token: &str) -> RequestBuilder {
     request.header("PRIVATE-TOKEN", token)
+}
+
+/// Whether a merge request comes from the project itself: a fork's, from a branch of the same
+/// name, is not retrace's.
+fn from_the_project(request: &Value) -> bool {
+    request.get("source_project_id") == request.get("target_project_id")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forks_merge_request_from_a_branch_of_the_same_name_is_not_ours() {
+        let answer = json!([
+            {"iid": 7, "source_project_id": 91, "target_project_id": 12},
+            {"iid": 8, "source_project_id": 12, "target_project_id": 12}
+        ]);
+        let found = first_where("looking", answer, from_the_project).expect("a list");
+        assert_eq!(found.and_then(|r| r["iid"].as_i64()), Some(8));
+    }
 }

@@ -154,3 +154,11 @@ pub trait Forge: Send + Sync {
 
 /// What a forge's request comes to, once the forge has answered.
 pub type Answer<'a, T> = BoxFuture<'a, Result<T, ForgeError>>;
+
+/// An answer that did not have the expected shape.
+pub(super) fn reply(what: &str, message: String) -> ForgeError {
+    ForgeError::Reply {
+        what: what.to_owned(),
+        message,
+    }
+}

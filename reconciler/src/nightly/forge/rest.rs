@@ -7,9 +7,12 @@ use reqwest::{Method, RequestBuilder, StatusCode};
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::common::reply;
-use super::model::ForgeError;
+use super::model::{ForgeError, reply};
 use crate::config::ForgeConfig;
+
+/// The most of a forge's answer read, in bytes: its answers are JSON documents of a request,
+/// a page of requests or labels, so a larger one is a fault or an attack, refused unread.
+const MAX_ANSWER: usize = 8 << 20;
 
 /// What a kind of forge brings to [`Rest::new`].
 pub(super) struct Defaults {
@@ -151,10 +154,7 @@ impl Rest {
                 tokio::time::sleep(wait(&response, attempt, self.max_wait)).await;
                 continue;
             }
-            let text = response
-                .text()
-                .await
-                .map_err(|e| self.unreachable(what, &e))?;
+            let text = self.answer_text(what, response).await?;
             if retry && attempt > 1 {
                 return Err(ForgeError::Exhausted {
                     what: what.to_owned(),
@@ -175,6 +175,32 @@ impl Rest {
             }
             return serde_json::from_str(&text).map_err(|e| reply(what, e.to_string()));
         }
+    }
+
+    /// The answer's text, read up to [`MAX_ANSWER`] bytes: a longer one is refused, not held.
+    async fn answer_text(
+        &self,
+        what: &str,
+        mut response: reqwest::Response,
+    ) -> Result<String, ForgeError> {
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.unreachable(what, &e))?
+        {
+            if bytes.len() + chunk.len() > MAX_ANSWER {
+                return Err(reply(
+                    what,
+                    format!(
+                        "the answer is larger than {} MiB, far more than a forge sends; it was not read",
+                        MAX_ANSWER >> 20
+                    ),
+                ));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 
     /// A transport failure in plain words.
@@ -234,5 +260,94 @@ pub(super) fn message_of(text: &str) -> String {
         Some(Value::String(s)) => s,
         Some(other) => other.to_string(),
         None => text.chars().take(300).collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+
+    /// A forge at `127.0.0.1` that answers one request with `length` bytes of JSON
+    /// whitespace; its API URL.
+    fn sending(length: usize) -> String {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a port");
+        let api = format!("http://{}", listener.local_addr().expect("an address"));
+        std::thread::spawn(move || {
+            let Ok((mut stream, _)) = listener.accept() else {
+                return;
+            };
+            let mut request = Vec::new();
+            let mut byte = [0u8; 1];
+            while !request.ends_with(b"\r\n\r\n") && stream.read(&mut byte).unwrap_or(0) == 1 {
+                request.push(byte[0]);
+            }
+            let head = format!(
+                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                length + 2
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(b"[");
+            let page = vec![b' '; 1 << 16];
+            let mut left = length;
+            while left > 0 {
+                let n = left.min(page.len());
+                if stream.write_all(&page[..n]).is_err() {
+                    return;
+                }
+                left -= n;
+            }
+            let _ = stream.write_all(b"]");
+        });
+        api
+    }
+
+    fn rest(api: &str) -> Rest {
+        // PATH is always set: the loopback forge ignores the token.
+        let config: ForgeConfig = toml::from_str(&format!(
+            "kind = \"gitea\"\napi_url = \"{api}\"\ntoken_env = \"PATH\"\nattempts = 1"
+        ))
+        .expect("config");
+        let defaults = Defaults {
+            name: "a test forge",
+            api: None,
+            token_env: "PATH",
+            authorize: |request, token| request.bearer_auth(token),
+        };
+        Rest::new(&config, "acme/infra", &defaults).expect("a client")
+    }
+
+    #[tokio::test]
+    async fn an_answer_larger_than_a_forge_sends_is_refused_unread() {
+        let api = sending(MAX_ANSWER + 1);
+        let error = rest(&api)
+            .send(
+                "reading the pull requests",
+                Method::GET,
+                "/pulls",
+                &[],
+                None,
+            )
+            .await
+            .expect_err("refused");
+        assert!(
+            error
+                .to_string()
+                .contains("the answer is larger than 8 MiB"),
+            "{error}"
+        );
+        // An answer within the bound is read.
+        let api = sending(1 << 20);
+        let answer = rest(&api)
+            .send(
+                "reading the pull requests",
+                Method::GET,
+                "/pulls",
+                &[],
+                None,
+            )
+            .await
+            .expect("read");
+        assert_eq!(answer, serde_json::json!([]));
     }
 }

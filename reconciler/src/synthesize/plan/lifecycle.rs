@@ -9,12 +9,13 @@ use crate::policy::Part;
 use crate::synthesize::defaults::drop_defaults;
 use crate::synthesize::edit::{
     FilterForEach, ImportResource, NewBlock, Ordered, RemoveCollectionEntry, RemoveResource,
-    SetAttribute, SwitchOff, ToolCall, Value as EditValue,
+    SetAttribute, SwitchOff, Target, ToolCall, Value as EditValue,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::place::{Removal, entry_path, removal_of, split_blocks};
-use crate::synthesize::tags::key_json;
+use crate::synthesize::tags::{block_target, key_json};
 use crate::terraform::config::ResourceInstance;
+use crate::terraform::state::Mode;
 use knowledge::catalog::Catalog;
 use knowledge::schema::{Member, ResourceSchema};
 use serde_json::{Map, Value};
@@ -217,9 +218,13 @@ impl Planner<'_> {
     /// The removal of a deleted instance from the code; nothing when an earlier deletion of
     /// this plan made the same edit (the other resources of one module instance).
     pub(super) fn delete(&self, delta: &Delta) -> Vec<Outcome> {
+        let mut outputs = Vec::new();
         let outcome = self.instance(delta).and_then(|instance| {
             let deleting = self.deleting.borrow();
             let removal = removal_of(self.project, instance, &|a| deleting.contains(a));
+            if matches!(removal, Removal::Block) {
+                outputs = self.outputs_going_with(instance)?;
+            }
             self.removal_step(delta, instance, removal)
         });
         if let Ok(step) = &outcome {
@@ -229,7 +234,85 @@ impl Planner<'_> {
             }
             made.push(step.call.clone());
         }
-        vec![outcome]
+        let then = outputs.into_iter().map(|(target, name)| {
+            Ok(step(
+                delta,
+                Part::Resource,
+                ToolCall::RemoveResource(RemoveResource {
+                    target,
+                    keep_in_state: false,
+                }),
+                format!("output {name} reads only the removed resource and its module's caller does not read it, so it goes with it"),
+                true,
+                None,
+            ))
+        });
+        std::iter::once(outcome).chain(then).collect()
+    }
+
+    /// The outputs of the instance's module that read its resource block, which go with the
+    /// block (as targets, with their names): each must be an output of a called module that
+    /// its caller does not read. Any other block referring to it (a resource, local or module
+    /// call, or a root output, which is the project's interface) holds the removal, named:
+    /// with the block gone the reference would not resolve. Blocks this plan removes too do
+    /// not count.
+    fn outputs_going_with(
+        &self,
+        instance: &ResourceInstance,
+    ) -> Result<Vec<(Target, String)>, String> {
+        let module = instance.module.as_deref();
+        let referrers = self
+            .project
+            .referring_to(module, &instance.resource_type, &instance.name);
+        let deleting = self.deleting.borrow();
+        let removed_too = |block: &str| {
+            let mut instances = self.project.instances().filter(|i| {
+                i.module.as_deref() == module
+                    && format!("{}.{}", i.resource_type, i.name) == block
+                    && i.mode == Mode::Managed
+            });
+            instances
+                .next()
+                .is_some_and(|first| deleting.contains(&first.address))
+                && instances.all(|i| deleting.contains(&i.address))
+        };
+        let mut outputs = Vec::new();
+        let mut holding = Vec::new();
+        for referrer in referrers {
+            if removed_too(&referrer.block) {
+                continue;
+            }
+            let output = referrer.block.strip_prefix("output.");
+            match (module, output) {
+                (Some(module), Some(name))
+                    if self.project.reading_output(module, name).is_empty() =>
+                {
+                    outputs.push((
+                        block_target(&referrer.file, "output", &[name]),
+                        name.to_owned(),
+                    ));
+                }
+                _ => holding.push(format!("{} ({})", referrer.block, referrer.file)),
+            }
+        }
+        if holding.is_empty() {
+            return Ok(outputs);
+        }
+        Err(format!(
+            "{} was deleted outside Terraform, but {} {} it; with its block gone {} would refer to a resource the code no longer declares, so the deletion is for a person to make",
+            instance.address,
+            holding.join(", "),
+            if holding.len() == 1 {
+                "refers to"
+            } else {
+                "refer to"
+            },
+            if holding.len() == 1 {
+                "that reference"
+            } else {
+                "those references"
+            },
+        ))
     }
 
     /// The edit-tool call of a removal.

@@ -71,7 +71,7 @@ impl Tool for ImportResource {
 #[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RemoveResource {
-    /// The resource or module block to remove.
+    /// The resource, module or output block to remove.
     pub target: Target,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     /// Whether Terraform forgets the object without destroying it (a `removed` block).
@@ -80,7 +80,7 @@ pub struct RemoveResource {
 
 impl Tool for RemoveResource {
     const NAME: &'static str = "remove_resource";
-    const DESCRIPTION: &'static str = "Remove a resource or module block (with the comment lines right above it). With keep_in_state, leave `removed { from = ADDR  lifecycle { destroy = false } }` so Terraform forgets it without destroying it.";
+    const DESCRIPTION: &'static str = "Remove a resource or module block (with the comment lines right above it), or an output block that reads a resource being removed. With keep_in_state, leave `removed { from = ADDR  lifecycle { destroy = false } }` so Terraform forgets a resource or module without destroying it.";
 
     fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
         let RemoveResource {
@@ -96,10 +96,11 @@ impl Tool for RemoveResource {
         ) {
             ("resource", [kind, name], true) => format!("{kind}.{name}"),
             ("module", [name], true) => format!("module.{name}"),
+            ("output", [name], true) if !keep_in_state => format!("output.{name}"),
             _ => {
                 return Err(impossible(
                     &place,
-                    "only a top-level resource or module block can be removed".to_owned(),
+                    "only a top-level resource, module or output block can be removed (an output not kept in state)".to_owned(),
                 ));
             }
         };
