@@ -491,13 +491,20 @@ fn unexpected(base: &State, delta: &StateDelta, changes: &[Change]) -> Option<St
 /// - one instance of a collection another resource reads as a whole (a `for` expression or a
 ///   splat over it, seen in the state as a reader holding the identities of two or more of its
 ///   instances): dropping the key changes that reader, as the certificate validation that lists
-///   every validation record's name.
+///   every validation record's name;
+/// - the one instance of a resource another resource that remains depends on (its state's
+///   `dependencies`): removing the block would leave that resource's reference to it
+///   undeclared, which Terraform refuses.
 fn held_deletions(base: &State, delta: &StateDelta) -> Vec<Target> {
     delta
         .removed
         .iter()
         .filter_map(|address| managed(base).find(|i| i.address == *address))
-        .filter(|gone| counted_among_others(base, gone) || read_as_collection(base, gone))
+        .filter(|gone| {
+            counted_among_others(base, gone)
+                || read_as_collection(base, gone)
+                || depended_on_by_a_remaining(base, delta, gone)
+        })
         .map(|gone| Target {
             address: gone.address.clone(),
             attribute: String::new(),
@@ -541,6 +548,16 @@ fn read_as_collection(base: &State, instance: &Instance) -> bool {
             let text = reader.attributes.to_string();
             let named = |ids: &&Vec<String>| ids.iter().any(|id| text.contains(id.as_str()));
             identities.iter().filter(named).count() >= 2
+        })
+}
+
+/// Whether `instance`, a resource's one instance, is a dependency of a managed instance the
+/// delta keeps.
+fn depended_on_by_a_remaining(base: &State, delta: &StateDelta, instance: &Instance) -> bool {
+    let resource = instance.resource_address();
+    instance.index.is_none()
+        && managed(base).any(|reader| {
+            reader.dependencies.contains(&resource) && !delta.removed.contains(&reader.address)
         })
 }
 
@@ -788,7 +805,12 @@ mod tests {
     fn a_deleted_key_nothing_reads_is_absorbed() {
         assert!(flagged_when_deleted(r#"aws_cloudwatch_metric_alarm.this["cpu"]"#).is_empty());
         assert!(flagged_when_deleted("aws_acm_certificate_validation.site").is_empty());
-        // read by another resource, but alone: its id and ARN name one instance
-        assert!(flagged_when_deleted("aws_lambda_layer_version.ffmpeg").is_empty());
+    }
+
+    #[test]
+    fn a_deleted_resource_a_remaining_one_depends_on_is_held() {
+        // The function that remains depends on the layer: the layer's block cannot go.
+        let address = "aws_lambda_layer_version.ffmpeg";
+        assert_eq!(flagged_when_deleted(address), vec![address.to_owned()]);
     }
 }

@@ -961,7 +961,8 @@ resource "aws_sqs_queue" "q" {
 resource "aws_kms_key" "k" {}
 
 resource "aws_s3_bucket" "b" {
-  bucket = "logs"
+  bucket     = "logs"
+  depends_on = [aws_kms_key.k]
 }
 
 resource "aws_s3_bucket_server_side_encryption_configuration" "b" {
@@ -989,10 +990,11 @@ output "key" {
                 .map(|r| format!("{} {}", r.block, r.file))
                 .collect()
         };
-        // Direct references only: the output reads the local, not the key.
+        // Direct references and `depends_on`: the output reads the local, not the key.
         assert_eq!(
             blocks(project.referring_to(None, "aws_kms_key", "k")),
             [
+                "aws_s3_bucket.b main.tf",
                 "aws_s3_bucket_server_side_encryption_configuration.b main.tf",
                 "local.key main.tf"
             ]

@@ -335,6 +335,7 @@ pub(super) fn referring_blocks(
             &Bound::of_block(&decl.block.body),
             &mut sites,
         );
+        sites.extend(ordering_sites(&decl.block.body));
         if address != own && refers(sites) {
             out.push(Referrer {
                 block: address,
@@ -351,6 +352,7 @@ pub(super) fn referring_blocks(
                 &Bound::of_block(&decl.block.body),
                 &mut sites,
             );
+            sites.extend(ordering_sites(&decl.block.body));
             if refers(sites) {
                 out.push(Referrer {
                     block: format!("{kind}.{}", decl.label(0)),
@@ -368,6 +370,15 @@ pub(super) fn referring_blocks(
         }
     }
     out
+}
+
+/// A block's `depends_on`, which names resources as references do (and which
+/// [`argument_sites`] leaves out, as it carries no value).
+fn ordering_sites(body: &Body) -> Sites<'_> {
+    body.get_attribute("depends_on")
+        .map(|attr| (&attr.value, Bound::default()))
+        .into_iter()
+        .collect()
 }
 
 /// How many arguments of a resource or module block (nested and `dynamic` blocks included)

@@ -604,6 +604,21 @@ mod tests {
     }
 
     #[test]
+    fn an_output_block_is_removed_but_never_kept_in_state() {
+        let text = "output \"a\" {\n  value = 1\n}\n\noutput \"b\" {\n  value = 2\n}\n";
+        let target = json!({"file": "outputs.tf", "block_type": "output", "labels": ["a"]});
+        let input = json!({"target": target});
+        assert_eq!(
+            run("remove_resource", input, "outputs.tf", text)
+                .ok()
+                .as_deref(),
+            Some("output \"b\" {\n  value = 2\n}\n")
+        );
+        let input = json!({"target": target, "keep_in_state": true});
+        assert!(run("remove_resource", input, "outputs.tf", text).is_err());
+    }
+
+    #[test]
     fn list_elements_are_added_in_the_lists_layout_once() {
         let rules = |to: &str, value: serde_json::Value, text: &str| {
             let input =

@@ -96,11 +96,18 @@ impl Tool for RemoveResource {
         ) {
             ("resource", [kind, name], true) => format!("{kind}.{name}"),
             ("module", [name], true) => format!("module.{name}"),
-            ("output", [name], true) if !keep_in_state => format!("output.{name}"),
+            ("output", _, true) if keep_in_state => {
+                return Err(impossible(
+                    &place,
+                    "an output is not kept in state: a `removed` block names resources and modules"
+                        .to_owned(),
+                ));
+            }
+            ("output", [name], true) => format!("output.{name}"),
             _ => {
                 return Err(impossible(
                     &place,
-                    "only a top-level resource, module or output block can be removed (an output not kept in state)".to_owned(),
+                    "only a top-level resource, module or output block can be removed".to_owned(),
                 ));
             }
         };
