@@ -181,9 +181,10 @@ fn drifts_change_the_cloud_and_noise_does_not() {
             }
             // A deletion no edit makes cleanly is held: the flag names the removed instance.
             let held = !s.expect.flag.is_empty()
-                && s.expect.flag.iter().all(|t| {
-                    t.attribute.is_empty() && g.delta.removed.contains(&t.address)
-                });
+                && s.expect
+                    .flag
+                    .iter()
+                    .all(|t| t.attribute.is_empty() && g.delta.removed.contains(&t.address));
             let flags = match s.category {
                 Category::PolicyGated => true,
                 Category::Security => s.expect.security.is_empty(),
