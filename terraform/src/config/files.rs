@@ -97,6 +97,15 @@ impl BlockDecl {
         }
     }
 
+    /// A resource or data block's address in its module: `aws_x.y` or `data.aws_x.y`.
+    pub fn address(&self) -> String {
+        let prefix = match self.block.ident.as_str() {
+            "data" => "data.",
+            _ => "",
+        };
+        format!("{prefix}{}.{}", self.label(0), self.label(1))
+    }
+
     /// The label at `index`, or empty.
     pub fn label(&self, index: usize) -> &str {
         self.block.labels.get(index).map_or("", |l| l.as_str())

@@ -396,7 +396,7 @@ impl Loader<'_> {
                 .push((instance.index.clone(), value));
         }
         for decl in &self.decls[decls].resources {
-            let address = block_address(decl);
+            let address = decl.address();
             if decl.block.ident.as_str() != "data" || grouped.contains_key(&address) {
                 continue;
             }
@@ -429,7 +429,7 @@ impl Loader<'_> {
             )
             .chain(
                 (module.resources.iter().enumerate())
-                    .map(|(i, r)| (Node::Resource(i), block_address(r))),
+                    .map(|(i, r)| (Node::Resource(i), r.address())),
             )
             .collect();
         let position: HashMap<&str, usize> = (nodes.iter().enumerate())
@@ -623,7 +623,7 @@ impl Loader<'_> {
         match node {
             Node::Local(i) => format!("local.{}", self.decls[decls].locals[i].name),
             Node::Call(i) => format!("module.{}", self.decls[decls].calls[i].label(0)),
-            Node::Resource(i) => block_address(&self.decls[decls].resources[i]),
+            Node::Resource(i) => self.decls[decls].resources[i].address(),
         }
     }
 
@@ -908,7 +908,7 @@ impl Loader<'_> {
         decl: &BlockDecl,
         made: Option<Vec<(Option<IndexKey>, Value)>>,
     ) {
-        let address = block_address(decl);
+        let address = decl.address();
         let stored = self.stored.last().and_then(|s| s.get(&address));
         let in_state = |index: &Option<IndexKey>| {
             stored.and_then(|s| {
@@ -1012,15 +1012,6 @@ fn visit(
     state[node] = 2;
     order.push(node);
     Ok(())
-}
-
-/// `TYPE.NAME` or `data.TYPE.NAME` of a resource or data block, within its module.
-fn block_address(decl: &BlockDecl) -> String {
-    let prefix = match decl.block.ident.as_str() {
-        "data" => "data.",
-        _ => "",
-    };
-    format!("{prefix}{}.{}", decl.label(0), decl.label(1))
 }
 
 /// What a resource or module block with no instance is to its references: `[]` under

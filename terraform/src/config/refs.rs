@@ -219,10 +219,7 @@ pub(super) fn readers(
         }
     };
     for decl in &declared.resources {
-        let address = match decl.block.ident.as_str() {
-            "data" => format!("data.{}.{}", decl.label(0), decl.label(1)),
-            _ => format!("{}.{}", decl.label(0), decl.label(1)),
-        };
+        let address = decl.address();
         let body = &decl.block.body;
         let bound = Bound::of_block(body);
         let mut own = Vec::new();
@@ -272,13 +269,7 @@ pub(super) fn iterating_blocks(
 ) -> Vec<String> {
     let graph = Graph { modules, decls };
     let declared = &decls[modules[module].decls];
-    let resources = declared.resources.iter().map(|d| {
-        let name = format!("{}.{}", d.label(0), d.label(1));
-        match d.block.ident.as_str() {
-            "data" => format!("data.{name}"),
-            _ => name,
-        }
-    });
+    let resources = declared.resources.iter().map(|d| d.address());
     let calls = declared
         .calls
         .iter()
@@ -325,10 +316,7 @@ pub(super) fn referring_blocks(
     let own = format!("{}.{}", target.0, target.1);
     let mut out = Vec::new();
     for decl in &declared.resources {
-        let address = match decl.block.ident.as_str() {
-            "data" => format!("data.{}.{}", decl.label(0), decl.label(1)),
-            _ => format!("{}.{}", decl.label(0), decl.label(1)),
-        };
+        let address = decl.address();
         let mut sites = Vec::new();
         argument_sites(
             &decl.block.body,

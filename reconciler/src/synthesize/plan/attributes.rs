@@ -180,23 +180,12 @@ impl Planner<'_> {
                 continue;
             };
             let traced = |argument: &str| {
-                let steps = [
-                    PathStep::Key(first.to_owned()),
-                    PathStep::Index(0),
-                    PathStep::Key(argument.to_owned()),
-                ];
-                match self.project.provenance(&sibling.address, &steps) {
-                    Some(Provenance::ForEach {
-                        file,
-                        collection,
-                        mut path,
-                        ..
-                    }) if path.first() == Some(&PathStep::Key(theirs.clone())) => {
-                        path[0] = PathStep::Key(own.clone());
-                        Some((file, collection, path))
-                    }
-                    _ => None,
-                }
+                let found = self.entry_of(&sibling.address, first, 0, argument)?;
+                let mut path = found.path;
+                (path.first() == Some(&PathStep::Key(theirs.clone()))).then(|| {
+                    path[0] = PathStep::Key(own.clone());
+                    (found.file, found.collection, path)
+                })
             };
             let entry =
                 |file: String, collection: Collection, path: Vec<PathStep>, value: &Value| {
@@ -407,23 +396,14 @@ impl Planner<'_> {
                 holding.len()
             )));
         };
-        let traced = evaluated[index].keys().find_map(|field| {
-            let path = [
-                PathStep::Key(block.to_owned()),
-                PathStep::Index(index as u64),
-                PathStep::Key(field.clone()),
-            ];
-            match self.project.provenance(&instance.address, &path) {
-                Some(found @ Provenance::ForEach { .. }) => Some(found),
-                _ => None,
-            }
-        });
-        let Some(Provenance::ForEach {
+        let traced = evaluated[index]
+            .keys()
+            .find_map(|field| self.entry_of(&instance.address, block, index as u64, field));
+        let Some(EntryOf {
             key,
             file,
             collection,
             path,
-            ..
         }) = traced
         else {
             return Err(refuse(
@@ -462,6 +442,31 @@ impl Planner<'_> {
             "a nested `{block}` block was removed outside Terraform; it is made by entry {key} of {what} in {file}, which only its `dynamic` block reads, so the entry goes"
         );
         Ok((call, why))
+    }
+
+    /// The entry of a `for_each` collection that the argument `argument` of the `index`th
+    /// `block` block of `address` reads, when its provenance traces to one.
+    fn entry_of(&self, address: &str, block: &str, index: u64, argument: &str) -> Option<EntryOf> {
+        let steps = [
+            PathStep::Key(block.to_owned()),
+            PathStep::Index(index),
+            PathStep::Key(argument.to_owned()),
+        ];
+        match self.project.provenance(address, &steps)? {
+            Provenance::ForEach {
+                key,
+                file,
+                collection,
+                path,
+                ..
+            } => Some(EntryOf {
+                key,
+                file,
+                collection,
+                path,
+            }),
+            _ => None,
+        }
     }
 
     /// The root variable or local (`var.rules`) a `dynamic "block"` block of the instance
@@ -528,20 +533,14 @@ impl Planner<'_> {
         let mut entry = Map::new();
         let mut traced = None;
         for (argument, have) in first {
-            let path = [
-                PathStep::Key(block.to_owned()),
-                PathStep::Index(0),
-                PathStep::Key(argument.clone()),
-            ];
-            let found = self.project.provenance(&instance.address, &path);
+            let found = self.entry_of(&instance.address, block, 0, argument);
             match (found, new.get(argument)) {
                 (
-                    Some(Provenance::ForEach {
+                    Some(EntryOf {
                         key,
                         file,
                         collection,
                         path,
-                        ..
                     }),
                     want,
                 ) => {
@@ -830,6 +829,18 @@ pub(super) fn non_empty(fields: &Map<String, Value>) -> Map<String, Value> {
         .filter(|(_, v)| !matches!(v, Value::Null) && v.as_array().is_none_or(|a| !a.is_empty()))
         .map(|(k, v)| (k.clone(), v.clone()))
         .collect()
+}
+
+/// The entry of a `for_each` collection a value comes from (see [`Provenance::ForEach`]).
+struct EntryOf {
+    /// The entry's key (a list position as text).
+    key: String,
+    /// The file the collection is written in.
+    file: String,
+    /// Where the collection is written.
+    collection: Collection,
+    /// The path to the value inside the collection: the key, then the steps after it.
+    path: Vec<PathStep>,
 }
 
 /// The value the cloud gives an unset argument of the same kind as `like`: false, an empty

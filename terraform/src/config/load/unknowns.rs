@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use hcl::edit::expr::{Expression, TraversalOperator};
 use hcl::edit::visit::{Visit, visit_expr};
 
-use super::{Loader, block_address, prefixed};
+use super::{Loader, prefixed};
 use crate::config::model::VariableSource;
 use crate::functions::{EvalScope, evaluate};
 use crate::state::Mode;
@@ -273,7 +273,7 @@ impl Loader<'_> {
         out: &mut BTreeSet<Cause>,
     ) {
         let decls = &self.decls[self.modules[module].decls];
-        let Some(decl) = decls.resources.iter().find(|r| block_address(r) == address) else {
+        let Some(decl) = decls.resources.iter().find(|r| r.address() == address) else {
             return;
         };
         let data = address.starts_with("data.");
