@@ -872,15 +872,18 @@ fn with_check<R>(
         }
     }
     // A resource a step imports for a change to another one (a security group's new rule
-    // written as an `aws_security_group_rule`): the expected state has no instance for it (the
+    // written as an `aws_security_group_rule`, or as a list entry a module's rule resources
+    // are made from): the expected state has no instance for it (the
     // change is checked on the group), so it is touched and excused, not collateral.
     for step in &plan.steps {
-        if let ToolCall::ImportResource(import) = &step.call {
-            let address = format!("{}.{}", import.resource_type, import.name);
-            if seen.insert(address.clone()) {
-                excused.push((address.clone(), String::new()));
-                touched.push(address);
-            }
+        let address = match &step.call {
+            ToolCall::ImportResource(import) => format!("{}.{}", import.resource_type, import.name),
+            ToolCall::AddImport(import) => import.to.clone(),
+            _ => continue,
+        };
+        if seen.insert(address.clone()) {
+            excused.push((address.clone(), String::new()));
+            touched.push(address);
         }
     }
     let check = Check {

@@ -46,7 +46,7 @@ const INSIDE: &[(&str, &[&str])] = &[
     (
         "synthesize",
         &[
-            "tags", "defaults", "idiom", "rules", "settled", "nested", "place", "plan",
+            "tags", "defaults", "idiom", "settled", "nested", "place", "rules", "plan",
         ],
     ),
     (

@@ -59,6 +59,12 @@ fn call(source: &str, name: &str, request: Value, response: Value) -> Value {
 /// The project written to a temporary directory, reconciled against `records`: exit code and
 /// the JSON report.
 fn reconcile(files: &[(&str, &str)], state: &Value, records: Vec<Value>) -> (i32, Value) {
+    let dir = project(files, state, records);
+    reconcile_in(dir.path(), &[])
+}
+
+/// The files, the state and a trail of `records` in a temporary directory.
+fn project(files: &[(&str, &str)], state: &Value, records: Vec<Value>) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, text) in files {
         let path = dir.path().join(name);
@@ -69,19 +75,32 @@ fn reconcile(files: &[(&str, &str)], state: &Value, records: Vec<Value>) -> (i32
     std::fs::write(&state_file, state.to_string()).unwrap();
     let trail = dir.path().join("trail.json");
     std::fs::write(&trail, json!({"Records": records}).to_string()).unwrap();
-    let output = common::retrace(&[
+    dir
+}
+
+/// `retrace reconcile` of the project, state and trail in `dir` (as [`reconcile`] writes
+/// them), with `extra` arguments: exit code and the JSON report.
+fn reconcile_in(dir: &std::path::Path, extra: &[&str]) -> (i32, Value) {
+    let (project, state, trail) = (
+        dir.to_str().unwrap().to_owned(),
+        dir.join("terraform.tfstate"),
+        dir.join("trail.json"),
+    );
+    let mut args = vec![
         "reconcile",
         "--project",
-        dir.path().to_str().unwrap(),
+        &project,
         "--state",
-        state_file.to_str().unwrap(),
+        state.to_str().unwrap(),
         "--logs",
         trail.to_str().unwrap(),
         "--no-record",
         "--no-terraform",
         "--format",
         "json",
-    ]);
+    ];
+    args.extend(extra);
+    let output = common::retrace(&args);
     (output.status.code().unwrap_or(-1), common::json(&output))
 }
 
@@ -840,4 +859,238 @@ fn a_new_queue_leaves_out_arguments_at_the_providers_defaults() {
     let diff = diff_of(&doc);
     assert!(diff.contains("+  delay_seconds = 5"), "{diff}");
     assert!(!diff.contains("visibility_timeout_seconds"), "{diff}");
+}
+
+/// A security group module in the style of the public ones: its rules are separate
+/// `aws_security_group_rule` resources, one per entry of a list of string maps its caller
+/// passes, read with `lookup()` by `count.index`, CIDRs comma-separated.
+const RULE_LIST_MODULE: &str = r#"variable "name" {
+  type = string
+}
+
+variable "vpc_id" {
+  type = string
+}
+
+variable "create" {
+  type    = bool
+  default = true
+}
+
+variable "ingress_with_cidr_blocks" {
+  description = "Ingress rules: from_port, to_port, protocol, description and comma-separated cidr_blocks"
+  type        = list(map(string))
+  default     = []
+}
+
+variable "ingress_cidr_blocks" {
+  type    = list(string)
+  default = []
+}
+
+resource "aws_security_group" "this" {
+  count = var.create ? 1 : 0
+
+  name   = var.name
+  vpc_id = var.vpc_id
+}
+
+resource "aws_security_group_rule" "ingress_with_cidr_blocks" {
+  count = var.create ? length(var.ingress_with_cidr_blocks) : 0
+
+  security_group_id = aws_security_group.this[0].id
+  type              = "ingress"
+
+  cidr_blocks = compact(split(",", lookup(var.ingress_with_cidr_blocks[count.index], "cidr_blocks", join(",", var.ingress_cidr_blocks))))
+  description = lookup(var.ingress_with_cidr_blocks[count.index], "description", "Ingress Rule")
+  from_port   = lookup(var.ingress_with_cidr_blocks[count.index], "from_port")
+  to_port     = lookup(var.ingress_with_cidr_blocks[count.index], "to_port")
+  protocol    = lookup(var.ingress_with_cidr_blocks[count.index], "protocol")
+}
+"#;
+
+const RULE_LIST_ROOT: &str = r#"module "web_sg" {
+  source = "./modules/sg"
+
+  name   = "web"
+  vpc_id = "vpc-0a1b2c3d"
+
+  ingress_with_cidr_blocks = [
+    {
+      from_port   = 443
+      to_port     = 443
+      protocol    = "tcp"
+      description = "HTTPS"
+      cidr_blocks = "10.0.0.0/16,10.1.0.0/16"
+    },
+  ]
+}
+"#;
+
+/// `rule` authorized on the group of [`RULE_LIST_MODULE`] called by `root`.
+fn module_rule_authorized(root: &str, rule: Value) -> (i32, Value, String) {
+    module_rule_authorized_with(root, None, rule)
+}
+
+/// [`module_rule_authorized`] with a `terraform.tfvars`.
+fn module_rule_authorized_with(
+    root: &str,
+    tfvars: Option<&str>,
+    rule: Value,
+) -> (i32, Value, String) {
+    let dir = module_rule_project(root, tfvars, rule);
+    let (code, doc) = reconcile_in(dir.path(), &[]);
+    let diff = diff_of(&doc).to_owned();
+    (code, doc, diff)
+}
+
+/// The project of [`module_rule_authorized_with`] in a temporary directory.
+fn module_rule_project(root: &str, tfvars: Option<&str>, rule: Value) -> tempfile::TempDir {
+    let https = json!({"cidr_blocks": ["10.0.0.0/16", "10.1.0.0/16"], "description": "HTTPS",
+        "from_port": 443, "ipv6_cidr_blocks": [], "prefix_list_ids": [], "protocol": "tcp",
+        "security_groups": [], "self": false, "to_port": 443});
+    let state = state(vec![
+        resource(
+            Some("module.web_sg"),
+            "aws_security_group",
+            "this",
+            vec![(
+                json!(0),
+                json!({
+                    "id": "sg-0bbbbccccddddeeee", "name": "web", "vpc_id": "vpc-0a1b2c3d",
+                    "description": "Managed by Terraform", "ingress": [https], "egress": [],
+                    "tags": {}, "tags_all": {}
+                }),
+            )],
+        ),
+        resource(
+            Some("module.web_sg"),
+            "aws_security_group_rule",
+            "ingress_with_cidr_blocks",
+            vec![(
+                json!(0),
+                json!({
+                    "id": "sgrule-2", "type": "ingress", "from_port": 443, "to_port": 443,
+                    "protocol": "tcp", "cidr_blocks": ["10.0.0.0/16", "10.1.0.0/16"],
+                    "description": "HTTPS", "ipv6_cidr_blocks": [], "prefix_list_ids": [],
+                    "self": false, "security_group_id": "sg-0bbbbccccddddeeee",
+                    "security_group_rule_id": "sgr-0aaa"
+                }),
+            )],
+        ),
+    ]);
+    let authorize = call(
+        "ec2.amazonaws.com",
+        "AuthorizeSecurityGroupIngress",
+        json!({"groupId": "sg-0bbbbccccddddeeee", "ipPermissions": {"items": [rule]}}),
+        json!({"_return": true}),
+    );
+    let mut files = vec![("main.tf", root), ("modules/sg/main.tf", RULE_LIST_MODULE)];
+    files.extend(tfvars.map(|text| ("terraform.tfvars", text)));
+    project(&files, &state, vec![authorize])
+}
+
+#[test]
+fn a_rule_added_to_a_module_whose_rules_come_from_its_callers_list_is_a_new_entry_there() {
+    let rule = json!({"ipProtocol": "tcp", "fromPort": 8443, "toPort": 8443, "groups": {},
+        "ipRanges": {"items": [{"cidrIp": "10.2.0.0/16", "description": "Admin"}]},
+        "ipv6Ranges": {}, "prefixListIds": {}});
+    let (code, doc, diff) = module_rule_authorized(RULE_LIST_ROOT, rule);
+    assert_eq!(code, 2, "{doc}");
+    // The entry is written like the one before it: the same fields in the same order, the
+    // CIDRs comma-separated as the module splits them.
+    assert!(
+        diff.contains(
+            "     },\n+    {\n+      from_port   = 8443\n+      to_port     = 8443\n+      protocol    = \"tcp\"\n+      description = \"Admin\"\n+      cidr_blocks = \"10.2.0.0/16\"\n+    },\n   ]"
+        ),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("modules/sg"),
+        "the shared module is not edited: {diff}"
+    );
+}
+
+/// The 8443 rule of the test above, from `10.2.0.0/16`, described "Admin".
+fn admin_rule() -> Value {
+    json!({"ipProtocol": "tcp", "fromPort": 8443, "toPort": 8443, "groups": {},
+        "ipRanges": {"items": [{"cidrIp": "10.2.0.0/16", "description": "Admin"}]},
+        "ipv6Ranges": {}, "prefixListIds": {}})
+}
+
+#[test]
+fn a_rule_added_to_a_module_fed_from_a_tfvars_list_is_a_new_entry_in_the_tfvars() {
+    let root = r#"variable "web_ingress" {
+  type = list(map(string))
+}
+
+module "web_sg" {
+  source = "./modules/sg"
+
+  name                     = "web"
+  vpc_id                   = "vpc-0a1b2c3d"
+  ingress_with_cidr_blocks = var.web_ingress
+}
+"#;
+    let tfvars = r#"web_ingress = [
+  { from_port = 443, to_port = 443, protocol = "tcp", description = "HTTPS", cidr_blocks = "10.0.0.0/16,10.1.0.0/16" },
+]
+"#;
+    let (code, doc, diff) = module_rule_authorized_with(root, Some(tfvars), admin_rule());
+    assert_eq!(code, 2, "{doc}");
+    assert!(
+        diff.contains(
+            "+  { from_port = 8443, to_port = 8443, protocol = \"tcp\", description = \"Admin\", cidr_blocks = \"10.2.0.0/16\" },"
+        ),
+        "{diff}"
+    );
+    assert!(
+        diff.contains("+  to = module.web_sg.aws_security_group_rule.ingress_with_cidr_blocks[1]"),
+        "{diff}"
+    );
+}
+
+#[test]
+fn a_rule_the_modules_list_cannot_hold_is_held_with_the_reason() {
+    // Entries naming a predefined rule by `rule`, as public security group modules allow:
+    // retrace cannot tell which name a new rule would have.
+    let named = RULE_LIST_ROOT.replace(
+        "      from_port   = 443\n      to_port     = 443\n      protocol    = \"tcp\"\n",
+        "      rule        = \"https-443-tcp\"\n",
+    );
+    let (code, doc, diff) = module_rule_authorized(&named, admin_rule());
+    assert_eq!(code, 3, "{doc}");
+    assert!(diff.is_empty(), "{diff}");
+    let reason = doc["plan"]["unplanned"][0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("an inline `ingress` block would conflict with them")
+            && reason.contains("is made from entries with `rule`"),
+        "{reason}"
+    );
+
+    // A rule from another security group: the module writes no source group from this list.
+    let from_a_group = json!({"ipProtocol": "tcp", "fromPort": 5432, "toPort": 5432,
+        "groups": {"items": [{"groupId": "sg-0cccc1111dddd2222"}]}, "ipRanges": {},
+        "ipv6Ranges": {}, "prefixListIds": {}});
+    let (code, doc, _) = module_rule_authorized(RULE_LIST_ROOT, from_a_group);
+    assert_eq!(code, 3, "{doc}");
+    let reason = doc["plan"]["unplanned"][0]["reason"].as_str().unwrap_or("");
+    assert!(
+        reason.contains("writes `source_security_group_id` without its entry"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_second_night_over_the_same_rule_finds_it_in_the_modules_list() {
+    let dir = module_rule_project(RULE_LIST_ROOT, None, admin_rule());
+    let (code, doc) = reconcile_in(dir.path(), &["--write"]);
+    assert_eq!(code, 2, "{doc}");
+    let (code, doc) = reconcile_in(dir.path(), &[]);
+    assert_eq!(code, 0, "{doc}");
+    assert_eq!(diff_of(&doc), "", "{doc}");
+    assert_eq!(
+        doc["plan"]["settled"][0]["reason"],
+        "already in the code: an import block brings this rule into module.web_sg.aws_security_group_rule.ingress_with_cidr_blocks[1]"
+    );
 }

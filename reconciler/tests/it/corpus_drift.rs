@@ -377,8 +377,48 @@ fn tam_security_group_complete_absorbs_a_tag_and_leaves_a_shared_module_alone() 
     let result = reconcile(&deployed, vec![record], &[]);
     patched(&deployed, &result, 4);
 
-    let deployed = deploy(&corpus, "tam-security-group-complete");
-    let group = deployed.attributes("module.main_sg.aws_security_group.this_name_prefix[0]");
+    // main_sg's rules come from `ingress_rules`, a list of the module's predefined rule
+    // names: which name a new rule takes is for a person, so it is held, with that reason,
+    // and not written as an inline block (the group's id, `local.this_sg_id`, is known from
+    // the state).
+    let (_, result) = authorize_8443(&corpus, "main_sg");
+    assert_eq!(result.code, Some(3), "{}", result.stderr);
+    assert_eq!(result.report["diff"], "");
+    let unplanned = &result.report["plan"]["unplanned"][0]["reason"];
+    assert!(
+        unplanned.as_str().unwrap().contains(
+            "module.main_sg.aws_security_group_rule.ingress_rules[0] is made from var.ingress_rules, whose entries are not objects but values like \"https-443-tcp\""
+        ),
+        "{unplanned}"
+    );
+
+    // ipv4_ipv6_example spells its rules out in `ingress_with_cidr_blocks`: the rule is one
+    // more entry there, written like the one before it, and its rule resource is imported.
+    let (deployed, result) = authorize_8443(&corpus, "ipv4_ipv6_example");
+    let diff = result.report["diff"].as_str().unwrap_or("");
+    assert!(
+        diff.contains(
+            "       cidr_blocks = \"0.0.0.0/0\"\n     },\n+    {\n+      from_port   = 8443\n+      to_port     = 8443\n+      protocol    = \"tcp\"\n+      description = \"\"\n+      cidr_blocks = \"10.10.0.0/16\"\n+    },\n   ]"
+        ),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(
+            "+import {\n+  to = module.ipv4_ipv6_example.aws_security_group_rule.ingress_with_cidr_blocks[1]\n+  id = \""
+        ),
+        "{diff}"
+    );
+    assert_eq!(result.report["plan"]["unplanned"], json!([]));
+    fmt_clean(&deployed, &result.report);
+}
+
+/// What the reconciliation of tcp 8443 from 10.10.0.0/16 authorized in the console on the
+/// security group of module `module` of the security group example makes of it.
+fn authorize_8443(corpus: &Path, module: &str) -> (Deployed, Reconciled) {
+    let deployed = deploy(corpus, "tam-security-group-complete");
+    let group = deployed.attributes(&format!(
+        "module.{module}.aws_security_group.this_name_prefix[0]"
+    ));
     let record = console_call(
         "ec2.amazonaws.com",
         "AuthorizeSecurityGroupIngress",
@@ -392,19 +432,8 @@ fn tam_security_group_complete_absorbs_a_tag_and_leaves_a_shared_module_alone() 
             }]}
         }),
     );
-    // The group's rules are separate aws_security_group_rule resources the shared module
-    // makes from its rule lists (the group's id, `local.this_sg_id`, is known from the
-    // state): the rule is held, with that reason, not written as an inline block.
     let result = reconcile(&deployed, vec![record], &[]);
-    assert_eq!(result.code, Some(3), "{}", result.stderr);
-    assert_eq!(result.report["diff"], "");
-    let unplanned = &result.report["plan"]["unplanned"][0]["reason"];
-    assert!(
-        unplanned.as_str().unwrap().contains(
-            "are separate aws_security_group_rule resources made by module.main_sg.aws_security_group_rule"
-        ),
-        "{unplanned}"
-    );
+    (deployed, result)
 }
 
 /// The service module ignores `desired_count` (autoscaling owns it): a console scale-out is

@@ -497,3 +497,25 @@ fn set_attribute_for_one_instance_looks_it_up_by_its_key() {
     };
     insta::assert_snapshot!(diffs(&before, &result));
 }
+
+#[test]
+fn add_collection_entry_to_a_module_argument_then_add_import() {
+    let call = serde_json::json!({"file": "modules.tf", "block_type": "module", "labels": ["vpc"]});
+    let entry = serde_json::json!({"file": "modules.tf", "in": {"kind": "argument", "target": call, "name": "private_subnets"}, "value": "10.0.3.0/24"});
+    let import = serde_json::json!({"file": "modules.tf", "to": "module.vpc.aws_subnet.private[2]", "id": "subnet-0abc"});
+    insta::assert_snapshot!(format!(
+        "{}{}",
+        edit("add_collection_entry", entry),
+        edit("add_import", import)
+    ));
+}
+
+#[test]
+fn add_import_refuses_what_is_not_an_instance_address() {
+    let input = serde_json::json!({"file": "modules.tf", "to": "module.vpc\n}\nresource \"x\" \"y\" {", "id": "subnet-0abc"});
+    let error = refuse("add_import", input).to_string();
+    assert!(
+        error.contains("is not a resource instance address"),
+        "{error}"
+    );
+}

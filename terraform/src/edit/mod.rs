@@ -29,7 +29,7 @@ pub use error::{EditError, Files};
 pub use instance::{Instance, selector_text};
 pub use locate::{Step, Target};
 pub use tools::{
-    AddBlock, AddCollectionEntry, Container, EntryStep, FilterForEach, IgnoreChanges,
+    AddBlock, AddCollectionEntry, AddImport, Container, EntryStep, FilterForEach, IgnoreChanges,
     ImportResource, NewBlock, RemoveAttribute, RemoveBlock, RemoveCollectionEntry, RemoveResource,
     ReplaceBlock, SetAttribute, SetCollectionEntry, SetModuleArgument, SetTags, SetTfvar,
     SetVariableDefault, SwitchOff, TagMode, ThreadModuleInput, Tool, ToolCall, ToolResult,

@@ -15,7 +15,7 @@ mod write;
 pub use entry::for_each_entry;
 pub use input::new_input;
 pub use instances::resource_block;
-pub(super) use instances::{in_one_module, shared_by_instances};
+pub(super) use instances::{in_one_module, same_block, shared_by_instances};
 pub use model::{CallArgument, NewInput, Place};
 pub use removal::{Removal, removal_of};
 pub use site::{attribute_steps, place_of, split_blocks};

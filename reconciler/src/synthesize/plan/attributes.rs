@@ -6,9 +6,9 @@ use super::planner::{Outcome, Planner, step, target};
 use crate::intents::{BlockOp, Delta, same_value};
 use crate::policy::Part;
 use crate::synthesize::edit::{
-    AddBlock, AddCollectionEntry, Container, IgnoreChanges, ImportResource, Instance, NewBlock,
-    Ordered, RemoveBlock, RemoveCollectionEntry, SetCollectionEntry, Step as EditStep, Target,
-    ToolCall, UpdateBlock, Value as EditValue, selector_text,
+    AddBlock, AddCollectionEntry, AddImport, Container, IgnoreChanges, ImportResource, Instance,
+    NewBlock, Ordered, RemoveBlock, RemoveCollectionEntry, SetCollectionEntry, Step as EditStep,
+    Target, ToolCall, UpdateBlock, Value as EditValue, selector_text,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::nested::block_match;
@@ -16,7 +16,7 @@ use crate::synthesize::place::{
     Place, Written, entry_path, for_each_entry, in_one_module, place_of, resource_block,
     set_attribute, shared_by_instances, split_blocks,
 };
-use crate::synthesize::rules::{RuleResource, separate_rule};
+use crate::synthesize::rules::{NewRule, RuleEntry, RuleResource, separate_rule};
 use crate::synthesize::settled::{Settled, blocks, holds, is_empty};
 use crate::synthesize::tags::key_json;
 use crate::terraform::config::{Collection, Provenance, ResourceInstance};
@@ -312,15 +312,32 @@ impl Planner<'_> {
             .unwrap_or(0)
     }
 
-    pub(super) fn block(&self, delta: &Delta, index: usize) -> Outcome {
+    pub(super) fn block(&self, delta: &Delta, index: usize) -> Vec<Outcome> {
+        match self.new_rule(delta, index) {
+            Some(Ok(NewRule::Entry(entry))) => self.rule_entry(delta, index, entry),
+            Some(Ok(NewRule::Resource(rule))) => vec![self.rule_resource(delta, index, rule)],
+            Some(Err(reason)) => vec![Err(reason)],
+            None => vec![self.nested_block(delta, index)],
+        }
+    }
+
+    /// The rule to write for a block added to a security group whose rules are separate
+    /// resources; `None` for any other block change.
+    fn new_rule(&self, delta: &Delta, index: usize) -> Option<Result<NewRule, String>> {
+        let instance = self.instance(delta).ok()?;
+        let b = delta.blocks.get(index)?;
+        if b.op != BlockOp::Added {
+            return None;
+        }
+        separate_rule(self.project, self.state, instance, b)
+    }
+
+    /// A nested block added or removed: written in the resource block, or in the collection
+    /// its `dynamic` block iterates.
+    fn nested_block(&self, delta: &Delta, index: usize) -> Outcome {
         let instance = self.instance(delta)?;
         let b = delta.blocks.get(index).ok_or("no such block change")?;
         let block = &b.block;
-        if b.op == BlockOp::Added
-            && let Some(rule) = separate_rule(self.project, self.state, instance, b)
-        {
-            return self.rule_resource(delta, index, rule?);
-        }
         let fields = Value::Object(non_empty(&b.fields));
         let part = Part::Block {
             block: block.clone(),
@@ -651,7 +668,7 @@ impl Planner<'_> {
             .filter(|b| b.op == BlockOp::Added)?;
         let instance = self.instance(delta).ok()?;
         let rule = separate_rule(self.project, self.state, instance, block)?.ok()?;
-        let address = self.in_code.imported_into(&rule.id)?;
+        let address = self.in_code.imported_into(rule.id())?;
         Some(Settled {
             reason: format!("already in the code: an import block brings this rule into {address}"),
             imported_as: None,
@@ -688,6 +705,51 @@ impl Planner<'_> {
             blocks: Vec::new(),
         });
         Ok(step(delta, part, call, why, true, None))
+    }
+
+    /// A rule added to a security group whose rules a module (or the root) makes by `count`
+    /// from a list: one more entry in that list, where the code writes it, and an import block
+    /// for the rule instance the entry makes.
+    fn rule_entry(&self, delta: &Delta, index: usize, entry: RuleEntry) -> Vec<Outcome> {
+        let RuleEntry {
+            file,
+            container,
+            value,
+            list,
+            import_file,
+            address,
+            id,
+        } = entry;
+        self.created.borrow_mut().add(id.clone(), address.clone());
+        let part = Part::Block {
+            block: delta.blocks[index].block.clone(),
+            index,
+        };
+        let add = ToolCall::AddCollectionEntry(AddCollectionEntry {
+            file,
+            container,
+            path: Vec::new(),
+            value: EditValue::from_json(&Value::Object(value.into_iter().collect())),
+        });
+        let import = ToolCall::AddImport(AddImport {
+            file: import_file,
+            to: address.clone(),
+            id,
+        });
+        let why = format!(
+            "a rule was added outside Terraform to a security group whose rules are separate aws_security_group_rule resources made from {list}; written as one more entry there, which makes {address}"
+        );
+        vec![
+            Ok(step(delta, part.clone(), add, why, true, None)),
+            Ok(step(
+                delta,
+                part,
+                import,
+                format!("the rule already exists in AWS, so {address} is imported"),
+                true,
+                None,
+            )),
+        ]
     }
 
     /// A block removed and another of its type added: the old block is edited in place to hold

@@ -142,7 +142,7 @@ impl<'a> Planner<'a> {
                                 vec![self.replace_block(delta, *removed, *added)]
                             }
                             Some(_) => continue,
-                            None => vec![self.block(delta, *index)],
+                            None => self.block(delta, *index),
                         }
                     }
                     (Decision::Absorb, Part::Tags) if delta.lifecycle == Lifecycle::Managed => {
@@ -174,7 +174,7 @@ impl<'a> Planner<'a> {
             (Lifecycle::Created, _) => vec![self.create(delta)],
             (Lifecycle::Deleted, _) => self.delete(delta),
             (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
-            (Lifecycle::Managed, Part::Block { index, .. }) => vec![self.block(delta, *index)],
+            (Lifecycle::Managed, Part::Block { index, .. }) => self.block(delta, *index),
             (Lifecycle::Unmanaged, _) => vec![Err(
                 "nothing to write: the resource is not managed by this project".to_owned(),
             )],

@@ -28,6 +28,13 @@ pub enum Container {
         /// The block.
         target: Target,
     },
+    /// An argument of a block, e.g. a list a module call passes to its module.
+    Argument {
+        /// The block.
+        target: Target,
+        /// The argument.
+        name: String,
+    },
 }
 
 /// One step into a collection: an object key or a list position.
@@ -193,22 +200,26 @@ fn element_text(
             .position(|k| k == key)
             .unwrap_or(written.len())
     };
-    let inline = match value {
-        Value::Object(entries) if one_line_objects => {
-            let mut entries: Vec<_> = entries.iter().collect();
+    let value = match value {
+        Value::Object(entries) => {
+            let mut entries = entries.clone();
             entries.sort_by_key(|(key, _)| rank(key));
-            entries
-                .into_iter()
-                .map(|(key, v)| {
-                    let v = render::value(v, "");
-                    (!v.contains('\n')).then(|| format!("{} = {v}", render::key(key)))
-                })
-                .collect::<Option<Vec<_>>>()
-                .map(|fields| format!("{{ {} }}", fields.join(", ")))
+            Value::Object(entries)
         }
+        other => other.clone(),
+    };
+    let inline = match &value {
+        Value::Object(entries) if one_line_objects => entries
+            .iter()
+            .map(|(key, v)| {
+                let v = render::value(v, "");
+                (!v.contains('\n')).then(|| format!("{} = {v}", render::key(key)))
+            })
+            .collect::<Option<Vec<_>>>()
+            .map(|fields| format!("{{ {} }}", fields.join(", "))),
         _ => None,
     };
-    Ok(inline.unwrap_or_else(|| render::value(value, &indent)))
+    Ok(inline.unwrap_or_else(|| render::value(&value, &indent)))
 }
 
 /// The input of `remove_collection_entry`.
@@ -364,18 +375,24 @@ pub(super) fn collection_root<'b>(
                 .collect();
             (found.first().copied(), top(format!("local.{name}")))
         }
-        Container::ForEach { target } => {
-            let place = doc.place(target);
-            let blocks = super::super::locate::top_blocks(body, &target.block_type, &target.labels);
-            let block = super::super::locate::single(blocks, &place)?;
-            (
-                block.body.get_attribute("for_each"),
-                place.nested("for_each"),
-            )
-        }
+        Container::ForEach { target } => argument_of(doc, body, target, "for_each")?,
+        Container::Argument { target, name } => argument_of(doc, body, target, name)?,
     };
     let attr = attr.ok_or_else(|| impossible(&place, "not set in this file".to_owned()))?;
     Ok((&attr.value, place))
+}
+
+/// The argument `name` of the top-level block `target`, and its place for messages.
+fn argument_of<'b>(
+    doc: &Doc,
+    body: &'b hcl::edit::structure::Body,
+    target: &Target,
+    name: &str,
+) -> Result<(Option<&'b hcl::edit::structure::Attribute>, Place), EditError> {
+    let place = doc.place(target);
+    let blocks = super::super::locate::top_blocks(body, &target.block_type, &target.labels);
+    let block = super::super::locate::single(blocks, &place)?;
+    Ok((block.body.get_attribute(name), place.nested(name)))
 }
 
 /// The element a step leads to in a literal object or list.

@@ -91,6 +91,7 @@ registry! {
     UpdateBlock,
     SetTags,
     ImportResource,
+    AddImport,
     RemoveResource,
     FilterForEach,
     ThreadModuleInput,
@@ -393,6 +394,10 @@ mod tests {
             (
                 "import_resource",
                 json!({"file": "main.tf", "resource_type": "aws_sqs_queue", "name": "q", "id": "https://sqs/q"}),
+            ),
+            (
+                "add_import",
+                json!({"file": "main.tf", "to": "module.sg.aws_security_group_rule.in[1]", "id": "sg-1_ingress_tcp_80_80_0.0.0.0/0"}),
             ),
             (
                 "remove_resource",

@@ -1,4 +1,5 @@
-//! Whole-resource tools: `import_resource`, `remove_resource` and `ignore_changes`.
+//! Whole-resource tools: `import_resource`, `add_import`, `remove_resource` and
+//! `ignore_changes`.
 
 use super::*;
 
@@ -54,10 +55,7 @@ impl Tool for ImportResource {
             };
             return Err(impossible(&place, "the resource already exists".to_owned()));
         }
-        let import = format!(
-            "import {{\n  to = {resource_type}.{name}\n  id = {}\n}}",
-            render::quoted(&id)
-        );
+        let import = import_block(&format!("{resource_type}.{name}"), &id);
         let mut doc = ws.open_end(&file)?;
         ops::append_blocks(&mut doc, &[render::block(&resource.text(), ""), import]);
         ws.save(doc)?;
@@ -65,6 +63,85 @@ impl Tool for ImportResource {
             "added resource {resource_type}.{name} and its import block to {file}"
         ))
     }
+}
+
+/// `import { to = ADDRESS  id = "..." }`.
+fn import_block(to: &str, id: &str) -> String {
+    format!("import {{\n  to = {to}\n  id = {}\n}}", render::quoted(id))
+}
+
+/// The input of `add_import`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddImport {
+    /// The root module's file to append the block to.
+    pub file: String,
+    /// The resource instance address the object is imported to, e.g.
+    /// `module.web.aws_security_group_rule.ingress[2]`.
+    pub to: String,
+    /// The import id of the cloud object.
+    pub id: String,
+}
+
+impl Tool for AddImport {
+    const NAME: &'static str = "add_import";
+    const DESCRIPTION: &'static str = "Append an `import { to = ADDRESS  id = \"...\" }` block to a root module file, for an object created outside Terraform that the code declares by another edit (a new entry of the list a module's resources are made from): ADDRESS is a resource instance address, in a child module too. No change when the file already imports that id to that address.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let AddImport { file, to, id } = self;
+        if !is_instance_address(&to) {
+            return Err(bad_input(
+                Self::NAME,
+                format!("`{to}` is not a resource instance address"),
+            ));
+        }
+        let block = import_block(&to, &id);
+        let mut doc = ws.open_end(&file)?;
+        let what = format!("added an import of {id} to {to} in {file}");
+        if doc.text.contains(&block) {
+            return Ok(changed(false, what));
+        }
+        ops::append_blocks(&mut doc, &[block]);
+        ws.save(doc)?;
+        Ok(what)
+    }
+}
+
+/// Whether `text` is a resource instance address: `module.NAME[KEY].` steps, then
+/// `TYPE.NAME[KEY]`, each key a whole number or a quoted string.
+fn is_instance_address(text: &str) -> bool {
+    use hcl::edit::expr::{Expression, TraversalOperator};
+    let Ok(Expression::Traversal(traversal)) = text.parse::<Expression>() else {
+        return false;
+    };
+    let Expression::Variable(first) = &traversal.expr else {
+        return false;
+    };
+    // The names in order, each with whether a key follows it.
+    let mut steps: Vec<(String, bool)> = vec![(first.to_string(), false)];
+    for operator in traversal.operators.iter() {
+        match operator.value() {
+            TraversalOperator::GetAttr(name) => steps.push((name.to_string(), false)),
+            TraversalOperator::Index(key)
+                if matches!(key, Expression::String(_))
+                    || matches!(key, Expression::Number(n) if n.as_u64().is_some()) =>
+            {
+                match steps.last_mut() {
+                    Some((_, keyed @ false)) => *keyed = true,
+                    _ => return false,
+                }
+            }
+            _ => return false,
+        }
+    }
+    let mut rest = steps.as_slice();
+    while let [(module, false), (_, _), tail @ ..] = rest
+        && module == "module"
+        && tail.len() >= 2
+    {
+        rest = tail;
+    }
+    text.trim() == text && matches!(rest, [(_, false), (_, _)])
 }
 
 /// The input of `remove_resource`.
@@ -255,5 +332,35 @@ impl Tool for IgnoreChanges {
         };
         ws.save(doc)?;
         Ok(changed(did, format!("extended {what}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn instance_addresses_are_told_from_other_text() {
+        for good in [
+            "aws_sqs_queue.q",
+            "aws_sqs_queue.q[2]",
+            "aws_sqs_queue.q[\"a\"]",
+            "module.web.aws_security_group_rule.ingress[1]",
+            "module.web[\"x\"].module.inner[0].aws_s3_bucket.b",
+        ] {
+            assert!(is_instance_address(good), "{good}");
+        }
+        for bad in [
+            "aws_sqs_queue",
+            "module.web",
+            "module.web.aws_sqs_queue",
+            "aws_sqs_queue.q[1][2]",
+            "aws_sqs_queue.q[var.n]",
+            "aws_sqs_queue.q.extra",
+            "aws_sqs_queue.q\n}\nresource \"x\" \"y\" {",
+            " aws_sqs_queue.q",
+        ] {
+            assert!(!is_instance_address(bad), "{bad}");
+        }
     }
 }
