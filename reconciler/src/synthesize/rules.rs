@@ -603,3 +603,42 @@ fn free_name(project: &Project, base: &str) -> String {
         .find(|name| !taken(name))
         .unwrap_or_else(|| base.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_entry_field_is_read_as_the_argument_holds_it() {
+        // What list(map(string)) makes of a number, and a comma-separated CIDR list split.
+        assert!(written_as(&json!("443"), &json!(443)));
+        assert!(written_as(
+            &json!("10.0.0.0/16, 10.1.0.0/16"),
+            &json!(["10.0.0.0/16", "10.1.0.0/16"])
+        ));
+        assert!(written_as(&json!(""), &json!([])));
+        assert!(!written_as(&json!("10.0.0.0/16"), &json!(["10.1.0.0/16"])));
+        assert!(!written_as(&json!("https-443-tcp"), &json!(443)));
+    }
+
+    #[test]
+    fn a_new_entrys_fields_take_the_written_entrys_types() {
+        let cases = [
+            (
+                json!(["10.2.0.0/16", "10.3.0.0/16"]),
+                json!("10.0.0.0/16"),
+                json!("10.2.0.0/16,10.3.0.0/16"),
+            ),
+            (json!(8443), json!("443"), json!("8443")),
+            (json!(8443), json!(443), json!(8443)),
+            (json!("8443"), json!(443), json!(8443)),
+            (Value::Null, json!("HTTPS"), json!("")),
+            (Value::Null, json!(["::/0"]), json!([])),
+            (json!("tcp"), json!("udp"), json!("tcp")),
+        ];
+        for (want, like, written) in cases {
+            assert_eq!(typed_like(&want, &like), written, "{want} like {like}");
+        }
+    }
+}
