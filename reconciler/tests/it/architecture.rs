@@ -58,6 +58,7 @@ const INSIDE: &[(&str, &[&str])] = &[
             "entry",
             "site",
             "removal",
+            "addition",
             "write",
         ],
     ),

@@ -1094,3 +1094,73 @@ fn a_second_night_over_the_same_rule_finds_it_in_the_modules_list() {
         "already in the code: an import block brings this rule into module.web_sg.aws_security_group_rule.ingress_with_cidr_blocks[1]"
     );
 }
+
+/// [`USERS_ROOT`] with the names prefixed, the account's naming scheme.
+fn users_root() -> String {
+    USERS_ROOT.replace(
+        "[\"neo\", \"trinity\", \"morpheus\"]",
+        "[\"matrix-neo\", \"matrix-trinity\", \"matrix-morpheus\"]",
+    )
+}
+
+/// The three users of [`users_root`] in the state.
+fn three_users() -> Value {
+    let users = ["matrix-neo", "matrix-trinity", "matrix-morpheus"]
+        .iter()
+        .map(|name| {
+            resource(Some(&format!("module.users[\"{name}\"]")), "aws_iam_user", "this", vec![(Value::Null, json!({
+                "id": name, "name": name, "path": "/", "arn": format!("arn:aws:iam::123456789012:user/{name}"),
+                "tags": {}, "tags_all": {}
+            }))])
+        })
+        .collect();
+    state(users)
+}
+
+/// `CreateUser` of `name` with `request` fields beside its name.
+fn user_created(name: &str, mut request: Value) -> Value {
+    request["userName"] = json!(name);
+    call(
+        "iam.amazonaws.com",
+        "CreateUser",
+        request,
+        json!({"user": {"userName": name, "path": "/", "userId": "AIDASMITH",
+            "arn": format!("arn:aws:iam::123456789012:user/{name}"),
+            "createDate": "Nov 20, 2026 9:05:00 AM"}}),
+    )
+}
+
+#[test]
+fn a_user_created_like_the_for_each_modules_users_joins_the_roots_list() {
+    let root = users_root();
+    let files = [
+        ("main.tf", root.as_str()),
+        ("modules/user/main.tf", USER_MODULE),
+    ];
+    let create = user_created("matrix-smith", json!({}));
+    let (code, doc) = reconcile(&files, &three_users(), vec![create]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(
+        diff.contains(
+            "+  default     = [\"matrix-neo\", \"matrix-trinity\", \"matrix-morpheus\", \"matrix-smith\"]"
+        ),
+        "{diff}"
+    );
+    assert!(
+        diff.contains(
+            "+import {\n+  to = module.users[\"matrix-smith\"].aws_iam_user.this\n+  id = \"matrix-smith\"\n+}"
+        ),
+        "{diff}"
+    );
+    assert!(!diff.contains("resource \"aws_iam_user\""), "{diff}");
+    assert!(!diff.contains("modules/user"), "{diff}");
+
+    // A user the module's block would not make as it is (another path) is a block of its own.
+    let create = user_created("matrix-smith", json!({"path": "/ops/"}));
+    let (code, doc) = reconcile(&files, &three_users(), vec![create]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(diff.contains("+resource \"aws_iam_user\""), "{diff}");
+    assert!(!diff.contains("default "), "{diff}");
+}

@@ -2,8 +2,9 @@
 //! places, `instances` says how an instance's block is shared, `input` makes a new module
 //! input for one instance of a call, `entry` places a value in a `for_each` collection's
 //! entry, `site` finds the place of an attribute's value from its provenance, `removal` the
-//! edit that removes one instance alone, and `write` turns a place into its edit-tool call.
+//! edit that removes one instance alone, `addition` the list a created one joins, and `write` turns a place into its edit-tool call.
 
+mod addition;
 mod entry;
 mod input;
 mod instances;
@@ -12,6 +13,7 @@ mod removal;
 mod site;
 mod write;
 
+pub use addition::{Joining, joining};
 pub use entry::for_each_entry;
 pub use input::new_input;
 pub use instances::resource_block;

@@ -8,17 +8,18 @@ use crate::intents::{BlockOp, Delta};
 use crate::policy::Part;
 use crate::synthesize::defaults::drop_defaults;
 use crate::synthesize::edit::{
-    FilterForEach, ImportResource, NewBlock, Ordered, RemoveCollectionEntry, RemoveResource,
-    SetAttribute, SwitchOff, Target, ToolCall, Value as EditValue,
+    AddCollectionEntry, AddImport, FilterForEach, ImportResource, NewBlock, Ordered,
+    RemoveCollectionEntry, RemoveResource, SetAttribute, SwitchOff, Target, ToolCall,
+    Value as EditValue,
 };
 use crate::synthesize::idiom::order;
-use crate::synthesize::place::{Removal, entry_path, removal_of, split_blocks};
+use crate::synthesize::place::{Removal, entry_path, joining, removal_of, split_blocks};
 use crate::synthesize::tags::{block_target, key_json};
 use crate::terraform::config::ResourceInstance;
 use crate::terraform::state::Mode;
 use knowledge::catalog::Catalog;
 use knowledge::schema::{Member, ResourceSchema};
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 /// Nested blocks of a new resource, built from attribute paths: each block once, holding its
 /// attributes and the blocks inside it, in the order first seen.
@@ -67,6 +68,55 @@ impl BlockTree {
 }
 
 impl Planner<'_> {
+    /// A resource created outside Terraform: a new key in the list of names a `for_each` block
+    /// iterates when the object is one more like its instances, else a new resource block;
+    /// imported either way.
+    pub(super) fn creation(&self, delta: &Delta) -> Vec<Outcome> {
+        self.joined(delta)
+            .unwrap_or_else(|| vec![self.create(delta)])
+    }
+
+    /// The new name in a `for_each` block's list, and the import of the instance it makes.
+    fn joined(&self, delta: &Delta) -> Option<Vec<Outcome>> {
+        if !delta.blocks.is_empty() {
+            return None;
+        }
+        let mut attributes: Map<String, Value> = delta
+            .attributes
+            .iter()
+            .filter(|(path, _)| !path.contains('.'))
+            .map(|(path, change)| (path.clone(), change.after.clone()))
+            .collect();
+        if !delta.tags_set.is_empty() {
+            attributes.insert("tags".to_owned(), json!(delta.tags_set));
+        }
+        let resource_type = &delta.resource.resource_type;
+        let joining = joining(self.project, resource_type, &attributes)?;
+        let id = delta.resource.identity.clone();
+        self.created
+            .borrow_mut()
+            .add(id.clone(), joining.address.clone());
+        let add = ToolCall::AddCollectionEntry(AddCollectionEntry {
+            file: joining.file,
+            container: joining.container,
+            path: Vec::new(),
+            value: EditValue::String(joining.key),
+        });
+        let import = ToolCall::AddImport(AddImport {
+            file: self.new_resources_file.clone(),
+            to: joining.address.clone(),
+            id,
+        });
+        let imported = format!(
+            "{resource_type} {} already exists in AWS, so {} is imported",
+            delta.resource.identity, joining.address
+        );
+        Some(vec![
+            Ok(step(delta, Part::Resource, add, joining.why, true, None)),
+            Ok(step(delta, Part::Resource, import, imported, true, None)),
+        ])
+    }
+
     pub(super) fn create(&self, delta: &Delta) -> Outcome {
         let resource_type = &delta.resource.resource_type;
         let schema = self

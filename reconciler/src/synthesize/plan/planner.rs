@@ -171,7 +171,7 @@ impl<'a> Planner<'a> {
 
     fn absorb(&self, delta: &Delta, part: &Part) -> Vec<Outcome> {
         match (delta.lifecycle, part) {
-            (Lifecycle::Created, _) => vec![self.create(delta)],
+            (Lifecycle::Created, _) => self.creation(delta),
             (Lifecycle::Deleted, _) => self.delete(delta),
             (Lifecycle::Managed, Part::Attribute(path)) => vec![self.set(delta, path)],
             (Lifecycle::Managed, Part::Block { index, .. }) => self.block(delta, *index),
