@@ -57,13 +57,16 @@ def decisions(outcome):
     return {"findings": findings, "decisions": ruled}
 
 
-def main():
+def reconcile(options, flags):
+    """Runs `retrace OPTIONS reconcile ... FLAGS` on the contract's inputs, writes the decisions
+    document and returns retrace's exit code: `options` are retrace's global options
+    (`--config`, `--kb`), `flags` reconcile's own (agent_only.py runs it with others)."""
     env = os.environ
     command = [
-        env.get("RETRACE_BIN", "retrace"), "reconcile",
+        env.get("RETRACE_BIN", "retrace"), *options, "reconcile",
         "--project", env["RETRACE_PROJECT"], "--state", env["RETRACE_STATE"],
         "--observed", env["RETRACE_OBSERVED"], "--logs", env["RETRACE_TRAIL"],
-        "--write", "--format", "json", "--no-record", "--no-terraform", "--no-agent",
+        "--write", "--format", "json", "--no-terraform", *flags,
     ]
     done = subprocess.run(command, capture_output=True, text=True)
     sys.stderr.write(done.stderr)
@@ -72,6 +75,10 @@ def main():
     with open(env["RETRACE_DECISIONS"], "w") as handle:
         json.dump(decisions(json.loads(done.stdout)), handle)
     return done.returncode
+
+
+def main():
+    return reconcile([], ["--no-record", "--no-agent"])
 
 
 if __name__ == "__main__":

@@ -873,7 +873,8 @@ impl Results {
 }
 
 /// Escapes Markdown table and emphasis characters in free text.
-fn escape(text: &str) -> String {
+/// `text` with the characters Markdown tables and emphasis read escaped.
+pub(super) fn escape(text: &str) -> String {
     text.replace('|', "\\|").replace('*', "\\*")
 }
 

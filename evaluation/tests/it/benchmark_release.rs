@@ -237,3 +237,90 @@ fn another_system_is_scored_by_the_same_judges() {
         "{reasons}"
     );
 }
+
+#[test]
+fn several_systems_are_compared_in_one_table() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out_dir = tmp.path().join("compared");
+    let touch = r#"test "$RETRACE_SCENARIO" != platform-noise-only-029 || touch "$RETRACE_PROJECT/extra.tf""#;
+    let out = eval(&[
+        "run",
+        "--n",
+        "1",
+        "--k",
+        "1",
+        "--scenario",
+        NOISE,
+        "--scenario",
+        DRIFT,
+        "--system",
+        "true",
+        "--system",
+        touch,
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each system's whole results, as one --system writes them.
+    let first = results(&out_dir.join("system-1"));
+    assert_eq!(first["planner"], "the system `true`");
+    let second = results(&out_dir.join("system-2"));
+    assert_eq!(second["planner"], format!("the system `{touch}`"));
+    assert!(!passed(&second, NOISE));
+
+    let compared = results(&out_dir);
+    let systems = compared["systems"].as_array().unwrap();
+    assert_eq!(systems.len(), 2);
+    assert_eq!(systems[0]["system"], "true");
+    assert_eq!(systems[1]["system"], touch);
+    assert_eq!(systems[1]["judge"], "built-in checks");
+    assert_eq!(systems[1]["results"], "system-2");
+    for (system, false_positives) in systems.iter().zip([0, 1]) {
+        assert_eq!(system["headline"]["scenarios"], 1);
+        assert_eq!(system["headline"]["passed"], 0);
+        assert_eq!(system["noise_only"]["failed"], false_positives);
+    }
+
+    // A column per system naming it (a table's bars escaped) and its judge; the Wilson
+    // intervals of 0 and 1 of 1 scenario are 0-0.793 and 0.207-1.
+    let md = std::fs::read_to_string(out_dir.join("results.md")).unwrap();
+    assert_eq!(md, stdout);
+    let escaped = touch.replace('|', "\\|");
+    assert!(
+        md.contains(&format!(
+            "| | `true`, judged by built-in checks | `{escaped}`, judged by built-in checks |\n"
+        )),
+        "{md}"
+    );
+    for row in [
+        "| **pass@1, something to do** | 0.000 (0.000-0.793), 0 of 1 | 0.000 (0.000-0.793), 0 of 1 |",
+        "| **false-positive rate, noise-only** | 0.000 (0.000-0.793), 0 of 1 | 1.000 (0.207-1.000), 1 of 1 |",
+        "| multi-resource | 0.000 (0.000-0.793), 0 of 1 | 0.000 (0.000-0.793), 0 of 1 |",
+    ] {
+        assert!(md.contains(row), "{row}\n{md}");
+    }
+    assert!(!md.contains("| noise-only |"), "{md}");
+
+    // A baseline is one system's.
+    let out = eval(&[
+        "run",
+        "--scenario",
+        NOISE,
+        "--system",
+        "true",
+        "--system",
+        "true",
+        "--check-baseline",
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("a baseline is one system's"), "{stderr}");
+}

@@ -39,9 +39,15 @@ fn model() -> ScriptedModel {
 /// A `retrace.toml` with an `[agent]` table pointing at `url`. The shipped rule for IAM's
 /// TagPolicy is withheld, so the call is one no rule explains: the long tail.
 fn config(dir: &Path, url: &str, context: &str) -> PathBuf {
+    config_withholding(dir, url, context, "\"iam:TagPolicy\"")
+}
+
+/// A `retrace.toml` with an `[agent]` table pointing at `url`, withholding the shipped rules
+/// `withhold` lists (TOML strings, separated by commas).
+fn config_withholding(dir: &Path, url: &str, context: &str, withhold: &str) -> PathBuf {
     let path = dir.join("retrace.toml");
     let text = format!(
-        "[knowledge]\nwithhold = [\"iam:TagPolicy\"]\n\n[agent]\napi = \"openai\"\nendpoint = \"{url}\"\nmodel = \"scripted\"\nseed = 7\ncontext = \"{context}\"\n"
+        "[knowledge]\nwithhold = [{withhold}]\n\n[agent]\napi = \"openai\"\nendpoint = \"{url}\"\nmodel = \"scripted\"\nseed = 7\ncontext = \"{context}\"\n"
     );
     std::fs::write(&path, text).expect("config");
     path
@@ -421,5 +427,66 @@ fn the_agent_places_a_change_the_planner_could_not_with_checked_edits() {
     assert!(
         first.contains("module \\\"logs\\\""),
         "the module call is in the context"
+    );
+}
+
+#[test]
+fn without_the_shipped_rules_only_the_agent_explains_the_call() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = model();
+    let config = config_withholding(dir.path(), &model.openai_url(), "focused", "");
+    let tagged = "+    CostCenter = \"4410\"";
+    let kinds = |done: &Value| -> Vec<(String, String)> {
+        let findings = done["findings"].as_array().expect("findings");
+        let text = |v: &Value| v.as_str().expect("a string").to_owned();
+        findings
+            .iter()
+            .map(|f| (text(&f["kind"]), text(&f["api"])))
+            .collect()
+    };
+
+    // The shipped rule explains TagPolicy: the agent is not asked, and a shipped rule knows
+    // CreateSecret creates a secret the code does not manage.
+    let shipped = report(&reconcile(&config, &dir.path().join("shipped.sqlite"), &[]));
+    assert!(
+        shipped["agent"]["tasks"]
+            .as_array()
+            .is_none_or(Vec::is_empty),
+        "{shipped}"
+    );
+    assert!(shipped["diff"].as_str().expect("diff").contains(tagged));
+    assert_eq!(
+        kinds(&shipped),
+        [("unowned".to_owned(), "CreateSecret".to_owned())]
+    );
+
+    // Without them the agent explains TagPolicy and its rule is learned; nothing explains
+    // CreateSecret.
+    let alone = report(&reconcile(
+        &config,
+        &dir.path().join("alone.sqlite"),
+        &["--no-shipped-rules"],
+    ));
+    assert_eq!(alone["agent"]["tasks"][0]["api"], "TagPolicy");
+    assert_eq!(alone["agent"]["tasks"][0]["result"]["result"], "validated");
+    assert!(alone["diff"].as_str().expect("diff").contains(tagged));
+    let learned = &alone["knowledge"]["recorded"]["learned"];
+    assert_eq!(learned[0][1], "iam:TagPolicy", "{learned}");
+    assert_eq!(
+        kinds(&alone),
+        [("unexplained".to_owned(), "CreateSecret".to_owned())]
+    );
+
+    // Without them and without the agent, nothing explains TagPolicy either (the drift
+    // learner reads no tag list): no patch.
+    let neither = report(&reconcile(
+        &config,
+        &dir.path().join("neither.sqlite"),
+        &["--no-shipped-rules", "--no-agent"],
+    ));
+    assert_eq!(neither["diff"], "");
+    assert!(
+        kinds(&neither).contains(&("unexplained".to_owned(), "TagPolicy".to_owned())),
+        "{neither}"
     );
 }

@@ -8,10 +8,11 @@ use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
-use evaluation::dataset::Opened;
+use evaluation::dataset::{DatasetRef, Opened};
 use evaluation::scenario::{Category, Stored, every_nth, load_all, spread};
 use evaluation::score::baseline::Baseline;
 use evaluation::score::compare_agents::Comparison;
+use evaluation::score::contenders::Contenders;
 use evaluation::score::results::{Results, ScenarioResult};
 use evaluation::score::terraform::TerraformOracle;
 use evaluation::score::{Phases, Scorer, passk};
@@ -98,9 +99,11 @@ pub struct RunArgs {
     oracle: Oracle,
     /// Score this command instead of retrace: run by `sh -c` once per sample, given a copy
     /// of the scenario's project to patch and the paths in RETRACE_PROJECT, RETRACE_STATE, RETRACE_TRAIL,
-    /// RETRACE_OBSERVED and RETRACE_DECISIONS (README: "Scoring another system").
+    /// RETRACE_OBSERVED and RETRACE_DECISIONS (README: "Scoring another system"). Repeatable:
+    /// each system is scored on the same scenarios by the same judge, its whole results go to
+    /// OUT/system-1, OUT/system-2, ... and results.json and results.md compare them.
     #[arg(long, value_name = "CMD", conflicts_with = "agent")]
-    system: Option<String>,
+    system: Vec<String>,
     /// Where results.json, results.md and chart.svg go.
     #[arg(long, value_name = "DIR", default_value = "target/eval")]
     out: PathBuf,
@@ -256,27 +259,16 @@ pub fn run(mut args: RunArgs) -> Result<u8> {
     let reference = dataset.as_ref().map(Opened::reference);
     let setup = Setup {
         dataset,
-        system: args.system.clone(),
+        system: args.system.first().cloned(),
         oracle: args.oracle,
         withhold,
         agent,
         knowledge: args.long_tail.knowledge.clone(),
     };
-    let (scored, phases) = score_all(
-        &scenarios,
-        &args.place.projects,
-        args.n,
-        args.k,
-        jobs,
-        &setup,
-    )?;
-    let results = Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
-        .with_planner(&match &setup.system {
-            Some(command) => format!("the system `{command}`"),
-            None => planner(setup.agent.as_ref()),
-        })
-        .with_dataset(reference)
-        .with_phases(phases);
+    if args.system.len() > 1 {
+        return compare_systems(&args, &scenarios, jobs, &setup, reference);
+    }
+    let results = score_run(&args, &scenarios, jobs, &setup, reference, start)?;
     write_outputs(&args.out, &results)?;
     match args.format {
         Format::Text => print!("{}", results.summary()),
@@ -294,13 +286,7 @@ pub fn run(mut args: RunArgs) -> Result<u8> {
         Baseline::of(&results).write(path)?;
         eprintln!("wrote the baseline to {}", path.display());
     }
-    let mut code = if results.errors > 0 {
-        ERROR
-    } else if results.failing().next().is_some() {
-        FAILED
-    } else {
-        PASSED
-    };
+    let mut code = exit_code(&results);
     if let Some(path) = &args.check_baseline {
         let sampled = args.project.is_some()
             || args.category.is_some()
@@ -315,6 +301,102 @@ pub fn run(mut args: RunArgs) -> Result<u8> {
         });
     }
     Ok(code)
+}
+
+/// Scores the scenarios as `setup` says and gathers the results, named after the system or
+/// the planner.
+fn score_run(
+    args: &RunArgs,
+    scenarios: &[Stored],
+    jobs: usize,
+    setup: &Setup,
+    reference: Option<DatasetRef>,
+    start: Instant,
+) -> Result<Results> {
+    let (scored, phases) = score_all(scenarios, &args.place.projects, args.n, args.k, jobs, setup)?;
+    Ok(
+        Results::new(args.n, args.k, scored, start.elapsed().as_secs_f64())
+            .with_planner(&match &setup.system {
+                Some(command) => format!("the system `{command}`"),
+                None => planner(setup.agent.as_ref()),
+            })
+            .with_dataset(reference)
+            .with_phases(phases),
+    )
+}
+
+/// Scores every `--system` on the same scenarios by the same judge: each one's whole results
+/// under OUT/system-N, the comparison in OUT/results.json and OUT/results.md. Exits as the
+/// worst of them would alone.
+fn compare_systems(
+    args: &RunArgs,
+    scenarios: &[Stored],
+    jobs: usize,
+    setup: &Setup,
+    reference: Option<DatasetRef>,
+) -> Result<u8> {
+    if args.write_baseline.is_some() || args.check_baseline.is_some() {
+        bail!(
+            "a baseline is one system's: give --system once with --write-baseline or --check-baseline"
+        );
+    }
+    let mut runs = Vec::new();
+    for (i, command) in args.system.iter().enumerate() {
+        let setup = Setup {
+            system: Some(command.clone()),
+            ..setup.clone()
+        };
+        let results = score_run(
+            args,
+            scenarios,
+            jobs,
+            &setup,
+            reference.clone(),
+            Instant::now(),
+        )?;
+        let folder = format!("system-{}", i + 1);
+        write_outputs(&args.out.join(&folder), &results)?;
+        eprintln!("{}\n  {}", results.planner, results.phase_line());
+        runs.push((command.clone(), folder, results));
+    }
+    let contenders = Contenders::of(&runs);
+    let mut json = serde_json::to_string_pretty(&contenders)?;
+    json.push('\n');
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    write(&args.out.join("results.json"), &json)?;
+    write(&args.out.join("results.md"), &contenders.markdown())?;
+    match args.format {
+        Format::Text => print!("{}", contenders.markdown()),
+        Format::Json => print!("{json}"),
+    }
+    eprintln!(
+        "wrote results.json and results.md comparing {} systems, and each one's results under system-N, to {}",
+        runs.len(),
+        args.out.display()
+    );
+    let codes: Vec<u8> = runs
+        .iter()
+        .map(|(_, _, results)| exit_code(results))
+        .collect();
+    Ok(if codes.contains(&ERROR) {
+        ERROR
+    } else if codes.contains(&FAILED) {
+        FAILED
+    } else {
+        PASSED
+    })
+}
+
+/// The exit code of a run's results: an error, some scenarios failed, or every one passed.
+fn exit_code(results: &Results) -> u8 {
+    if results.errors > 0 {
+        ERROR
+    } else if results.failing().next().is_some() {
+        FAILED
+    } else {
+        PASSED
+    }
 }
 
 /// The withheld rule ids, each checked against the bundled rules.

@@ -65,6 +65,12 @@ pub struct RunArgs {
     /// Leave the knowledge base alone: use the shipped rules only and record nothing.
     #[arg(long)]
     no_record: bool,
+    /// Leave every shipped rule out, as if `[knowledge] withhold` named them all: only the
+    /// knowledge base's own rules, the drift learner and the agent explain calls (to measure
+    /// them alone; give the run a store of its own with `--kb`). Rules the learner or the
+    /// agent propose are then vetted against no shipped rule's risk and flags.
+    #[arg(long)]
+    no_shipped_rules: bool,
     /// Do not run the real `terraform plan` on the patch (the built-in check still runs).
     #[arg(long)]
     no_terraform: bool,
@@ -483,7 +489,11 @@ async fn outcome(
         allow_empty: sources.allow_empty,
         records: false,
     };
-    let shipped = RuleSet::bundled()?.without(&config.knowledge.withhold);
+    let shipped = if run_args.no_shipped_rules {
+        RuleSet::default()
+    } else {
+        RuleSet::bundled()?.without(&config.knowledge.withhold)
+    };
     let cache_dir = kb.as_ref().map(|kb| terraform_cache(&kb.path));
     let mut knowledge = kb
         .map(|kb| Knowledge::open_with(&kb.path, kb.demote_after, &shipped))
