@@ -188,3 +188,76 @@ fn source_file(source: &VariableSource) -> Option<&str> {
         VariableSource::ModuleArgument { .. } | VariableSource::Cli | VariableSource::Unset => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        let text = r#"variable "names" {
+  type    = list(string)
+  default = ["app-a", "app-b"]
+}
+
+resource "aws_sqs_queue" "q" {
+  for_each                   = toset(var.names)
+  name                       = each.key
+  visibility_timeout_seconds = 60
+}
+
+output "queues" {
+  value = var.names
+}
+"#;
+        std::fs::write(temp.path().join("main.tf"), text).expect("written");
+        let project = Project::load(temp.path(), &Default::default()).expect("loads");
+        (temp, project)
+    }
+
+    fn queue(fields: Value) -> Map<String, Value> {
+        fields.as_object().cloned().expect("an object")
+    }
+
+    #[test]
+    fn a_new_object_like_the_instances_joins_their_list_of_names() {
+        let (_temp, project) = project();
+        let like = queue(json!({"name": "app-c", "visibility_timeout_seconds": 60}));
+        let joining = joining(&project, "aws_sqs_queue", &like).expect("joins");
+        assert_eq!(joining.key, "app-c");
+        assert_eq!(joining.address, "aws_sqs_queue.q[\"app-c\"]");
+        assert_eq!(
+            (joining.file.as_str(), &joining.container),
+            (
+                "main.tf",
+                &Container::VariableDefault {
+                    name: "names".to_owned()
+                }
+            )
+        );
+        // The provider's default for an argument the block leaves out is the same object.
+        let defaults =
+            queue(json!({"name": "app-c", "visibility_timeout_seconds": 60, "delay_seconds": 0}));
+        assert!(joining_is_some(&project, &defaults));
+    }
+
+    fn joining_is_some(project: &Project, attributes: &Map<String, Value>) -> bool {
+        joining(project, "aws_sqs_queue", attributes).is_some()
+    }
+
+    #[test]
+    fn an_object_the_block_would_not_make_stays_apart() {
+        let (_temp, project) = project();
+        for attributes in [
+            json!({"name": "app-c", "visibility_timeout_seconds": 30}),
+            json!({"name": "app-c", "visibility_timeout_seconds": 60, "delay_seconds": 5}),
+            json!({"visibility_timeout_seconds": 60}),
+        ] {
+            assert!(
+                !joining_is_some(&project, &queue(attributes.clone())),
+                "{attributes}"
+            );
+        }
+    }
+}

@@ -141,7 +141,7 @@ fn is_instance_address(text: &str) -> bool {
     {
         rest = tail;
     }
-    text.trim() == text && matches!(rest, [(_, false), (_, _)])
+    text.trim() == text && matches!(rest, [(kind, false), (_, _)] if kind != "module")
 }
 
 /// The input of `remove_resource`.
