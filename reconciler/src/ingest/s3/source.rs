@@ -23,6 +23,10 @@ const OBJECTS_AT_ONCE: usize = 8;
 /// Items waiting between the reading task and the stream's consumer.
 const WAITING: usize = 256;
 
+/// The largest log file read, as stored: CloudTrail delivers files of a few megabytes every
+/// few minutes, so a bigger object is not a trail's log file and is not held in memory.
+const MAX_OBJECT_BYTES: usize = 256 << 20;
+
 /// S3 takes thousands of requests a second: no spacing, only the usual backoff on throttling
 /// (`SlowDown`) and server errors.
 fn pacing() -> Pacing {
@@ -38,6 +42,7 @@ pub struct S3Source {
     config: S3Config,
     client: Client,
     pacer: Pacer,
+    max_object: usize,
 }
 
 impl S3Source {
@@ -64,7 +69,14 @@ impl S3Source {
             config: config.clone(),
             client,
             pacer: Pacer::new(pacing()),
+            max_object: MAX_OBJECT_BYTES,
         })
+    }
+
+    /// Replaces the largest object read (256 MiB): a bigger one is an error naming it.
+    pub fn with_max_object(mut self, bytes: usize) -> Self {
+        self.max_object = bytes;
+        self
     }
 
     /// Replaces the default backoff.
@@ -96,6 +108,7 @@ impl Source for S3Source {
             config: self.config.clone(),
             days: delivery_days(&pushdown.filter, Utc::now()),
             pushdown: Arc::new(pushdown.clone()),
+            max_object: self.max_object,
         };
         let reading = stream::once(reading.run(tx)).filter_map(|()| async { None });
         stream::select(ReceiverStream::new(rx), reading).boxed()
@@ -110,6 +123,7 @@ struct Reading {
     root: String,
     days: Option<Vec<NaiveDate>>,
     pushdown: Arc<Pushdown>,
+    max_object: usize,
 }
 
 /// What one listing found, and the error that cut it short, if any.
@@ -267,15 +281,26 @@ impl Reading {
             .pacer
             .send(name, "GetObject", || request.clone().send())
             .await?;
-        let body = object
-            .body
-            .collect()
+        let failed = |message: String| SourceError::Api {
+            source_name: name.to_owned(),
+            message,
+        };
+        let mut body = object.body;
+        let mut bytes = Vec::new();
+        while let Some(chunk) = body
+            .try_next()
             .await
-            .map_err(|error| SourceError::Api {
-                source_name: name.to_owned(),
-                message: format!("GetObject failed while reading the body: {error}"),
-            })?;
-        Ok(body.to_vec())
+            .map_err(|error| failed(format!("GetObject failed while reading the body: {error}")))?
+        {
+            if bytes.len() + chunk.len() > self.max_object {
+                return Err(failed(format!(
+                    "the object is larger than {} bytes, which no CloudTrail log file is; not read",
+                    self.max_object
+                )));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok(bytes)
     }
 }
 
@@ -612,6 +637,35 @@ mod tests {
             ]
         );
         assert_eq!((failing.num_calls(), get.num_calls()), (1, 2));
+    }
+
+    #[tokio::test]
+    async fn an_object_larger_than_any_log_file_is_an_error_naming_it_and_not_held() {
+        const KEYS: [&str; 2] = [
+            "audit/AWSLogs/o-abc123def4/111122223333/CloudTrail/eu-west-1/2024/07/01/x.json.gz",
+            "audit/AWSLogs/o-abc123def4/111122223333/CloudTrail/eu-west-1/2024/07/01/y.json.gz",
+        ];
+        let list = lister(
+            vec![(ONE_DAY, None, (KEYS.to_vec(), vec![], None))],
+            Arc::default(),
+        );
+        let small = log_file(&[record("x", "2024-07-01T10:00:00Z")]);
+        let limit = small.len() + 16;
+        let big = vec![b'x'; limit + 1];
+        let get = getter(vec![(KEYS[0], small), (KEYS[1], big)]);
+        let (config, pushdown) = one_day();
+        let s3 = source(&config, &[&list, &get]).with_max_object(limit);
+
+        assert_eq!(
+            read(&s3, &pushdown).await,
+            [
+                "x".to_owned(),
+                format!(
+                    "error s3://acme-trail/{}: the object is larger than {limit} bytes, which no CloudTrail log file is; not read",
+                    KEYS[1]
+                ),
+            ]
+        );
     }
 
     #[tokio::test]
