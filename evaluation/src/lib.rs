@@ -6,6 +6,7 @@
 
 pub mod dataset;
 pub mod family;
+pub mod files;
 pub mod generate;
 pub mod scenario;
 pub mod score;

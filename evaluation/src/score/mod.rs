@@ -16,6 +16,7 @@ pub mod results;
 pub mod retrace;
 pub mod system;
 pub mod terraform;
+pub mod tfplan;
 
 use crate::scenario::{ScenarioError, Stored, sha256_file};
 use checks::{CheckResult, Evidence};
@@ -655,7 +656,7 @@ impl Scorer {
         let terraform = self
             .oracle
             .as_mut()
-            .map(|o| o.judge(&scenario.id, &made.key, dir, &evidence));
+            .map(|o| o.judge(&scenario.id, &scenario.project, &made.key, dir, &evidence));
         self.phases.judge += since(judging);
         let (lines_added, lines_removed) = made.lines;
         Sample {
