@@ -4,6 +4,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod contender;
 pub mod dataset;
 pub mod family;
 pub mod files;

@@ -11,8 +11,9 @@
 //! unknown until apply (a certificate validation listing the recreated record's name) is the
 //! cost of restoring it, not a change of the patch, and is excused too.
 
+use super::checks::{Evidence, with_imports};
+use super::refreshed;
 use super::tfplan::{Change, Job, Planned, Terraform, UNKNOWN};
-use super::{Evidence, refreshed, with_imports};
 use crate::scenario::Expect;
 use reconciler::terraform::state::{State, complete};
 use serde::{Deserialize, Serialize};
