@@ -144,10 +144,11 @@ impl Terraform {
         let scratch = tempfile::tempdir().map_err(|e| format!("no scratch directory: {e}"))?;
         let work = scratch.path();
         prepare(job, work).map_err(|e| format!("cannot prepare a scratch copy: {e}"))?;
-        let linked = self.working_directory(job.project, work)?;
+        self.working_directory(job.project, work)?;
         let mut output = self.plan_in(work)?;
         let mut stream = Stream::read(&output.stdout);
-        if linked && stream.needs_init() {
+        if stream.needs_init() {
+            // The patch changed what init reads (a new module): this copy gets its own.
             std::fs::remove_file(work.join(".terraform")).map_err(|e| e.to_string())?;
             self.init(work)?;
             output = self.plan_in(work)?;
@@ -166,17 +167,16 @@ impl Terraform {
         }
     }
 
-    /// Gives the copy at `work` an initialised working directory: the project's, linked in
-    /// (initialised in this copy and kept the first time). Whether it was linked.
-    fn working_directory(&self, project: &str, work: &Path) -> Result<bool, String> {
+    /// Gives the copy at `work` the project's initialised working directory, linked in
+    /// (initialised in this copy and kept the first time).
+    fn working_directory(&self, project: &str, work: &Path) -> Result<(), String> {
         let kept = self.inits.path().join(project);
         if !kept.is_dir() {
             self.init(work)?;
             keep(work, &kept)
                 .map_err(|e| format!("cannot keep terraform's working directory: {e}"))?;
         }
-        link(&kept, work).map_err(|e| format!("cannot link terraform's working directory: {e}"))?;
-        Ok(true)
+        link(&kept, work).map_err(|e| format!("cannot link terraform's working directory: {e}"))
     }
 
     /// `terraform init` in `work`, the AWS provider from the plugin directory.
@@ -801,7 +801,8 @@ not json
     }
 
     /// A queue whose code says `delay_seconds = 5` while the cloud has 0, planned by the real
-    /// Terraform: the change, then excused; the second copy reuses the first one's init.
+    /// Terraform: the change, then excused (the second copy reuses the first one's init), then
+    /// with a new module call (which needs an init of its own).
     #[test]
     fn terraform_plans_a_project_against_a_state() {
         let terraform = match Terraform::find() {
@@ -870,6 +871,17 @@ resource "aws_sqs_queue" "jobs" {
             }]
         );
         let delay = excused(&[("aws_sqs_queue.jobs", "delay_seconds")]);
+        assert_eq!(terraform.plan(&job(&delay)), Ok(Planned::Clean));
+        // A patch that calls a new module needs its own init.
+        std::fs::create_dir_all(temp.path().join("modules/extra")).expect("dirs");
+        std::fs::write(
+            temp.path().join("modules/extra/main.tf"),
+            "variable \"x\" {\n  default = 1\n}\n",
+        )
+        .expect("write");
+        let mut main = std::fs::read_to_string(temp.path().join("main.tf")).expect("read");
+        main.push_str("module \"extra\" {\n  source = \"./modules/extra\"\n}\n");
+        std::fs::write(temp.path().join("main.tf"), main).expect("write");
         assert_eq!(terraform.plan(&job(&delay)), Ok(Planned::Clean));
     }
 }
