@@ -4,8 +4,10 @@
 
 #![forbid(unsafe_code)]
 
+pub mod contender;
 pub mod dataset;
 pub mod family;
+pub mod files;
 pub mod generate;
 pub mod scenario;
 pub mod score;

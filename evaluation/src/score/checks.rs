@@ -6,11 +6,14 @@ use super::hcl_scan::{self, Import};
 use super::report::{Report, ReportedKind, Ruled, Verdict};
 use crate::scenario::{Expect, Target};
 use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
-use reconciler::terraform::config::{Project, ResourceInstance};
+/// The code as the product's Terraform evaluator loads it, which the built-in checks compare.
+pub use reconciler::terraform::config::Project;
+use reconciler::terraform::config::{LoadOptions, ResourceInstance};
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 /// One check's verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -772,6 +775,60 @@ fn within(attribute: &str, expected: &str) -> bool {
         || attribute
             .strip_prefix(expected)
             .is_some_and(|rest| rest.starts_with('.'))
+}
+
+/// Loads a configuration with the pre-drift state; the error as text.
+pub fn load(dir: &Path, state: &State) -> Result<Project, String> {
+    let options = LoadOptions {
+        state: Some(state),
+        ..LoadOptions::default()
+    };
+    Project::load(dir, &options).map_err(|e| e.to_string())
+}
+
+/// Loads the patched configuration as `terraform plan` sees it: `import` blocks whose id names
+/// a resource the drift created read that resource into the state first, so references to it
+/// (`role = aws_iam_role.new.id`) evaluate to its values rather than unknown.
+pub fn load_imported(dir: &Path, pre: &State, post: &State) -> Result<Project, String> {
+    let project = load(dir, pre)?;
+    let state = with_imports(&project, pre, post);
+    if state.instances.len() == pre.instances.len() {
+        return Ok(project);
+    }
+    load(dir, &state)
+}
+
+/// `state` with each resource the drift created (in `post`) that an `import` block of the
+/// project names, at the block's address, as the state holds it once imported.
+pub fn with_imports(project: &Project, state: &State, post: &State) -> State {
+    let imports = hcl_scan::project_imports(project.files());
+    let mut state = state.clone();
+    for import in &imports {
+        let known = |address: &str| state.instances.iter().any(|i| i.address == address);
+        let created = post
+            .instances
+            .iter()
+            .filter(|i| !known(&i.address))
+            .find(|i| {
+                i.mode == Mode::Managed
+                    && import.id.as_deref().is_some_and(|id| names(id, i))
+                    && import.to.starts_with(&format!("{}.", i.resource_type))
+            });
+        if let (Some(created), false) = (created, known(&import.to)) {
+            state.instances.push(imported(created, &import.to));
+        }
+    }
+    state
+}
+
+/// A created cloud resource as the state holds it once imported at a root-module `address`.
+fn imported(created: &Instance, address: &str) -> Instance {
+    let mut instance = created.clone();
+    instance.address = address.to_owned();
+    instance.module = None;
+    instance.index = None;
+    instance.name = address.rsplit('.').next().unwrap_or(address).to_owned();
+    instance
 }
 
 #[cfg(test)]

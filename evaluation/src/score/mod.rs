@@ -1,7 +1,10 @@
-//! Scoring: runs the reconciler as a library on each scenario with only what it would have in
-//! real use (a copy of the project, the pre-drift state, the trail, and the cloud as a
-//! refresh reports it), applies its patch to the copy, and checks the result against the
-//! scenario's ground truth ([`checks`]); then pass@k and the other figures ([`results`]).
+//! Scoring: gives the system under test each scenario with only what it would have in real
+//! use (a copy of the project, the pre-drift state, the trail, and the cloud as a refresh
+//! reports it) — retrace run in-process ([`crate::contender`]) or any program (`run
+//! --system`, [`system`]) — and judges what it left, its patched files and its decisions
+//! ([`report::Report`]), against the scenario's ground truth: the built-in checks
+//! ([`checks`]) and the Terraform oracle ([`terraform`]); then pass@k and the other figures
+//! ([`results`]).
 
 pub mod baseline;
 pub mod checks;
@@ -13,34 +16,17 @@ pub mod hcl_scan;
 pub mod passk;
 pub mod report;
 pub mod results;
-pub mod retrace;
 pub mod system;
 pub mod terraform;
+pub mod tfplan;
 
+use crate::contender::{Agent, Call, ContenderError, Outcome, Retrace, Spent, Task};
 use crate::scenario::{ScenarioError, Stored, sha256_file};
-use checks::{CheckResult, Evidence};
+use checks::{CheckResult, Evidence, Project, load, load_imported};
 use fix_source::FixSource;
-use knowledge::rules::RuleSet;
 use knowledge::schema::ProviderSchema;
-use knowledge::signals::SignalSet;
-use knowledge::store::Store;
-use reconciler::agent::Agent;
-use reconciler::agent::client::Usage;
-use reconciler::attribute::{Attribution, Attributor, Verdict};
-use reconciler::ingest::record::Origin;
-use reconciler::ingest::{Call, Filter, SourcesConfig, sources};
-use reconciler::ownership::OwnershipConfig;
-use reconciler::pipeline::{self, Request};
-use reconciler::policy::{Policy, PolicyConfig};
-use reconciler::reconcile::Input;
-use reconciler::reconcile::Outcome;
-use reconciler::record::{Knowledge, RecordError};
-use reconciler::run;
-use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::{Mode, State};
-use reconciler::validate::Sandbox;
 use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -156,13 +142,7 @@ impl Sample {
     }
 }
 
-/// A trail call with its attribution, for display.
-pub struct TrailCall {
-    /// The call.
-    pub call: Call,
-    /// Its verdict and reason.
-    pub attribution: Attribution,
-}
+pub use crate::contender::TrailCall;
 
 /// A trail file as the reconciler reads it, kept while in use.
 pub struct Trail {
@@ -258,16 +238,11 @@ struct Prepared {
 /// Runs scenarios; one per worker thread (it caches each project's evaluated code).
 pub struct Scorer {
     projects_root: PathBuf,
-    rules: &'static RuleSet,
-    signals: &'static SignalSet,
     schema: &'static ProviderSchema,
-    policy: Policy,
-    attributor: Attributor,
-    runtime: tokio::runtime::Runtime,
+    /// retrace, the system under test unless `system` names another.
+    retrace: Retrace,
     prepared: HashMap<String, Prepared>,
     oracle: Option<TerraformOracle>,
-    withhold: Vec<String>,
-    agent: Option<AgentRun>,
     /// Time spent so far, per phase.
     pub phases: Phases,
     /// The released dataset the scenarios come from, when they do.
@@ -276,44 +251,16 @@ pub struct Scorer {
     system: Option<String>,
 }
 
-/// What the agent spent on one sample, and where the fix's rules came from.
-#[derive(Debug, Clone, Default)]
-struct Spent {
-    usage: Usage,
-    context_tokens: u64,
-    /// Where the rules behind the fix came from.
-    fixed_by: BTreeSet<FixSource>,
-}
-
-/// The agent a scorer gives the reconciler, and where what it learns is kept.
-struct AgentRun {
-    agent: Agent,
-    /// A knowledge store shared by every sample (what one sample learns, the next uses);
-    /// without it each sample starts from the shipped rules in a store of its own.
-    knowledge: Option<PathBuf>,
-}
-
 impl Scorer {
     /// A scorer for scenarios over the projects under `projects_root`
     /// (`fixtures/projects`), with the bundled rules, schema and the default policy.
     pub fn new(projects_root: &Path) -> Result<Scorer, ScoreError> {
-        let setup = |e: &dyn std::fmt::Display| ScoreError::Setup(e.to_string());
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .map_err(|e| setup(&e))?;
         Ok(Scorer {
             projects_root: projects_root.to_owned(),
-            rules: RuleSet::bundled().map_err(|e| setup(&e))?,
-            signals: SignalSet::bundled().map_err(|e| setup(&e))?,
-            schema: ProviderSchema::bundled().map_err(|e| setup(&e))?,
-            policy: Policy::new(PolicyConfig::default()).map_err(|e| setup(&e))?,
-            attributor: Attributor::default(),
-            runtime,
+            schema: ProviderSchema::bundled().map_err(|e| ScoreError::Setup(e.to_string()))?,
+            retrace: Retrace::new().map_err(|e| ScoreError::Setup(e.to_string()))?,
             prepared: HashMap::new(),
             oracle: None,
-            withhold: Vec::new(),
-            agent: None,
             phases: Phases::default(),
             dataset: None,
             system: None,
@@ -323,7 +270,7 @@ impl Scorer {
     /// Leaves these shipped rules (`service:Api`) out of every sample, besides those a
     /// scenario withholds itself.
     pub fn withholding(mut self, withhold: Vec<String>) -> Scorer {
-        self.withhold = withhold;
+        self.retrace.withholding(withhold);
         self
     }
 
@@ -343,26 +290,8 @@ impl Scorer {
     /// Lets the agent explain what no rule does, learning into the store at `knowledge` when
     /// given (else into a fresh store per sample).
     pub fn with_agent(mut self, agent: Agent, knowledge: Option<PathBuf>) -> Scorer {
-        self.agent = Some(AgentRun { agent, knowledge });
+        self.retrace.with_agent(agent, knowledge);
         self
-    }
-
-    /// The rules a scenario runs with: the bundled ones less those withheld.
-    fn rules_for(
-        &self,
-        scenario: &crate::scenario::Scenario,
-    ) -> Result<Cow<'static, RuleSet>, ScoreError> {
-        let withheld: Vec<String> = self
-            .withhold
-            .iter()
-            .chain(&scenario.withhold)
-            .cloned()
-            .collect();
-        Ok(if withheld.is_empty() {
-            Cow::Borrowed(self.rules)
-        } else {
-            Cow::Owned(without(self.rules, &withheld)?)
-        })
     }
 
     /// Lets Terraform judge every sample (`passed` becomes its verdict; the built-in
@@ -495,7 +424,7 @@ impl Scorer {
         Ok((records, Some((day, background.seed))))
     }
 
-    /// One reconciliation and its score, with the reconciler's outcome.
+    /// One reconciliation by retrace and its score, with retrace's outcome.
     pub fn sample(
         &mut self,
         stored: &Stored,
@@ -505,70 +434,42 @@ impl Scorer {
         let scenario = &stored.scenario;
         let post_delta = stored.post()?;
         self.prepare(stored)?;
-        let rules = self.rules_for(scenario)?;
-        let rules = rules.as_ref();
-        let (schema, policy) = (self.schema, &self.policy);
         let prepared = &self.prepared[&scenario.project];
         let post = post_delta.apply(&prepared.pre);
         let scratch = tempfile::tempdir().map_err(|source| ScoreError::Scratch {
             project: prepared.dir.clone(),
             source,
         })?;
-        reconciler::validate::copy_project(&prepared.dir, scratch.path()).map_err(|source| {
+        crate::files::copy_project(&prepared.dir, scratch.path()).map_err(|source| {
             ScoreError::Scratch {
                 project: prepared.dir.clone(),
                 source,
             }
         })?;
-        let no_validators = Vec::new;
-        let ownership = OwnershipConfig::default();
-        let project = Input {
+        let task = Task {
+            id: &scenario.id,
             dir: scratch.path(),
-            var_files: Vec::new(),
-            state: prepared.pre.clone(),
-            observed: Some(refreshed(&prepared.pre, &post)),
-            accounts: Vec::new(),
-            regions: Vec::new(),
-            rules,
-            signals: self.signals,
-            schema,
-            policy,
-            ownership: &ownership,
-            validators: &no_validators,
-            shared_module_edits: false,
-            sandbox: Sandbox::new(scratch.path()),
+            pre: &prepared.pre,
+            observed: refreshed(&prepared.pre, &post),
+            withhold: &scenario.withhold,
         };
-        let result = self.settle(calls, project, rules, &scenario.id);
-        let (outcome, spent) = match result {
-            Ok(done) => done,
-            Err(error) => {
-                let reason = format!("the reconciler stopped: {error}");
-                return Ok((failed_run(reason, start), Outcome::empty()));
-            }
+        let ran = match self.retrace.run(calls, task) {
+            Ok(ran) => ran,
+            Err(ContenderError::Setup(message)) => return Err(ScoreError::Setup(message)),
+            Err(error) => return Ok((failed_run(error.to_string(), start), Outcome::empty())),
         };
         self.phases.reconcile += since(start);
-        let applied = if outcome.changes.is_empty() {
-            None
-        } else {
-            Some(
-                outcome
-                    .changes
-                    .apply(scratch.path())
-                    .map_err(|e| format!("the patch does not apply: {e}")),
-            )
-        };
-        let at_source = outcome.plan.steps.iter().filter(|s| s.at_source).count();
         let made = Made {
-            report: retrace::report(&outcome),
-            applied,
-            key: outcome.diff.clone(),
-            lines: reconciler::patch::diff_size(&outcome.diff),
-            at_source,
-            overrides: outcome.plan.steps.len() - at_source,
-            spent,
+            report: ran.report,
+            applied: ran.applied,
+            key: ran.key,
+            lines: ran.lines,
+            at_source: ran.at_source,
+            overrides: ran.overrides,
+            spent: ran.spent,
         };
         let sample = self.judge(stored, &post, scratch.path(), made, start);
-        Ok((sample, outcome))
+        Ok((sample, ran.outcome))
     }
 
     /// Runs the system under test (`run --system`) once on the scenario and scores what it
@@ -589,11 +490,9 @@ impl Scorer {
             source,
         })?;
         let copy = scratch.path().join("project");
-        reconciler::validate::copy_project(&prepared.dir, &copy).map_err(|source| {
-            ScoreError::Scratch {
-                project: prepared.dir.clone(),
-                source,
-            }
+        crate::files::copy_project(&prepared.dir, &copy).map_err(|source| ScoreError::Scratch {
+            project: prepared.dir.clone(),
+            source,
         })?;
         let inputs = system::Inputs {
             id: &stored.scenario.id,
@@ -655,7 +554,7 @@ impl Scorer {
         let terraform = self
             .oracle
             .as_mut()
-            .map(|o| o.judge(&scenario.id, &made.key, dir, &evidence));
+            .map(|o| o.judge(&scenario.id, &scenario.project, &made.key, dir, &evidence));
         self.phases.judge += since(judging);
         let (lines_added, lines_removed) = made.lines;
         Sample {
@@ -667,8 +566,8 @@ impl Scorer {
             lines_removed,
             at_source: made.at_source,
             overrides: made.overrides,
-            tokens: made.spent.usage.total(),
-            prompt_tokens: made.spent.usage.prompt_tokens,
+            tokens: made.spent.tokens,
+            prompt_tokens: made.spent.prompt_tokens,
             context_tokens: made.spent.context_tokens,
             fixed_by: made.spent.fixed_by,
             wall_ms: start.elapsed().as_secs_f64() * 1000.0,
@@ -676,110 +575,16 @@ impl Scorer {
         }
     }
 
-    /// Reconciles through [`run::run`]: with the agent, with the learner and the agent as
-    /// `retrace reconcile` does with a knowledge base and an observed state, recording the run
-    /// when the store is shared; without, one reconciliation with `rules`.
-    fn settle(
-        &self,
-        calls: &[Call],
-        project: Input<'_>,
-        rules: &RuleSet,
-        id: &str,
-    ) -> Result<(Outcome, Spent), String> {
-        let agent = self.agent.as_ref();
-        let mut knowledge = match agent.map(|run| &run.knowledge) {
-            None => None,
-            Some(Some(path)) => Some(Knowledge::open_with(path, None, rules)),
-            Some(None) => Some(
-                Store::open_in_memory()
-                    .map_err(RecordError::from)
-                    .and_then(|store| Knowledge::from_store_with(store, rules)),
-            ),
-        }
-        .transpose()
-        .map_err(|e| e.to_string())?;
-        let input = run::Input {
-            project,
-            agent: agent.map(|run| &run.agent),
-            record: agent
-                .and_then(|run| run.knowledge.as_ref())
-                .map(|_| id.to_owned()),
-        };
-        let ran = self
-            .runtime
-            .block_on(run::run(calls, &input, knowledge.as_mut()))
-            .map_err(|e| e.to_string())?;
-        if let Some(Err(error)) = &ran.recorded {
-            return Err(error.to_string());
-        }
-        let spent = Spent {
-            usage: ran.agent.as_ref().map(|a| a.usage).unwrap_or_default(),
-            context_tokens: ran.agent.as_ref().map_or(0, |a| a.context_tokens()),
-            fixed_by: fix_source::of(&ran.outcome, &ran.learned, rules),
-        };
-        Ok((ran.outcome, spent))
-    }
-
-    /// The trail's out-of-band calls in time order with their records' text, read as
-    /// `retrace reconcile` reads files ([`run::gather`]); a malformed record is an error.
+    /// The trail's out-of-band calls in time order, as retrace reads them.
     pub fn out_of_band(&self, trail: &Path) -> Result<Vec<Call>, ScoreError> {
-        let fail = |message: String| ScoreError::Trail {
-            path: trail.to_owned(),
-            message,
-        };
-        let (calls, input) = self.runtime.block_on(async {
-            let sources = sources::open(&files(trail), None)
-                .await
-                .map_err(|e| fail(e.to_string()))?;
-            let trail = run::Trail {
-                sources: &sources,
-                attributor: &self.attributor,
-                filter: Filter::default(),
-                allow_empty: true,
-                records: true,
-            };
-            run::gather(&trail).await.map_err(|e| fail(e.to_string()))
-        })?;
-        if let Some(bad) = input.skipped_records.first() {
-            let at = Origin {
-                source: bad.source.as_str().into(),
-                index: bad.index,
-                offset: bad.offset,
-            };
-            return Err(fail(format!("{at}: {}", bad.reason)));
-        }
-        Ok(calls)
+        self.retrace
+            .out_of_band(trail)
+            .map_err(|e| trail_error(trail, e))
     }
 
-    /// Every call of the trail with its attribution, in time order.
+    /// Every call of the trail with retrace's attribution, in time order.
     pub fn trail(&self, trail: &Path) -> Result<Vec<TrailCall>, ScoreError> {
-        let fail = |message: String| ScoreError::Trail {
-            path: trail.to_owned(),
-            message,
-        };
-        let request = Request::new(Filter::default(), Verdict::ALL.to_vec());
-        let gathered = self.runtime.block_on(async {
-            let sources = sources::open(&files(trail), None)
-                .await
-                .map_err(|e| fail(e.to_string()))?;
-            pipeline::gather(&sources, &self.attributor, &request)
-                .await
-                .map_err(|e| fail(e.to_string()))
-        })?;
-        if let Some(error) = gathered.findings.errors.first() {
-            return Err(fail(error.to_string()));
-        }
-        if let Some(bad) = gathered.findings.bad_records.first() {
-            return Err(fail(format!("{}: {}", bad.origin, bad.reason)));
-        }
-        let mut ordered = gathered.calls;
-        let mut out = Vec::new();
-        while let Some((call, attribution)) =
-            ordered.next_call().map_err(|e| fail(e.to_string()))?
-        {
-            out.push(TrailCall { call, attribution });
-        }
-        Ok(out)
+        self.retrace.trail(trail).map_err(|e| trail_error(trail, e))
     }
 
     /// Loads the project's state and evaluated code once, and checks the scenario was made
@@ -818,11 +623,11 @@ impl Scorer {
     }
 }
 
-/// The settings that read one trail file.
-fn files(trail: &Path) -> SourcesConfig {
-    SourcesConfig {
-        files: vec![trail.to_owned()],
-        ..SourcesConfig::default()
+/// A trail retrace could not read, as the scorer reports it.
+fn trail_error(trail: &Path, error: ContenderError) -> ScoreError {
+    ScoreError::Trail {
+        path: trail.to_owned(),
+        message: error.to_string(),
     }
 }
 
@@ -846,77 +651,6 @@ pub fn refreshed(pre: &State, post: &State) -> State {
     out
 }
 
-/// The rules without those `withhold` names (`service:Api`, `sqs:SetQueueAttributes`): an
-/// unknown name is an error, so a misspelt one cannot leave the rule in silently.
-pub fn without(rules: &RuleSet, withhold: &[String]) -> Result<RuleSet, ScoreError> {
-    if let Some(unknown) = withhold
-        .iter()
-        .find(|w| !rules.iter().any(|r| &r.id() == *w))
-    {
-        return Err(ScoreError::Setup(format!(
-            "withhold names {unknown}, which no shipped rule covers (write service:Api)"
-        )));
-    }
-    Ok(rules.without(withhold))
-}
-
-/// Loads a configuration with the pre-drift state; the error as text.
-fn load(dir: &Path, state: &State) -> Result<Project, String> {
-    let options = LoadOptions {
-        state: Some(state),
-        ..LoadOptions::default()
-    };
-    Project::load(dir, &options).map_err(|e| e.to_string())
-}
-
-/// Loads the patched configuration as `terraform plan` sees it: `import` blocks whose id names
-/// a resource the drift created read that resource into the state first, so references to it
-/// (`role = aws_iam_role.new.id`) evaluate to its values rather than unknown.
-fn load_imported(dir: &Path, pre: &State, post: &State) -> Result<Project, String> {
-    let project = load(dir, pre)?;
-    let state = with_imports(&project, pre, post);
-    if state.instances.len() == pre.instances.len() {
-        return Ok(project);
-    }
-    load(dir, &state)
-}
-
-/// `state` with each resource the drift created (in `post`) that an `import` block of the
-/// project names, at the block's address, as the state holds it once imported.
-pub fn with_imports(project: &Project, state: &State, post: &State) -> State {
-    let imports = hcl_scan::project_imports(project.files());
-    let mut state = state.clone();
-    for import in &imports {
-        let known = |address: &str| state.instances.iter().any(|i| i.address == address);
-        let created = post
-            .instances
-            .iter()
-            .filter(|i| !known(&i.address))
-            .find(|i| {
-                i.mode == Mode::Managed
-                    && import.id.as_deref().is_some_and(|id| checks::names(id, i))
-                    && import.to.starts_with(&format!("{}.", i.resource_type))
-            });
-        if let (Some(created), false) = (created, known(&import.to)) {
-            state.instances.push(imported(created, &import.to));
-        }
-    }
-    state
-}
-
-/// A created cloud resource as the state holds it once imported at a root-module `address`.
-fn imported(
-    created: &reconciler::terraform::state::Instance,
-    address: &str,
-) -> reconciler::terraform::state::Instance {
-    let mut instance = created.clone();
-    instance.address = address.to_owned();
-    instance.module = None;
-    instance.index = None;
-    instance.name = address.rsplit('.').next().unwrap_or(address).to_owned();
-    instance
-}
-
 /// A sample whose reconciliation stopped with an error.
 fn failed_run(reason: String, start: Instant) -> Sample {
     Sample {
@@ -938,25 +672,5 @@ fn failed_run(reason: String, start: Instant) -> Sample {
         records: 0,
         builtin_passed: false,
         terraform: None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn withheld_rules_leave_the_set_and_unknown_names_are_refused() {
-        let rules = RuleSet::bundled().expect("the shipped rules load");
-        let fewer = without(rules, &["sqs:SetQueueAttributes".to_owned()]).expect("a known rule");
-        assert_eq!(fewer.len(), rules.len() - 1);
-        assert!(
-            fewer
-                .find("sqs.amazonaws.com", "SetQueueAttributes")
-                .is_none()
-        );
-        assert!(fewer.find("sqs.amazonaws.com", "CreateQueue").is_some());
-        let typo = without(rules, &["sqs:SetQueueAttribute".to_owned()]);
-        assert!(matches!(typo, Err(ScoreError::Setup(m)) if m.contains("sqs:SetQueueAttribute")));
     }
 }

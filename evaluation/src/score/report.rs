@@ -1,7 +1,8 @@
 //! What a system under test did, in the shape the checks read: the files it changed and the
 //! decisions it reports. Any system can give this (`run --system` reads the decisions from
 //! the JSON file the system writes; the files from its patched project copy); retrace's own
-//! outcome is translated by [`super::retrace`]. The checks import nothing of the product.
+//! outcome is translated by the contender ([`crate::contender`]). The checks read no decision
+//! of the product's but through this shape.
 
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;

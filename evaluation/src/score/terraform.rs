@@ -11,14 +11,13 @@
 //! unknown until apply (a certificate validation listing the recreated record's name) is the
 //! cost of restoring it, not a change of the patch, and is excused too.
 
-use super::{Evidence, refreshed, with_imports};
+use super::checks::{Evidence, with_imports};
+use super::refreshed;
+use super::tfplan::{Change, Job, Planned, Terraform, UNKNOWN};
 use crate::scenario::Expect;
 use reconciler::terraform::state::{State, complete};
-use reconciler::validate::{
-    Check, Difference, Sandbox, TerraformPlan, Validator, terraform_binary,
-};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::path::Path;
 
 /// Terraform's verdict on one patched project.
@@ -35,94 +34,79 @@ pub struct TerraformVerdict {
 }
 
 /// Plans patched projects; a patch already judged for a scenario is not planned again (the
-/// deterministic planner writes the same patch in every sample). Terraform's initialised
-/// working directories are kept for the oracle's life, so projects that need the same
-/// providers and modules share one `terraform init`.
+/// deterministic planner writes the same patch in every sample). Copies of one project share
+/// one `terraform init` for the oracle's life.
 #[derive(Debug)]
 pub struct TerraformOracle {
-    plan: TerraformPlan,
+    terraform: Terraform,
     judged: HashMap<(String, String), TerraformVerdict>,
-    /// Where the working directories are kept (removed with the oracle).
-    _cache: tempfile::TempDir,
 }
 
 impl TerraformOracle {
-    /// An oracle, or why Terraform cannot judge here (no `terraform` or `tofu` on `PATH`).
-    /// What each project needs besides (an AWS provider meeting its constraints, no data
-    /// sources to read offline) is checked per plan, and reported in that verdict.
+    /// An oracle, or why Terraform cannot judge here (no `terraform` or `tofu` on `PATH`, no
+    /// plugin directory holding the AWS provider). What each project needs besides (a
+    /// provider meeting its constraints, no data sources to read offline) is checked per
+    /// plan, and reported in that verdict.
     pub fn new() -> Result<TerraformOracle, String> {
-        terraform_binary().ok_or("neither terraform nor tofu is on PATH")?;
-        let cache = tempfile::tempdir().map_err(|e| {
-            format!("no temporary directory for terraform's working directories: {e}")
-        })?;
-        let mut plan = TerraformPlan::default();
-        plan.cache_dir = Some(cache.path().to_owned());
         Ok(TerraformOracle {
-            plan,
+            terraform: Terraform::find()?,
             judged: HashMap::new(),
-            _cache: cache,
         })
     }
 
-    /// Judges the patched project in `dir` for scenario `id`; `diff` identifies the patch.
-    pub fn judge(&mut self, id: &str, diff: &str, dir: &Path, e: &Evidence) -> TerraformVerdict {
+    /// Judges the patched copy in `dir` of `project` for scenario `id`; `diff` identifies
+    /// the patch.
+    pub fn judge(
+        &mut self,
+        id: &str,
+        project: &str,
+        diff: &str,
+        dir: &Path,
+        e: &Evidence,
+    ) -> TerraformVerdict {
         let key = (id.to_owned(), diff.to_owned());
         if let Some(verdict) = self.judged.get(&key) {
             return verdict.clone();
         }
-        let verdict = self.plan_once(dir, e);
+        let verdict = self.plan_once(project, dir, e);
         self.judged.insert(key, verdict.clone());
         verdict
     }
 
-    fn plan_once(&self, dir: &Path, e: &Evidence) -> TerraformVerdict {
-        if let Err(why) = self.plan.available(dir) {
-            return failed(format!("terraform cannot judge this project: {why}"));
-        }
+    fn plan_once(&self, project: &str, dir: &Path, e: &Evidence) -> TerraformVerdict {
         let mut observed = match &e.patched {
-            Ok(project) => with_imports(project, &refreshed(e.pre, e.post), e.post),
+            Ok(patched) => with_imports(patched, &refreshed(e.pre, e.post), e.post),
             Err(error) => return failed(format!("the patched code does not load: {error}")),
         };
         complete(&mut observed, e.schema);
         let excused = excused(e.expect);
-        let changed = BTreeMap::new();
-        // The Terraform judge works in a copy of its own; the built-in check's is never made.
-        let sandbox = Sandbox::new(dir);
-        let check = Check {
-            root: dir,
-            sandbox: &sandbox,
-            // The fixture projects read nothing outside their directory.
-            outside: &[],
-            changed: &changed,
-            var_files: &[],
-            state: e.pre,
-            observed: &observed,
-            touched: &[],
+        let job = Job {
+            project,
+            dir,
+            state: &observed,
             excused: &excused,
         };
-        match self.plan.validate(&check) {
-            Ok(validation) => {
-                let all: Vec<&Difference> = validation
-                    .differences
-                    .iter()
-                    .chain(&validation.collateral)
-                    .collect();
+        match self.terraform.plan(&job) {
+            Ok(Planned::Clean) => TerraformVerdict {
+                passed: true,
+                changes: Vec::new(),
+                error: None,
+            },
+            Ok(Planned::Changes(all)) => {
                 let restored = restored_resources(e);
                 let changes: Vec<String> = all
                     .iter()
-                    .filter(|d| !restoring(d, e.pre, &restored))
-                    .map(|d| describe(d))
+                    .filter(|c| !restoring(c, e.pre, &restored))
+                    .map(describe)
                     .collect();
-                let passed = validation.passed || (!all.is_empty() && changes.is_empty());
-                let error =
-                    (!passed && changes.is_empty()).then(|| validation.note.unwrap_or_default());
                 TerraformVerdict {
-                    passed,
+                    passed: changes.is_empty(),
                     changes,
-                    error,
+                    error: None,
                 }
             }
-            Err(error) => failed(error.to_string()),
+            Ok(Planned::Invalid(problems)) => failed(problems),
+            Err(error) => failed(error),
         }
     }
 }
@@ -146,9 +130,6 @@ fn excused(expect: &Expect) -> Vec<(String, String)> {
         .collect()
 }
 
-/// What Terraform prints for a value it knows only after apply, as the plan is read.
-const UNKNOWN: &str = "(known after apply)";
-
 /// The resources (`aws_route53_record.cert`) of the deleted instances the scenario expects
 /// held: the plan creates them again.
 fn restored_resources(e: &Evidence) -> Vec<String> {
@@ -164,23 +145,23 @@ fn restored_resources(e: &Evidence) -> Vec<String> {
 
 /// Whether a planned change only follows from restoring a held instance: a value known only
 /// after apply, on an instance whose state lists a restored resource among its dependencies.
-fn restoring(d: &Difference, pre: &State, restored: &[String]) -> bool {
-    d.config.as_str() == Some(UNKNOWN)
+fn restoring(c: &Change, pre: &State, restored: &[String]) -> bool {
+    c.planned.as_str() == Some(UNKNOWN)
         && pre
             .instances
             .iter()
-            .find(|i| i.address == d.address)
+            .find(|i| i.address == c.address)
             .is_some_and(|i| i.dependencies.iter().any(|r| restored.contains(r)))
 }
 
 /// One planned change in plain words.
-fn describe(d: &Difference) -> String {
-    let place = if d.attribute.is_empty() {
-        d.address.clone()
+fn describe(c: &Change) -> String {
+    let place = if c.attribute.is_empty() {
+        c.address.clone()
     } else {
-        format!("{} {}", d.address, d.attribute)
+        format!("{} {}", c.address, c.attribute)
     };
-    format!("{place}: code {}, cloud {}", d.config, d.observed)
+    format!("{place}: code {}, cloud {}", c.planned, c.current)
 }
 
 #[cfg(test)]
@@ -223,11 +204,11 @@ mod tests {
         )
         .expect("state");
         let restored = vec!["aws_route53_record.cert".to_owned()];
-        let change = |address: &str, config: serde_json::Value| Difference {
+        let change = |address: &str, planned: serde_json::Value| Change {
             address: address.into(),
             attribute: "validation_record_fqdns".into(),
-            config,
-            observed: serde_json::json!(["_x.a.example"]),
+            planned,
+            current: serde_json::json!(["_x.a.example"]),
         };
         let unknown = serde_json::json!(UNKNOWN);
         assert!(restoring(
@@ -257,11 +238,11 @@ mod tests {
 
     #[test]
     fn a_change_reads_as_address_attribute_code_and_cloud() {
-        let d = Difference {
+        let d = Change {
             address: "aws_lb.web".into(),
             attribute: "idle_timeout".into(),
-            config: serde_json::json!(60),
-            observed: serde_json::json!(120),
+            planned: serde_json::json!(60),
+            current: serde_json::json!(120),
         };
         assert_eq!(describe(&d), "aws_lb.web idle_timeout: code 60, cloud 120");
     }

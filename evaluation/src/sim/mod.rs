@@ -185,7 +185,7 @@ impl Cloud {
         let service = Service::from_source(&request.event_source)
             .ok_or_else(|| SimError::UnknownService(request.event_source.clone()))?;
         let event_name = service.event_name(&request.event_name);
-        let api = reconciler::ingest::record::api_name(&event_name).to_owned();
+        let api = service.api_name(&event_name).to_owned();
         let read_only = reads::is_read(&request.event_source, &event_name);
         let handler = match read_only {
             true => None,

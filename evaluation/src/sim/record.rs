@@ -36,7 +36,7 @@ pub fn build(cloud: &mut Cloud, call: &Call<'_>, caller: &Caller) -> Value {
     let event_id = ctx::uuid(&mut cloud.rng);
     let fresh = ctx::uuid(&mut cloud.rng);
     let session = caller.session.clone().unwrap_or(fresh);
-    let api = reconciler::ingest::record::api_name(call.event_name);
+    let api = call.service.api_name(call.event_name);
     let mut record = Map::new();
     let mut put = |k: &str, v: Value| {
         record.insert(k.to_owned(), v);

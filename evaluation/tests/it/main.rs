@@ -6,5 +6,6 @@
 mod agent_eval;
 mod benchmark_release;
 mod generate;
+mod independence;
 mod score;
 mod sim;

@@ -112,7 +112,7 @@ fn export(scenarios: &[Stored], projects: &Path, root: &Path, jobs: usize) -> Re
     names.dedup();
     for name in names {
         let to = root.join("projects").join(name);
-        reconciler::validate::copy_project(&projects.join(name), &to)
+        evaluation::files::copy_project(&projects.join(name), &to)
             .with_context(|| format!("cannot copy project {name} to {}", to.display()))?;
     }
     let counts = trails(scenarios, projects, root, jobs)?;

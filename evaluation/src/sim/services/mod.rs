@@ -382,12 +382,31 @@ impl Service {
 
     /// The event name as CloudTrail writes it: Lambda's carry a version suffix.
     pub fn event_name(self, name: &str) -> String {
-        if self != Service::Lambda || reconciler::ingest::record::api_name(name) != name {
+        if self != Service::Lambda || self.api_name(name) != name {
             return name.to_owned();
         }
         match LAMBDA_SUFFIXES.iter().find(|(api, _)| *api == name) {
             Some((api, suffix)) => format!("{api}{suffix}"),
             None => format!("{name}20150331"),
+        }
+    }
+
+    /// The API operation an event name records. CloudTrail names Lambda's events after the
+    /// version of the Lambda API the call was made against: the operation, the version's date
+    /// (`20150331` for the 2015-03-31 API, a later date for an operation added since) and at
+    /// times `v` and a revision (`UpdateFunctionConfiguration20150331v2`). The other services
+    /// the simulator models record the operation's name as it is.
+    pub fn api_name(self, event_name: &str) -> &str {
+        if self != Service::Lambda {
+            return event_name;
+        }
+        let dated = match event_name.rsplit_once('v') {
+            Some((head, revision)) if all_digits(revision) => head,
+            _ => event_name,
+        };
+        match dated.len().checked_sub(8) {
+            Some(cut) if cut > 0 && all_digits(&dated[cut..]) => &dated[..cut],
+            _ => event_name,
         }
     }
 
@@ -453,9 +472,40 @@ impl Service {
     }
 }
 
+/// Whether `text` is one or more ASCII digits.
+fn all_digits(text: &str) -> bool {
+    !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lambda_event_names_name_their_operation() {
+        let lambda = |name| Service::Lambda.api_name(name);
+        assert_eq!(
+            lambda("UpdateFunctionConfiguration20150331v2"),
+            "UpdateFunctionConfiguration"
+        );
+        assert_eq!(lambda("ListFunctions20150331"), "ListFunctions");
+        assert_eq!(
+            lambda("PutFunctionConcurrency20171031"),
+            "PutFunctionConcurrency"
+        );
+        assert_eq!(lambda("TagResource20170331v2"), "TagResource");
+        // Already an operation's name, or a suffix that is not a date.
+        assert_eq!(lambda("CreateFunction"), "CreateFunction");
+        assert_eq!(lambda("RemovePermission"), "RemovePermission");
+        assert_eq!(lambda("Invoke2015v2"), "Invoke2015v2");
+        assert_eq!(lambda("20150331"), "20150331");
+        assert_eq!(lambda("Xv12345678"), "Xv12345678");
+        // Only Lambda's names carry a version.
+        assert_eq!(
+            Service::Ec2.api_name("DescribeInstances20150331"),
+            "DescribeInstances20150331"
+        );
+    }
 
     #[test]
     fn cli_commands_are_kebab_case() {

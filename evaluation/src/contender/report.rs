@@ -1,7 +1,7 @@
-//! retrace's outcome as a [`Report`]: the one place the scoring reads the product's result
-//! types, so the checks judge retrace and any other system through the same shape.
+//! retrace's outcome as a [`Report`]: the one place the harness reads the product's result
+//! types, so the judges see retrace and any other system through the same shape.
 
-use super::report::{
+use crate::score::report::{
     ChangedFile, Decisions, Named, Report, Reported, ReportedKind, Ruled, Verdict,
 };
 use reconciler::policy::{Decision, Part};
