@@ -30,7 +30,7 @@ pub struct Column {
 
 /// The comparison: what `results.json` holds when several systems ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Contenders {
+pub struct Comparison {
     /// Scenarios each system ran.
     pub scenarios: usize,
     /// Samples per scenario.
@@ -43,12 +43,12 @@ pub struct Contenders {
     pub systems: Vec<Column>,
 }
 
-impl Contenders {
+impl Comparison {
     /// The columns of `runs`: each system's command, the folder of its whole results
     /// (relative to the comparison's) and its results.
-    pub fn of(runs: &[(String, String, Results)]) -> Contenders {
+    pub fn of(runs: &[(String, String, Results)]) -> Comparison {
         let first = runs.first().map(|(_, _, r)| r);
-        Contenders {
+        Comparison {
             scenarios: first.map_or(0, |r| r.overall.scenarios),
             n: first.map_or(0, |r| r.n),
             k: first.map_or(0, |r| r.k),
