@@ -10,7 +10,7 @@ pub mod baseline;
 pub mod checks;
 pub mod compare;
 pub mod compare_agents;
-pub mod comparison;
+pub mod systems_table;
 pub mod fix_source;
 pub mod hcl_scan;
 pub mod passk;

@@ -12,7 +12,7 @@ use evaluation::dataset::{DatasetRef, Opened};
 use evaluation::scenario::{Category, Stored, every_nth, load_all, spread};
 use evaluation::score::baseline::Baseline;
 use evaluation::score::compare_agents::Comparison;
-use evaluation::score::comparison::Comparison;
+use evaluation::score::systems_table::SystemsTable;
 use evaluation::score::results::{Results, ScenarioResult};
 use evaluation::score::terraform::TerraformOracle;
 use evaluation::score::{Phases, Scorer, passk};
@@ -359,15 +359,15 @@ fn compare_systems(
         eprintln!("{}\n  {}", results.planner, results.phase_line());
         runs.push((command.clone(), folder, results));
     }
-    let comparison = Comparison::of(&runs);
-    let mut json = serde_json::to_string_pretty(&comparison)?;
+    let table = SystemsTable::of(&runs);
+    let mut json = serde_json::to_string_pretty(&table)?;
     json.push('\n');
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     write(&args.out.join("results.json"), &json)?;
-    write(&args.out.join("results.md"), &comparison.markdown())?;
+    write(&args.out.join("results.md"), &table.markdown())?;
     match args.format {
-        Format::Text => print!("{}", comparison.markdown()),
+        Format::Text => print!("{}", table.markdown()),
         Format::Json => print!("{json}"),
     }
     eprintln!(

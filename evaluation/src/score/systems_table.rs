@@ -30,7 +30,7 @@ pub struct Column {
 
 /// The comparison: what `results.json` holds when several systems ran.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Comparison {
+pub struct SystemsTable {
     /// Scenarios each system ran.
     pub scenarios: usize,
     /// Samples per scenario.
@@ -43,12 +43,12 @@ pub struct Comparison {
     pub systems: Vec<Column>,
 }
 
-impl Comparison {
+impl SystemsTable {
     /// The columns of `runs`: each system's command, the folder of its whole results
     /// (relative to the comparison's) and its results.
-    pub fn of(runs: &[(String, String, Results)]) -> Comparison {
+    pub fn of(runs: &[(String, String, Results)]) -> SystemsTable {
         let first = runs.first().map(|(_, _, r)| r);
-        Comparison {
+        SystemsTable {
             scenarios: first.map_or(0, |r| r.overall.scenarios),
             n: first.map_or(0, |r| r.n),
             k: first.map_or(0, |r| r.k),
