@@ -13,6 +13,8 @@
 //!   state may manage as separate resources (the `[[resource]]` tables of the rule files).
 //! - [`coverage`] says how far the rules cover a resource type: which write APIs create,
 //!   change, delete and tag it, and which parts it needs are missing.
+//! - [`defaults`] holds the AWS provider's documented argument defaults for the types retrace
+//!   creates (`data/provider-defaults.toml`), which new resource blocks leave out.
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
 //!   logging switched off, credentials created, resources shared outside the account, code
 //!   changed, remote sessions (`knowledge/signals.toml`).
@@ -26,11 +28,13 @@
 pub mod access;
 pub mod catalog;
 pub mod coverage;
+pub mod defaults;
 pub mod rules;
 pub mod schema;
 pub mod signals;
 pub mod store;
 
+pub use defaults::{Defaults, DefaultsError, ResourceDefaults};
 pub use rules::{
     BlockChange, Extraction, FiredFlag, FlagLevel, Kind, Missing, Requires, Risk, Rule, RuleError,
     RuleSet, RuleSpec, TagChange, TagOp, Target, Transform,

@@ -8,6 +8,7 @@ mod common;
 mod bundled;
 mod catalog;
 mod coverage;
+mod defaults;
 mod rules_breadth;
 mod rules_bundled;
 mod rules_containers;

@@ -861,6 +861,60 @@ fn a_new_queue_leaves_out_arguments_at_the_providers_defaults() {
     assert!(!diff.contains("visibility_timeout_seconds"), "{diff}");
 }
 
+#[test]
+fn a_new_service_leaves_out_top_level_and_nested_arguments_at_the_providers_defaults() {
+    let cluster = "arn:aws:ecs:eu-west-1:123456789012:cluster/shop";
+    let service_arn =
+        |name: &str| format!("arn:aws:ecs:eu-west-1:123456789012:service/shop/{name}");
+    let create = call(
+        "ecs.amazonaws.com",
+        "CreateService",
+        json!({"serviceName": "worker", "cluster": "shop", "taskDefinition": "worker:3",
+               "desiredCount": 2, "launchType": "FARGATE", "schedulingStrategy": "REPLICA",
+               "networkConfiguration": {"awsvpcConfiguration": {
+                   "subnets": ["subnet-0a1b2c3d"], "assignPublicIp": "DISABLED"}},
+               "tags": [{"key": "Project", "value": "shop"}]}),
+        json!({"service": {"serviceArn": service_arn("worker"), "clusterArn": cluster}}),
+    );
+    let main = "resource \"aws_ecs_service\" \"api\" {\n  name            = \"api\"\n  cluster         = \"arn:aws:ecs:eu-west-1:123456789012:cluster/shop\"\n  task_definition = \"api:7\"\n  desired_count   = 2\n  launch_type     = \"FARGATE\"\n\n  network_configuration {\n    subnets = [\"subnet-0a1b2c3d\"]\n  }\n\n  tags = {\n    Project = \"shop\"\n  }\n}\n";
+    let api = resource(
+        None,
+        "aws_ecs_service",
+        "api",
+        vec![(
+            Value::Null,
+            json!({
+                "id": service_arn("api"), "name": "api", "cluster": cluster,
+                "task_definition": "api:7", "desired_count": 2, "launch_type": "FARGATE",
+                "scheduling_strategy": "REPLICA",
+                "network_configuration": [{"subnets": ["subnet-0a1b2c3d"],
+                                           "security_groups": [], "assign_public_ip": false}],
+                "tags": {"Project": "shop"}, "tags_all": {"Project": "shop"}
+            }),
+        )],
+    );
+    let shop = resource(
+        None,
+        "aws_ecs_cluster",
+        "shop",
+        vec![(
+            Value::Null,
+            json!({"id": cluster, "arn": cluster, "name": "shop",
+                   "tags": {"Project": "shop"}, "tags_all": {"Project": "shop"}}),
+        )],
+    );
+    let main = format!(
+        "resource \"aws_ecs_cluster\" \"shop\" {{\n  name = \"shop\"\n\n  tags = {{\n    Project = \"shop\"\n  }}\n}}\n\n{main}"
+    );
+    let (code, doc) = reconcile(&[("main.tf", &main)], &state(vec![shop, api]), vec![create]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = diff_of(&doc);
+    assert!(diff.contains("name            = \"worker\""), "{diff}");
+    assert!(diff.contains("subnets = [\"subnet-0a1b2c3d\"]"), "{diff}");
+    assert!(!diff.contains("scheduling_strategy"), "{diff}");
+    assert!(!diff.contains("assign_public_ip"), "{diff}");
+}
+
 /// A security group module in the style of the public ones: its rules are separate
 /// `aws_security_group_rule` resources, one per entry of a list of string maps its caller
 /// passes, read with `lookup()` by `count.index`, CIDRs comma-separated.

@@ -4,7 +4,7 @@
 //! instance's only in the argument that key sets.
 
 use super::removal::{Removal, removal_of};
-use crate::synthesize::defaults::drop_defaults;
+use crate::synthesize::defaults::is_default;
 use crate::synthesize::edit::Container;
 use crate::synthesize::settled::is_empty;
 use crate::synthesize::tags::split_last_key;
@@ -70,7 +70,7 @@ fn join_beside(
             .filter(|(name, value)| *name != argument && !is_empty(value))
             .all(|(name, value)| match to.get(name) {
                 Some(other) => same_value(value, other),
-                None => at_default(kind, name, value),
+                None => is_default(kind, name, value),
             })
     };
     if !others(&config, attributes) || !others(attributes, &config) {
@@ -97,14 +97,6 @@ fn join_beside(
         key: new_key,
         address,
     })
-}
-
-/// Whether `value` is the provider's documented default of the argument.
-fn at_default(resource_type: &str, name: &str, value: &Value) -> bool {
-    let mut one = Map::new();
-    one.insert(name.to_owned(), value.clone());
-    drop_defaults(resource_type, &mut one);
-    one.is_empty()
 }
 
 /// The name that keys the instance: its own `for_each` key, or its module instance's when

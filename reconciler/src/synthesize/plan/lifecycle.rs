@@ -6,7 +6,7 @@ use super::model::Step;
 use super::planner::{Outcome, Planner, step, target};
 use crate::intents::{BlockOp, Delta};
 use crate::policy::Part;
-use crate::synthesize::defaults::drop_defaults;
+use crate::synthesize::defaults::{drop_defaults, is_default};
 use crate::synthesize::edit::{
     AddCollectionEntry, AddImport, FilterForEach, ImportResource, NewBlock, Ordered,
     RemoveCollectionEntry, RemoveResource, SetAttribute, SwitchOff, Target, ToolCall,
@@ -162,7 +162,8 @@ impl Planner<'_> {
 
     /// The arguments of a new resource block: settable attributes the calls gave, ids of
     /// managed resources as references, attributes of nested blocks inside their blocks (one
-    /// block holding every attribute the calls gave it: `versioning_configuration { status }`).
+    /// block holding every attribute the calls gave it: `versioning_configuration { status }`),
+    /// leaving out those at the provider's documented default.
     fn new_body(
         &self,
         schema: &ResourceSchema,
@@ -184,7 +185,7 @@ impl Planner<'_> {
             let value = self.refer_root(&name, &as_typed(&a.ty, &change.after));
             if blocks.is_empty() {
                 attributes.insert(name, value);
-            } else {
+            } else if !is_default(&delta.resource.resource_type, path, &value) {
                 nested.insert(&blocks, name, value);
             }
         }
