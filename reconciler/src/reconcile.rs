@@ -1014,10 +1014,14 @@ fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, St
         .iter()
         .filter(|d| d.lifecycle == Lifecycle::Created)
         .filter_map(|d| {
-            let step = plan.steps.iter().find(
-                |s| matches!(&s.call, ToolCall::ImportResource(i) if i.id == d.resource.identity),
-            )?;
-            Some((d.resource.clone(), step.resource.clone()))
+            let address = plan.steps.iter().find_map(|s| match &s.call {
+                ToolCall::ImportResource(i) if i.id == d.resource.identity => {
+                    Some(s.resource.clone())
+                }
+                ToolCall::AddImport(i) if i.id == d.resource.identity => Some(i.to.clone()),
+                _ => None,
+            })?;
+            Some((d.resource.clone(), address))
         })
         .collect()
 }

@@ -10,13 +10,13 @@ pub mod baseline;
 pub mod checks;
 pub mod compare;
 pub mod compare_agents;
-pub mod systems_table;
 pub mod fix_source;
 pub mod hcl_scan;
 pub mod passk;
 pub mod report;
 pub mod results;
 pub mod system;
+pub mod systems_table;
 pub mod terraform;
 pub mod tfplan;
 

@@ -1209,6 +1209,8 @@ fn a_user_created_like_the_for_each_modules_users_joins_the_roots_list() {
     );
     assert!(!diff.contains("resource \"aws_iam_user\""), "{diff}");
     assert!(!diff.contains("modules/user"), "{diff}");
+    // The plan check evaluated the new instance against the user the call created.
+    assert_eq!(doc["validations"][0]["passed"], true, "{doc}");
 
     // A user the module's block would not make as it is (another path) is a block of its own.
     let create = user_created("matrix-smith", json!({"path": "/ops/"}));
