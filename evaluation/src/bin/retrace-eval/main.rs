@@ -69,7 +69,7 @@ enum Command {
     Generate(generate_cmd::GenerateArgs),
     /// Reconcile every stored scenario n times, score each against its ground truth, and
     /// write results.json, results.md and chart.svg (pass@k overall, per category, per project).
-    Run(score::RunArgs),
+    Run(Box<score::RunArgs>),
     /// Export the scenarios as a frozen dataset: each scenario's whole trail (background day
     /// included) as JSON Lines, the fixture projects, a datasheet, a Python loader and a
     /// manifest of SHA-256 checksums (`run --dataset` scores it).
@@ -117,7 +117,7 @@ fn main() -> std::process::ExitCode {
         .init();
     let result = match Cli::parse().command {
         Command::Generate(args) => generate_cmd::run(&args).map(|()| score::PASSED),
-        Command::Run(args) => score::run(args),
+        Command::Run(args) => score::run(*args),
         Command::Dataset(args) => dataset_cmd::run(&args).map(|()| score::PASSED),
         Command::Show(args) => score::show(args),
         Command::Model {
