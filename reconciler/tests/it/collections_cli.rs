@@ -329,15 +329,6 @@ output "arn" {
 
 #[test]
 fn a_user_of_a_for_each_module_deleted_drops_its_name_from_the_roots_list() {
-    let users = ["neo", "trinity", "morpheus"]
-        .iter()
-        .map(|name| {
-            resource(Some(&format!("module.users[\"{name}\"]")), "aws_iam_user", "this", vec![(Value::Null, json!({
-                "id": name, "name": name, "path": "/", "arn": format!("arn:aws:iam::123456789012:user/{name}"),
-                "tags": {}, "tags_all": {}
-            }))])
-        })
-        .collect();
     let delete = call(
         "iam.amazonaws.com",
         "DeleteUser",
@@ -349,7 +340,7 @@ fn a_user_of_a_for_each_module_deleted_drops_its_name_from_the_roots_list() {
             ("main.tf", USERS_ROOT),
             ("modules/user/main.tf", USER_MODULE),
         ],
-        &state(users),
+        &users(&["neo", "trinity", "morpheus"]),
         vec![delete],
     );
     assert_eq!(code, 2, "{doc}");
@@ -1157,9 +1148,9 @@ fn users_root() -> String {
     )
 }
 
-/// The three users of [`users_root`] in the state.
-fn three_users() -> Value {
-    let users = ["matrix-neo", "matrix-trinity", "matrix-morpheus"]
+/// A state with one user per name, each made by `module.users["NAME"]`.
+fn users(names: &[&str]) -> Value {
+    let users = names
         .iter()
         .map(|name| {
             resource(Some(&format!("module.users[\"{name}\"]")), "aws_iam_user", "this", vec![(Value::Null, json!({
@@ -1169,6 +1160,11 @@ fn three_users() -> Value {
         })
         .collect();
     state(users)
+}
+
+/// The three users of [`users_root`] in the state.
+fn three_users() -> Value {
+    users(&["matrix-neo", "matrix-trinity", "matrix-morpheus"])
 }
 
 /// `CreateUser` of `name` with `request` fields beside its name.
