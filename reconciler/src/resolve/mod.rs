@@ -305,7 +305,12 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
         extraction.sets.iter().cloned().chain(added).collect()
     };
     match extraction.kind {
-        Kind::Create | Kind::Associate => vec![Change::Create {
+        Kind::Create => vec![Change::Create {
+            attributes: attributes(),
+        }],
+        // An association the state already holds at the identity (a VPC's one DHCP options
+        // association) is changed in place, not made again.
+        Kind::Associate if !managed => vec![Change::Create {
             attributes: attributes(),
         }],
         Kind::Delete | Kind::Disassociate => vec![Change::Delete],
