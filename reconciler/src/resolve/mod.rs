@@ -192,7 +192,7 @@ impl<'a> Resolver<'a> {
                 .map(|i| &i.attributes);
             let mut flags = standing_flags(extraction, state);
             flags.extend(security.iter().cloned());
-            for change in changes(extraction, address.is_some(), state) {
+            for change in changes(extraction, target, address.is_some(), state) {
                 effects.push(Effect {
                     evidence: evidence.clone(),
                     resource: resource.clone(),
@@ -294,7 +294,13 @@ fn standing_flags(extraction: &Extraction, state: Option<&Value>) -> Vec<Flag> {
 }
 
 /// What the extraction did to one target, whose state attributes are `state` when managed.
-fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec<Change> {
+fn changes(
+    extraction: &Extraction,
+    target: &Target,
+    managed: bool,
+    state: Option<&Value>,
+) -> Vec<Change> {
+    let sets = || extraction.sets.iter().chain(&target.sets).cloned();
     // A created resource holds the members the call added.
     let attributes = || {
         let added = extraction
@@ -302,7 +308,7 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
             .iter()
             .filter(|m| m.op == Members::Add)
             .map(|m| (m.attribute.clone(), Value::Array(m.values.clone())));
-        extraction.sets.iter().cloned().chain(added).collect()
+        sets().chain(added).collect()
     };
     match extraction.kind {
         Kind::Create => vec![Change::Create {
@@ -320,13 +326,8 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
             }]
         }
         _ => {
-            let mut out: Vec<Change> = extraction
-                .sets
-                .iter()
-                .map(|(attribute, value)| Change::Set {
-                    attribute: attribute.clone(),
-                    value: value.clone(),
-                })
+            let mut out: Vec<Change> = sets()
+                .map(|(attribute, value)| Change::Set { attribute, value })
                 .collect();
             out.extend(extraction.members.iter().map(member_change));
             for blocks in &extraction.blocks {
