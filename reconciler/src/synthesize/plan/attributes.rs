@@ -27,6 +27,9 @@ use serde_json::{Map, Value};
 impl Planner<'_> {
     pub(super) fn set(&self, delta: &Delta, path: &str) -> Outcome {
         let instance = self.instance(delta)?;
+        if let Some(reason) = self.conflicting(delta, instance, path) {
+            return Err(reason);
+        }
         let change = &delta.attributes[path];
         let schema = self.resource_schema(&instance.resource_type);
         let attribute = schema.and_then(|s| s.member(path)).and_then(|m| match m {

@@ -1,0 +1,136 @@
+//! What the provider decides about an attribute rather than the code: an attribute only the
+//! provider sets is never written, and an argument the provider refuses beside one the code
+//! sets (the catalog's conflicts: `default_version` beside `update_default_version`) is not
+//! written either: it needs no edit when the code's argument already keeps it at the changed
+//! value (`update_default_version = true` makes the latest version the default), and is held
+//! with the reason otherwise.
+
+use super::planner::Planner;
+use crate::intents::{Delta, Lifecycle, lookup, same_value};
+use crate::policy::Part;
+use crate::synthesize::settled::Settled;
+use crate::terraform::config::ResourceInstance;
+use crate::terraform::functions::Value as Evaluated;
+use knowledge::catalog::{Catalog, Conflict};
+use serde_json::Value;
+
+impl Planner<'_> {
+    /// Why a managed attribute needs no edit: the provider computes it, or the argument it
+    /// conflicts with keeps it at the value the change gives.
+    pub(super) fn provider_settled(&self, delta: &Delta, part: &Part) -> Option<Settled> {
+        let Part::Attribute(path) = part else {
+            return None;
+        };
+        if delta.lifecycle != Lifecycle::Managed {
+            return None;
+        }
+        let resource_type = &delta.resource.resource_type;
+        let reason = if self.schema.is_computed_only(resource_type, path) {
+            format!("{path} is computed by the provider: nothing to write")
+        } else {
+            let instance = self.instance(delta).ok()?;
+            let want = &delta.attributes.get(path)?.after;
+            let kept = Catalog::bundled()
+                .conflicts(resource_type, path)
+                .into_iter()
+                .find_map(|c| self.kept_at(delta, instance, c, path))?;
+            if !same_value(&kept.value, want) {
+                return None;
+            }
+            format!(
+                "the code sets {} = true, which keeps {path} at {} ({}): nothing to write",
+                kept.by, kept.follows, kept.value
+            )
+        };
+        Some(Settled {
+            reason,
+            imported_as: None,
+        })
+    }
+
+    /// Why an attribute of an instance cannot be written: the code sets an argument the
+    /// provider refuses beside it (what that argument keeps it at, when it does).
+    pub(super) fn conflicting(
+        &self,
+        delta: &Delta,
+        instance: &ResourceInstance,
+        path: &str,
+    ) -> Option<String> {
+        let conflict = Catalog::bundled()
+            .conflicts(&instance.resource_type, path)
+            .into_iter()
+            .find(|c| {
+                configured(instance, other(c, path)).is_some_and(|v| *v != Evaluated::Null)
+            })?;
+        let set = other(conflict, path);
+        let kept = match self.kept_at(delta, instance, conflict, path) {
+            Some(k) => format!(
+                "; {set} = true keeps {path} at {} ({}), which the change moved away from",
+                k.follows, k.value
+            ),
+            None => String::new(),
+        };
+        Some(format!(
+            "the provider refuses {path} beside {set}, which the code sets{kept}: decide by hand which of the two the code keeps"
+        ))
+    }
+
+    /// The value a conflict's `follows` attribute keeps `path` at, when `path` is the
+    /// conflict's `attribute`, the code sets `with` to true and the value is known (the
+    /// change's own, else the state's).
+    fn kept_at<'c>(
+        &self,
+        delta: &Delta,
+        instance: &ResourceInstance,
+        conflict: &'c Conflict,
+        path: &str,
+    ) -> Option<Kept<'c>> {
+        let follows = conflict.follows.as_deref()?;
+        if conflict.attribute != path {
+            return None;
+        }
+        if configured(instance, &conflict.with) != Some(&Evaluated::Bool(true)) {
+            return None;
+        }
+        let value = match delta.attributes.get(follows) {
+            Some(change) => change.after.clone(),
+            None => {
+                let address = delta.address.as_deref()?;
+                let state = self.state.instance(address)?;
+                lookup(&state.attributes, follows)?.clone()
+            }
+        };
+        Some(Kept {
+            by: &conflict.with,
+            follows,
+            value,
+        })
+    }
+}
+
+/// The value an argument keeps another at.
+struct Kept<'c> {
+    /// The argument the code sets to true: `update_default_version`.
+    by: &'c str,
+    /// The computed attribute followed: `latest_version`.
+    follows: &'c str,
+    /// Its value after the change.
+    value: Value,
+}
+
+/// The evaluated value of a top-level argument of an instance's configuration.
+fn configured<'i>(instance: &'i ResourceInstance, name: &str) -> Option<&'i Evaluated> {
+    match &instance.attributes {
+        Evaluated::Object(map) => map.get(name),
+        _ => None,
+    }
+}
+
+/// The conflict's argument other than `path`.
+fn other<'c>(conflict: &'c Conflict, path: &str) -> &'c str {
+    if conflict.attribute == path {
+        &conflict.with
+    } else {
+        &conflict.attribute
+    }
+}
