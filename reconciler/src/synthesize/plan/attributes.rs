@@ -921,7 +921,7 @@ fn empty_like(like: &Value) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::intents::{Delta, Intent};
     use crate::policy::{Decision, Part, Ruling};
@@ -933,7 +933,7 @@ mod tests {
     use serde_json::json;
     use std::collections::BTreeMap;
 
-    fn project(main_tf: &str) -> Project {
+    pub(in crate::synthesize::plan) fn project(main_tf: &str) -> Project {
         let temp = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(temp.path().join("main.tf"), main_tf).expect("written");
         Project::load(temp.path(), &Default::default()).expect("loads")
@@ -971,7 +971,8 @@ mod tests {
         d
     }
 
-    fn plan_attributes(project: &Project, d: &Delta) -> Plan {
+    /// The plan of every attribute of a delta, each absorbed, over an empty state.
+    pub(in crate::synthesize::plan) fn plan_attributes(project: &Project, d: &Delta) -> Plan {
         let state = empty_state();
         let schema = ProviderSchema::bundled().expect("bundled schema");
         let planner = Planner::new(project, &state, schema);

@@ -134,3 +134,74 @@ fn other<'c>(conflict: &'c Conflict, path: &str) -> &'c str {
         &conflict.attribute
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::intents::AttributeDelta;
+    use crate::synthesize::plan::attributes::tests::{plan_attributes, project};
+    use crate::synthesize::plan::planner::tests::delta;
+    use serde_json::{Value, json};
+
+    const TEMPLATE: &str = "resource \"aws_launch_template\" \"app\" {\n  name                   = \"app\"\n  update_default_version = true\n}\n";
+
+    /// A launch template's delta making `default` the default version, the latest `latest`.
+    fn made_default(default: u64, latest: u64) -> crate::intents::Delta {
+        let mut d = delta(Vec::new());
+        d.resource.resource_type = "aws_launch_template".to_owned();
+        d.address = Some("aws_launch_template.app".to_owned());
+        for (path, value) in [("default_version", default), ("latest_version", latest)] {
+            d.attributes.insert(
+                path.to_owned(),
+                AttributeDelta {
+                    before: Some(json!(1)),
+                    after: Value::from(value),
+                    flags: Vec::new(),
+                },
+            );
+        }
+        d
+    }
+
+    #[test]
+    fn the_latest_version_made_the_default_is_kept_by_update_default_version() {
+        let plan = plan_attributes(&project(TEMPLATE), &made_default(3, 3));
+        assert!(plan.steps.is_empty(), "{:?}", plan.steps);
+        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
+        let reasons: Vec<&str> = plan.settled.iter().map(|s| s.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "the code sets update_default_version = true, which keeps default_version at latest_version (3): nothing to write",
+                "latest_version is computed by the provider: nothing to write",
+            ]
+        );
+    }
+
+    #[test]
+    fn an_older_default_beside_update_default_version_is_held() {
+        let plan = plan_attributes(&project(TEMPLATE), &made_default(2, 3));
+        assert!(plan.steps.is_empty(), "{:?}", plan.steps);
+        let reasons: Vec<&str> = plan.unplanned.iter().map(|u| u.reason.as_str()).collect();
+        assert_eq!(
+            reasons,
+            [
+                "the provider refuses default_version beside update_default_version, which the code sets; update_default_version = true keeps default_version at latest_version (3), which the change moved away from: decide by hand which of the two the code keeps"
+            ]
+        );
+    }
+
+    #[test]
+    fn without_the_conflicting_argument_the_default_version_is_written() {
+        let plan = plan_attributes(
+            &project("resource \"aws_launch_template\" \"app\" {\n  name = \"app\"\n}\n"),
+            &made_default(2, 3),
+        );
+        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
+        let written: Vec<Value> = plan
+            .steps
+            .iter()
+            .map(|s| serde_json::to_value(&s.call).unwrap_or_default()["input"]["name"].clone())
+            .collect();
+        assert_eq!(written, [json!("default_version")]);
+    }
+}
