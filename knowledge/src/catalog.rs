@@ -72,6 +72,11 @@ pub struct Conflict {
     /// `default_version` follows `latest_version`): a change to that value needs no edit.
     #[serde(default)]
     pub follows: Option<String>,
+    /// Whether the provider reads `attribute` from AWS where the code sets `with` instead (an
+    /// optional and computed argument: `access_control_policy` beside a canned `acl`): a
+    /// change of it then needs no edit of its own.
+    #[serde(default)]
+    pub computed: bool,
 }
 
 /// A type that holds one tag (`key`, `value`) of a resource it names by id, imported as

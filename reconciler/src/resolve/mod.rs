@@ -17,6 +17,7 @@ use knowledge::rules::{
 use knowledge::signals::{CallView, Fired, SignalSet};
 use serde_json::{Map, Value};
 
+mod canned_acl;
 mod companions;
 pub mod effect;
 mod finding;
@@ -212,6 +213,7 @@ impl<'a> Resolver<'a> {
         let effects = sg_rules::self_references(effects);
         let effects = routes::as_routes(effects, self.state);
         let effects = companions::as_companions(effects, self.state);
+        let effects = canned_acl::with_grants(effects, self.state);
         single_tags::as_single_tags(effects, self.state)
     }
 

@@ -4,7 +4,8 @@
 //! default DHCP options (the VPC's one association changes), a launch template's default
 //! version set where the code makes every new version the default (the provider refuses
 //! `default_version` beside `update_default_version`), and a bucket made public through its
-//! canned ACL (held on the bucket's one managed ACL, whose provider id is `bucket,acl`).
+//! canned ACL (held on the bucket's one managed ACL, whose provider id is `bucket,acl`: the
+//! provider reads `acl` from that id, so the change shows in `access_control_policy`).
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
@@ -448,10 +449,47 @@ fn a_public_canned_acl_is_held_on_the_managed_acl() {
         })
         .collect();
     // The bucket's one ACL is the managed one (the provider's id is `bucket,acl`), not a new
-    // resource.
+    // resource; the provider reads `acl` from that id, so Terraform sees the change in the
+    // grants of `access_control_policy`, held beside the `acl` a person would write.
     assert_eq!(
         held,
-        ["\"aws_s3_bucket_acl.media\" {\"part\":\"attribute\",\"name\":\"acl\"}"],
+        [
+            "\"aws_s3_bucket_acl.media\" {\"part\":\"attribute\",\"name\":\"access_control_policy\"}",
+            "\"aws_s3_bucket_acl.media\" {\"part\":\"attribute\",\"name\":\"acl\"}"
+        ],
+        "{doc}"
+    );
+}
+
+#[test]
+fn a_canned_acl_absorbed_is_written_as_acl_and_its_grants_left_to_the_provider() {
+    let put = call(
+        "s3.amazonaws.com",
+        "PutBucketAcl",
+        5,
+        json!({"bucketName": "acme-media", "Host": "acme-media.s3.amazonaws.com", "acl": "",
+               "x-amz-acl": ["log-delivery-write"]}),
+        Value::Null,
+    );
+    let (code, doc, _dir) = reconcile(&[("main.tf", BUCKET_TF)], bucket_state(), vec![put]);
+    assert_eq!(code, 2, "{doc}");
+    let diff = doc["diff"].as_str().unwrap();
+    assert!(
+        diff.contains("-  acl    = \"private\"\n+  acl    = \"log-delivery-write\"\n"),
+        "{diff}"
+    );
+    assert!(!diff.contains("access_control_policy"), "{diff}");
+    let settled: Vec<&str> = doc["plan"]["settled"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["reason"].as_str())
+        .collect();
+    assert_eq!(
+        settled,
+        [
+            "the provider reads access_control_policy from AWS where the code sets acl instead: nothing to write of its own"
+        ],
         "{doc}"
     );
 }

@@ -2,8 +2,9 @@
 //! provider sets is never written, and an argument the provider refuses beside one the code
 //! sets (the catalog's conflicts: `default_version` beside `update_default_version`) is not
 //! written either: it needs no edit when the code's argument already keeps it at the changed
-//! value (`update_default_version = true` makes the latest version the default), and is held
-//! with the reason otherwise.
+//! value (`update_default_version = true` makes the latest version the default) or when the
+//! provider reads it from AWS beside that argument (`access_control_policy` beside a canned
+//! `acl`), and is held with the reason otherwise.
 
 use super::planner::Planner;
 use crate::intents::{Delta, Lifecycle, lookup, same_value};
@@ -27,6 +28,10 @@ impl Planner<'_> {
         let resource_type = &delta.resource.resource_type;
         let reason = if self.schema.is_computed_only(resource_type, path) {
             format!("{path} is computed by the provider: nothing to write")
+        } else if let Some(set) = self.read_beside(delta, path) {
+            format!(
+                "the provider reads {path} from AWS where the code sets {set} instead: nothing to write of its own"
+            )
         } else {
             let instance = self.instance(delta).ok()?;
             let want = &delta.attributes.get(path)?.after;
@@ -59,9 +64,7 @@ impl Planner<'_> {
         let conflict = Catalog::bundled()
             .conflicts(&instance.resource_type, path)
             .into_iter()
-            .find(|c| {
-                configured(instance, other(c, path)).is_some_and(|v| *v != Evaluated::Null)
-            })?;
+            .find(|c| configured(instance, other(c, path)).is_some_and(is_given))?;
         let set = other(conflict, path);
         let kept = match self.kept_at(delta, instance, conflict, path) {
             Some(k) => format!(
@@ -73,6 +76,21 @@ impl Planner<'_> {
         Some(format!(
             "the provider refuses {path} beside {set}, which the code sets{kept}: decide by hand which of the two the code keeps"
         ))
+    }
+
+    /// The argument the code sets in place of `path`, when the provider reads `path` from
+    /// AWS beside it (a conflict's `computed`) and the code leaves `path` unset.
+    fn read_beside(&self, delta: &Delta, path: &str) -> Option<&'static str> {
+        let instance = self.instance(delta).ok()?;
+        let is_set = |name: &str| configured(instance, name).is_some_and(is_given);
+        if is_set(path) {
+            return None;
+        }
+        Catalog::bundled()
+            .conflicts(&instance.resource_type, path)
+            .into_iter()
+            .find(|c| c.computed && c.attribute == path && is_set(&c.with))
+            .map(|c| c.with.as_str())
     }
 
     /// The value a conflict's `follows` attribute keeps `path` at, when `path` is the
@@ -123,6 +141,15 @@ fn configured<'i>(instance: &'i ResourceInstance, name: &str) -> Option<&'i Eval
     match &instance.attributes {
         Evaluated::Object(map) => map.get(name),
         _ => None,
+    }
+}
+
+/// Whether a configured value is given: not null, and for a nested block not empty.
+fn is_given(value: &Evaluated) -> bool {
+    match value {
+        Evaluated::Null => false,
+        Evaluated::List(items) => !items.is_empty(),
+        _ => true,
     }
 }
 
