@@ -630,6 +630,44 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_associate_call_on_a_held_association_changes_it_and_a_new_one_is_created() {
+        let association = resource(
+            "aws_vpc_dhcp_options_association",
+            "this",
+            serde_json::json!({"id": "dopt-0f1e-vpc-0a1b", "vpc_id": "vpc-0a1b",
+                "dhcp_options_id": "dopt-0f1e"}),
+        );
+        let state = index(serde_json::json!([association]));
+        let scope = Scope::from_state(state.state());
+        let rules = RuleSet::bundled().expect("rules");
+        let signals = SignalSet::bundled().expect("signals");
+        let resolver = Resolver::new(rules, signals, &state, &scope);
+        let changes = |vpc: &str| -> Vec<Change> {
+            let request = serde_json::json!({"dhcpOptionsId": "default", "vpcId": vpc});
+            let call = console_call("ec2.amazonaws.com", "AssociateDhcpOptions", &request);
+            resolver
+                .resolve(&call)
+                .effects
+                .into_iter()
+                .map(|e| e.change)
+                .collect()
+        };
+        let set = |attribute: &str, value: &str| Change::Set {
+            attribute: attribute.into(),
+            value: Value::from(value),
+        };
+        assert_eq!(
+            changes("vpc-0a1b"),
+            [set("vpc_id", "vpc-0a1b"), set("dhcp_options_id", "default")]
+        );
+        assert!(
+            matches!(changes("vpc-0c2d").as_slice(), [Change::Create { .. }]),
+            "{:?}",
+            changes("vpc-0c2d")
+        );
+    }
+
     fn keyed(items: Value) -> BlockChange {
         let items = items
             .as_array()
