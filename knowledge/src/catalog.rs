@@ -52,6 +52,31 @@ pub struct Entry {
     /// Whether the type holds one tag of another resource (`aws_ec2_tag`), and whose.
     #[serde(default)]
     pub tag_of: Option<TagOf>,
+    /// Arguments the provider refuses together (`ConflictsWith`, or two of one
+    /// `ExactlyOneOf`), which the schema data does not carry.
+    #[serde(default)]
+    pub conflict: Vec<Conflict>,
+}
+
+/// Two arguments of a type the provider refuses together, as its documentation lists them
+/// (`default_version` of `aws_launch_template` "conflicts with `update_default_version`").
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conflict {
+    /// The argument a change writes: `default_version`.
+    pub attribute: String,
+    /// The argument refused beside it: `update_default_version`.
+    pub with: String,
+    /// The computed attribute `attribute` always equals while `with` is true
+    /// (`update_default_version = true` makes each new version the default, so
+    /// `default_version` follows `latest_version`): a change to that value needs no edit.
+    #[serde(default)]
+    pub follows: Option<String>,
+    /// Whether the provider reads `attribute` from AWS where the code sets `with` instead (an
+    /// optional and computed argument: `access_control_policy` beside a canned `acl`): a
+    /// change of it then needs no edit of its own.
+    #[serde(default)]
+    pub computed: bool,
 }
 
 /// A type that holds one tag (`key`, `value`) of a resource it names by id, imported as
@@ -278,6 +303,18 @@ impl Catalog {
             .filter_map(|e| Some((e.resource_type.as_str(), e.tag_of.as_ref()?)))
     }
 
+    /// The conflicts a type's argument takes part in, on either side.
+    pub fn conflicts(&self, resource_type: &str, attribute: &str) -> Vec<&Conflict> {
+        self.entry(resource_type)
+            .map(|e| {
+                e.conflict
+                    .iter()
+                    .filter(|c| c.attribute == attribute || c.with == attribute)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// How a nested block of a type is split into separate resources, when it can be.
     pub fn split(&self, resource_type: &str, block: &str) -> Option<&Split> {
         let entry = self.entry(resource_type)?;
@@ -292,6 +329,9 @@ fn check(entry: &Entry) -> Result<(), String> {
     }
     if entry.natural_keys.iter().any(|k| k.is_empty()) {
         return Err("a natural key names at least one attribute".into());
+    }
+    if let Some(c) = entry.conflict.iter().find(|c| c.attribute == c.with) {
+        return Err(format!("{} cannot conflict with itself", c.attribute));
     }
     Ok(())
 }
@@ -328,6 +368,11 @@ mod tests {
             Some("scaling policies")
         );
         assert!(catalog.is_association("aws_volume_attachment"));
+        assert!(
+            catalog
+                .conflicts("aws_volume_attachment", "device_name")
+                .is_empty()
+        );
         assert!(!catalog.is_association("aws_security_group"));
         assert!(catalog.natural_keys("aws_unknown").is_empty());
     }
@@ -358,5 +403,31 @@ mod tests {
             err,
             "ec2.toml:4: resource aws_vpc: a natural key names at least one attribute"
         );
+        let itself = format!(
+            "{HEAD}\n[[resource]]\ntype = \"aws_vpc\"\n[[resource.conflict]]\nattribute = \"a\"\nwith = \"a\"\n"
+        );
+        let err = Catalog::default()
+            .add_file("ec2.toml", &itself)
+            .expect_err("itself")
+            .to_string();
+        assert_eq!(
+            err,
+            "ec2.toml:4: resource aws_vpc: a cannot conflict with itself"
+        );
+    }
+
+    #[test]
+    fn a_conflict_is_found_from_either_argument() {
+        let text = format!(
+            "{HEAD}\n[[resource]]\ntype = \"aws_launch_template\"\n[[resource.conflict]]\nattribute = \"default_version\"\nwith = \"update_default_version\"\nfollows = \"latest_version\"\n"
+        );
+        let mut catalog = Catalog::default();
+        catalog.add_file("ec2.toml", &text).expect("loads");
+        for side in ["default_version", "update_default_version"] {
+            let found = catalog.conflicts("aws_launch_template", side);
+            assert_eq!(found.len(), 1, "{side}");
+            assert_eq!(found[0].follows.as_deref(), Some("latest_version"));
+        }
+        assert!(catalog.conflicts("aws_launch_template", "name").is_empty());
     }
 }

@@ -151,7 +151,8 @@ def rule_paths(rule: dict) -> list[tuple[str, str]]:
     for part in rule.get("identity", []):
         add(part)
     for set_ in rule.get("set", []):
-        add(set_)
+        # A set with `each` reads its path inside each element of that array.
+        add(set_, "each" if "each" in set_ else "path")
         add(set_.get("when"))
     requires = rule.get("requires")
     if isinstance(requires, dict):

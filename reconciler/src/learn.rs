@@ -196,6 +196,7 @@ fn set_for(drift: &Drift, leaves: &[(String, Value)], identity: &str) -> Option<
             transform: (*transform != Transform::Raw).then_some(*transform),
             when: naming_sibling(path, leaves, identity),
             members: None,
+            each: None,
         });
     }
     None

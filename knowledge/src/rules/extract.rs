@@ -67,6 +67,9 @@ pub struct Target {
     /// The types it may be, when the rule narrows them for this target (a single type, or
     /// those of an id prefix), in the order to try; empty: any of the rule's types.
     pub resource_types: Vec<String>,
+    /// Attribute path → value read for this target alone (a `set` with `each`), in rule
+    /// order, besides the extraction's `sets`.
+    pub sets: Vec<(String, Value)>,
 }
 
 /// Values a call added to or removed from a set attribute.
@@ -145,7 +148,11 @@ impl Rule {
             request,
             response,
         };
-        let targets = reader.targets()?;
+        let mut targets = reader.targets()?;
+        let per_target = reader.target_sets(targets.len())?;
+        for (target, sets) in targets.iter_mut().zip(per_target) {
+            target.sets = sets;
+        }
         let sets = reader.sets()?;
         let members = reader.members()?;
         let blocks = self
@@ -328,6 +335,7 @@ impl Reader<'_> {
                 Target {
                     identity,
                     resource_types,
+                    sets: Vec::new(),
                 }
             })
             .collect())
@@ -372,7 +380,7 @@ impl Reader<'_> {
     fn sets(&self) -> Result<Vec<(String, Value)>, RuleError> {
         let mut sets = Vec::new();
         for set in &self.rule.spec.sets {
-            if set.members.is_some() || !self.applies(set.when.as_ref()) {
+            if set.members.is_some() || set.each.is_some() || !self.applies(set.when.as_ref()) {
                 continue;
             }
             let value = match (&set.value, &set.path) {
@@ -387,6 +395,39 @@ impl Reader<'_> {
             }
         }
         Ok(sets)
+    }
+
+    /// The values of the `set`s with `each`, one list per element: as many as the call has
+    /// targets, or an error naming the set.
+    fn target_sets(&self, targets: usize) -> Result<Vec<Vec<(String, Value)>>, RuleError> {
+        let mut out = vec![Vec::new(); targets];
+        for set in &self.rule.spec.sets {
+            let (Some(each), Some(paths)) = (&set.each, &set.path) else {
+                continue;
+            };
+            if !self.applies(set.when.as_ref()) {
+                continue;
+            }
+            let elements = self
+                .payload(set.from)
+                .and_then(|r| select_first(r, each))
+                .map(|(values, _)| values)
+                .unwrap_or_default();
+            if elements.len() != targets {
+                return Err(self.value_error(
+                    &set.attribute,
+                    format!("{} elements for {targets} targets", elements.len()),
+                ));
+            }
+            for (element, sets) in elements.iter().zip(&mut out) {
+                if let Some(value) =
+                    self.read(Some(element), paths, set.transform, &set.attribute)?
+                {
+                    sets.push((set.attribute.clone(), value));
+                }
+            }
+        }
+        Ok(out)
     }
 
     fn blocks(&self, spec: &BlockSpec) -> Result<BlockChange, RuleError> {

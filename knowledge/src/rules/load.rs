@@ -123,6 +123,12 @@ fn check_parts(spec: &RuleSpec) -> Result<(), String> {
                 set.attribute
             ));
         }
+        if set.each.is_some() && (set.path.is_none() || set.members.is_some()) {
+            return Err(format!(
+                "set {}: `each` reads a `path` inside each element, never `value` or `members`",
+                set.attribute
+            ));
+        }
     }
     Ok(())
 }
@@ -130,6 +136,7 @@ fn check_parts(spec: &RuleSpec) -> Result<(), String> {
 fn check_paths(spec: &RuleSpec) -> Result<(), String> {
     let mut all: Vec<&Paths> = spec.identity.iter().map(|p| &p.path).collect();
     all.extend(spec.sets.iter().filter_map(|s| s.path.as_ref()));
+    all.extend(spec.sets.iter().filter_map(|s| s.each.as_ref()));
     for block in &spec.blocks {
         all.push(&block.each);
         all.extend(block.fields.values().map(|f| f.parts().0));
@@ -249,6 +256,22 @@ identity = [{ path = "instanceId" }]
 
     fn error_of(body: &str) -> String {
         load(body).expect_err("rejected").to_string()
+    }
+
+    #[test]
+    fn a_set_read_per_element_needs_a_path_and_no_members() {
+        let each = GOOD.replace(
+            "  path = \"instanceType.value\"",
+            "  each = \"items[]\"\n  path = \"value\"",
+        );
+        assert!(load(&each).is_ok());
+        let constant = GOOD.replace(
+            "  path = \"instanceType.value\"",
+            "  each = \"items[]\"\n  value = \"t3.large\"",
+        );
+        assert!(error_of(&constant).contains("`each` reads a `path`"));
+        let members = each.replace("  transform", "  members = \"add\"\n  transform");
+        assert!(error_of(&members).contains("`each` reads a `path`"));
     }
 
     #[test]

@@ -322,6 +322,12 @@ pub struct SetSpec {
     /// the whole set (EKS's `UpdateClusterConfig` names the log types it turns on or off).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub members: Option<Members>,
+    /// Read once per element of the array at this path, one value per target, for a call
+    /// that changes several resources each with its own values (`RegisterTargets` names each
+    /// target's id, port and zone): `path` is read inside the element, and the i-th element's
+    /// value goes to the i-th target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub each: Option<Paths>,
 }
 
 /// What a call does to the members of a set attribute.

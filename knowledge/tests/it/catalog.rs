@@ -25,6 +25,11 @@ fn every_entry_names_a_real_type_and_real_attributes() {
         for owned in &entry.automation_owned {
             attributes.push((ty, &owned.attribute));
         }
+        for conflict in &entry.conflict {
+            attributes.push((ty, &conflict.attribute));
+            attributes.push((ty, &conflict.with));
+            attributes.extend(conflict.follows.as_deref().map(|f| (ty.as_str(), f)));
+        }
         for split in &entry.split {
             attributes.push((ty, &split.block));
             attributes.push((&split.resource, &split.parent));

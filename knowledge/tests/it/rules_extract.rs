@@ -918,3 +918,33 @@ fn the_real_resolver_query_logging_deletion_names_the_configuration() {
         vec![Some("aws_route53_resolver_query_log_config")]
     );
 }
+
+#[test]
+fn each_registered_target_carries_its_own_id_port_and_zone() {
+    let arn =
+        "arn:aws:elasticloadbalancing:eu-west-1:123456789012:targetgroup/api/0123456789abcdef";
+    let request = json!({"targetGroupArn": arn, "targets": [
+        {"id": "10.0.1.15", "port": 8443},
+        {"id": "192.168.7.20", "port": 9443, "availabilityZone": "all"}
+    ]});
+    let x = extract(
+        "elasticloadbalancing.amazonaws.com",
+        "RegisterTargets",
+        request,
+        Value::Null,
+    );
+    assert_eq!(
+        x.identities(),
+        vec![
+            format!("{arn}/10.0.1.15").as_str(),
+            format!("{arn}/192.168.7.20").as_str()
+        ]
+    );
+    assert_eq!(x.sets, vec![("target_group_arn".to_owned(), json!(arn))]);
+    let own = |i: usize| -> Value { Value::Object(x.targets[i].sets.iter().cloned().collect()) };
+    assert_eq!(own(0), json!({"target_id": "10.0.1.15", "port": 8443}));
+    assert_eq!(
+        own(1),
+        json!({"target_id": "192.168.7.20", "port": 9443, "availability_zone": "all"})
+    );
+}

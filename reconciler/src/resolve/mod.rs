@@ -17,6 +17,7 @@ use knowledge::rules::{
 use knowledge::signals::{CallView, Fired, SignalSet};
 use serde_json::{Map, Value};
 
+mod canned_acl;
 mod companions;
 pub mod effect;
 mod finding;
@@ -192,7 +193,7 @@ impl<'a> Resolver<'a> {
                 .map(|i| &i.attributes);
             let mut flags = standing_flags(extraction, state);
             flags.extend(security.iter().cloned());
-            for change in changes(extraction, address.is_some(), state) {
+            for change in changes(extraction, target, address.is_some(), state) {
                 effects.push(Effect {
                     evidence: evidence.clone(),
                     resource: resource.clone(),
@@ -212,6 +213,7 @@ impl<'a> Resolver<'a> {
         let effects = sg_rules::self_references(effects);
         let effects = routes::as_routes(effects, self.state);
         let effects = companions::as_companions(effects, self.state);
+        let effects = canned_acl::with_grants(effects, self.state);
         single_tags::as_single_tags(effects, self.state)
     }
 
@@ -294,7 +296,13 @@ fn standing_flags(extraction: &Extraction, state: Option<&Value>) -> Vec<Flag> {
 }
 
 /// What the extraction did to one target, whose state attributes are `state` when managed.
-fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec<Change> {
+fn changes(
+    extraction: &Extraction,
+    target: &Target,
+    managed: bool,
+    state: Option<&Value>,
+) -> Vec<Change> {
+    let sets = || extraction.sets.iter().chain(&target.sets).cloned();
     // A created resource holds the members the call added.
     let attributes = || {
         let added = extraction
@@ -302,10 +310,15 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
             .iter()
             .filter(|m| m.op == Members::Add)
             .map(|m| (m.attribute.clone(), Value::Array(m.values.clone())));
-        extraction.sets.iter().cloned().chain(added).collect()
+        sets().chain(added).collect()
     };
     match extraction.kind {
-        Kind::Create | Kind::Associate => vec![Change::Create {
+        Kind::Create => vec![Change::Create {
+            attributes: attributes(),
+        }],
+        // An association the state already holds at the identity (a VPC's one DHCP options
+        // association) is changed in place, not made again.
+        Kind::Associate if !managed => vec![Change::Create {
             attributes: attributes(),
         }],
         Kind::Delete | Kind::Disassociate => vec![Change::Delete],
@@ -315,13 +328,8 @@ fn changes(extraction: &Extraction, managed: bool, state: Option<&Value>) -> Vec
             }]
         }
         _ => {
-            let mut out: Vec<Change> = extraction
-                .sets
-                .iter()
-                .map(|(attribute, value)| Change::Set {
-                    attribute: attribute.clone(),
-                    value: value.clone(),
-                })
+            let mut out: Vec<Change> = sets()
+                .map(|(attribute, value)| Change::Set { attribute, value })
                 .collect();
             out.extend(extraction.members.iter().map(member_change));
             for blocks in &extraction.blocks {
@@ -620,6 +628,44 @@ mod tests {
                 "{request}"
             );
         }
+    }
+
+    #[test]
+    fn an_associate_call_on_a_held_association_changes_it_and_a_new_one_is_created() {
+        let association = resource(
+            "aws_vpc_dhcp_options_association",
+            "this",
+            serde_json::json!({"id": "dopt-0f1e-vpc-0a1b", "vpc_id": "vpc-0a1b",
+                "dhcp_options_id": "dopt-0f1e"}),
+        );
+        let state = index(serde_json::json!([association]));
+        let scope = Scope::from_state(state.state());
+        let rules = RuleSet::bundled().expect("rules");
+        let signals = SignalSet::bundled().expect("signals");
+        let resolver = Resolver::new(rules, signals, &state, &scope);
+        let changes = |vpc: &str| -> Vec<Change> {
+            let request = serde_json::json!({"dhcpOptionsId": "default", "vpcId": vpc});
+            let call = console_call("ec2.amazonaws.com", "AssociateDhcpOptions", &request);
+            resolver
+                .resolve(&call)
+                .effects
+                .into_iter()
+                .map(|e| e.change)
+                .collect()
+        };
+        let set = |attribute: &str, value: &str| Change::Set {
+            attribute: attribute.into(),
+            value: Value::from(value),
+        };
+        assert_eq!(
+            changes("vpc-0a1b"),
+            [set("vpc_id", "vpc-0a1b"), set("dhcp_options_id", "default")]
+        );
+        assert!(
+            matches!(changes("vpc-0c2d").as_slice(), [Change::Create { .. }]),
+            "{:?}",
+            changes("vpc-0c2d")
+        );
     }
 
     fn keyed(items: Value) -> BlockChange {

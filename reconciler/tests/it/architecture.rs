@@ -68,6 +68,7 @@ const INSIDE: &[(&str, &[&str])] = &[
             "model",
             "planner",
             "references",
+            "conflicts",
             "attributes",
             "tags",
             "lifecycle",

@@ -40,6 +40,7 @@ mod nightly_nights;
 mod nightly_ten_nights;
 mod patch_apply;
 mod patch_diff;
+mod provider_semantics_cli;
 mod reconcile_cli;
 mod samples;
 mod security_cli;

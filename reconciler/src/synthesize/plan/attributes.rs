@@ -27,6 +27,9 @@ use serde_json::{Map, Value};
 impl Planner<'_> {
     pub(super) fn set(&self, delta: &Delta, path: &str) -> Outcome {
         let instance = self.instance(delta)?;
+        if let Some(reason) = self.conflicting(delta, instance, path) {
+            return Err(reason);
+        }
         let change = &delta.attributes[path];
         let schema = self.resource_schema(&instance.resource_type);
         let attribute = schema.and_then(|s| s.member(path)).and_then(|m| match m {
@@ -918,7 +921,7 @@ fn empty_like(like: &Value) -> Value {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::intents::{Delta, Intent};
     use crate::policy::{Decision, Part, Ruling};
@@ -930,7 +933,7 @@ mod tests {
     use serde_json::json;
     use std::collections::BTreeMap;
 
-    fn project(main_tf: &str) -> Project {
+    pub(in crate::synthesize::plan) fn project(main_tf: &str) -> Project {
         let temp = tempfile::tempdir().expect("a temporary directory");
         std::fs::write(temp.path().join("main.tf"), main_tf).expect("written");
         Project::load(temp.path(), &Default::default()).expect("loads")
@@ -968,7 +971,8 @@ mod tests {
         d
     }
 
-    fn plan_attributes(project: &Project, d: &Delta) -> Plan {
+    /// The plan of every attribute of a delta, each absorbed, over an empty state.
+    pub(in crate::synthesize::plan) fn plan_attributes(project: &Project, d: &Delta) -> Plan {
         let state = empty_state();
         let schema = ProviderSchema::bundled().expect("bundled schema");
         let planner = Planner::new(project, &state, schema);

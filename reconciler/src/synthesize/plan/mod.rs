@@ -12,10 +12,12 @@
 //!
 //! The planner is split by concern, each file adding its methods to [`Planner`]: `model` (the
 //! plan types), `planner` (the planner's state and entry point), `references` (ids written as
-//! references), `attributes` (attributes and nested blocks), `tags` (tag changes) and
+//! references), `conflicts` (what the provider decides: computed attributes and arguments it
+//! refuses together), `attributes` (attributes and nested blocks), `tags` (tag changes) and
 //! `lifecycle` (creations and deletions).
 
 mod attributes;
+mod conflicts;
 mod lifecycle;
 mod model;
 mod planner;

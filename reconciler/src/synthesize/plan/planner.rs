@@ -117,6 +117,7 @@ impl<'a> Planner<'a> {
                         .settled(delta, &ruling.part)
                         .or_else(|| self.rule_settled(delta, &ruling.part))
                         .or_else(|| self.tags_settled(delta, &ruling.part))
+                        .or_else(|| self.provider_settled(delta, &ruling.part))
                 {
                     if let Some(address) = settled.imported_as {
                         let id = delta.resource.identity.clone();

@@ -52,14 +52,19 @@ impl Planner<'_> {
         {
             return Some(format!("${{{address}.id}}"));
         }
+        // An ARN argument refers to `.arn` where a type's id is its ARN too (a target group).
+        let keys = if attribute.ends_with("_arn") || attribute.ends_with("_arns") {
+            ["arn", "id"]
+        } else {
+            ["id", "arn"]
+        };
         let hits: Vec<(String, &str)> = self
             .state
             .lookup(None, text)
             .into_iter()
             .filter_map(|i| {
                 let local = local_address(&i.address, module)?;
-                ["id", "arn"]
-                    .into_iter()
+                keys.into_iter()
                     .find(|k| i.string_attribute(k) == Some(text))
                     .map(|k| (format!("${{{local}.{k}}}"), i.resource_type.as_str()))
             })
