@@ -113,6 +113,22 @@ pub struct Owned {
     pub attribute: String,
     /// Who changes it, in words: `scaling policies and schedules`.
     pub owner: String,
+    /// The resource that is the automation, when it owns the attribute only where such a
+    /// resource exists for this one (a scheduled action for a scalable target's capacities);
+    /// absent when the automation always does.
+    #[serde(default)]
+    pub when: Option<Present>,
+}
+
+/// A resource whose presence makes an automation: one of type `resource` whose `same`
+/// attributes hold what the changed resource's do.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Present {
+    /// Its type: `aws_appautoscaling_scheduled_action`.
+    pub resource: String,
+    /// The attributes both have alike: `resource_id`, `scalable_dimension`.
+    pub same: Vec<String>,
 }
 
 /// A nested block whose items may be separate resources of their own.
@@ -229,13 +245,12 @@ impl Catalog {
     }
 
     /// Who owns an attribute of a type, when an automation does.
-    pub fn automation_owner(&self, resource_type: &str, attribute: &str) -> Option<&str> {
+    pub fn automation_owner(&self, resource_type: &str, attribute: &str) -> Option<&Owned> {
         let entry = self.entry(resource_type)?;
         entry
             .automation_owned
             .iter()
             .find(|o| o.attribute == attribute)
-            .map(|o| o.owner.as_str())
     }
 
     /// Whether a type only links two other resources.
@@ -364,7 +379,9 @@ mod tests {
         assert_eq!(split.resource, "aws_vpc_security_group_ingress_rule");
         assert!(catalog.split("aws_security_group", "egress").is_none());
         assert_eq!(
-            catalog.automation_owner("aws_autoscaling_group", "desired_capacity"),
+            catalog
+                .automation_owner("aws_autoscaling_group", "desired_capacity")
+                .map(|o| o.owner.as_str()),
             Some("scaling policies")
         );
         assert!(catalog.is_association("aws_volume_attachment"));

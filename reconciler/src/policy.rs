@@ -22,8 +22,9 @@
 //!   (globs) and `risk`, checked first, in order.
 
 use crate::intents::{Delta, Flag, FlagLevel, Intent, Lifecycle, Risk};
+use crate::terraform::state::{Mode, StateIndex};
 use globset::{Glob, GlobMatcher};
-use knowledge::catalog::Catalog;
+use knowledge::catalog::{Catalog, Present};
 use serde::{Deserialize, Serialize};
 
 /// What to do with a change.
@@ -274,7 +275,9 @@ impl Policy {
     /// A ruling for every part of every delta of the intent, in delta order. An intent with a
     /// security flag anywhere is held whole, whatever else the policy says: an intruder's
     /// user is not imported because only its access key was flagged.
-    pub fn decide(&self, intent: &Intent) -> Vec<Vec<Ruling>> {
+    /// `state` is the run's state: an automation owns an attribute only where the state
+    /// shows it (see [`Owned::when`]).
+    pub fn decide(&self, intent: &Intent, state: &StateIndex) -> Vec<Vec<Ruling>> {
         let security = security_reasons(intent);
         intent
             .deltas
@@ -289,14 +292,14 @@ impl Policy {
                             reason: reason.clone(),
                             warning: None,
                         },
-                        None => self.rule_on(intent, d, part),
+                        None => self.rule_on(intent, d, part, state),
                     })
                     .collect()
             })
             .collect()
     }
 
-    fn rule_on(&self, intent: &Intent, delta: &Delta, part: Part) -> Ruling {
+    fn rule_on(&self, intent: &Intent, delta: &Delta, part: Part, state: &StateIndex) -> Ruling {
         let print = (!self.rejected.is_empty()).then(|| Fingerprint::of(delta, &part));
         if let Some((_, reason)) = self
             .rejected
@@ -311,7 +314,7 @@ impl Policy {
             };
         }
         let (held, warned) = self.sort_flags(flags_of(delta, &part));
-        let (decision, reason) = self.choose(intent, delta, &part, &held);
+        let (decision, reason) = self.choose(intent, delta, &part, &held, state);
         Ruling {
             part,
             decision,
@@ -337,6 +340,7 @@ impl Policy {
         delta: &Delta,
         part: &Part,
         held: &[&Flag],
+        state: &StateIndex,
     ) -> (Decision, String) {
         let resource_type = delta.resource.resource_type.as_str();
         let attribute = part.attribute();
@@ -363,11 +367,15 @@ impl Policy {
             );
         }
         if self.config.builtin_ignores
-            && let Some(owner) = Catalog::bundled().automation_owner(resource_type, attribute)
+            && let Some(owned) = Catalog::bundled().automation_owner(resource_type, attribute)
+            && automation_present(owned.when.as_ref(), delta, state)
         {
             return (
                 Decision::Ignore,
-                format!("{attribute} is managed by {owner}; suggest lifecycle ignore_changes"),
+                format!(
+                    "{attribute} is managed by {}; suggest lifecycle ignore_changes",
+                    owned.owner
+                ),
             );
         }
         if not_this_projects(delta) {
@@ -378,6 +386,27 @@ impl Policy {
         }
         (self.config.default, "the policy's default".to_owned())
     }
+}
+
+/// Whether the automation that owns an attribute is there for the changed resource: always,
+/// or where the state holds a resource of the condition's type with the same values of its
+/// `same` attributes as the changed resource has.
+fn automation_present(when: Option<&Present>, delta: &Delta, state: &StateIndex) -> bool {
+    let Some(when) = when else {
+        return true;
+    };
+    let Some(changed) = delta.address.as_deref().and_then(|a| state.instance(a)) else {
+        return false;
+    };
+    state
+        .iter()
+        .filter(|i| i.mode == Mode::Managed && i.resource_type == when.resource)
+        .any(|automation| {
+            when.same.iter().all(|name| {
+                let value = changed.attributes.get(name);
+                value.is_some() && automation.attributes.get(name) == value
+            })
+        })
 }
 
 /// The flags that fired on a part of a delta: an attribute's or a block's own, the delta's for
@@ -506,8 +535,68 @@ mod tests {
         }
     }
 
+    /// A state of `resources` (state file `resources` entries).
+    fn state_of(resources: serde_json::Value) -> StateIndex {
+        let text = json!({"version": 4, "resources": resources}).to_string();
+        StateIndex::new(crate::terraform::state::State::parse(text.as_bytes(), "t").expect("state"))
+    }
+
+    fn no_state() -> StateIndex {
+        state_of(json!([]))
+    }
+
+    /// A managed resource `TYPE.x` of one instance with `attributes`.
+    fn managed(resource_type: &str, attributes: serde_json::Value) -> serde_json::Value {
+        json!({"mode": "managed", "type": resource_type, "name": "x",
+               "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+               "instances": [{"schema_version": 0, "attributes": attributes}]})
+    }
+
+    #[test]
+    fn a_scalable_targets_capacity_is_the_schedules_only_where_one_exists_for_it() {
+        let p = Policy::new(PolicyConfig::default()).expect("policy");
+        let raised = intent("aws_appautoscaling_target", "max_capacity", Risk::Low, &[]);
+        let target = json!({"id": "table/jobs", "service_namespace": "dynamodb",
+            "resource_id": "table/jobs", "scalable_dimension": "dynamodb:table:WriteCapacityUnits",
+            "min_capacity": 5, "max_capacity": 50});
+        let schedule = |dimension: &str| {
+            managed(
+                "aws_appautoscaling_scheduled_action",
+                json!({"id": "s",
+                "service_namespace": "dynamodb", "resource_id": "table/jobs",
+                "scalable_dimension": dimension}),
+            )
+        };
+        // Target tracking policies scale within the capacities: a person's change is absorbed.
+        let tracked = state_of(json!([
+            managed("aws_appautoscaling_target", target.clone()),
+            managed(
+                "aws_appautoscaling_policy",
+                json!({"id": "p", "resource_id": "table/jobs",
+                "scalable_dimension": "dynamodb:table:WriteCapacityUnits"})
+            ),
+        ]));
+        assert_eq!(p.decide(&raised, &tracked)[0][0].decision, Decision::Absorb);
+        // A schedule for the other dimension does not own this one.
+        let other = state_of(json!([
+            managed("aws_appautoscaling_target", target.clone()),
+            schedule("dynamodb:table:ReadCapacityUnits"),
+        ]));
+        assert_eq!(p.decide(&raised, &other)[0][0].decision, Decision::Absorb);
+        let scheduled = state_of(json!([
+            managed("aws_appautoscaling_target", target),
+            schedule("dynamodb:table:WriteCapacityUnits"),
+        ]));
+        let ruling = &p.decide(&raised, &scheduled)[0][0];
+        assert_eq!(ruling.decision, Decision::Ignore);
+        assert_eq!(
+            ruling.reason,
+            "max_capacity is managed by scheduled scaling actions; suggest lifecycle ignore_changes"
+        );
+    }
+
     fn decision(policy: &Policy, i: &Intent) -> (Decision, String) {
-        let r = &policy.decide(i)[0][0];
+        let r = &policy.decide(i, &no_state())[0][0];
         (r.decision, r.reason.clone())
     }
 
@@ -586,7 +675,7 @@ reason = "absorb everything"
         let mut both = intent("aws_iam_user", "path", Risk::Low, &[]);
         let key = intent("aws_iam_access_key", "status", Risk::High, &[security]);
         both.deltas.extend(key.deltas);
-        let decided = p.decide(&both);
+        let decided = p.decide(&both, &no_state());
         for rulings in &decided {
             assert_eq!(rulings[0].decision, Decision::Flag);
             assert_eq!(rulings[0].reason, "security: created an access key");
@@ -601,14 +690,17 @@ reason = "absorb everything"
         let mut gone = intent("aws_cloudwatch_log_group", "name", Risk::Low, &[]);
         gone.deltas[0].lifecycle = Lifecycle::Deleted;
         gone.deltas[0].address = None;
-        let decided = p.decide(&gone);
+        let decided = p.decide(&gone, &no_state());
         assert_eq!(decided[0][0].decision, Decision::Ignore);
         gone.deltas[0].address = Some("aws_cloudwatch_log_group.x".into());
-        assert_eq!(p.decide(&gone)[0][0].decision, Decision::Absorb);
+        assert_eq!(
+            p.decide(&gone, &no_state())[0][0].decision,
+            Decision::Absorb
+        );
     }
 
     fn ruling(policy: &Policy, i: &Intent) -> Ruling {
-        policy.decide(i)[0][0].clone()
+        policy.decide(i, &no_state())[0][0].clone()
     }
 
     const SUSPENDED: &str = "suspends versioning";
@@ -717,13 +809,16 @@ reason = "absorb everything"
         let policy = Policy::new(PolicyConfig::default())
             .expect("policy")
             .with_rejected(vec![(print, "closed unmerged in #4".into())]);
-        let ruling = &policy.decide(&plain)[0][0];
+        let ruling = &policy.decide(&plain, &no_state())[0][0];
         assert_eq!(ruling.decision, Decision::Rejected);
         assert_eq!(ruling.reason, "closed unmerged in #4");
         let mut changed = plain.clone();
         if let Some(a) = changed.deltas[0].attributes.get_mut("instance_type") {
             a.after = json!(3);
         }
-        assert_eq!(policy.decide(&changed)[0][0].decision, Decision::Absorb);
+        assert_eq!(
+            policy.decide(&changed, &no_state())[0][0].decision,
+            Decision::Absorb
+        );
     }
 }

@@ -363,7 +363,7 @@ fn reconcile_loaded(context: &Context, once: &Once) -> Result<Outcome, Reconcile
     let decided: Vec<Decided> = intents
         .into_iter()
         .map(|intent| Decided {
-            rulings: input.policy.decide(&intent),
+            rulings: input.policy.decide(&intent, index),
             intent,
         })
         .collect();

@@ -80,8 +80,19 @@ fn the_catalog_holds_what_the_stages_relied_on() {
         [vec!["vpc_id".to_owned(), "name".to_owned()]]
     );
     assert_eq!(
-        c.automation_owner("aws_autoscaling_group", "desired_capacity"),
+        c.automation_owner("aws_autoscaling_group", "desired_capacity")
+            .map(|o| o.owner.as_str()),
         Some("scaling policies and schedules")
+    );
+    // A scalable target's capacities belong to scheduled actions only where one exists for it.
+    let capacity = c
+        .automation_owner("aws_appautoscaling_target", "max_capacity")
+        .and_then(|o| o.when.as_ref())
+        .expect("a condition");
+    assert_eq!(capacity.resource, "aws_appautoscaling_scheduled_action");
+    assert_eq!(
+        capacity.same,
+        ["service_namespace", "resource_id", "scalable_dimension"]
     );
     for association in [
         "aws_iam_role_policy_attachment",
