@@ -9,7 +9,7 @@ use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
 /// The code as the product's Terraform evaluator loads it, which the built-in checks compare.
 pub use reconciler::terraform::config::Project;
 use reconciler::terraform::config::{LoadOptions, ResourceInstance};
-use reconciler::terraform::state::{Instance, Mode, State};
+use reconciler::terraform::state::{IndexKey, Instance, Mode, State};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -812,7 +812,7 @@ pub fn with_imports(project: &Project, state: &State, post: &State) -> State {
             .find(|i| {
                 i.mode == Mode::Managed
                     && import.id.as_deref().is_some_and(|id| names(id, i))
-                    && import.to.starts_with(&format!("{}.", i.resource_type))
+                    && type_of(&import.to) == Some(i.resource_type.as_str())
             });
         if let (Some(created), false) = (created, known(&import.to)) {
             state.instances.push(imported(created, &import.to));
@@ -821,14 +821,49 @@ pub fn with_imports(project: &Project, state: &State, post: &State) -> State {
     state
 }
 
-/// A created cloud resource as the state holds it once imported at a root-module `address`.
+/// A created cloud resource as the state holds it once imported at `address`: in the root
+/// module or a child module's instance (`module.users["x"].aws_iam_user.this`), with its
+/// `count` or `for_each` key.
 fn imported(created: &Instance, address: &str) -> Instance {
     let mut instance = created.clone();
+    let (resource, index) = split_key(address);
+    let (module, name) = match resource.rsplit_once('.') {
+        Some((head, name)) => (
+            head.rsplit_once('.').map(|(module, _)| module.to_owned()),
+            name,
+        ),
+        None => (None, resource),
+    };
     instance.address = address.to_owned();
-    instance.module = None;
-    instance.index = None;
-    instance.name = address.rsplit('.').next().unwrap_or(address).to_owned();
+    instance.module = module;
+    instance.index = index;
+    instance.name = name.to_owned();
     instance
+}
+
+/// The resource type an instance address names: `aws_iam_user` in
+/// `module.users["x"].aws_iam_user.this`.
+fn type_of(address: &str) -> Option<&str> {
+    let (resource, _) = split_key(address);
+    let (head, _) = resource.rsplit_once('.')?;
+    Some(head.rsplit_once('.').map_or(head, |(_, kind)| kind))
+}
+
+/// An address without its last key, and that key: `aws_x.y["a"]` is `aws_x.y` and `"a"`.
+fn split_key(address: &str) -> (&str, Option<IndexKey>) {
+    let Some(open) = address.strip_suffix(']').and_then(|a| a.rfind('[')) else {
+        return (address, None);
+    };
+    let key = &address[open + 1..address.len() - 1];
+    let index = match serde_json::from_str::<Value>(key) {
+        Ok(Value::String(text)) => IndexKey::Str(text),
+        Ok(Value::Number(n)) => match n.as_i64() {
+            Some(n) => IndexKey::Int(n),
+            None => return (address, None),
+        },
+        _ => return (address, None),
+    };
+    (&address[..open], Some(index))
 }
 
 #[cfg(test)]
@@ -836,6 +871,60 @@ mod tests {
     use super::*;
     use reconciler::terraform::functions::Value as Config;
     use reconciler::terraform::state::IndexKey;
+
+    #[test]
+    fn an_imported_object_takes_its_module_name_and_key_from_the_address() {
+        let created = Instance {
+            address: "aws_iam_user.smith".to_owned(),
+            module: None,
+            mode: Mode::Managed,
+            resource_type: "aws_iam_user".to_owned(),
+            name: "smith".to_owned(),
+            index: None,
+            provider: "registry.terraform.io/hashicorp/aws".to_owned(),
+            schema_version: 0,
+            attributes: serde_json::json!({"id": "smith"}),
+            sensitive: Vec::new(),
+            private: None,
+            dependencies: Vec::new(),
+            tainted: false,
+            deposed: None,
+        };
+        let at = |address: &str| {
+            let i = imported(&created, address);
+            (i.module, i.name, i.index)
+        };
+        assert_eq!(at("aws_iam_user.new"), (None, "new".to_owned(), None));
+        assert_eq!(
+            at("module.users[\"a.b\"].aws_iam_user.this"),
+            (
+                Some("module.users[\"a.b\"]".to_owned()),
+                "this".to_owned(),
+                None
+            )
+        );
+        assert_eq!(
+            at("module.sg.aws_security_group_rule.ingress[1]"),
+            (
+                Some("module.sg".to_owned()),
+                "ingress".to_owned(),
+                Some(IndexKey::Int(1))
+            )
+        );
+        assert_eq!(
+            type_of("module.users[\"a.b\"].aws_iam_user.this"),
+            Some("aws_iam_user")
+        );
+        assert_eq!(type_of("aws_sqs_queue.q[\"app-c\"]"), Some("aws_sqs_queue"));
+        assert_eq!(
+            at("aws_sqs_queue.q[\"app-c\"]"),
+            (
+                None,
+                "q".to_owned(),
+                Some(IndexKey::Str("app-c".to_owned()))
+            )
+        );
+    }
 
     #[test]
     fn a_default_the_drift_left_alone_is_not_unabsorbed_drift() {
