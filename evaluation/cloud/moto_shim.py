@@ -26,6 +26,7 @@ Then it starts the ordinary server: `python3 moto_shim.py -H 127.0.0.1 -p PORT`,
 as `moto_server`. Nothing else about moto changes.
 """
 
+import collections
 import fnmatch
 import io
 import json
@@ -33,6 +34,9 @@ import pickle
 import sys
 import threading
 import time
+import traceback
+import types
+import weakref
 
 
 def install():
@@ -127,7 +131,7 @@ def install():
 # original EC2 backend by reference, which a restore would leave pointing at a dropped
 # backend; pickle follows __getstate__/__dict__ everywhere.
 
-_SNAPSHOT = None  # (the BackendDicts in use, their pickled state)
+_SNAPSHOT = None  # (the BackendDicts in use, their accounts, functions kept, the pickle)
 # Lock types and the factories that make a new one (the types cannot be pickled by name).
 _LOCKS = {type(threading.Lock()): threading.Lock, type(threading.RLock()): threading.RLock}
 
@@ -151,19 +155,98 @@ def _shared_objects(backend_dicts):
 
 
 class _Pickler(pickle.Pickler):
+    """Pickles moto's state; what is shared, and functions pickle cannot name (lambdas in
+    defaultdicts, closures), are kept by reference in `shared`, as copy.deepcopy would."""
+
     def __init__(self, file, shared):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.shared = shared
 
     def persistent_id(self, obj):
         found = self.shared.get(id(obj))
-        return found[0] if found else None
+        if found:
+            return found[0]
+        if isinstance(obj, types.FunctionType) and "<" in obj.__qualname__:
+            key = ("function", id(obj))
+            self.shared[id(obj)] = (key, obj)
+            return key
+        return None
 
     def reducer_override(self, obj):
         factory = _LOCKS.get(type(obj))
         if factory:
             return (factory, ())
+        # Weak references: to the copies of what they referred to (kept alive, if at all,
+        # by the rest of the copy, as the originals were).
+        if isinstance(obj, weakref.ref):
+            target = obj()
+            return (weakref.ref, (target,)) if target is not None else (_dead_ref, ())
+        if isinstance(obj, (weakref.WeakValueDictionary, weakref.WeakKeyDictionary, weakref.WeakSet)):
+            items = list(obj.items()) if hasattr(obj, "items") else list(obj)
+            return (type(obj), (items,))
+        if type(obj).__module__.startswith("cryptography."):
+            return _crypto_reduce(obj)
+        if isinstance(obj, dict) and type(obj) not in _PLAIN_DICTS:
+            # moto's dict subclasses override __setitem__ and items() (S3's key store keeps
+            # every version under a key but iterates the latest only; SSM's parameter dict
+            # wants constructor arguments): pickle their raw storage and set it back raw.
+            factory = obj.default_factory if isinstance(obj, collections.defaultdict) else None
+            state = (getattr(obj, "__dict__", None), list(dict.items(obj)))
+            return (_new_dict, (type(obj), factory), state, None, None, _set_dict_state)
         return NotImplemented
+
+
+_PLAIN_DICTS = (dict, collections.defaultdict, collections.OrderedDict)
+
+
+def _new_dict(cls, factory):
+    """An empty instance of a dict subclass, without running its __init__."""
+    obj = cls.__new__(cls)
+    if factory is not None:
+        collections.defaultdict.__init__(obj, factory)
+    return obj
+
+
+def _set_dict_state(obj, state):
+    attrs, items = state
+    dict.update(obj, items)
+    if attrs:
+        vars(obj).update(attrs)
+
+
+class _Gone:
+    pass
+
+
+def _dead_ref():
+    """A weak reference whose object is gone (what a dead one pickles as)."""
+    return weakref.ref(_Gone())
+
+
+def _crypto_reduce(obj):
+    """Keys and certificates (KMS, ACM) pickle as PEM and load back from it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization as ser
+
+    if isinstance(obj, x509.Certificate):
+        return (_load_pem, ("certificate", obj.public_bytes(ser.Encoding.PEM)))
+    if hasattr(obj, "private_bytes"):
+        pem = obj.private_bytes(ser.Encoding.PEM, ser.PrivateFormat.PKCS8, ser.NoEncryption())
+        return (_load_pem, ("private", pem))
+    if hasattr(obj, "public_bytes"):
+        return (_load_pem, ("public", obj.public_bytes(ser.Encoding.PEM, ser.PublicFormat.SubjectPublicKeyInfo)))
+    return NotImplemented
+
+
+def _load_pem(kind, pem):
+    from cryptography import x509
+    from cryptography.hazmat.primitives import serialization as ser
+
+    if kind == "certificate":
+        return x509.load_pem_x509_certificate(pem)
+    if kind == "private":
+        return ser.load_pem_private_key(pem, None)
+    return ser.load_pem_public_key(pem)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -197,10 +280,12 @@ def snapshot():
             (dict(vars(bd)), {account: dict(asb) for account, asb in bd.items()})
             for bd in backend_dicts
         ]
+        shared = _shared_objects(backend_dicts)
         buf = io.BytesIO()
-        _Pickler(buf, _shared_objects(backend_dicts)).dump(state)
-    _SNAPSHOT = (backend_dicts, accounts, buf.getvalue())
-    return len(_SNAPSHOT[2])
+        _Pickler(buf, shared).dump(state)
+    functions = {i: entry for i, entry in shared.items() if entry[0][0] == "function"}
+    _SNAPSHOT = (backend_dicts, accounts, functions, buf.getvalue())
+    return len(buf.getvalue())
 
 
 def restore():
@@ -212,7 +297,7 @@ def restore():
 
     if _SNAPSHOT is None:
         return False
-    backend_dicts, accounts, blob = _SNAPSHOT
+    backend_dicts, accounts, functions, blob = _SNAPSHOT
     with backend_lock:
         # S3 objects hold temporary files: the ones of the state going away are closed, as
         # moto's reset does. moto tracks every model instance it makes (for its dashboard);
@@ -225,7 +310,9 @@ def restore():
             dict.clear(bd)  # services and accounts first used after the snapshot go
         for bd, asbs in zip(backend_dicts, accounts):
             dict.update(bd, asbs)
-        state = _Unpickler(io.BytesIO(blob), _shared_objects(backend_dicts)).load()
+        shared = _shared_objects(backend_dicts)
+        shared.update(functions)
+        state = _Unpickler(io.BytesIO(blob), shared).load()
         for bd, asbs, (attrs, regions_by_account) in zip(backend_dicts, accounts, state):
             vars(bd).clear()
             vars(bd).update(attrs)
@@ -240,21 +327,28 @@ def _shim_app(environ, start_response):
     """POST /moto-shim/snapshot and /moto-shim/restore; JSON answers."""
     path = environ.get("PATH_INFO", "")
     t0 = time.time()
-    if environ.get("REQUEST_METHOD") != "POST":
-        status, body = "405 Method Not Allowed", {"error": "POST only"}
-    elif path == "/moto-shim/snapshot":
-        status, body = "200 OK", {"bytes": snapshot()}
-    elif path == "/moto-shim/restore":
-        if restore():
-            status, body = "200 OK", {"restored": True}
-        else:
-            status, body = "409 Conflict", {"error": "no snapshot taken"}
-    else:
-        status, body = "404 Not Found", {"error": f"unknown {path}"}
+    try:
+        status, body = _shim_answer(environ.get("REQUEST_METHOD"), path)
+    except Exception as err:  # the harness reads the reason; the traceback goes to the log
+        traceback.print_exc()
+        status, body = "500 Internal Server Error", {"error": f"{type(err).__name__}: {err}"}
     body["seconds"] = round(time.time() - t0, 3)
     data = json.dumps(body).encode()
     start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(data)))])
     return [data]
+
+
+def _shim_answer(method, path):
+    """(HTTP status, JSON body) of a /moto-shim/ request."""
+    if method != "POST":
+        return "405 Method Not Allowed", {"error": "POST only"}
+    if path == "/moto-shim/snapshot":
+        return "200 OK", {"bytes": snapshot()}
+    if path == "/moto-shim/restore":
+        if restore():
+            return "200 OK", {"restored": True}
+        return "409 Conflict", {"error": "no snapshot taken"}
+    return "404 Not Found", {"error": f"unknown {path}"}
 
 
 def install_snapshots():

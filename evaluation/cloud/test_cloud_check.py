@@ -4,7 +4,10 @@ Run: python3 -m unittest discover -s evaluation/cloud   (needs botocore; setup.s
 """
 
 import os
+import shutil
 import sys
+import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -263,6 +266,51 @@ class IdMapTest(unittest.TestCase):
         self.assertEqual(len(first), 8)
         strata = {(s["project"], s["category"]) for s in first}
         self.assertEqual(len(strata), 4)
+
+
+class SnapshotRestoreTest(unittest.TestCase):
+    """restore_snapshot's checks, with a stand-in project (no moto, no terraform)."""
+
+    def project(self, every, plans):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        snapshot_state = os.path.join(root, "snapshot.tfstate")
+        with open(snapshot_state, "w") as f:
+            f.write('{"serial": 1}')
+        moto = types.SimpleNamespace(restores=0)
+        moto.restore = lambda: setattr(moto, "restores", moto.restores + 1)
+        proj = types.SimpleNamespace(
+            name="p", moto=moto, work=root, snapshot_state=snapshot_state, restores=0,
+            restore_checks={"checked": 0, "not clean": 0},
+            args=types.SimpleNamespace(check_restore_every=every), plans=[],
+        )
+
+        def clean_plan(label):
+            proj.plans.append(label)
+            return plans.pop(0)
+
+        proj.clean_plan = clean_plan
+        return proj
+
+    def test_first_and_every_nth_restore_is_checked(self):
+        proj = self.project(3, [(True, "")] * 3)
+        ways = [cloud_check.restore_snapshot(proj, f"s{i}") for i in range(1, 8)]
+        self.assertEqual(ways, ["snapshot, checked", "snapshot", "snapshot"] * 2 + ["snapshot, checked"])
+        self.assertEqual(proj.plans, ["s1-restore-check", "s4-restore-check", "s7-restore-check"])
+        self.assertEqual(proj.moto.restores, 7)
+        self.assertEqual(proj.restore_checks, {"checked": 3, "not clean": 0})
+        with open(os.path.join(proj.work, "terraform.tfstate")) as f:
+            self.assertEqual(f.read(), '{"serial": 1}')  # the state that goes with the snapshot
+
+    def test_a_check_that_fails_turns_snapshots_off(self):
+        proj = self.project(1, [(False, "aws_lb.web update idle_timeout")])
+        original = cloud_check.restore
+        self.addCleanup(setattr, cloud_check, "restore", original)
+        cloud_check.restore = lambda proj, sid, targets=(): f"apply of {sid} {sorted(targets)}"
+        way = cloud_check.restore_snapshot(proj, "s1", {"aws_lb.web"})
+        self.assertEqual(way, "snapshot not clean, then apply of s1 ['aws_lb.web']")
+        self.assertIsNone(proj.snapshot_state)
+        self.assertEqual(proj.restore_checks, {"checked": 1, "not clean": 1})
 
 
 if __name__ == "__main__":

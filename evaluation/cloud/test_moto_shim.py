@@ -9,6 +9,7 @@ import os
 import sys
 import threading
 import unittest
+import zipfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -19,6 +20,13 @@ except ImportError:  # pragma: no cover - without moto these tests are skipped
     mock_aws = None
 
 import moto_shim  # noqa: E402
+
+def zip_of(name, text):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr(name, text)
+    return buf.getvalue()
+
 
 RULE = {"IpProtocol": "tcp", "FromPort": 443, "ToPort": 443, "IpRanges": [{"CidrIp": "10.0.0.0/8"}]}
 
@@ -86,6 +94,32 @@ class SnapshotTest(unittest.TestCase):
         backend = ec2_backends["123456789012"]["us-east-1"]
         group = backend.get_security_group_from_id(self.sg)
         self.assertIs(group.ingress_rules[0].ec2_backend, backend)
+
+    def test_objects_pickle_cannot_copy_by_default_come_back_whole(self):
+        # Every old version under an S3 key (a dict subclass whose items() gives the latest
+        # only), an SSM parameter (a defaultdict subclass that wants constructor arguments,
+        # with a lambda factory inside SSM's backend), a KMS key (a cryptography object),
+        # a Lambda function (a WeakValueDictionary of ARNs).
+        self.s3.put_bucket_versioning(Bucket="pristine-bucket", VersioningConfiguration={"Status": "Enabled"})
+        self.s3.put_object(Bucket="pristine-bucket", Key="k", Body=b"second")
+        ssm = boto3.client("ssm", region_name="us-east-1")
+        ssm.put_parameter(Name="/app/size", Value="3", Type="String")
+        kms = boto3.client("kms", region_name="us-east-1")
+        key = kms.create_key()["KeyMetadata"]["KeyId"]
+        sealed = kms.encrypt(KeyId=key, Plaintext=b"secret")["CiphertextBlob"]
+        lam = boto3.client("lambda", region_name="us-east-1")
+        role = self.iam.get_role(RoleName="app")["Role"]["Arn"]
+        lam.create_function(FunctionName="fn", Runtime="python3.12", Role=role, Handler="index.handler",
+                            Code={"ZipFile": zip_of("index.py", "def handler(e, c):\n    return {}\n")})
+        moto_shim.snapshot()
+        moto_shim.restore()
+        versions = self.s3.list_object_versions(Bucket="pristine-bucket")["Versions"]
+        self.assertEqual(len(versions), 2)
+        self.assertEqual(self.s3.get_object(Bucket="pristine-bucket", Key="k")["Body"].read(), b"second")
+        self.assertEqual(ssm.get_parameter(Name="/app/size")["Parameter"]["Value"], "3")
+        self.assertEqual(kms.decrypt(CiphertextBlob=sealed)["Plaintext"], b"secret")
+        arn = lam.get_function(FunctionName="fn")["Configuration"]["FunctionArn"]
+        self.assertEqual(lam.get_function(FunctionName=arn)["Configuration"]["FunctionName"], "fn")
 
     def test_restore_without_snapshot_says_so(self):
         self.assertFalse(moto_shim.restore())
