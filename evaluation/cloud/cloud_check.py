@@ -310,8 +310,9 @@ class ProviderServer:
 
     def __init__(self, binary, env, logdir):
         self.binary = binary
-        # In its debug mode the provider logs every call at trace level unless told not to.
-        self.env = dict(env, TF_LOG_PROVIDER="ERROR", TF_LOG_SDK="ERROR")
+        # In its debug mode the provider logs every call, and every HTTP exchange with moto,
+        # unless told not to (the last variable is the one for the HTTP exchanges).
+        self.env = dict(env, TF_LOG_PROVIDER="ERROR", TF_LOG_SDK="ERROR", TF_LOG_PROVIDER_AWS="ERROR")
         # A CA bundle makes the provider's second configuration in one process fail ("unable
         # to add custom RootCAs HTTPClient"); moto is plain http, no CA is needed.
         self.env.pop("AWS_CA_BUNDLE", None)
