@@ -313,5 +313,47 @@ class SnapshotRestoreTest(unittest.TestCase):
         self.assertEqual(proj.restore_checks, {"checked": 1, "not clean": 1})
 
 
+class ProviderServerTest(unittest.TestCase):
+    """ProviderServer with a stand-in provider: a script that prints the reattach line."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.binary = os.path.join(self.dir, "terraform-provider-aws_v5.100.0_x5")
+        with open(self.binary, "w") as f:
+            f.write(
+                "#!/bin/sh\n"
+                "echo \"Provider started. To attach Terraform CLI, set the TF_REATTACH_PROVIDERS"
+                " environment variable with the following:\"\n"
+                "echo \"\tTF_REATTACH_PROVIDERS='{\\\"pid\\\":$$,\\\"ca\\\":\\\"${AWS_CA_BUNDLE:-none}\\\"}'\"\n"
+                "exec sleep 60\n"
+            )
+        os.chmod(self.binary, 0o755)
+
+    def test_reattach_value_restart_and_stop(self):
+        server = cloud_check.ProviderServer(self.binary, dict(os.environ, AWS_CA_BUNDLE="/ca.pem"), self.dir)
+        self.addCleanup(server.stop)
+        first = server.reattach()
+        self.assertEqual(first, '{"pid":%d,"ca":"none"}' % server.proc.pid)  # no CA bundle passed on
+        self.assertEqual(server.reattach(), first)  # running: the same provider
+        self.assertEqual(server.env["TF_LOG_PROVIDER_AWS"], "ERROR")
+        server.proc.kill()
+        server.proc.wait()
+        second = server.reattach()  # died: started again, its own line read (not the first's)
+        self.assertEqual(second, '{"pid":%d,"ca":"none"}' % server.proc.pid)
+        self.assertNotEqual(second, first)
+        server.stop()
+        self.assertIsNotNone(server.proc.poll())
+
+    def test_provider_binary_is_the_one_init_installed(self):
+        work = os.path.join(self.dir, "work")
+        self.assertIsNone(cloud_check.provider_binary(work))
+        installed = os.path.join(work, ".terraform", "providers", "registry.terraform.io", "hashicorp", "aws",
+                                 "5.100.0", "linux_amd64")
+        os.makedirs(installed)
+        shutil.copy(self.binary, installed)
+        self.assertEqual(cloud_check.provider_binary(work), os.path.join(installed, os.path.basename(self.binary)))
+
+
 if __name__ == "__main__":
     unittest.main()
