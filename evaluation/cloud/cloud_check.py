@@ -306,10 +306,13 @@ class ProviderServer:
     """The AWS provider, started once in its debug mode; terraform attaches to it
     (TF_REATTACH_PROVIDERS) instead of starting the provider for every command, which costs
     seconds each time (it builds its whole schema). Restarted when it has died. It reads its
-    credentials and endpoint from its own environment, so it gets terraform's (`env`)."""
+    credentials and endpoint from its own environment, so it gets terraform's (`env`), and
+    resolves relative paths (a Lambda's `filename`) from its working directory, so it runs
+    in the project's (`workdir`), as terraform would start it."""
 
-    def __init__(self, binary, env, logdir):
+    def __init__(self, binary, env, workdir, logdir):
         self.binary = binary
+        self.workdir = workdir
         # In its debug mode the provider logs every call, and every HTTP exchange with moto,
         # unless told not to (the last variable is the one for the HTTP exchanges).
         self.env = dict(env, TF_LOG_PROVIDER="ERROR", TF_LOG_SDK="ERROR", TF_LOG_PROVIDER_AWS="ERROR")
@@ -335,7 +338,7 @@ class ProviderServer:
         with open(self.logpath, "a") as logfile:
             self.proc = subprocess.Popen(
                 [self.binary, "-debug"], stdout=logfile, stderr=subprocess.STDOUT, env=self.env,
-                start_new_session=True,
+                cwd=self.workdir, start_new_session=True,
             )
         deadline = time.time() + 60
         while time.time() < deadline:
@@ -762,7 +765,7 @@ class ProjectRun:
         if self.tools.get("shared_provider") and self.tf.provider is None:
             binary = provider_binary(self.work)
             if binary:
-                self.tf.provider = ProviderServer(binary, self.tf.env, self.logs)
+                self.tf.provider = ProviderServer(binary, self.tf.env, self.work, self.logs)
         code, out = self.tf.apply(label)
         # A failed apply is tried again, twice at most: once the build artifacts it names
         # are written, or when resources had to wait for others (moto checks an S3 logging

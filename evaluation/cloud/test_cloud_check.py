@@ -325,22 +325,25 @@ class ProviderServerTest(unittest.TestCase):
                 "#!/bin/sh\n"
                 "echo \"Provider started. To attach Terraform CLI, set the TF_REATTACH_PROVIDERS"
                 " environment variable with the following:\"\n"
-                "echo \"\tTF_REATTACH_PROVIDERS='{\\\"pid\\\":$$,\\\"ca\\\":\\\"${AWS_CA_BUNDLE:-none}\\\"}'\"\n"
+                "echo \"\tTF_REATTACH_PROVIDERS='{\\\"pid\\\":$$,\\\"ca\\\":\\\"${AWS_CA_BUNDLE:-none}\\\",\\\"cwd\\\":\\\"$(pwd)\\\"}'\"\n"
                 "exec sleep 60\n"
             )
         os.chmod(self.binary, 0o755)
 
     def test_reattach_value_restart_and_stop(self):
-        server = cloud_check.ProviderServer(self.binary, dict(os.environ, AWS_CA_BUNDLE="/ca.pem"), self.dir)
+        work = os.path.join(self.dir, "work")
+        os.makedirs(work)
+        server = cloud_check.ProviderServer(self.binary, dict(os.environ, AWS_CA_BUNDLE="/ca.pem"), work, self.dir)
         self.addCleanup(server.stop)
         first = server.reattach()
-        self.assertEqual(first, '{"pid":%d,"ca":"none"}' % server.proc.pid)  # no CA bundle passed on
+        # No CA bundle passed on; it runs in the project's directory (relative paths).
+        self.assertEqual(first, '{"pid":%d,"ca":"none","cwd":"%s"}' % (server.proc.pid, work))
         self.assertEqual(server.reattach(), first)  # running: the same provider
         self.assertEqual(server.env["TF_LOG_PROVIDER_AWS"], "ERROR")
         server.proc.kill()
         server.proc.wait()
         second = server.reattach()  # died: started again, its own line read (not the first's)
-        self.assertEqual(second, '{"pid":%d,"ca":"none"}' % server.proc.pid)
+        self.assertEqual(second, '{"pid":%d,"ca":"none","cwd":"%s"}' % (server.proc.pid, work))
         self.assertNotEqual(second, first)
         server.stop()
         self.assertIsNotNone(server.proc.poll())
