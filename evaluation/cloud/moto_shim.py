@@ -17,6 +17,9 @@ on a "Principal": "*" statement and accepts a grant whose Resource pattern cover
 Fix 3 (below): IAM UpdateRole keeps the MaxSessionDuration and Description the call does
 not give (moto resets them to 3600 and none).
 
+Fix 4 (below): SQS SetQueueAttributes keeps the queue's Policy when the call does not give one
+(moto drops it).
+
 Snapshot and restore (below): `POST /moto-shim/snapshot` keeps a copy of moto's whole
 in-memory state, `POST /moto-shim/restore` puts that copy back (as often as wanted). The cloud
 check takes a snapshot after a project's first apply and restores it after each scenario,
@@ -111,6 +114,22 @@ def install():
         return result
 
     IamResponse.update_role = update_role
+
+    # Fix 4: SQS SetQueueAttributes drops the queue's policy when the call does not give a
+    # Policy (`Queue._set_attributes` assigns `attributes.get("Policy")`). AWS changes only
+    # the attributes given; so does this.
+    from moto.sqs.models import SQSBackend
+
+    original_set_queue_attributes = SQSBackend.set_queue_attributes
+
+    def set_queue_attributes(self, queue_name, attributes):
+        kept = self.get_queue(queue_name)._policy_json
+        queue = original_set_queue_attributes(self, queue_name, attributes)
+        if "Policy" not in attributes:
+            queue._policy_json = kept
+        return queue
+
+    SQSBackend.set_queue_attributes = set_queue_attributes
 
 
 # ---------------------------------------------------------------------------

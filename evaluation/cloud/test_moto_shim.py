@@ -126,6 +126,34 @@ class SnapshotTest(unittest.TestCase):
 
 
 @unittest.skipIf(mock_aws is None, "moto is not installed")
+class FixTest(unittest.TestCase):
+    """The shim's fixes to moto's behaviour (install() patches moto for the whole process)."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not getattr(moto_shim, "_installed_for_tests", False):
+            moto_shim.install()
+            moto_shim._installed_for_tests = True
+
+    def test_sqs_policy_survives_other_attribute_updates(self):
+        policy = json.dumps({"Version": "2012-10-17", "Statement": [
+            {"Effect": "Allow", "Principal": {"Service": "sns.amazonaws.com"}, "Action": "sqs:SendMessage",
+             "Resource": "*"}]})
+        with mock_aws():
+            sqs = boto3.client("sqs", region_name="eu-west-1")
+            url = sqs.create_queue(QueueName="jobs")["QueueUrl"]
+
+            def current():
+                return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["Policy"]).get("Attributes", {})
+
+            sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": policy})
+            sqs.set_queue_attributes(QueueUrl=url, Attributes={"VisibilityTimeout": "60"})
+            self.assertEqual(json.loads(current()["Policy"]), json.loads(policy))
+            sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": ""})  # removing it still works
+            self.assertNotIn("Policy", current())
+
+
+@unittest.skipIf(mock_aws is None, "moto is not installed")
 class PicklerTest(unittest.TestCase):
     def test_sentinels_keep_identity_and_locks_are_new(self):
         from moto.core.constants import MISSING
