@@ -17,6 +17,7 @@ Exit 0 when the harness worked (whatever the scenarios' results), 1 on a harness
 
 import argparse
 import collections
+import glob
 import json
 import os
 import re
@@ -162,8 +163,24 @@ class MotoServer:
         raise HarnessError("moto_server did not answer within 60 s")
 
     def reset(self):
-        req = urllib.request.Request(self.url + "/moto-api/reset", method="POST", data=b"")
-        urllib.request.urlopen(req, timeout=60).read()
+        self._post("/moto-api/reset")
+
+    def snapshot(self):
+        """Has moto_shim.py keep a copy of moto's whole state; returns its answer."""
+        return json.loads(self._post("/moto-shim/snapshot"))
+
+    def restore(self):
+        """Has moto_shim.py put the last snapshot back; returns its answer."""
+        return json.loads(self._post("/moto-shim/restore"))
+
+    def _post(self, path):
+        """POSTs to moto; raises HarnessError with moto's answer when it refuses."""
+        req = urllib.request.Request(self.url + path, method="POST", data=b"")
+        try:
+            with urllib.request.urlopen(req, timeout=120) as answer:
+                return answer.read()
+        except urllib.error.HTTPError as err:
+            raise HarnessError(f"{path}: HTTP {err.code}: {err.read()[:300].decode(errors='replace')}") from err
 
     def stop(self):
         if self.logfile.closed:
@@ -285,6 +302,77 @@ provider "aws" {
 """
 
 
+class ProviderServer:
+    """The AWS provider, started once in its debug mode; terraform attaches to it
+    (TF_REATTACH_PROVIDERS) instead of starting the provider for every command, which costs
+    seconds each time (it builds its whole schema). Restarted when it has died. It reads its
+    credentials and endpoint from its own environment, so it gets terraform's (`env`), and
+    resolves relative paths (a Lambda's `filename`) from its working directory, so it runs
+    in the project's (`workdir`), as terraform would start it."""
+
+    def __init__(self, binary, env, workdir, logdir):
+        self.binary = binary
+        self.workdir = workdir
+        # In its debug mode the provider logs every call, and every HTTP exchange with moto,
+        # unless told not to (the last variable is the one for the HTTP exchanges).
+        self.env = dict(env, TF_LOG_PROVIDER="ERROR", TF_LOG_SDK="ERROR", TF_LOG_PROVIDER_AWS="ERROR")
+        # A CA bundle makes the provider's second configuration in one process fail ("unable
+        # to add custom RootCAs HTTPClient"); moto is plain http, no CA is needed.
+        self.env.pop("AWS_CA_BUNDLE", None)
+        self.logpath = os.path.join(logdir, "provider.log")
+        self.proc = None
+        self.value = None
+
+    def reattach(self):
+        """The TF_REATTACH_PROVIDERS value, starting the provider if it is not running."""
+        if self.proc is None or self.proc.poll() is not None:
+            if self.proc is not None:
+                log(f"the provider {self.proc.pid} exited with {self.proc.returncode}; starting it again")
+            self._start()
+        return self.value
+
+    def _start(self):
+        # stdout and stderr to a file, read back for the reattach line: a pipe nobody reads
+        # would stall the provider once its buffer is full.
+        start = os.path.getsize(self.logpath) if os.path.exists(self.logpath) else 0
+        with open(self.logpath, "a") as logfile:
+            self.proc = subprocess.Popen(
+                [self.binary, "-debug"], stdout=logfile, stderr=subprocess.STDOUT, env=self.env,
+                cwd=self.workdir, start_new_session=True,
+            )
+        deadline = time.time() + 60
+        while time.time() < deadline:
+            if self.proc.poll() is not None:
+                raise HarnessError(f"the AWS provider exited with {self.proc.returncode} (see {self.logpath})")
+            with open(self.logpath) as f:
+                f.seek(start)
+                found = re.findall(r"TF_REATTACH_PROVIDERS='([^']+)'", f.read())
+            if found:
+                self.value = found[-1]
+                return
+            time.sleep(0.2)
+        self.stop()
+        raise HarnessError(f"the AWS provider did not start within 60 s (see {self.logpath})")
+
+    def stop(self):
+        proc = self.proc
+        if proc is None or proc.poll() is not None:
+            return
+        os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+def provider_binary(workdir):
+    """The AWS provider `terraform init` installed in workdir, or None."""
+    pattern = os.path.join(workdir, ".terraform", "providers", "registry.terraform.io", "hashicorp", "aws", "*", "*", "terraform-provider-aws*")
+    found = sorted(glob.glob(pattern))
+    return found[-1] if found else None
+
+
 class Terraform:
     """terraform in one project directory, with the environment pointing at moto."""
 
@@ -306,6 +394,7 @@ class Terraform:
         for key in ("AWS_PROFILE", "AWS_SESSION_TOKEN"):
             self.env.pop(key, None)
         self.proc = None  # the terraform under way
+        self.provider = None  # a ProviderServer to attach to, if any
 
     def kill(self):
         """Ends the terraform under way with its provider plugins (its process group)."""
@@ -324,11 +413,14 @@ class Terraform:
         """
         if STOPPING.is_set():
             raise KeyboardInterrupt()
+        env = self.env
+        if self.provider and args[0] != "init":
+            env = dict(env, TF_REATTACH_PROVIDERS=self.provider.reattach())
         # Its own process group, so a timeout or Ctrl-C also ends the provider plugins.
         proc = self.proc = subprocess.Popen(
             ["terraform", *args],
             cwd=self.dir,
-            env=self.env,
+            env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE if stdout_only else subprocess.STDOUT,
             text=True,
@@ -622,6 +714,9 @@ class ProjectRun:
         self.work = os.path.join(self.root, "work")
         self.logs = os.path.join(self.root, "logs")
         os.makedirs(self.logs, exist_ok=True)
+        for stale in ("terraform.tfstate", "terraform.tfstate.backup"):  # a reused --workdir
+            if os.path.exists(os.path.join(self.work, stale)):
+                os.remove(os.path.join(self.work, stale))
         copy_project(self.src, self.pristine)
         copy_project(self.src, self.work)
         with open(os.path.join(self.work, "zz_cloud_check_override.tf"), "w") as f:
@@ -634,6 +729,11 @@ class ProjectRun:
         self.baseline_note = ""
         self.unusable = None  # reason the project cannot be used
         self.apply_seconds = None
+        # Snapshot restores: the state file that goes with moto's snapshot (None: restore
+        # by apply), restores since the snapshot, and the checks of restores done so far.
+        self.snapshot_state = None
+        self.restores = 0
+        self.restore_checks = {"checked": 0, "not clean": 0}
 
     def start(self):
         with ACTIVE_LOCK:
@@ -643,6 +743,8 @@ class ProjectRun:
         self.cloud = self.cloud_factory(self.moto.url)
 
     def stop(self):
+        if self.tf and self.tf.provider:
+            self.tf.provider.stop()
         if self.moto:
             self.moto.stop()
         with ACTIVE_LOCK:
@@ -660,6 +762,10 @@ class ProjectRun:
             if code != 0:
                 self.unusable = "terraform init failed: " + first_errors(out)
                 return False
+        if self.tools.get("shared_provider") and self.tf.provider is None:
+            binary = provider_binary(self.work)
+            if binary:
+                self.tf.provider = ProviderServer(binary, self.tf.env, self.work, self.logs)
         code, out = self.tf.apply(label)
         # A failed apply is tried again, twice at most: once the build artifacts it names
         # are written, or when resources had to wait for others (moto checks an S3 logging
@@ -696,6 +802,22 @@ class ProjectRun:
         self.baseline = changes
         self.baseline_note = describe_changes(changes, limit=20)
         return True
+
+    def keep_snapshot(self):
+        """After a clean bring-up: moto keeps a copy of its state, and this the state file
+        that goes with it. Nothing when snapshots are off (`--restore apply`, plain moto)."""
+        if not self.tools.get("snapshots"):
+            return
+        try:
+            answer = self.moto.snapshot()
+        except HarnessError as err:
+            log(f"{self.name}: no moto snapshot ({err}); restoring by apply")
+            self.snapshot_state = None
+            return
+        self.snapshot_state = os.path.join(self.root, "snapshot.tfstate")
+        shutil.copyfile(os.path.join(self.work, "terraform.tfstate"), self.snapshot_state)
+        self.restores = 0
+        log(f"{self.name}: moto snapshot taken ({answer['bytes'] // 1000} kB, {answer['seconds']} s)")
 
     def make_packages(self, output):
         """Writes the build artifacts the code names but the repository does not hold.
@@ -833,8 +955,11 @@ def summarize_retrace(stdout):
     return out
 
 
-def run_scenario(proj, scenario, retrace, attempt=1):
-    """Runs one scenario on a clean project; returns its result record."""
+def run_scenario(proj, scenario, retrace, retry_collisions=True):
+    """Runs one scenario on a clean project; returns its result record.
+
+    With `retry_collisions`, a call refused because something is in the way ends the
+    scenario as "retry" (the caller resets moto and runs it again without)."""
     t0 = time.time()
     result = {
         "id": scenario["id"],
@@ -887,7 +1012,7 @@ def run_scenario(proj, scenario, retrace, attempt=1):
             response = proj.cloud.perform(sub, service, op, params)
         except Exception as err:  # botocore's ClientError, ParamValidationError...
             text = f"{type(err).__name__}: {err}"
-            if attempt == 1 and ALREADY_EXISTS.search(text):
+            if retry_collisions and ALREADY_EXISTS.search(text):
                 # A resource an earlier scenario created out of band is in the way: reset
                 # moto, re-apply, and try this scenario once more.
                 result["retry"] = text[:300]
@@ -895,6 +1020,8 @@ def run_scenario(proj, scenario, retrace, attempt=1):
                 return finish(result, t0)
             result.update(status="not-reproducible", reason=f"{service}.{op.name} failed in moto: {text[:400]}")
             result["performed"] = len(calls)
+            if calls and proj.snapshot_state:
+                result["restore"] = restore_snapshot(proj, scenario["id"])
             return finish(result, t0)
         response.pop("ResponseMetadata", None)
         calls.append({"service": service, "operation": op.name, "params": params, "skipped": skipped})
@@ -975,6 +1102,11 @@ def run_scenario(proj, scenario, retrace, attempt=1):
     # Restore: pristine code and pre-scenario state; the cloud back to the pristine code.
     restore_code(proj.pristine, proj.work)
     shutil.copyfile(saved_state, state_path)
+    if calls and proj.snapshot_state:
+        # Every scenario that changed anything starts the next from the snapshot, creations
+        # (which no plan sees) included.
+        result["restore"] = restore_snapshot(proj, scenario["id"], drift_targets)
+        return finish(result, t0)
     unchanged = not result["patched_files"]
     if not calls or not result["drift_visible"] or (unchanged and result["passed"]):
         # Nothing done, or the cloud already matches the pristine code (a plan said so).
@@ -1007,6 +1139,34 @@ def restore(proj, sid, targets=()):
     return reset_project(proj, sid)
 
 
+def restore_snapshot(proj, sid, targets=()):
+    """Brings the cloud back to the pristine code by restoring moto's snapshot.
+
+    The first restore after a snapshot, and every `--check-restore-every`-th after it, is
+    checked: the pristine code's refreshing plan must be clean (modulo the baseline). When
+    it is not, the project restores by apply from then on (counted in the report).
+    Returns how: "snapshot", "snapshot, checked", or the apply's way after a failed check.
+    """
+    shutil.copyfile(proj.snapshot_state, os.path.join(proj.work, "terraform.tfstate"))
+    try:
+        proj.moto.restore()
+    except HarnessError as err:
+        log(f"{proj.name}: the snapshot restore after {sid} failed ({err}); restoring by apply from now on")
+        proj.snapshot_state = None
+        return "snapshot failed, then " + restore(proj, sid, targets)
+    proj.restores += 1
+    if (proj.restores - 1) % proj.args.check_restore_every:
+        return "snapshot"
+    proj.restore_checks["checked"] += 1
+    clean, why = proj.clean_plan(f"{sid}-restore-check")
+    if clean:
+        return "snapshot, checked"
+    proj.restore_checks["not clean"] += 1
+    log(f"{proj.name}: the pristine plan after the snapshot restore of {sid} is not clean ({why}); restoring by apply from now on")
+    proj.snapshot_state = None
+    return "snapshot not clean, then " + restore(proj, sid, targets)
+
+
 def reset_project(proj, sid):
     proj.moto.reset()
     state_path = os.path.join(proj.work, "terraform.tfstate")
@@ -1017,6 +1177,8 @@ def reset_project(proj, sid):
     if not proj.bring_up(f"{sid}-reapply"):
         proj.unusable = f"after {sid}: " + (proj.unusable or "re-apply failed")
         return "failed"
+    if proj.snapshot_state:
+        proj.keep_snapshot()
     if not proj.baseline <= baseline and proj.baseline:
         log(f"{proj.name}: the baseline changed after the reset")
     return "reset"
@@ -1047,35 +1209,40 @@ def run_project(name, scenarios, args, tools, workroot):
             return info, results
         info["usable"] = True
         log(f"{name}: applied in {proj.apply_seconds} s; baseline: {proj.baseline_note or 'clean'}")
+        proj.keep_snapshot()
         for s in scenarios:
             if STOPPING.is_set():
                 raise KeyboardInterrupt()
             if proj.unusable:
                 results.append(not_run(s, proj.unusable))
                 continue
-            result = guarded(proj, s, tools["retrace"], 1)
+            # From a snapshot every scenario starts from the same cloud: nothing an earlier
+            # one created can be in the way, so a collision is not retried.
+            result = guarded(proj, s, tools["retrace"], retry_collisions=not proj.snapshot_state)
             if result["status"] == "retry":
                 log(f"{name}: {s['id']}: {result['retry']}; reset and retry")
                 reset_project(proj, s["id"])
                 if proj.unusable:
                     results.append(not_run(s, proj.unusable))
                     continue
-                result = guarded(proj, s, tools["retrace"], 2)
+                result = guarded(proj, s, tools["retrace"], retry_collisions=False)
             log(
                 f"{name}: {s['id']}: {result['status']} (retrace {result['retrace_exit']}, "
                 f"plan {result['plan_exit']}, {result['seconds']} s) {result['reason'][:200]}"
             )
             results.append(result)
+        info["restore_checks"] = dict(proj.restore_checks, restores_by_snapshot=sum(
+            1 for r in results if r.get("restore", "").startswith("snapshot")))
         return info, results
     finally:
         proj.stop()
 
 
-def guarded(proj, scenario, retrace, attempt):
+def guarded(proj, scenario, retrace, retry_collisions):
     """run_scenario, with a harness fault recorded as the scenario's "harness-error" (the
     run goes on after a reset, and exits 1 at the end)."""
     try:
-        return run_scenario(proj, scenario, retrace, attempt)
+        return run_scenario(proj, scenario, retrace, retry_collisions)
     except (KeyboardInterrupt, HarnessError):
         raise
     except Exception as err:
@@ -1142,6 +1309,12 @@ def table(results, infos):
     lines.append("no-drift = run, but the plan of the untouched code saw no change after the calls")
     lines.append("  (noise that nets out, or a change moto does not keep); counted in passed/failed.")
     for info in infos:
+        checks = info.get("restore_checks")
+        if checks and checks["restores_by_snapshot"]:
+            lines.append(
+                f"{info['project']}: {checks['restores_by_snapshot']} snapshot restore(s), {checks['checked']} checked "
+                f"by a plan of the pristine code, {checks['not clean']} not clean"
+            )
         if not info["usable"]:
             lines.append(f"{info['project']}: unusable: {info['reason']}")
         elif info.get("baseline"):
@@ -1177,6 +1350,14 @@ def parse_args(argv):
     p.add_argument("--out", help="write the per-scenario JSON here")
     p.add_argument("--jobs", type=int, default=1, help="projects run at once, each with its own moto (default 1)")
     p.add_argument("--plain-moto", action="store_true", help="run moto_server without moto_shim.py's bucket-policy fix")
+    p.add_argument("--restore", choices=["snapshot", "apply"], default="snapshot",
+                   help="how the cloud is brought back after a scenario: moto_shim.py's snapshot (default) "
+                   "or a terraform apply of the pristine code (always with --plain-moto)")
+    p.add_argument("--provider-per-command", action="store_true",
+                   help="let terraform start the AWS provider for every command (default: one provider per "
+                   "project, started once, that terraform attaches to)")
+    p.add_argument("--check-restore-every", type=int, default=10, metavar="N",
+                   help="check the 1st, (N+1)th, ... snapshot restore with a plan of the pristine code (default 10; 1: every one)")
     p.add_argument("--scenario-root", default=os.path.join(REPO, "scenarios"))
     p.add_argument("--workdir", help="keep the work here (default: a temp dir, deleted at the end)")
     return p.parse_args(argv)
@@ -1210,7 +1391,17 @@ def main(argv=None):
     if not os.access(retrace, os.X_OK):
         print(f"cloud check: {retrace} is not an executable", file=sys.stderr)
         return 1
-    tools = {"plugin_dir": plugin_dir, "moto_server": moto, "retrace": retrace}
+    if args.check_restore_every < 1:
+        print("cloud check: --check-restore-every must be at least 1", file=sys.stderr)
+        return 1
+    shim = moto[-1].endswith("moto_shim.py")
+    if args.restore == "snapshot" and not shim:
+        log("no moto_shim.py: restoring by apply")
+    snapshots = args.restore == "snapshot" and shim
+    tools = {
+        "plugin_dir": plugin_dir, "moto_server": moto, "retrace": retrace, "snapshots": snapshots,
+        "shared_provider": not args.provider_per_command,
+    }
 
     scenarios = load_scenarios(args.scenario_root)
     if args.projects:

@@ -4,7 +4,10 @@ Run: python3 -m unittest discover -s evaluation/cloud   (needs botocore; setup.s
 """
 
 import os
+import shutil
 import sys
+import tempfile
+import types
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -263,6 +266,96 @@ class IdMapTest(unittest.TestCase):
         self.assertEqual(len(first), 8)
         strata = {(s["project"], s["category"]) for s in first}
         self.assertEqual(len(strata), 4)
+
+
+class SnapshotRestoreTest(unittest.TestCase):
+    """restore_snapshot's checks, with a stand-in project (no moto, no terraform)."""
+
+    def project(self, every, plans):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        snapshot_state = os.path.join(root, "snapshot.tfstate")
+        with open(snapshot_state, "w") as f:
+            f.write('{"serial": 1}')
+        moto = types.SimpleNamespace(restores=0)
+        moto.restore = lambda: setattr(moto, "restores", moto.restores + 1)
+        proj = types.SimpleNamespace(
+            name="p", moto=moto, work=root, snapshot_state=snapshot_state, restores=0,
+            restore_checks={"checked": 0, "not clean": 0},
+            args=types.SimpleNamespace(check_restore_every=every), plans=[],
+        )
+
+        def clean_plan(label):
+            proj.plans.append(label)
+            return plans.pop(0)
+
+        proj.clean_plan = clean_plan
+        return proj
+
+    def test_first_and_every_nth_restore_is_checked(self):
+        proj = self.project(3, [(True, "")] * 3)
+        ways = [cloud_check.restore_snapshot(proj, f"s{i}") for i in range(1, 8)]
+        self.assertEqual(ways, ["snapshot, checked", "snapshot", "snapshot"] * 2 + ["snapshot, checked"])
+        self.assertEqual(proj.plans, ["s1-restore-check", "s4-restore-check", "s7-restore-check"])
+        self.assertEqual(proj.moto.restores, 7)
+        self.assertEqual(proj.restore_checks, {"checked": 3, "not clean": 0})
+        with open(os.path.join(proj.work, "terraform.tfstate")) as f:
+            self.assertEqual(f.read(), '{"serial": 1}')  # the state that goes with the snapshot
+
+    def test_a_check_that_fails_turns_snapshots_off(self):
+        proj = self.project(1, [(False, "aws_lb.web update idle_timeout")])
+        original = cloud_check.restore
+        self.addCleanup(setattr, cloud_check, "restore", original)
+        cloud_check.restore = lambda proj, sid, targets=(): f"apply of {sid} {sorted(targets)}"
+        way = cloud_check.restore_snapshot(proj, "s1", {"aws_lb.web"})
+        self.assertEqual(way, "snapshot not clean, then apply of s1 ['aws_lb.web']")
+        self.assertIsNone(proj.snapshot_state)
+        self.assertEqual(proj.restore_checks, {"checked": 1, "not clean": 1})
+
+
+class ProviderServerTest(unittest.TestCase):
+    """ProviderServer with a stand-in provider: a script that prints the reattach line."""
+
+    def setUp(self):
+        self.dir = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.dir)
+        self.binary = os.path.join(self.dir, "terraform-provider-aws_v5.100.0_x5")
+        with open(self.binary, "w") as f:
+            f.write(
+                "#!/bin/sh\n"
+                "echo \"Provider started. To attach Terraform CLI, set the TF_REATTACH_PROVIDERS"
+                " environment variable with the following:\"\n"
+                "echo \"\tTF_REATTACH_PROVIDERS='{\\\"pid\\\":$$,\\\"ca\\\":\\\"${AWS_CA_BUNDLE:-none}\\\",\\\"cwd\\\":\\\"$(pwd)\\\"}'\"\n"
+                "exec sleep 60\n"
+            )
+        os.chmod(self.binary, 0o755)
+
+    def test_reattach_value_restart_and_stop(self):
+        work = os.path.join(self.dir, "work")
+        os.makedirs(work)
+        server = cloud_check.ProviderServer(self.binary, dict(os.environ, AWS_CA_BUNDLE="/ca.pem"), work, self.dir)
+        self.addCleanup(server.stop)
+        first = server.reattach()
+        # No CA bundle passed on; it runs in the project's directory (relative paths).
+        self.assertEqual(first, '{"pid":%d,"ca":"none","cwd":"%s"}' % (server.proc.pid, work))
+        self.assertEqual(server.reattach(), first)  # running: the same provider
+        self.assertEqual(server.env["TF_LOG_PROVIDER_AWS"], "ERROR")
+        server.proc.kill()
+        server.proc.wait()
+        second = server.reattach()  # died: started again, its own line read (not the first's)
+        self.assertEqual(second, '{"pid":%d,"ca":"none","cwd":"%s"}' % (server.proc.pid, work))
+        self.assertNotEqual(second, first)
+        server.stop()
+        self.assertIsNotNone(server.proc.poll())
+
+    def test_provider_binary_is_the_one_init_installed(self):
+        work = os.path.join(self.dir, "work")
+        self.assertIsNone(cloud_check.provider_binary(work))
+        installed = os.path.join(work, ".terraform", "providers", "registry.terraform.io", "hashicorp", "aws",
+                                 "5.100.0", "linux_amd64")
+        os.makedirs(installed)
+        shutil.copy(self.binary, installed)
+        self.assertEqual(cloud_check.provider_binary(work), os.path.join(installed, os.path.basename(self.binary)))
 
 
 if __name__ == "__main__":
