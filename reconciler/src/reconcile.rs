@@ -875,12 +875,7 @@ fn with_check<R>(
     // written as an `aws_security_group_rule`, or as a list entry a module's rule resources
     // are made from): the expected state has no instance for it (the
     // change is checked on the group), so it is touched and excused, not collateral.
-    for step in &plan.steps {
-        let address = match &step.call {
-            ToolCall::ImportResource(import) => format!("{}.{}", import.resource_type, import.name),
-            ToolCall::AddImport(import) => import.to.clone(),
-            _ => continue,
-        };
+    for (_, address) in plan.steps.iter().filter_map(|s| imported(&s.call)) {
         if seen.insert(address.clone()) {
             excused.push((address.clone(), String::new()));
             touched.push(address);
@@ -1008,19 +1003,27 @@ fn with_created(
     out
 }
 
+/// The import id and address of a step that imports an object: a new resource block with its
+/// import, or an import of an instance another step's edit makes.
+fn imported(call: &ToolCall) -> Option<(&str, String)> {
+    match call {
+        ToolCall::ImportResource(i) => Some((&i.id, format!("{}.{}", i.resource_type, i.name))),
+        ToolCall::AddImport(i) => Some((&i.id, i.to.clone())),
+        _ => None,
+    }
+}
+
 /// The address each created resource got in the plan.
 fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, String> {
     deltas
         .iter()
         .filter(|d| d.lifecycle == Lifecycle::Created)
         .filter_map(|d| {
-            let address = plan.steps.iter().find_map(|s| match &s.call {
-                ToolCall::ImportResource(i) if i.id == d.resource.identity => {
-                    Some(s.resource.clone())
-                }
-                ToolCall::AddImport(i) if i.id == d.resource.identity => Some(i.to.clone()),
-                _ => None,
-            })?;
+            let address = plan
+                .steps
+                .iter()
+                .filter_map(|s| imported(&s.call))
+                .find_map(|(id, address)| (id == d.resource.identity).then_some(address))?;
             Some((d.resource.clone(), address))
         })
         .collect()

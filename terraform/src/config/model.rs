@@ -151,6 +151,20 @@ pub enum VariableSource {
     Unset,
 }
 
+impl VariableSource {
+    /// The file the value is written in: the declaration's, a variable file, or the module
+    /// call's; none for a `-var` argument or no value.
+    pub fn file(&self) -> Option<&str> {
+        match self {
+            VariableSource::Default { file, .. }
+            | VariableSource::Tfvars { file, .. }
+            | VariableSource::VarFile { file, .. }
+            | VariableSource::ModuleArgument { file, .. } => Some(file),
+            VariableSource::Cli | VariableSource::Unset => None,
+        }
+    }
+}
+
 /// A variable of one module instance.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Variable {

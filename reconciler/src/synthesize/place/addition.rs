@@ -8,7 +8,7 @@ use crate::synthesize::defaults::is_default;
 use crate::synthesize::edit::Container;
 use crate::synthesize::settled::is_empty;
 use crate::synthesize::tags::split_last_key;
-use crate::terraform::config::{Project, ResourceInstance, VariableSource};
+use crate::terraform::config::{Project, ResourceInstance};
 use crate::terraform::state::{IndexKey, Mode};
 use crate::terraform::values::same_value;
 use serde_json::{Map, Value};
@@ -156,7 +156,7 @@ fn names(project: &Project, file: &str, container: &Container) -> bool {
         Container::VariableDefault { name } | Container::Tfvar { name } => project
             .variables()
             .into_iter()
-            .find(|v| &v.name == name && source_file(&v.source) == Some(file))
+            .find(|v| &v.name == name && v.source.file() == Some(file))
             .map(|v| v.value),
         Container::Local { name } => project
             .locals()
@@ -168,16 +168,6 @@ fn names(project: &Project, file: &str, container: &Container) -> bool {
     match value.and_then(|v| v.to_json()) {
         Some(Value::Array(items)) => items.iter().all(Value::is_string),
         _ => false,
-    }
-}
-
-/// The file a variable's value is written in.
-fn source_file(source: &VariableSource) -> Option<&str> {
-    match source {
-        VariableSource::Default { file, .. }
-        | VariableSource::Tfvars { file, .. }
-        | VariableSource::VarFile { file, .. } => Some(file),
-        VariableSource::ModuleArgument { .. } | VariableSource::Cli | VariableSource::Unset => None,
     }
 }
 

@@ -2,13 +2,13 @@
 //! block added, removed or replaced, a security group rule written as its own resource, and
 //! an `ignore_changes` entry for an ignored value.
 
-use super::planner::{Outcome, Planner, step, target};
+use super::planner::{NewEntry, Outcome, Planner, step, target};
 use crate::intents::{BlockOp, Delta, same_value};
 use crate::policy::Part;
 use crate::synthesize::edit::{
-    AddBlock, AddCollectionEntry, AddImport, Container, IgnoreChanges, ImportResource, Instance,
-    NewBlock, Ordered, RemoveBlock, RemoveCollectionEntry, SetCollectionEntry, Step as EditStep,
-    Target, ToolCall, UpdateBlock, Value as EditValue, selector_text,
+    AddBlock, AddCollectionEntry, Container, IgnoreChanges, ImportResource, Instance, NewBlock,
+    Ordered, RemoveBlock, RemoveCollectionEntry, SetCollectionEntry, Step as EditStep, Target,
+    ToolCall, UpdateBlock, Value as EditValue, selector_text,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::nested::block_match;
@@ -714,45 +714,23 @@ impl Planner<'_> {
     /// from a list: one more entry in that list, where the code writes it, and an import block
     /// for the rule instance the entry makes.
     fn rule_entry(&self, delta: &Delta, index: usize, entry: RuleEntry) -> Vec<Outcome> {
-        let RuleEntry {
-            file,
-            container,
-            value,
-            list,
-            import_file,
-            address,
-            id,
-        } = entry;
-        self.created.borrow_mut().add(id.clone(), address.clone());
+        let why = format!(
+            "a rule was added outside Terraform to a security group whose rules are separate aws_security_group_rule resources made from {}; written as one more entry there, which makes {}",
+            entry.list, entry.address
+        );
         let part = Part::Block {
             block: delta.blocks[index].block.clone(),
             index,
         };
-        let add = ToolCall::AddCollectionEntry(AddCollectionEntry {
-            file,
-            container,
-            path: Vec::new(),
-            value: EditValue::from_json(&Value::Object(value.into_iter().collect())),
-        });
-        let import = ToolCall::AddImport(AddImport {
-            file: import_file,
-            to: address.clone(),
-            id,
-        });
-        let why = format!(
-            "a rule was added outside Terraform to a security group whose rules are separate aws_security_group_rule resources made from {list}; written as one more entry there, which makes {address}"
-        );
-        vec![
-            Ok(step(delta, part.clone(), add, why, true, None)),
-            Ok(step(
-                delta,
-                part,
-                import,
-                format!("the rule already exists in AWS, so {address} is imported"),
-                true,
-                None,
-            )),
-        ]
+        let new = NewEntry {
+            file: entry.file,
+            container: entry.container,
+            value: EditValue::from_json(&Value::Object(entry.value.into_iter().collect())),
+            import_file: entry.import_file,
+            address: entry.address,
+            id: entry.id,
+        };
+        self.entry_and_import(delta, part, new, why)
     }
 
     /// A block removed and another of its type added: the old block is edited in place to hold

@@ -3,14 +3,13 @@
 
 use super::attributes::{as_typed, new_block, non_empty, ordered};
 use super::model::Step;
-use super::planner::{Outcome, Planner, step, target};
+use super::planner::{NewEntry, Outcome, Planner, step, target};
 use crate::intents::{BlockOp, Delta};
 use crate::policy::Part;
 use crate::synthesize::defaults::{drop_defaults, is_default};
 use crate::synthesize::edit::{
-    AddCollectionEntry, AddImport, FilterForEach, ImportResource, NewBlock, Ordered,
-    RemoveCollectionEntry, RemoveResource, SetAttribute, SwitchOff, Target, ToolCall,
-    Value as EditValue,
+    FilterForEach, ImportResource, NewBlock, Ordered, RemoveCollectionEntry, RemoveResource,
+    SetAttribute, SwitchOff, Target, ToolCall, Value as EditValue,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::place::{Removal, entry_path, joining, removal_of, split_blocks};
@@ -90,31 +89,16 @@ impl Planner<'_> {
         if !delta.tags_set.is_empty() {
             attributes.insert("tags".to_owned(), json!(delta.tags_set));
         }
-        let resource_type = &delta.resource.resource_type;
-        let joining = joining(self.project, resource_type, &attributes)?;
-        let id = delta.resource.identity.clone();
-        self.created
-            .borrow_mut()
-            .add(id.clone(), joining.address.clone());
-        let add = ToolCall::AddCollectionEntry(AddCollectionEntry {
+        let joining = joining(self.project, &delta.resource.resource_type, &attributes)?;
+        let entry = NewEntry {
             file: joining.file,
             container: joining.container,
-            path: Vec::new(),
             value: EditValue::String(joining.key),
-        });
-        let import = ToolCall::AddImport(AddImport {
-            file: self.new_resources_file.clone(),
-            to: joining.address.clone(),
-            id,
-        });
-        let imported = format!(
-            "{resource_type} {} already exists in AWS, so {} is imported",
-            delta.resource.identity, joining.address
-        );
-        Some(vec![
-            Ok(step(delta, Part::Resource, add, joining.why, true, None)),
-            Ok(step(delta, Part::Resource, import, imported, true, None)),
-        ])
+            import_file: self.new_resources_file.clone(),
+            address: joining.address,
+            id: delta.resource.identity.clone(),
+        };
+        Some(self.entry_and_import(delta, Part::Resource, entry, joining.why))
     }
 
     pub(super) fn create(&self, delta: &Delta) -> Outcome {

@@ -5,7 +5,10 @@
 use super::model::{Plan, Step, Unplanned};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
-use crate::synthesize::edit::{Container, Ordered, Step as EditStep, Target, ToolCall};
+use crate::synthesize::edit::{
+    AddCollectionEntry, AddImport, Container, Ordered, Step as EditStep, Target, ToolCall,
+    Value as EditValue,
+};
 use crate::synthesize::idiom::Idiom;
 use crate::synthesize::settled::InCode;
 use crate::synthesize::tags::block_target;
@@ -252,6 +255,56 @@ pub(super) fn step(
         why,
         at_source,
         warning,
+    }
+}
+
+/// Where a list entry makes a new instance of an object that already exists in AWS: the
+/// entry's file, collection and value, and the import of the instance (`id` to `address`,
+/// written in `import_file`).
+pub(super) struct NewEntry {
+    pub(super) file: String,
+    pub(super) container: Container,
+    pub(super) value: EditValue,
+    pub(super) import_file: String,
+    pub(super) address: String,
+    pub(super) id: String,
+}
+
+impl Planner<'_> {
+    /// The two steps of a [`NewEntry`], for `part` of `delta`: the entry appended (`why`) and
+    /// the instance it makes imported; the object's id is recorded as created at that address.
+    pub(super) fn entry_and_import(
+        &self,
+        delta: &Delta,
+        part: Part,
+        entry: NewEntry,
+        why: String,
+    ) -> Vec<Outcome> {
+        let NewEntry {
+            file,
+            container,
+            value,
+            import_file,
+            address,
+            id,
+        } = entry;
+        self.created.borrow_mut().add(id.clone(), address.clone());
+        let add = ToolCall::AddCollectionEntry(AddCollectionEntry {
+            file,
+            container,
+            path: Vec::new(),
+            value,
+        });
+        let imported = format!("{id} already exists in AWS, so {address} is imported");
+        let import = ToolCall::AddImport(AddImport {
+            file: import_file,
+            to: address,
+            id,
+        });
+        vec![
+            Ok(step(delta, part.clone(), add, why, true, None)),
+            Ok(step(delta, part, import, imported, true, None)),
+        ]
     }
 }
 
