@@ -1,33 +1,26 @@
-//! The long tail: real write calls on managed resources that no shipped rule explains. Each
-//! acts on a resource the project manages but changes nothing its Terraform state holds (a
-//! manual snapshot, a queue purged, a subscription filter that would be a resource of its
-//! own), so a correct reconciliation reports it as unexplained and writes nothing.
+//! The long tail: real write calls on managed resources, chosen from the AWS API references
+//! as calls retrace shipped no rule for when the dataset was released. Each acts on a
+//! resource the project manages but changes nothing its Terraform state holds (a manual
+//! snapshot, a queue purged, a subscription filter that would be a resource of its own), so a
+//! correct reconciliation reports it as unexplained and writes nothing.
 //!
-//! Which calls have no rule is asked of the knowledge base when scenarios are generated
-//! ([`events`] leaves out every call a rule covers), so a rule added later retires its
-//! scenarios at the next generation instead of leaving them stale.
+//! The list is the generator's own: the ground truth does not ask the product's knowledge
+//! base which calls it explains. A rule shipped later for one of these calls makes its
+//! scenarios a test of that rule's answer, until a new dataset version retires them.
 
 use super::change::{req, text};
 use super::events::Event;
-use knowledge::rules::RuleSet;
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde_json::{Value, json};
 
-/// The long-tail calls on the managed instances of `state` that no rule of `rules` explains.
-pub fn events(state: &State, rules: &RuleSet) -> Vec<Event> {
+/// The long-tail calls on the managed instances of `state`.
+pub fn events(state: &State) -> Vec<Event> {
     let all: Vec<&Instance> = state
         .instances
         .iter()
         .filter(|i| i.mode == Mode::Managed && i.deposed.is_none())
         .collect();
-    all.iter()
-        .flat_map(|i| calls(i, &all))
-        .filter(|e| {
-            rules
-                .find(&e.request.event_source, &e.request.event_name)
-                .is_none()
-        })
-        .collect()
+    all.iter().flat_map(|i| calls(i, &all)).collect()
 }
 
 /// Whether the project manages a resource of `resource_type` whose `key` is `value`: the
@@ -175,25 +168,6 @@ fn calls(i: &Instance, all: &[&Instance]) -> Vec<Event> {
                 Value::Null,
             ));
         }
-        "aws_s3_bucket" => {
-            let bucket = text(i, "bucket");
-            // Bucket notifications are their own resource (aws_s3_bucket_notification).
-            if !owned(all, "aws_s3_bucket_notification", "bucket", bucket) {
-                out.push(event(
-                    "s3-bucket-notification",
-                    i,
-                    format!("turned on EventBridge notifications for s3://{bucket}"),
-                    req(
-                        "s3.amazonaws.com",
-                        "PutBucketNotification",
-                        json!({"bucketName": bucket, "Host": format!("{bucket}.s3.amazonaws.com"), "notification": "",
-                               "NotificationConfiguration": {"xmlns": "http://s3.amazonaws.com/doc/2006-03-01/",
-                                                             "EventBridgeConfiguration": ""}}),
-                    ),
-                    Value::Null,
-                ));
-            }
-        }
         "aws_ecs_cluster" => {
             let cluster = text(i, "name");
             if let Some((region, account)) = place(i) {
@@ -223,29 +197,34 @@ fn calls(i: &Instance, all: &[&Instance]) -> Vec<Event> {
 mod tests {
     use super::*;
 
+    /// A queue gets a purge; of two log groups, only the one without a managed subscription
+    /// filter gets a filter of its own (the other's would change a managed resource).
     #[test]
-    fn calls_a_rule_covers_are_left_out() {
-        let state = State::parse(
-            br#"{"version":4,"terraform_version":"1.9.0","serial":1,"lineage":"l","resources":[
-              {"mode":"managed","type":"aws_sqs_queue","name":"q","provider":"provider[\"registry.terraform.io/hashicorp/aws\"]",
-               "instances":[{"schema_version":0,"attributes":{"id":"u","url":"https://sqs.us-east-1.amazonaws.com/1/q"}}]}]}"#,
-            "test",
-        )
-        .expect("the state parses");
-        let none = RuleSet::from_rules(Vec::new()).expect("an empty rule set");
-        assert_eq!(events(&state, &none).len(), 1);
-        let purge = r#"service = "sqs"
-event_source = "sqs.amazonaws.com"
-
-[[rule]]
-api = "PurgeQueue"
-resource = "aws_sqs_queue"
-kind = "operational"
-risk = "low"
-summary = "purged a queue"
-identity = [{ path = "queueUrl" }]
-"#;
-        let covered = RuleSet::from_texts([("sqs.toml", purge)]).expect("the rule parses");
-        assert!(events(&state, &covered).is_empty());
+    fn each_managed_resource_gets_the_calls_that_change_nothing_terraform_holds() {
+        let provider = r#""provider":"provider[\"registry.terraform.io/hashicorp/aws\"]""#;
+        let text = format!(
+            r#"{{"version":4,"terraform_version":"1.9.0","serial":1,"lineage":"l","resources":[
+              {{"mode":"managed","type":"aws_sqs_queue","name":"q",{provider},
+               "instances":[{{"schema_version":0,"attributes":{{"id":"u","url":"https://sqs.us-east-1.amazonaws.com/1/q"}}}}]}},
+              {{"mode":"managed","type":"aws_cloudwatch_log_group","name":"app",{provider},
+               "instances":[{{"schema_version":0,"attributes":{{"name":"/app","arn":"arn:aws:logs:us-east-1:1:log-group:/app"}}}}]}},
+              {{"mode":"managed","type":"aws_cloudwatch_log_group","name":"audit",{provider},
+               "instances":[{{"schema_version":0,"attributes":{{"name":"/audit","arn":"arn:aws:logs:us-east-1:1:log-group:/audit"}}}}]}},
+              {{"mode":"managed","type":"aws_cloudwatch_log_subscription_filter","name":"audit",{provider},
+               "instances":[{{"schema_version":0,"attributes":{{"log_group_name":"/audit"}}}}]}}]}}"#
+        );
+        let state = State::parse(text.as_bytes(), "test").expect("the state parses");
+        let calls: Vec<(String, String)> = events(&state)
+            .into_iter()
+            .map(|e| (e.request.event_name, e.address.unwrap_or_default()))
+            .collect();
+        assert_eq!(
+            calls,
+            [
+                ("PurgeQueue", "aws_sqs_queue.q"),
+                ("PutSubscriptionFilter", "aws_cloudwatch_log_group.app"),
+            ]
+            .map(|(a, b)| (a.to_owned(), b.to_owned()))
+        );
     }
 }

@@ -208,18 +208,11 @@ fn events(
             events::Finding::Security,
             ACCOUNT_EVENTS,
         ),
-        Category::LongTail => {
-            let rules =
-                knowledge::rules::RuleSet::bundled().map_err(|e| GenerateError::Config {
-                    project: project.to_owned(),
-                    message: e.to_string(),
-                })?;
-            (
-                longtail::events(base, rules),
-                events::Finding::Unexplained,
-                PER_CATEGORY,
-            )
-        }
+        Category::LongTail => (
+            longtail::events(base),
+            events::Finding::Unexplained,
+            PER_CATEGORY,
+        ),
         _ => return Ok(Vec::new()),
     };
     let picked = events::pick(pool, finding, seed, project, category, want, base);

@@ -13,6 +13,7 @@ pub mod compare_agents;
 pub mod fix_source;
 pub mod hcl_scan;
 pub mod passk;
+pub mod provider;
 pub mod report;
 pub mod results;
 pub mod system;

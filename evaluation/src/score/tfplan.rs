@@ -14,13 +14,17 @@
 //! `TF_PLUGIN_DIR`, Terraform's implied local mirror directories, or a directory under `/opt`.
 //! `terraform init` runs once per fixture project; its working directory (`.terraform` and the
 //! lock file) is linked into each later copy of that project, and a copy whose patch needs
-//! another init (a new module) is initialised in place.
+//! another init (a new module) is initialised in place. Plans of projects with one AWS
+//! provider configuration attach to one provider kept running ([`super::provider`]) when the
+//! plugin directory holds a single version of it.
 
+use super::provider::{self, Provider};
 use reconciler::terraform::state::{State, tfstate_json};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
+use std::sync::Mutex;
 
 /// The AWS provider's path under a plugin directory, for Terraform and for OpenTofu.
 const AWS_PROVIDERS: [&str; 2] = [
@@ -67,6 +71,11 @@ pub struct Terraform {
     plugins: PathBuf,
     /// One initialised working directory per project (`PROJECT/.terraform`, its lock file).
     inits: tempfile::TempDir,
+    /// The provider's executable, when plans may share one running provider.
+    provider_binary: Option<PathBuf>,
+    /// The running provider plans attach to; held for the whole of a plan, so no two plans
+    /// configure it at once.
+    provider: Mutex<Option<Provider>>,
 }
 
 /// One patched project to plan.
@@ -127,8 +136,10 @@ impl Terraform {
         })?;
         Ok(Terraform {
             binary,
+            provider_binary: provider::binary(&plugins, &AWS_PROVIDERS),
             plugins,
             inits,
+            provider: Mutex::new(None),
         })
     }
 
@@ -143,28 +154,74 @@ impl Terraform {
         }
         let scratch = tempfile::tempdir().map_err(|e| format!("no scratch directory: {e}"))?;
         let work = scratch.path();
+        let shares = aws_configurations(job.dir) <= 1;
         prepare(job, work).map_err(|e| format!("cannot prepare a scratch copy: {e}"))?;
         self.working_directory(job.project, work)?;
-        let mut output = self.plan_in(work)?;
+        let mut provider = self.provider.lock().unwrap_or_else(|e| e.into_inner());
+        if shares {
+            self.attach(&mut provider);
+        } else {
+            *provider = None;
+        }
+        let out = format!("-out={PLAN_FILE}");
+        let mut output = self.attached(work, &plan_args(&out), &mut provider)?;
         let mut stream = Stream::read(&output.stdout);
         if stream.needs_init() {
             // The patch changed what init reads (a new module): this copy gets its own.
             std::fs::remove_file(work.join(".terraform")).map_err(|e| e.to_string())?;
             self.init(work)?;
-            output = self.plan_in(work)?;
+            output = self.attached(work, &plan_args(&out), &mut provider)?;
             stream = Stream::read(&output.stdout);
         }
         match output.status.code() {
             Some(0) => Ok(Planned::Clean),
             Some(2) if stream.only_excused(job.excused) => Ok(Planned::Clean),
             Some(2) => {
-                let shown = self.run(work, &["show", "-json", PLAN_FILE])?;
+                let shown = self.attached(work, &["show", "-json", PLAN_FILE], &mut provider)?;
                 let plan: Value = serde_json::from_slice(&shown.stdout)
                     .map_err(|e| format!("{} show -json: {e}", self.binary))?;
                 Ok(Planned::Changes(changes(&plan, job.excused)))
             }
             _ => stream.invalid(self.binary).map(Planned::Invalid),
         }
+    }
+
+    /// Starts the shared provider when there is none running (nothing when the plugin
+    /// directory does not allow one, or it fails to start: plans then start their own).
+    fn attach(&self, provider: &mut Option<Provider>) {
+        if provider.as_mut().is_some_and(Provider::running) {
+            return;
+        }
+        *provider = None;
+        let Some(binary) = &self.provider_binary else {
+            return;
+        };
+        match Provider::start(binary, |command| {
+            environment(command);
+            command.current_dir(self.inits.path());
+        }) {
+            Ok(started) => *provider = Some(started),
+            Err(why) => tracing::warn!("each plan starts its own AWS provider: {why}"),
+        }
+    }
+
+    /// Runs the binary attached to `provider` when there is one; when the provider died
+    /// during the command, the command runs again with a provider of its own.
+    fn attached(
+        &self,
+        work: &Path,
+        args: &[&str],
+        provider: &mut Option<Provider>,
+    ) -> Result<Output, String> {
+        let Some(running) = provider.as_mut() else {
+            return self.run(work, args, None);
+        };
+        let output = self.run(work, args, Some(running.reattach()))?;
+        if running.running() {
+            return Ok(output);
+        }
+        *provider = None;
+        self.run(work, args, None)
     }
 
     /// Gives the copy at `work` the project's initialised working directory, linked in
@@ -182,7 +239,11 @@ impl Terraform {
     /// `terraform init` in `work`, the AWS provider from the plugin directory.
     fn init(&self, work: &Path) -> Result<(), String> {
         let plugin_dir = format!("-plugin-dir={}", self.plugins.display());
-        let output = self.run(work, &["init", "-input=false", "-no-color", &plugin_dir])?;
+        let output = self.run(
+            work,
+            &["init", "-input=false", "-no-color", &plugin_dir],
+            None,
+        )?;
         if output.status.success() {
             return Ok(());
         }
@@ -193,49 +254,56 @@ impl Terraform {
         ))
     }
 
-    /// `terraform plan -refresh=false -json` in `work`, saved to [`PLAN_FILE`].
-    fn plan_in(&self, work: &Path) -> Result<Output, String> {
-        let out = format!("-out={PLAN_FILE}");
-        self.run(
-            work,
-            &[
-                "plan",
-                "-refresh=false",
-                "-detailed-exitcode",
-                "-input=false",
-                "-lock=false",
-                "-json",
-                &out,
-            ],
-        )
-    }
-
-    /// Runs the binary in `work` with dummy AWS keys, a region, no prompts and none of the
-    /// caller's extra arguments.
-    fn run(&self, work: &Path, args: &[&str]) -> Result<Output, String> {
+    /// Runs the binary in `work` with no prompts and none of the caller's extra arguments,
+    /// attached to a running provider when `reattach` is given.
+    fn run(&self, work: &Path, args: &[&str], reattach: Option<&str>) -> Result<Output, String> {
         let mut command = Command::new(self.binary);
         command
             .current_dir(work)
             .args(args)
             .env("TF_IN_AUTOMATION", "1")
             .env("TF_INPUT", "0")
-            .env("AWS_ACCESS_KEY_ID", "retrace-oracle")
-            .env("AWS_SECRET_ACCESS_KEY", "retrace-oracle")
-            .env("AWS_EC2_METADATA_DISABLED", "true")
-            .env_remove("AWS_PROFILE")
-            .env_remove("AWS_SESSION_TOKEN")
             .env_remove("TF_CLI_ARGS")
             .env_remove("TF_CLI_ARGS_plan")
             .env_remove("TF_CLI_ARGS_init")
-            .env_remove("TF_DATA_DIR");
-        if std::env::var_os("AWS_REGION").is_none()
-            && std::env::var_os("AWS_DEFAULT_REGION").is_none()
-        {
-            command.env("AWS_REGION", "us-east-1");
+            .env_remove("TF_DATA_DIR")
+            .env_remove("TF_REATTACH_PROVIDERS");
+        environment(&mut command);
+        if let Some(reattach) = reattach {
+            command.env("TF_REATTACH_PROVIDERS", reattach);
         }
         command
             .output()
             .map_err(|e| format!("{} could not start: {e}", self.binary))
+    }
+}
+
+/// The arguments of `terraform plan -refresh=false -json`, saved where `out` says
+/// (`-out=FILE`).
+fn plan_args(out: &str) -> [&str; 7] {
+    [
+        "plan",
+        "-refresh=false",
+        "-detailed-exitcode",
+        "-input=false",
+        "-lock=false",
+        "-json",
+        out,
+    ]
+}
+
+/// What the provider reads from its environment: dummy AWS keys (the plan never reaches
+/// AWS), no instance metadata, no profile, and a region when the caller sets none.
+fn environment(command: &mut Command) {
+    command
+        .env("AWS_ACCESS_KEY_ID", "retrace-oracle")
+        .env("AWS_SECRET_ACCESS_KEY", "retrace-oracle")
+        .env("AWS_EC2_METADATA_DISABLED", "true")
+        .env_remove("AWS_PROFILE")
+        .env_remove("AWS_SESSION_TOKEN");
+    if std::env::var_os("AWS_REGION").is_none() && std::env::var_os("AWS_DEFAULT_REGION").is_none()
+    {
+        command.env("AWS_REGION", "us-east-1");
     }
 }
 
@@ -271,20 +339,44 @@ fn plugin_dirs() -> Vec<PathBuf> {
 /// Whether a `.tf` file of the project declares an AWS data source (an offline plan cannot
 /// read it).
 fn reads_aws_data_sources(dir: &Path) -> bool {
+    tf_lines(dir).any(|l| l.starts_with("data \"aws_"))
+}
+
+/// How many `provider "aws"` blocks the project's `.tf` files hold.
+fn aws_configurations(dir: &Path) -> usize {
+    tf_lines(dir)
+        .filter(|l| l.starts_with("provider \"aws\""))
+        .count()
+}
+
+/// The lines of the project's `.tf` files (its modules' too), leading blanks trimmed.
+fn tf_lines(dir: &Path) -> impl Iterator<Item = String> {
+    tf_files(dir).into_iter().flat_map(|path| {
+        std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| l.trim_start().to_owned())
+            .collect::<Vec<_>>()
+    })
+}
+
+/// The `.tf` files under `dir`, `.terraform` left out.
+fn tf_files(dir: &Path) -> Vec<PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
+        return Vec::new();
     };
-    entries.flatten().any(|entry| {
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {
-            return entry.file_name() != ".terraform" && reads_aws_data_sources(&path);
+            if entry.file_name() != ".terraform" {
+                out.extend(tf_files(&path));
+            }
+        } else if path.extension().is_some_and(|e| e == "tf") {
+            out.push(path);
         }
-        path.extension().is_some_and(|e| e == "tf")
-            && std::fs::read_to_string(&path).is_ok_and(|text| {
-                text.lines()
-                    .any(|l| l.trim_start().starts_with("data \"aws_"))
-            })
-    })
+    }
+    out
 }
 
 /// Copies the project into `work` and writes the state and the override file there.
@@ -800,6 +892,29 @@ not json
         assert!(reads_aws_data_sources(temp.path()));
     }
 
+    #[test]
+    fn aws_provider_configurations_are_counted_in_modules_too() {
+        let temp = tempfile::tempdir().expect("a temporary directory");
+        std::fs::create_dir_all(temp.path().join("modules/m/.terraform")).expect("dirs");
+        std::fs::write(
+            temp.path().join("versions.tf"),
+            "provider \"aws\" {\n  region = \"eu-west-1\"\n}\nprovider \"awscc\" {}\n",
+        )
+        .expect("write");
+        std::fs::write(
+            temp.path().join("modules/m/.terraform/x.tf"),
+            "provider \"aws\" {}\n",
+        )
+        .expect("write");
+        assert_eq!(aws_configurations(temp.path()), 1);
+        std::fs::write(
+            temp.path().join("modules/m/main.tf"),
+            "  provider \"aws\" {\n    alias = \"replica\"\n  }\n",
+        )
+        .expect("write");
+        assert_eq!(aws_configurations(temp.path()), 2);
+    }
+
     /// A queue whose code says `delay_seconds = 5` while the cloud has 0, planned by the real
     /// Terraform: the change, then excused (the second copy reuses the first one's init), then
     /// with a new module call (which needs an init of its own).
@@ -858,6 +973,13 @@ resource "aws_sqs_queue" "jobs" {
             excused,
         };
         let planned = terraform.plan(&job(&[])).expect("planned");
+        if terraform.provider_binary.is_some() {
+            let mut provider = terraform.provider.lock().expect("the provider's lock");
+            assert!(
+                provider.as_mut().is_some_and(Provider::running),
+                "the plan left its provider running for the next"
+            );
+        }
         let Planned::Changes(changes) = planned else {
             panic!("{planned:?}");
         };

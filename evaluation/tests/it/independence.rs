@@ -26,18 +26,12 @@ const EXEMPT: &[(&str, &str)] = &[
     ),
     (
         "generate/mod.rs",
-        "the generator loads the fixture projects with the product's Terraform evaluator and \
-         reads the shipped rules (knowledge::rules) to pick long-tail calls",
+        "the generator loads the fixture projects with the product's Terraform evaluator",
     ),
     (
         "generate/categories.rs",
         "the generator reads where a value comes from with the product's evaluator \
          (terraform::config::Provenance)",
-    ),
-    (
-        "generate/longtail.rs",
-        "the generator picks the calls of withheld rules from the shipped rules \
-         (knowledge::rules)",
     ),
 ];
 
