@@ -1,0 +1,489 @@
+//! One module instance evaluated: its variables, and on demand (each once) its locals, module
+//! calls, outputs and the resources its expressions reference, read from the state.
+
+use super::blocks;
+use super::expr::{EvalError, Evaluator, Resolved, Scope, entries, has_unknown, string_of};
+use super::files::{Module, ResourceDecl, Sources};
+use super::functions::{is_unknown, unknown};
+use super::types::convert;
+use super::{Instance, Place};
+use hcl::eval::Context;
+use hcl::expr::TraversalOperator;
+use hcl::{Body, Expression, Map, Value};
+use reconciler::terraform::state::{IndexKey, Instance as StateInstance, Mode};
+use std::cell::RefCell;
+use std::collections::{BTreeMap, BTreeSet};
+use std::rc::Rc;
+
+/// What every module instance of one load shares.
+pub(super) struct World<'a> {
+    /// The configuration.
+    pub sources: &'a Sources,
+    /// The state's current instances, by address.
+    pub state: BTreeMap<&'a str, &'a StateInstance>,
+    /// The function library.
+    pub functions: Context<'a>,
+}
+
+/// How a block (resource or module call) expands by `count` or `for_each`.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Keys {
+    /// Neither: one instance without a key.
+    Single,
+    /// `count`: instances 0..n.
+    Count(usize),
+    /// `for_each`: one instance per key, with its value.
+    ForEach(Vec<(String, Value)>),
+    /// The expansion is not known.
+    Unknown,
+}
+
+/// An instance's key and the name (`count` or `each`) bound to its value there.
+type Keyed = (Option<IndexKey>, Option<(&'static str, Value)>);
+
+impl Keys {
+    /// The instance keys with the `each` or `count` binding of each.
+    fn instances(&self) -> Vec<Keyed> {
+        match self {
+            Keys::Single | Keys::Unknown => vec![(None, None)],
+            Keys::Count(n) => (0..*n)
+                .map(|i| {
+                    let count = object([("index", Value::from(i))]);
+                    (Some(IndexKey::Int(i as i64)), Some(("count", count)))
+                })
+                .collect(),
+            Keys::ForEach(pairs) => pairs
+                .iter()
+                .map(|(k, v)| {
+                    let each = object([("key", Value::String(k.clone())), ("value", v.clone())]);
+                    (Some(IndexKey::Str(k.clone())), Some(("each", each)))
+                })
+                .collect(),
+        }
+    }
+
+    /// The values of the instances, in the shape a reference to the block sees: one value,
+    /// a list (`count`) or a map (`for_each`).
+    fn collect(&self, values: Vec<Value>) -> Value {
+        match self {
+            Keys::Unknown => unknown(),
+            Keys::Single => values.into_iter().next().unwrap_or(Value::Null),
+            Keys::Count(_) => Value::Array(values),
+            Keys::ForEach(pairs) => {
+                Value::Object(pairs.iter().map(|(k, _)| k.clone()).zip(values).collect())
+            }
+        }
+    }
+}
+
+/// An object of named values.
+pub(super) fn object<const N: usize>(pairs: [(&str, Value); N]) -> Value {
+    Value::Object(pairs.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+}
+
+/// `[0]` or `["a"]`, as an address writes a key.
+pub(super) fn key_suffix(key: &Option<IndexKey>) -> String {
+    match key {
+        None => String::new(),
+        Some(IndexKey::Int(n)) => format!("[{n}]"),
+        Some(IndexKey::Str(s)) => format!("[{}]", serde_json::Value::String(s.clone())),
+    }
+}
+
+/// The module calls' instances of one call, each a frame.
+type Children<'w> = (Keys, Vec<Rc<Frame<'w>>>);
+
+/// One module instance.
+pub(super) struct Frame<'w> {
+    world: &'w World<'w>,
+    module: &'w Module,
+    place: Place,
+    vars: Map<String, Value>,
+    busy: RefCell<BTreeSet<String>>,
+    locals: RefCell<BTreeMap<String, Value>>,
+    calls: RefCell<BTreeMap<String, Rc<Children<'w>>>>,
+}
+
+impl<'w> Frame<'w> {
+    /// The root module's instance, its variables from the variable files and defaults.
+    pub fn root(world: &'w World<'w>) -> Result<Self, EvalError> {
+        let module = world
+            .sources
+            .modules
+            .get("")
+            .ok_or_else(|| EvalError::Undefined("the root module".to_owned()))?;
+        let literal = Literal;
+        let ev = Evaluator::new(&literal, &world.functions);
+        let vars = module
+            .variables
+            .iter()
+            .map(|(name, decl)| {
+                let given = world.sources.assigned.get(name).or(decl.default.as_ref());
+                let value = given.map_or(Ok(unknown()), |e| ev.eval(e));
+                (name.clone(), typed(value, decl.constraint.as_ref()))
+            })
+            .collect();
+        Ok(Self::new(world, module, Place::default(), vars))
+    }
+
+    fn new(
+        world: &'w World<'w>,
+        module: &'w Module,
+        place: Place,
+        vars: Map<String, Value>,
+    ) -> Self {
+        Self {
+            world,
+            module,
+            place,
+            vars,
+            busy: RefCell::default(),
+            locals: RefCell::default(),
+            calls: RefCell::default(),
+        }
+    }
+
+    fn evaluator(&self) -> Evaluator<'_> {
+        Evaluator::new(self, &self.world.functions)
+    }
+
+    /// Runs `f` unless `name` is already being evaluated (a cycle).
+    fn guarded<T>(&self, name: &str, f: impl FnOnce() -> T) -> Result<T, EvalError> {
+        if !self.busy.borrow_mut().insert(name.to_owned()) {
+            return Err(EvalError::Cycle(name.to_owned()));
+        }
+        let out = f();
+        self.busy.borrow_mut().remove(name);
+        Ok(out)
+    }
+
+    fn local(&self, name: &str) -> Result<Value, EvalError> {
+        if let Some(v) = self.locals.borrow().get(name) {
+            return Ok(v.clone());
+        }
+        let expr = self
+            .module
+            .locals
+            .get(name)
+            .ok_or_else(|| EvalError::Undefined(format!("local.{name}")))?;
+        let value = self.guarded(&format!("local.{name}"), || self.evaluator().eval(expr))??;
+        self.locals
+            .borrow_mut()
+            .insert(name.to_owned(), value.clone());
+        Ok(value)
+    }
+
+    /// How a block expands, from its `count` or `for_each`.
+    pub fn keys(&self, body: &Body) -> Keys {
+        let ev = self.evaluator();
+        let get = |key| super::files::attribute(body, key).map(|e| ev.eval(&e));
+        if let Some(count) = get("count") {
+            return match count.map(super::expr::as_number) {
+                Ok(Value::Number(n)) => n
+                    .as_u64()
+                    .map_or(Keys::Unknown, |n| Keys::Count(n as usize)),
+                _ => Keys::Unknown,
+            };
+        }
+        match get("for_each") {
+            None => Keys::Single,
+            Some(Ok(v)) if !has_unknown(&v) => for_each_keys(&v).unwrap_or(Keys::Unknown),
+            Some(_) => Keys::Unknown,
+        }
+    }
+
+    /// The address prefix of this module instance's resources (`module.app.`).
+    fn prefix(&self) -> String {
+        self.place
+            .module
+            .as_deref()
+            .map_or(String::new(), |m| format!("{m}."))
+    }
+
+    fn resource_address(&self, decl: &ResourceDecl, key: &Option<IndexKey>) -> String {
+        let data = if decl.data { "data." } else { "" };
+        format!(
+            "{}{data}{}.{}{}",
+            self.prefix(),
+            decl.resource_type,
+            decl.name,
+            key_suffix(key)
+        )
+    }
+
+    /// A resource's value as references see it, from the state; unknown where the state
+    /// lacks an instance.
+    fn resource(&self, data: bool, resource_type: &str, name: &str) -> Result<Value, EvalError> {
+        let decl = self
+            .module
+            .resource(data, resource_type, name)
+            .ok_or_else(|| EvalError::Undefined(format!("{resource_type}.{name}")))?;
+        let keys = self.guarded(&format!("{resource_type}.{name}"), || self.keys(&decl.body))?;
+        let values = keys
+            .instances()
+            .into_iter()
+            .map(|(key, _)| {
+                let address = self.resource_address(decl, &key);
+                self.world
+                    .state
+                    .get(address.as_str())
+                    .map_or_else(unknown, |i| from_json(&i.attributes))
+            })
+            .collect();
+        Ok(keys.collect(values))
+    }
+
+    /// The instances of a module call.
+    fn children(&self, name: &str) -> Result<Rc<Children<'w>>, EvalError> {
+        if let Some(c) = self.calls.borrow().get(name) {
+            return Ok(c.clone());
+        }
+        let call = self
+            .module
+            .calls
+            .get(name)
+            .ok_or_else(|| EvalError::Undefined(format!("module.{name}")))?;
+        let module = self
+            .world
+            .sources
+            .modules
+            .get(&call.dir)
+            .ok_or_else(|| EvalError::Undefined(call.dir.clone()))?;
+        let children = self.guarded(&format!("module.{name}"), || {
+            let keys = self.keys(&call.body);
+            let frames = match keys {
+                Keys::Unknown => Vec::new(),
+                _ => keys
+                    .instances()
+                    .into_iter()
+                    .map(|(key, binding)| {
+                        let mut ev = self.evaluator();
+                        if let Some((n, v)) = binding {
+                            ev = ev.with(n, v);
+                        }
+                        let vars = inputs(module, &call.body, &ev, &self.world.functions);
+                        let place = self.place.child(name, &call.dir, &key);
+                        Rc::new(Frame::new(self.world, module, place, vars))
+                    })
+                    .collect(),
+            };
+            Rc::new((keys, frames))
+        })?;
+        self.calls
+            .borrow_mut()
+            .insert(name.to_owned(), children.clone());
+        Ok(children)
+    }
+
+    /// The value `module.NAME` refers to: the outputs of each instance.
+    fn call_value(&self, name: &str) -> Result<Value, EvalError> {
+        let children = self.children(name)?;
+        let (keys, frames) = &*children;
+        Ok(keys.collect(frames.iter().map(|f| f.outputs()).collect()))
+    }
+
+    fn outputs(&self) -> Value {
+        let ev = self.evaluator();
+        Value::Object(
+            self.module
+                .outputs
+                .iter()
+                .map(|(name, expr)| (name.clone(), ev.eval(expr).unwrap_or_else(|_| unknown())))
+                .collect(),
+        )
+    }
+
+    /// Every resource instance of this module instance and its descendants.
+    pub fn instances(&self) -> Vec<Instance> {
+        let mut out = Vec::new();
+        for decl in &self.module.resources {
+            let keys = self.keys(&decl.body);
+            if keys == Keys::Unknown {
+                continue;
+            }
+            for (key, binding) in keys.instances() {
+                let mut ev = self.evaluator();
+                if let Some((n, v)) = binding {
+                    ev = ev.with(n, v);
+                }
+                out.push(Instance {
+                    address: self.resource_address(decl, &key),
+                    module: self.place.module.clone(),
+                    mode: if decl.data { Mode::Data } else { Mode::Managed },
+                    resource_type: decl.resource_type.clone(),
+                    name: decl.name.clone(),
+                    index: key,
+                    attributes: blocks::attributes(&ev, &decl.body, true),
+                    file: decl.file.clone(),
+                    span: decl.span.clone(),
+                    place: self.place.clone(),
+                });
+            }
+        }
+        for name in self.module.calls.keys() {
+            if let Ok(children) = self.children(name) {
+                out.extend(children.1.iter().flat_map(|f| f.instances()));
+            }
+        }
+        out
+    }
+}
+
+impl Scope for Frame<'_> {
+    fn resolve(&self, root: &str, ops: &[TraversalOperator]) -> Result<Resolved, EvalError> {
+        let first = match ops.first() {
+            Some(TraversalOperator::GetAttr(name)) => Some(name.as_str()),
+            _ => None,
+        };
+        let known = |value, used| Resolved {
+            value,
+            used,
+            lenient: false,
+        };
+        match (root, first) {
+            ("var", Some(name)) => self
+                .vars
+                .get(name)
+                .cloned()
+                .map(|v| known(v, 1))
+                .ok_or_else(|| EvalError::Undefined(format!("var.{name}"))),
+            ("local", Some(name)) => Ok(known(self.local(name)?, 1)),
+            ("module", Some(name)) => Ok(known(self.call_value(name)?, 1)),
+            ("path", _) => Ok(known(self.path_object(), 0)),
+            ("terraform", _) => Ok(known(object([("workspace", "default".into())]), 0)),
+            ("data", Some(kind)) => match ops.get(1) {
+                Some(TraversalOperator::GetAttr(name)) => Ok(Resolved {
+                    value: self.resource(true, kind, name.as_str())?,
+                    used: 2,
+                    lenient: true,
+                }),
+                _ => Err(EvalError::Undefined(format!("data.{kind}"))),
+            },
+            (kind, Some(name)) if self.module.resource(false, kind, name).is_some() => {
+                Ok(Resolved {
+                    value: self.resource(false, kind, name)?,
+                    used: 1,
+                    lenient: true,
+                })
+            }
+            _ => Err(EvalError::Undefined(root.to_owned())),
+        }
+    }
+}
+
+impl Frame<'_> {
+    /// `path`: the module's directory relative to the root (`.` for the root).
+    fn path_object(&self) -> Value {
+        let dir = match self.place.dir.as_str() {
+            "" => ".".to_owned(),
+            dir => dir.to_owned(),
+        };
+        object([
+            ("module", dir.into()),
+            ("root", ".".into()),
+            ("cwd", ".".into()),
+        ])
+    }
+}
+
+/// A scope with no names: variable files and defaults are literals.
+struct Literal;
+
+impl Scope for Literal {
+    fn resolve(&self, root: &str, _: &[TraversalOperator]) -> Result<Resolved, EvalError> {
+        Err(EvalError::Undefined(root.to_owned()))
+    }
+}
+
+/// A value converted to a variable's type; unknown when it cannot be evaluated.
+fn typed(value: Result<Value, EvalError>, constraint: Option<&Expression>) -> Value {
+    match (value, constraint) {
+        (Ok(v), Some(c)) => convert(v.clone(), c).unwrap_or(v),
+        (Ok(v), None) => v,
+        (Err(_), _) => unknown(),
+    }
+}
+
+/// A child module's variables: the call's arguments (evaluated in the caller), or defaults.
+fn inputs(module: &Module, call: &Body, ev: &Evaluator, functions: &Context) -> Map<String, Value> {
+    let literal = Literal;
+    let defaults = Evaluator::new(&literal, functions);
+    module
+        .variables
+        .iter()
+        .map(|(name, decl)| {
+            let value = match super::files::attribute(call, name) {
+                Some(e) => ev.eval(&e),
+                None => decl
+                    .default
+                    .as_ref()
+                    .map_or(Ok(unknown()), |d| defaults.eval(d)),
+            };
+            (name.clone(), typed(value, decl.constraint.as_ref()))
+        })
+        .collect()
+}
+
+/// The keys of a known `for_each` value: a map's keys, or a set of strings' elements.
+fn for_each_keys(value: &Value) -> Option<Keys> {
+    let pairs = match value {
+        Value::Object(_) => entries(value)
+            .ok()?
+            .into_iter()
+            .map(|(k, v)| Some((string_of(&k).ok()?, v)))
+            .collect::<Option<Vec<_>>>()?,
+        Value::Array(items) => {
+            let mut keys: Vec<String> = items
+                .iter()
+                .map(|v| string_of(v).ok())
+                .collect::<Option<_>>()?;
+            keys.sort();
+            keys.dedup();
+            keys.into_iter()
+                .map(|k| (k.clone(), Value::String(k)))
+                .collect()
+        }
+        _ => return None,
+    };
+    Some(Keys::ForEach(pairs))
+}
+
+/// A state attribute value: JSON as an HCL value, whole floats as integers.
+pub(super) fn from_json(json: &serde_json::Value) -> Value {
+    match json {
+        serde_json::Value::Null => Value::Null,
+        serde_json::Value::Bool(b) => Value::Bool(*b),
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Value::from(i),
+            None => Value::from(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        serde_json::Value::String(s) => Value::String(s.clone()),
+        serde_json::Value::Array(items) => Value::Array(items.iter().map(from_json).collect()),
+        serde_json::Value::Object(map) => {
+            Value::Object(map.iter().map(|(k, v)| (k.clone(), from_json(v))).collect())
+        }
+    }
+}
+
+/// A value as JSON; `None` when it holds an unknown.
+pub(super) fn to_json(value: &Value) -> Option<serde_json::Value> {
+    Some(match value {
+        v if is_unknown(v) => return None,
+        Value::Null => serde_json::Value::Null,
+        Value::Bool(b) => serde_json::Value::Bool(*b),
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => i.into(),
+            (None, Some(f)) => {
+                serde_json::Number::from_f64(f).map_or(serde_json::Value::Null, Into::into)
+            }
+            _ => serde_json::Value::Null,
+        },
+        Value::String(s) => serde_json::Value::String(s.clone()),
+        Value::Array(items) => items.iter().map(to_json).collect::<Option<_>>()?,
+        Value::Object(map) => serde_json::Value::Object(
+            map.iter()
+                .map(|(k, v)| Some((k.clone(), to_json(v)?)))
+                .collect::<Option<_>>()?,
+        ),
+    })
+}
