@@ -1,8 +1,8 @@
 //! Functions on lists, sets, maps and objects.
 
 use super::{
-    Value, arg, boolean, integer_arg, kind, list_arg, map_arg, sorted_map, string_arg, string_list,
-    text,
+    Value, arg, boolean, integer_arg, kind, list_arg, map_arg, sets, sorted_map, string_arg,
+    string_list, text,
 };
 
 /// `length(value)`: the number of elements of a collection or characters of a string.
@@ -10,20 +10,21 @@ pub(super) fn length(args: &[Value]) -> Result<Value, String> {
     let count = match arg(args, 0) {
         Value::Array(items) => items.len(),
         Value::Object(map) => map.len(),
-        Value::String(text) => text.chars().count(),
+        Value::String(text) => super::strings::graphemes(text).len(),
         other => return Err(format!("cannot take the length of {}", kind(other))),
     };
     Ok(Value::from(count))
 }
 
-/// `element(list, index)`: the element at `index`, which wraps around the list's length.
+/// `element(list, index)`: the element at `index`, which wraps around the list's length (so
+/// -1 is the last element).
 pub(super) fn element(args: &[Value]) -> Result<Value, String> {
     let (items, index) = (list_arg(args, 0)?, integer_arg(args, 1)?);
     if items.is_empty() {
         return Err("cannot use element with an empty list".to_owned());
     }
-    let index = usize::try_from(index).map_err(|_| "the index must not be negative")?;
-    Ok(items[index % items.len()].clone())
+    let wrapped = index.rem_euclid(items.len() as i64) as usize;
+    Ok(items[wrapped].clone())
 }
 
 /// The lists given as arguments from `first` on.
@@ -80,11 +81,17 @@ pub(super) fn compact(args: &[Value]) -> Result<Value, String> {
     ))
 }
 
-/// `coalesce(values...)`: the first argument neither null nor an empty string.
+/// `coalesce(values...)`: the first argument neither null nor an empty string, after
+/// converting mixed strings, numbers and bools all to strings.
 pub(super) fn coalesce(args: &[Value]) -> Result<Value, String> {
-    args.iter()
+    let primitive = |item: &Value| !matches!(item, Value::Array(_) | Value::Object(_));
+    let given = args.iter().filter(|item| !matches!(item, Value::Null));
+    if given.clone().any(primitive) && !given.clone().all(primitive) {
+        return Err("all arguments must have the same type".to_owned());
+    }
+    sets::unify(args.to_vec())
+        .into_iter()
         .find(|item| !matches!(item, Value::Null) && item.as_str() != Some(""))
-        .cloned()
         .ok_or_else(|| "no non-null, non-empty-string arguments".to_owned())
 }
 
@@ -315,12 +322,13 @@ mod tests {
     #[test]
     fn length_counts_elements_and_characters() {
         // Documentation: length([]) is 0, length(["a", "b"]) is 2, length({"a" = "b"}) is 1,
-        // length("hello") is 5, length("👾🕹️") is 2 for the graphemes (3 characters here).
+        // length("hello") is 5, length("👾🕹️") is 2 (three code points, two characters).
         check("length([])", "0");
         check(r#"length(["a", "b"])"#, "2");
         check(r#"length({"a" = "b"})"#, "1");
         check(r#"length("hello")"#, "5");
         check(r#"length("алло")"#, "4");
+        check(r#"length("👾🕹️")"#, "2");
         check("length([u, u])", "2");
         check_unknown("length(u)");
         fails("length(null)", "cannot take the length of null");
@@ -328,7 +336,8 @@ mod tests {
 
     #[test]
     fn element_wraps_around() {
-        // Documentation: element(["a", "b", "c"], 1) is "b", index 3 wraps to "a".
+        // Documentation: element(["a", "b", "c"], 1) is "b", index 3 wraps to "a", index -1
+        // is the last, "c".
         check(r#"element(["a", "b", "c"], 1)"#, r#""b""#);
         check(r#"element(["a", "b", "c"], 3)"#, r#""a""#);
         check(
@@ -338,7 +347,8 @@ mod tests {
         check(r#"element(["a", u], 0)"#, r#""a""#);
         check_unknown(r#"element(["a"], u)"#);
         fails("element([], 0)", "empty list");
-        fails(r#"element(["a"], -1)"#, "negative");
+        check(r#"element(["a", "b", "c"], -1)"#, r#""c""#);
+        check(r#"element(["a", "b", "c"], -4)"#, r#""c""#);
     }
 
     #[test]
@@ -376,11 +386,15 @@ mod tests {
     #[test]
     fn coalesce_and_coalescelist() {
         // Documentation: coalesce("a", "b") is "a", coalesce("", "b") is "b", coalesce(1, 2)
-        // is 1; coalescelist(["a", "b"], ["c", "d"]) is ["a", "b"], coalescelist([], ["c",
+        // is 1, coalesce(1, "hello") is "1", coalesce(true, "hello") is "true",
+        // coalesce({}, "hello") is an error; coalescelist(["a", "b"], ["c", "d"]) is ["a", "b"], coalescelist([], ["c",
         // "d"]) is ["c", "d"].
         check(r#"coalesce("a", "b")"#, r#""a""#);
         check(r#"coalesce("", "b")"#, r#""b""#);
         check("coalesce(1, 2)", "1");
+        check(r#"coalesce(1, "hello")"#, r#""1""#);
+        check(r#"coalesce(true, "hello")"#, r#""true""#);
+        fails(r#"coalesce({}, "hello")"#, "must have the same type");
         check(r#"coalesce(null, "x")"#, r#""x""#);
         fails(r#"coalesce(null, "")"#, "no non-null");
         check_unknown(r#"coalesce(u, "b")"#);

@@ -70,17 +70,54 @@ pub(super) fn endswith(args: &[Value]) -> Result<Value, String> {
     ))
 }
 
+/// Whether `c` joins the character before it in one user-perceived character: a combining
+/// mark, a variation selector, an emoji modifier or a zero-width joiner.
+fn extends(c: char) -> bool {
+    matches!(c,
+        '\u{300}'..='\u{36f}'
+        | '\u{1ab0}'..='\u{1aff}'
+        | '\u{1dc0}'..='\u{1dff}'
+        | '\u{200d}'
+        | '\u{20d0}'..='\u{20ff}'
+        | '\u{fe00}'..='\u{fe0f}'
+        | '\u{fe20}'..='\u{fe2f}'
+        | '\u{1f3fb}'..='\u{1f3ff}'
+        | '\u{e0100}'..='\u{e01ef}')
+}
+
+/// The user-perceived characters of `text`, as Terraform counts them, approximated: a base
+/// character with the marks, selectors and modifiers after it, and characters joined by a
+/// zero-width joiner.
+pub(super) fn graphemes(text: &str) -> Vec<&str> {
+    let mut clusters: Vec<&str> = Vec::new();
+    let mut start = 0;
+    let mut joined = false;
+    for (at, c) in text.char_indices() {
+        if at > 0 && !extends(c) && !joined {
+            clusters.push(&text[start..at]);
+            start = at;
+        }
+        joined = c == '\u{200d}';
+    }
+    if start < text.len() {
+        clusters.push(&text[start..]);
+    }
+    clusters
+}
+
 /// `strrev(string)`: the string's characters in reverse order.
 pub(super) fn strrev(args: &[Value]) -> Result<Value, String> {
+    let string = string_arg(args, 0)?;
     Ok(Value::from(
-        string_arg(args, 0)?.chars().rev().collect::<String>(),
+        graphemes(&string).into_iter().rev().collect::<String>(),
     ))
 }
 
 /// `substr(string, offset, length)`: `length` characters from `offset`; a negative offset
 /// counts from the end, a negative length takes the rest.
 pub(super) fn substr(args: &[Value]) -> Result<Value, String> {
-    let chars: Vec<char> = string_arg(args, 0)?.chars().collect();
+    let string = string_arg(args, 0)?;
+    let chars = graphemes(&string);
     let (offset, length) = (super::integer_arg(args, 1)?, super::integer_arg(args, 2)?);
     let count = chars.len() as i64;
     let start = if offset < 0 { count + offset } else { offset }.max(0);
@@ -92,7 +129,7 @@ pub(super) fn substr(args: &[Value]) -> Result<Value, String> {
     } else {
         (start + length).min(count)
     };
-    let taken: String = chars[start as usize..end as usize].iter().collect();
+    let taken: String = chars[start as usize..end as usize].concat();
     Ok(Value::from(taken))
 }
 
@@ -187,11 +224,13 @@ mod tests {
         // substr("🤔🤷", 0, 1) is "🤔", substr("hello world", -5, -1) is "world".
         check_text(r#"strrev("hello")"#, "olleh");
         check_text(r#"strrev("a ☃")"#, "☃ a");
+        check_text(r#"strrev("e\u0301x")"#, "xe\u{301}");
         check_text(r#"substr("hello world", 1, 4)"#, "ello");
         check_text(r#"substr("🤔🤷", 0, 1)"#, "🤔");
         check_text(r#"substr("hello world", -5, -1)"#, "world");
         check_text(r#"substr("hello", 3, 10)"#, "lo");
         check_text(r#"substr("hello", 9, 1)"#, "");
+        check_text(r#"substr("👾🕹️x", 1, 1)"#, "🕹️");
         check_unknown("substr(u, 0, 1)");
     }
 
