@@ -1,9 +1,9 @@
 //! A block's body as an object: its arguments evaluated, its nested blocks as lists of
 //! objects (`dynamic` blocks expanded in place), meta-arguments left out.
 
-use super::expr::{Evaluator, entries, has_unknown};
+use super::expr::{Evaluator, entries};
 use super::files::attribute;
-use super::functions::{is_unknown, unknown};
+use super::functions::{contains_unknown, is_unknown, unknown};
 use super::module::object;
 use hcl::{Block, Body, Expression, Map, Structure, Value};
 
@@ -63,7 +63,7 @@ fn dynamic(ev: &Evaluator, block: &Block, name: &str) -> Value {
     let Some(Ok(collection)) = attribute(body, "for_each").map(|e| ev.eval(&e)) else {
         return unknown();
     };
-    if is_unknown(&collection) || has_unknown(&collection) && !collection.is_array() {
+    if is_unknown(&collection) || contains_unknown(&collection) && !collection.is_array() {
         return unknown();
     }
     let iterator = match attribute(body, "iterator") {

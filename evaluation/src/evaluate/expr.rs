@@ -2,7 +2,7 @@
 //! (the [`unknown`] marker) carried through: anything computed from an unknown is unknown.
 //! Functions come from [`super::functions`]; `try` and `can` are evaluated here, lazily.
 
-use super::functions::{is_unknown, unknown};
+use super::functions::{contains_unknown, is_unknown, unknown};
 use hcl::eval::{Context, Evaluate};
 use hcl::expr::{
     BinaryOp, BinaryOperator, Conditional, ForExpr, FuncCall, Operation, TraversalOperator,
@@ -47,15 +47,6 @@ pub(super) trait Scope {
     /// The value of the name `root` followed by `ops` (`local` with `.name`): the scope takes
     /// as many operators as name the object it resolves.
     fn resolve(&self, root: &str, ops: &[TraversalOperator]) -> Result<Resolved, EvalError>;
-}
-
-/// Whether `value` is, or holds, an unknown.
-pub(super) fn has_unknown(value: &Value) -> bool {
-    match value {
-        Value::Array(items) => items.iter().any(has_unknown),
-        Value::Object(map) => map.values().any(has_unknown),
-        other => is_unknown(other),
-    }
 }
 
 /// An evaluator: the scope, the functions and the names bound by iterations (`each`,
@@ -235,7 +226,7 @@ impl<'s> Evaluator<'s> {
             "try" => self.attempt(&call.args),
             "can" => match call.args.as_slice() {
                 [arg] => match self.eval(arg) {
-                    Ok(v) if has_unknown(&v) => Ok(unknown()),
+                    Ok(v) if contains_unknown(&v) => Ok(unknown()),
                     Ok(_) => Ok(Value::Bool(true)),
                     Err(_) => Ok(Value::Bool(false)),
                 },
@@ -254,7 +245,9 @@ impl<'s> Evaluator<'s> {
                         _ => return Err(EvalError::Type("cannot expand a non-list".to_owned())),
                     }
                 }
-                if args.iter().any(has_unknown) {
+                // An unknown argument makes the result unknown; the functions themselves
+                // decide about unknowns inside an argument (`length([unknown])` is 1).
+                if args.iter().any(is_unknown) {
                     return Ok(unknown());
                 }
                 let literal = FuncCall {
@@ -275,7 +268,7 @@ impl<'s> Evaluator<'s> {
         let mut last = EvalError::Type("try needs an argument".to_owned());
         for arg in args {
             match self.eval(arg) {
-                Ok(v) if has_unknown(&v) => return Ok(unknown()),
+                Ok(v) if contains_unknown(&v) => return Ok(unknown()),
                 Ok(v) => return Ok(v),
                 Err(e) => last = e,
             }
@@ -306,7 +299,7 @@ impl<'s> Evaluator<'s> {
             }
             Operation::Binary(op) => {
                 let (lhs, rhs) = (self.eval(&op.lhs_expr)?, self.eval(&op.rhs_expr)?);
-                if has_unknown(&lhs) || has_unknown(&rhs) {
+                if contains_unknown(&lhs) || contains_unknown(&rhs) {
                     return Ok(unknown());
                 }
                 let convert: fn(Value) -> Value = match op.operator {

@@ -25,6 +25,9 @@ mod files;
 pub mod functions;
 mod module;
 mod origin;
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests;
 mod types;
 
 use hcl::Value;

@@ -2,9 +2,9 @@
 //! calls, outputs and the resources its expressions reference, read from the state.
 
 use super::blocks;
-use super::expr::{EvalError, Evaluator, Resolved, Scope, entries, has_unknown, string_of};
+use super::expr::{EvalError, Evaluator, Resolved, Scope, entries, string_of};
 use super::files::{Module, ResourceDecl, Sources};
-use super::functions::{is_unknown, unknown};
+use super::functions::{contains_unknown, is_unknown, unknown};
 use super::types::convert;
 use super::{Instance, Place};
 use hcl::eval::Context;
@@ -187,7 +187,7 @@ impl<'w> Frame<'w> {
         }
         match get("for_each") {
             None => Keys::Single,
-            Some(Ok(v)) if !has_unknown(&v) => for_each_keys(&v).unwrap_or(Keys::Unknown),
+            Some(Ok(v)) if !contains_unknown(&v) => for_each_keys(&v).unwrap_or(Keys::Unknown),
             Some(_) => Keys::Unknown,
         }
     }
