@@ -112,7 +112,7 @@ pub struct Instance {
     /// The byte range of the block in the file.
     pub span: Range<usize>,
     /// Where its module instance sits.
-    place: Place,
+    pub(crate) place: Place,
 }
 
 impl Instance {

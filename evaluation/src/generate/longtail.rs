@@ -13,8 +13,14 @@ use knowledge::rules::RuleSet;
 use reconciler::terraform::state::{Instance, Mode, State};
 use serde_json::{Value, json};
 
+/// The long-tail calls on the managed instances of `state` that no shipped rule explains.
+pub fn unexplained(state: &State) -> Result<Vec<Event>, String> {
+    let rules = RuleSet::bundled().map_err(|e| e.to_string())?;
+    Ok(events(state, rules))
+}
+
 /// The long-tail calls on the managed instances of `state` that no rule of `rules` explains.
-pub fn events(state: &State, rules: &RuleSet) -> Vec<Event> {
+fn events(state: &State, rules: &RuleSet) -> Vec<Event> {
     let all: Vec<&Instance> = state
         .instances
         .iter()

@@ -18,28 +18,11 @@ const PRODUCT: [&str; 2] = ["reconciler", "knowledge"];
 const ALLOWED: [&str; 2] = ["reconciler::terraform::state", "knowledge::schema"];
 
 /// Files (under `evaluation/src/`) that still use more of the product, and why.
-const EXEMPT: &[(&str, &str)] = &[
-    (
-        "score/checks.rs",
-        "the built-in check evaluates the patched code with the product's Terraform evaluator \
-         (terraform::config, terraform::functions)",
-    ),
-    (
-        "generate/mod.rs",
-        "the generator loads the fixture projects with the product's Terraform evaluator and \
-         reads the shipped rules (knowledge::rules) to pick long-tail calls",
-    ),
-    (
-        "generate/categories.rs",
-        "the generator reads where a value comes from with the product's evaluator \
-         (terraform::config::Provenance)",
-    ),
-    (
-        "generate/longtail.rs",
-        "the generator picks the calls of withheld rules from the shipped rules \
+const EXEMPT: &[(&str, &str)] = &[(
+    "generate/longtail.rs",
+    "the generator picks the calls of withheld rules from the shipped rules \
          (knowledge::rules)",
-    ),
-];
+)];
 
 /// The harness, which hands each scenario to the system under test: the only file that may
 /// use `crate::contender`.
