@@ -183,13 +183,14 @@ fn installed_modules(root: &Path) -> Result<BTreeMap<String, String>, LoadError>
         .collect())
 }
 
-/// `dir` joined with a relative path, `.` and `..` resolved, `/`-separated (`""` for the root).
+/// `dir` joined with a relative path, `.` and `..` resolved, `/`-separated (`""` for the root;
+/// a directory beside the root starts with `..`).
 fn normalize(dir: &str, relative: &str) -> String {
     let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
     for part in relative.split('/') {
         match part {
             "" | "." => {}
-            ".." => {
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
                 parts.pop();
             }
             _ => parts.push(part),
@@ -320,6 +321,8 @@ mod tests {
         assert_eq!(normalize("", "./modules/app"), "modules/app");
         assert_eq!(normalize("modules/app", "../dns"), "modules/dns");
         assert_eq!(normalize("", "."), "");
+        assert_eq!(normalize("", "../modules/bucket"), "../modules/bucket");
+        assert_eq!(normalize("../modules/a", "../../b"), "../b");
         assert_eq!(in_dir("", "main.tf"), "main.tf");
         assert_eq!(in_dir("modules/app", "main.tf"), "modules/app/main.tf");
     }

@@ -11,9 +11,10 @@
 //! they reference each other, and expands resources and data sources by `count` and
 //! `for_each`, with nested blocks as lists of objects and `dynamic` blocks in place.
 //!
-//! References to resources and data sources read the given state: an instance the state
-//! lacks, or an attribute its object lacks, is unknown (the [`functions::unknown`] marker),
-//! and so is everything computed from an unknown. An argument that fails to evaluate is
+//! References to resources and data sources read the given state. An instance the state
+//! lacks is planned, as `terraform plan` sees it: the arguments its configuration sets are
+//! known, its other attributes unknown (the [`functions::unknown`] marker); an attribute the
+//! state's object lacks is unknown too, and so is everything computed from an unknown. An argument that fails to evaluate is
 //! unknown too; only unreadable or unparsable files fail a load.
 //!
 //! File names are relative to the root with `/` separators (`modules/app/main.tf`), the keys

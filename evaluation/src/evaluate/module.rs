@@ -211,26 +211,38 @@ impl<'w> Frame<'w> {
         )
     }
 
-    /// A resource's value as references see it, from the state; unknown where the state
-    /// lacks an instance.
+    /// A resource's value as references see it, from the state. An instance the state lacks
+    /// is planned: the arguments its configuration sets are known, the rest unknown.
     fn resource(&self, data: bool, resource_type: &str, name: &str) -> Result<Value, EvalError> {
         let decl = self
             .module
             .resource(data, resource_type, name)
             .ok_or_else(|| EvalError::Undefined(format!("{resource_type}.{name}")))?;
-        let keys = self.guarded(&format!("{resource_type}.{name}"), || self.keys(&decl.body))?;
-        let values = keys
-            .instances()
-            .into_iter()
-            .map(|(key, _)| {
-                let address = self.resource_address(decl, &key);
-                self.world
-                    .state
-                    .get(address.as_str())
-                    .map_or_else(unknown, |i| from_json(&i.attributes))
-            })
-            .collect();
-        Ok(keys.collect(values))
+        self.guarded(&format!("{resource_type}.{name}"), || {
+            let keys = self.keys(&decl.body);
+            let values = keys
+                .instances()
+                .into_iter()
+                .map(|(key, binding)| {
+                    let address = self.resource_address(decl, &key);
+                    match self.world.state.get(address.as_str()) {
+                        Some(instance) => from_json(&instance.attributes),
+                        None => self.planned(decl, binding),
+                    }
+                })
+                .collect();
+            keys.collect(values)
+        })
+    }
+
+    /// The configured arguments of an instance (all that is known of one not in the state
+    /// yet).
+    fn planned(&self, decl: &ResourceDecl, binding: Option<(&str, Value)>) -> Value {
+        let mut ev = self.evaluator();
+        if let Some((n, v)) = binding {
+            ev = ev.with(n, v);
+        }
+        blocks::attributes(&ev, &decl.body, true)
     }
 
     /// The instances of a module call.
@@ -302,10 +314,6 @@ impl<'w> Frame<'w> {
                 continue;
             }
             for (key, binding) in keys.instances() {
-                let mut ev = self.evaluator();
-                if let Some((n, v)) = binding {
-                    ev = ev.with(n, v);
-                }
                 out.push(Instance {
                     address: self.resource_address(decl, &key),
                     module: self.place.module.clone(),
@@ -313,7 +321,7 @@ impl<'w> Frame<'w> {
                     resource_type: decl.resource_type.clone(),
                     name: decl.name.clone(),
                     index: key,
-                    attributes: blocks::attributes(&ev, &decl.body, true),
+                    attributes: self.planned(decl, binding),
                     file: decl.file.clone(),
                     span: decl.span.clone(),
                     place: self.place.clone(),

@@ -207,15 +207,18 @@ output "out" {
 }
 
 #[test]
-fn references_read_the_state_and_what_it_lacks_is_unknown() {
+fn references_read_the_state_and_what_neither_it_nor_the_configuration_gives_is_unknown() {
     let p = load(&[(
         "main.tf",
         r#"
 resource "aws_vpc" "main" {
   cidr_block = "10.0.0.0/16"
 }
-resource "aws_vpc" "other" {}
+resource "aws_vpc" "other" {
+  cidr_block = "10.1.0.0/16"
+}
 resource "aws_subnet" "s" {
+  planned = aws_vpc.other.cidr_block
   vpc_id  = aws_vpc.main.id
   other   = aws_vpc.other.id
   missing = aws_vpc.main.arn
@@ -233,6 +236,8 @@ resource "aws_subnet" "s" {
     let s = p.instance("aws_subnet.s").unwrap();
     let get = |k: &str| s.attributes.as_object().unwrap()[k].clone();
     assert_eq!(get("vpc_id"), Value::from("vpc-1"));
+    // An instance not in the state yet is planned: what its configuration sets is known.
+    assert_eq!(get("planned"), Value::from("10.1.0.0/16"));
     for unknown in ["other", "missing", "derived", "eq", "t1"] {
         assert!(is_unknown(&get(unknown)), "{unknown}: {}", get(unknown));
     }
