@@ -56,6 +56,9 @@ pub enum LoadError {
         /// The parser's message.
         message: String,
     },
+    /// Values depend on themselves, as Terraform refuses.
+    #[error("cycle: {}", .0.join(", "))]
+    Cycle(Vec<String>),
     /// The root module has nothing to evaluate.
     #[error("{0}")]
     Root(String),
@@ -199,7 +202,14 @@ fn evaluate(sources: &files::Sources, state: &State) -> Result<Vec<Instance>, Lo
             .map(|i| (i.address.as_str(), i))
             .collect(),
         functions,
+        cycles: Default::default(),
     };
     let root = module::Frame::root(&world).map_err(|e| LoadError::Root(e.to_string()))?;
-    Ok(root.instances())
+    let instances = root.instances();
+    let cycles = world.cycles.take();
+    if cycles.is_empty() {
+        Ok(instances)
+    } else {
+        Err(LoadError::Cycle(cycles.into_iter().collect()))
+    }
 }

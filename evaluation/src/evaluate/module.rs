@@ -13,7 +13,7 @@ use hcl::{Body, Expression, Map, Value};
 use reconciler::terraform::state::{IndexKey, Instance as StateInstance, Mode};
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
-use std::rc::Rc;
+use std::rc::{Rc, Weak};
 
 /// What every module instance of one load shares.
 pub(super) struct World<'a> {
@@ -23,6 +23,8 @@ pub(super) struct World<'a> {
     pub state: BTreeMap<&'a str, &'a StateInstance>,
     /// The function library.
     pub functions: Context<'a>,
+    /// The names found to depend on themselves.
+    pub cycles: RefCell<BTreeSet<String>>,
 }
 
 /// How a block (resource or module call) expands by `count` or `for_each`.
@@ -93,20 +95,40 @@ pub(super) fn key_suffix(key: &Option<IndexKey>) -> String {
 /// The module calls' instances of one call, each a frame.
 type Children<'w> = (Keys, Vec<Rc<Frame<'w>>>);
 
+/// Where a module instance's variables come from.
+enum Inputs<'w> {
+    /// The root module's: the variable files and defaults, evaluated up front.
+    Root,
+    /// A module call's arguments, each evaluated in the calling module instance when first
+    /// read (so that an argument may read another output of the same module).
+    Call {
+        /// The calling module instance.
+        caller: Weak<Frame<'w>>,
+        /// The module block.
+        body: &'w Body,
+        /// The `count` or `for_each` binding of this instance.
+        binding: Option<(&'static str, Value)>,
+    },
+}
+
 /// One module instance.
 pub(super) struct Frame<'w> {
     world: &'w World<'w>,
     module: &'w Module,
     place: Place,
-    vars: Map<String, Value>,
+    inputs: Inputs<'w>,
+    /// This frame, for the module instances it calls.
+    me: Weak<Frame<'w>>,
     busy: RefCell<BTreeSet<String>>,
+    vars: RefCell<Map<String, Value>>,
     locals: RefCell<BTreeMap<String, Value>>,
+    outputs: RefCell<BTreeMap<String, Value>>,
     calls: RefCell<BTreeMap<String, Rc<Children<'w>>>>,
 }
 
 impl<'w> Frame<'w> {
     /// The root module's instance, its variables from the variable files and defaults.
-    pub fn root(world: &'w World<'w>) -> Result<Self, EvalError> {
+    pub fn root(world: &'w World<'w>) -> Result<Rc<Self>, EvalError> {
         let module = world
             .sources
             .modules
@@ -123,24 +145,34 @@ impl<'w> Frame<'w> {
                 (name.clone(), typed(value, decl.constraint.as_ref()))
             })
             .collect();
-        Ok(Self::new(world, module, Place::default(), vars))
+        Ok(Self::new(
+            world,
+            module,
+            Place::default(),
+            Inputs::Root,
+            vars,
+        ))
     }
 
     fn new(
         world: &'w World<'w>,
         module: &'w Module,
         place: Place,
+        inputs: Inputs<'w>,
         vars: Map<String, Value>,
-    ) -> Self {
-        Self {
+    ) -> Rc<Self> {
+        Rc::new_cyclic(|me| Self {
             world,
             module,
             place,
-            vars,
+            inputs,
+            me: me.clone(),
             busy: RefCell::default(),
+            vars: RefCell::new(vars),
             locals: RefCell::default(),
+            outputs: RefCell::default(),
             calls: RefCell::default(),
-        }
+        })
     }
 
     fn evaluator(&self) -> Evaluator<'_> {
@@ -150,7 +182,9 @@ impl<'w> Frame<'w> {
     /// Runs `f` unless `name` is already being evaluated (a cycle).
     fn guarded<T>(&self, name: &str, f: impl FnOnce() -> T) -> Result<T, EvalError> {
         if !self.busy.borrow_mut().insert(name.to_owned()) {
-            return Err(EvalError::Cycle(name.to_owned()));
+            let at = format!("{}{name}", self.prefix());
+            self.world.cycles.borrow_mut().insert(at.clone());
+            return Err(EvalError::Cycle(at));
         }
         let out = f();
         self.busy.borrow_mut().remove(name);
@@ -168,6 +202,43 @@ impl<'w> Frame<'w> {
             .ok_or_else(|| EvalError::Undefined(format!("local.{name}")))?;
         let value = self.guarded(&format!("local.{name}"), || self.evaluator().eval(expr))??;
         self.locals
+            .borrow_mut()
+            .insert(name.to_owned(), value.clone());
+        Ok(value)
+    }
+
+    /// A variable's value: for a module call's instance, the call's argument evaluated in
+    /// the caller (or the default), converted to the variable's type.
+    fn var(&self, name: &str) -> Result<Value, EvalError> {
+        if let Some(v) = self.vars.borrow().get(name) {
+            return Ok(v.clone());
+        }
+        let undefined = || EvalError::Undefined(format!("var.{name}"));
+        let decl = self.module.variables.get(name).ok_or_else(undefined)?;
+        let Inputs::Call {
+            caller,
+            body,
+            binding,
+        } = &self.inputs
+        else {
+            return Err(undefined());
+        };
+        let caller = caller.upgrade().ok_or_else(undefined)?;
+        let raw = match super::files::attribute(body, name) {
+            Some(argument) => self.guarded(&format!("var.{name}"), || {
+                let mut ev = caller.evaluator();
+                if let Some((n, v)) = binding {
+                    ev = ev.with(n, v.clone());
+                }
+                ev.eval(&argument)
+            })?,
+            None => match &decl.default {
+                Some(default) => Evaluator::new(&Literal, &self.world.functions).eval(default),
+                None => Ok(unknown()),
+            },
+        };
+        let value = typed(raw, decl.constraint.as_ref());
+        self.vars
             .borrow_mut()
             .insert(name.to_owned(), value.clone());
         Ok(value)
@@ -269,13 +340,13 @@ impl<'w> Frame<'w> {
                     .instances()
                     .into_iter()
                     .map(|(key, binding)| {
-                        let mut ev = self.evaluator();
-                        if let Some((n, v)) = binding {
-                            ev = ev.with(n, v);
-                        }
-                        let vars = inputs(module, &call.body, &ev, &self.world.functions);
+                        let inputs = Inputs::Call {
+                            caller: self.me.clone(),
+                            body: &call.body,
+                            binding,
+                        };
                         let place = self.place.child(name, &call.dir, &key);
-                        Rc::new(Frame::new(self.world, module, place, vars))
+                        Frame::new(self.world, module, place, inputs, Map::new())
                     })
                     .collect(),
             };
@@ -294,15 +365,49 @@ impl<'w> Frame<'w> {
         Ok(keys.collect(frames.iter().map(|f| f.outputs()).collect()))
     }
 
+    /// Every output of this module instance.
     fn outputs(&self) -> Value {
-        let ev = self.evaluator();
         Value::Object(
             self.module
                 .outputs
-                .iter()
-                .map(|(name, expr)| (name.clone(), ev.eval(expr).unwrap_or_else(|_| unknown())))
+                .keys()
+                .map(|name| {
+                    (
+                        name.clone(),
+                        self.output(name).unwrap_or_else(|_| unknown()),
+                    )
+                })
                 .collect(),
         )
+    }
+
+    /// One output's value.
+    fn output(&self, name: &str) -> Result<Value, EvalError> {
+        if let Some(v) = self.outputs.borrow().get(name) {
+            return Ok(v.clone());
+        }
+        let expr = self
+            .module
+            .outputs
+            .get(name)
+            .ok_or_else(|| EvalError::Undefined(format!("output {name}")))?;
+        let value = self.guarded(&format!("output.{name}"), || self.evaluator().eval(expr))??;
+        self.outputs
+            .borrow_mut()
+            .insert(name.to_owned(), value.clone());
+        Ok(value)
+    }
+
+    /// `module.NAME.OUTPUT` of a call without `count` or `for_each`: that output alone.
+    fn single_output(&self, name: &str, output: &str) -> Option<Result<Value, EvalError>> {
+        let children = match self.children(name) {
+            Ok(children) => children,
+            Err(e) => return Some(Err(e)),
+        };
+        match &*children {
+            (Keys::Single, frames) => frames.first().map(|f| f.output(output)),
+            _ => None,
+        }
     }
 
     /// Every resource instance of this module instance and its descendants.
@@ -349,14 +454,17 @@ impl Scope for Frame<'_> {
             lenient: false,
         };
         match (root, first) {
-            ("var", Some(name)) => self
-                .vars
-                .get(name)
-                .cloned()
-                .map(|v| known(v, 1))
-                .ok_or_else(|| EvalError::Undefined(format!("var.{name}"))),
+            ("var", Some(name)) => Ok(known(self.var(name)?, 1)),
             ("local", Some(name)) => Ok(known(self.local(name)?, 1)),
-            ("module", Some(name)) => Ok(known(self.call_value(name)?, 1)),
+            ("module", Some(name)) => match ops.get(1) {
+                Some(TraversalOperator::GetAttr(output)) => {
+                    match self.single_output(name, output.as_str()) {
+                        Some(value) => Ok(known(value?, 2)),
+                        None => Ok(known(self.call_value(name)?, 1)),
+                    }
+                }
+                _ => Ok(known(self.call_value(name)?, 1)),
+            },
             ("path", _) => Ok(known(self.path_object(), 0)),
             ("terraform", _) => Ok(known(object([("workspace", "default".into())]), 0)),
             ("data", Some(kind)) => match ops.get(1) {
@@ -410,26 +518,6 @@ fn typed(value: Result<Value, EvalError>, constraint: Option<&Expression>) -> Va
         (Ok(v), None) => v,
         (Err(_), _) => unknown(),
     }
-}
-
-/// A child module's variables: the call's arguments (evaluated in the caller), or defaults.
-fn inputs(module: &Module, call: &Body, ev: &Evaluator, functions: &Context) -> Map<String, Value> {
-    let literal = Literal;
-    let defaults = Evaluator::new(&literal, functions);
-    module
-        .variables
-        .iter()
-        .map(|(name, decl)| {
-            let value = match super::files::attribute(call, name) {
-                Some(e) => ev.eval(&e),
-                None => decl
-                    .default
-                    .as_ref()
-                    .map_or(Ok(unknown()), |d| defaults.eval(d)),
-            };
-            (name.clone(), typed(value, decl.constraint.as_ref()))
-        })
-        .collect()
 }
 
 /// The keys of a known `for_each` value: a map's keys, or a set of strings' elements.

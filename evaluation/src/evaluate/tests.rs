@@ -341,3 +341,41 @@ fn an_unparsable_file_fails_the_load_and_names_the_file() {
     let error = Project::load(Path::new(dir.path()), &state).unwrap_err();
     assert!(error.to_string().starts_with("bad.tf:"), "{error}");
 }
+
+#[test]
+fn a_module_argument_may_read_another_output_of_the_same_module() {
+    // Terraform orders outputs and arguments one by one: `b` needs `var.x`, which needs the
+    // caller's `local.a`, which needs output `a`, which needs nothing.
+    let p = load(&[
+        (
+            "main.tf",
+            r#"
+locals {
+  a = module.m.a
+}
+module "m" {
+  source = "./m"
+  x      = "${local.a}-x"
+}
+resource "aws_r" "r" {
+  v = module.m.b
+}
+"#,
+        ),
+        (
+            "m/main.tf",
+            "variable \"x\" {}\noutput \"a\" {\n  value = \"A\"\n}\noutput \"b\" {\n  value = var.x\n}\n",
+        ),
+    ]);
+    assert_eq!(json(&p, "aws_r.r"), json!({"v": "A-x"}));
+}
+
+#[test]
+fn values_that_depend_on_themselves_fail_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = "locals {\n  a = local.b\n  b = \"${local.a}!\"\n}\nresource \"aws_r\" \"r\" {\n  v = local.a\n}\n";
+    std::fs::write(dir.path().join("main.tf"), text).unwrap();
+    let state = State::parse(STATE.as_bytes(), "test").unwrap();
+    let error = Project::load(dir.path(), &state).unwrap_err();
+    assert!(error.to_string().starts_with("cycle: local."), "{error}");
+}
