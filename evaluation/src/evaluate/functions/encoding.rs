@@ -8,9 +8,14 @@ use std::fmt::Write;
 /// `jsonencode(value)`: the value as compact JSON, map keys sorted, numbers without a needless
 /// ".0", and `<`, `>`, `&`, U+2028 and U+2029 escaped as `\u...`, as Terraform writes them.
 pub(super) fn jsonencode(args: &[Value]) -> Result<Value, String> {
+    Ok(Value::from(json(arg(args, 0))))
+}
+
+/// `value` in JSON as `jsonencode` writes it.
+pub(super) fn json(value: &Value) -> String {
     let mut json = String::new();
-    write_json(arg(args, 0), &mut json);
-    Ok(Value::from(json))
+    write_json(value, &mut json);
+    json
 }
 
 /// Appends `value` to `json` in JSON.

@@ -117,17 +117,10 @@ fn render(verb: &Verb, value: &Value) -> Result<String, String> {
             verb.letter
         ));
     }
-    let cannot = || {
-        format!(
-            "%{} cannot format {} ({})",
-            verb.letter,
-            kind(value),
-            encoding::quote(&text(value).unwrap_or_default(), false)
-        )
-    };
+    let cannot = || format!("%{} cannot format {}", verb.letter, kind(value));
     let rendered = match verb.letter {
-        'v' if verb.flags.contains('#') => json(value),
-        'v' => text(value).unwrap_or_else(|| json(value)),
+        'v' if verb.flags.contains('#') => encoding::json(value),
+        'v' => text(value).unwrap_or_else(|| encoding::json(value)),
         's' => truncated(&text(value).ok_or_else(cannot)?, verb.precision),
         'q' => encoding::quote(&text(value).ok_or_else(cannot)?, false),
         't' => match value {
@@ -140,14 +133,6 @@ fn render(verb: &Verb, value: &Value) -> Result<String, String> {
         }
     };
     Ok(pad(verb, rendered))
-}
-
-/// `value` as JSON.
-fn json(value: &Value) -> String {
-    match encoding::jsonencode(std::slice::from_ref(value)) {
-        Ok(Value::String(json)) => json,
-        _ => String::new(),
-    }
 }
 
 /// `text` cut to `precision` characters, if given.
@@ -231,8 +216,8 @@ mod tests {
     #[test]
     fn format_substitutes_verbs() {
         // Documentation: format("Hello, %s!", "Ander") is "Hello, Ander!", format("There are
-        // %d lights", 4) is "There are 4 lights", format("%-5s|", "a") pads to "a    |",
-        // format("%06.2f", 3.14159) ...
+        // %d lights", 4) is "There are 4 lights"; the verbs as the documentation describes
+        // them.
         check_text(r#"format("Hello, %s!", "Ander")"#, "Hello, Ander!");
         check_text(r#"format("There are %d lights", 4)"#, "There are 4 lights");
         check_text(r#"format("%s %v %v", 1, 2.5, true)"#, "1 2.5 true");
@@ -256,6 +241,7 @@ mod tests {
         fails(r#"format("%s %s", "a")"#, "not enough arguments");
         fails(r#"format("%s", null)"#, "null value cannot be formatted");
         fails(r#"format("%d", "x")"#, "%d cannot format a string");
+        fails(r#"format("%s", [1])"#, "%s cannot format a list");
         check_unknown(r#"format("%s-%s", "a", u)"#);
     }
 
