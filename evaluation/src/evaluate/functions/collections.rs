@@ -452,12 +452,14 @@ mod tests {
     #[test]
     fn contains_index_reverse_and_one() {
         // Documentation: contains(["a", "b", "c"], "a") is true, "d" false; index(["a", "b",
-        // "c"], "b") is 1; reverse([1, 2, 3]) is [3, 2, 1]; one([]) is null, one(["hello"])
-        // is "hello", one(["hello", "goodbye"]) is an error.
+        // "c"], "b") is 1, index(["one", "two", "two"], "two") is 1; reverse([1, 2, 3]) is
+        // [3, 2, 1]; one([]) is null, one(["hello"]) is "hello", one(["hello", "goodbye"]) is
+        // an error.
         check(r#"contains(["a", "b", "c"], "a")"#, "true");
         check(r#"contains(["a", "b", "c"], "d")"#, "false");
         check_unknown(r#"contains(["a", u], "a")"#);
         check(r#"index(["a", "b", "c"], "b")"#, "1");
+        check(r#"index(["one", "two", "two"], "two")"#, "1");
         fails(r#"index(["a"], "z")"#, "not in the list");
         check("reverse([1, 2, 3])", "[3, 2, 1]");
         check("one([])", "null");
@@ -504,8 +506,8 @@ mod tests {
     #[test]
     fn sort_alltrue_and_anytrue() {
         // Documentation: sort(["e", "d", "a", "x"]) is ["a", "d", "e", "x"];
-        // alltrue(["true", true]) is true, alltrue([true, false]) false, alltrue([]) true;
-        // anytrue(["true"]) is true, anytrue([true, false]) true, anytrue([]) false.
+        // alltrue(["true", true]) is true, alltrue([true, false]) false; anytrue(["true"]) is
+        // true, anytrue([true, false]) true, anytrue([]) false.
         check(r#"sort(["e", "d", "a", "x"])"#, r#"["a", "d", "e", "x"]"#);
         check("sort([10, 9])", r#"["10", "9"]"#);
         check(r#"alltrue(["true", true])"#, "true");

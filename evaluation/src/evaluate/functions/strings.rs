@@ -12,8 +12,8 @@ pub(super) fn lower(args: &[Value]) -> Result<Value, String> {
     Ok(Value::from(string_arg(args, 0)?.to_lowercase()))
 }
 
-/// `title(string)`: the first letter of each word in upper case, a word starting after any
-/// character that is not a letter, digit or underscore.
+/// `title(string)`: the first letter of each word in upper case, a word starting after a
+/// separator (see [`separates`]).
 pub(super) fn title(args: &[Value]) -> Result<Value, String> {
     let mut titled = String::new();
     let mut after_separator = true;
@@ -23,9 +23,19 @@ pub(super) fn title(args: &[Value]) -> Result<Value, String> {
         } else {
             titled.push(c);
         }
-        after_separator = !(c.is_alphanumeric() || c == '_');
+        after_separator = separates(c);
     }
     Ok(Value::from(titled))
+}
+
+/// Whether `c` separates words for `title`: an ASCII character other than a letter, digit
+/// or underscore, or white space.
+fn separates(c: char) -> bool {
+    if c.is_ascii() {
+        !(c.is_ascii_alphanumeric() || c == '_')
+    } else {
+        c.is_whitespace()
+    }
 }
 
 /// `trimspace(string)`: the string without leading and trailing white space.
@@ -188,6 +198,7 @@ mod tests {
         check_text(r#"lower("АЛЛО!")"#, "алло!");
         check_text(r#"title("hello world")"#, "Hello World");
         check_text(r#"title("web-server_a b")"#, "Web-Server_a B");
+        check_text(r#"title("«élan» été")"#, "«élan» Été");
         check_text("upper(1)", "1");
         check_unknown("title(u)");
     }
