@@ -85,3 +85,22 @@ fn the_arity_is_checked() {
         "expected at most 3 arguments, got 4",
     );
 }
+
+#[test]
+fn every_function_the_projects_use_is_declared() {
+    let names = "abs alltrue anytrue base64decode base64encode base64sha256 basename ceil \
+        chunklist cidrhost cidrsubnet coalesce coalescelist compact concat contains dirname \
+        distinct element endswith file filebase64 filebase64sha256 filemd5 filesha256 flatten \
+        floor format formatdate formatlist index join jsondecode jsonencode keys length lookup \
+        lower matchkeys max md5 merge min nonsensitive one range regex regexall replace \
+        reverse sensitive setintersection setproduct setsubtract setunion sha256 slice sort \
+        split startswith strrev substr sum timestamp title tobool tolist tomap tonumber toset \
+        tostring transpose trim trimprefix trimspace trimsuffix upper urlencode uuid values \
+        yamlencode zipmap";
+    for name in names.split_whitespace() {
+        if let Err(err) = eval(&format!("{name}()")) {
+            assert!(!err.contains("undefined function"), "{name}: {err}");
+        }
+    }
+    fails("nosuchfunction()", "undefined function");
+}
