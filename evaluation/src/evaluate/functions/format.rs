@@ -51,7 +51,8 @@ pub(super) fn formatlist(args: &[Value]) -> Result<Value, String> {
     Ok(Value::Array(lines.collect::<Result<_, _>>()?))
 }
 
-/// `spec` with its verbs replaced by `values`, taken in turn or by explicit index.
+/// `spec` with its verbs replaced by `values`, taken in turn or by explicit index; an
+/// argument after the last one used is an error.
 fn format_with(spec: &str, values: &[Value]) -> Result<String, String> {
     let mut written = String::new();
     let mut chars = spec.chars().peekable();
@@ -72,6 +73,12 @@ fn format_with(spec: &str, values: &[Value]) -> Result<String, String> {
             .ok_or_else(|| format!("not enough arguments for the verb %{}", verb.letter))?;
         written.push_str(&render(&verb, value)?);
         next = position + 1;
+    }
+    if next < values.len() {
+        return Err(format!(
+            "too many arguments: the format uses {next} of {}",
+            values.len()
+        ));
     }
     Ok(written)
 }
@@ -239,6 +246,7 @@ mod tests {
         check_text(r#"format("100%%")"#, "100%");
         fails(r#"format("%d", 1.5)"#, "requires a whole number");
         fails(r#"format("%s %s", "a")"#, "not enough arguments");
+        fails(r#"format("%s", "a", "b")"#, "too many arguments");
         fails(r#"format("%s", null)"#, "null value cannot be formatted");
         fails(r#"format("%d", "x")"#, "%d cannot format a string");
         fails(r#"format("%s", [1])"#, "%s cannot format a list");
