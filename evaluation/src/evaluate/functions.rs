@@ -3,8 +3,9 @@
 //! product's implementation.
 //!
 //! Values are [`hcl::Value`]s. Terraform's lists, tuples and sets are arrays (a set is an array
-//! kept deduplicated and in Terraform's order, see [`sets`]); its maps and objects are objects,
-//! which the functions that build maps return with their keys sorted, as Terraform orders them.
+//! kept deduplicated and in Terraform's order: strings lexically, numbers by value, false
+//! before true); its maps and objects are objects, which the functions that build maps return
+//! with their keys sorted, as Terraform orders them.
 //!
 //! **Unknown values.** A value not known until apply is a string that contains
 //! [`UNKNOWN_MARKER`], a text bracketed by NUL characters that no configuration writes. Being a
@@ -19,6 +20,12 @@
 //! belong to the evaluator. The file functions (`file`, `filemd5`, ...) read the path they are
 //! given, relative to the process's working directory: the evaluator makes `path.module` and
 //! `path.root` absolute.
+//!
+//! Approximations: numbers are `f64`s (Terraform's are arbitrary-precision, so `0.1 + 0.2`
+//! differs in its last digits); a string's characters are counted as user-perceived
+//! characters by a simple rule (combining marks, variation selectors, emoji modifiers and
+//! zero-width joins extend a character), not the full Unicode segmentation; a set of lists or
+//! objects keeps its elements' first-appearance order (Terraform's is unspecified).
 
 mod collections;
 mod conversion;
