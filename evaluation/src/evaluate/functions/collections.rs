@@ -167,7 +167,7 @@ pub(super) fn lookup(args: &[Value]) -> Result<Value, String> {
         (Some(found), _) => Ok(found.clone()),
         (None, Some(default)) => Ok(default.clone()),
         (None, None) => Err(format!(
-            "the map has no key {key:?} and no default is given"
+            "the map has no key \"{key}\" and no default is given"
         )),
     }
 }
@@ -387,8 +387,8 @@ mod tests {
     fn coalesce_and_coalescelist() {
         // Documentation: coalesce("a", "b") is "a", coalesce("", "b") is "b", coalesce(1, 2)
         // is 1, coalesce(1, "hello") is "1", coalesce(true, "hello") is "true",
-        // coalesce({}, "hello") is an error; coalescelist(["a", "b"], ["c", "d"]) is ["a", "b"], coalescelist([], ["c",
-        // "d"]) is ["c", "d"].
+        // coalesce({}, "hello") is an error; coalescelist(["a", "b"], ["c", "d"]) is
+        // ["a", "b"], coalescelist([], ["c", "d"]) is ["c", "d"].
         check(r#"coalesce("a", "b")"#, r#""a""#);
         check(r#"coalesce("", "b")"#, r#""b""#);
         check("coalesce(1, 2)", "1");

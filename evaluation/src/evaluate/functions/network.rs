@@ -13,7 +13,7 @@ struct Prefix {
 impl Prefix {
     /// Parses "address/length".
     fn parse(text: &str) -> Result<Prefix, String> {
-        let invalid = || format!("invalid CIDR prefix {text:?}");
+        let invalid = || format!("invalid CIDR prefix \"{text}\"");
         let (address, length) = text.split_once('/').ok_or_else(invalid)?;
         let (address, width) = match address.parse::<IpAddr>().map_err(|_| invalid())? {
             IpAddr::V4(v4) => (u128::from(u32::from(v4)), 32),
@@ -89,7 +89,7 @@ pub(super) fn cidrhost(args: &[Value]) -> Result<Value, String> {
     };
     let host = host
         .filter(|&host| fits(host, bits))
-        .ok_or_else(|| format!("prefix {text:?} has no host number {hostnum}"))?;
+        .ok_or_else(|| format!("prefix \"{text}\" has no host number {hostnum}"))?;
     Ok(Value::from(prefix.format(prefix.network() | host)))
 }
 

@@ -5,15 +5,18 @@ use regex::{Captures, Regex};
 
 /// `pattern` compiled, or an error naming it.
 pub(super) fn compile(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|err| format!("invalid regular expression {pattern:?}: {err}"))
+    Regex::new(pattern).map_err(|err| format!("invalid regular expression \"{pattern}\": {err}"))
 }
 
 /// `regex(pattern, string)`: the first match, shaped as [`shape`] says; an error without one.
 pub(super) fn regex(args: &[Value]) -> Result<Value, String> {
     let (pattern, string) = matcher(args)?;
-    let captures = pattern
-        .captures(&string)
-        .ok_or_else(|| format!("pattern {:?} does not match {string:?}", pattern.as_str()))?;
+    let captures = pattern.captures(&string).ok_or_else(|| {
+        format!(
+            "pattern \"{}\" does not match \"{string}\"",
+            pattern.as_str()
+        )
+    })?;
     Ok(shape(&pattern, &captures))
 }
 

@@ -46,7 +46,7 @@ const WEEKDAYS: [&str; 7] = [
 pub(super) fn formatdate(args: &[Value]) -> Result<Value, String> {
     let (spec, timestamp) = (string_arg(args, 0)?, string_arg(args, 1)?);
     let time = DateTime::parse_from_rfc3339(&timestamp)
-        .map_err(|err| format!("invalid RFC 3339 timestamp {timestamp:?}: {err}"))?;
+        .map_err(|err| format!("invalid RFC 3339 timestamp \"{timestamp}\": {err}"))?;
     let mut written = String::new();
     let mut rest = spec.as_str();
     while let Some(c) = rest.chars().next() {
@@ -121,7 +121,7 @@ fn part(time: &DateTime<FixedOffset>, token: &str) -> Result<String, String> {
         "ZZZ" => format!("{sign}{:02}{:02}", offset / 60, offset % 60),
         "Z" if offset == 0 => "Z".to_owned(),
         "Z" => format!("{sign}{:02}:{:02}", offset / 60, offset % 60),
-        other => return Err(format!("invalid date format sequence {other:?}")),
+        other => return Err(format!("invalid date format sequence \"{other}\"")),
     })
 }
 
