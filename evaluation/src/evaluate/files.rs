@@ -31,6 +31,8 @@ pub(super) struct VariableDecl {
     pub constraint: Option<Expression>,
     /// The `default`.
     pub default: Option<Expression>,
+    /// `nullable = false`: a null value given stands for the default.
+    pub not_null: bool,
 }
 
 /// A `module` block.
@@ -262,6 +264,7 @@ fn declare(
             let decl = VariableDecl {
                 constraint: get("type"),
                 default: get("default"),
+                not_null: get("nullable") == Some(Expression::Bool(false)),
             };
             module.variables.insert(name.clone(), decl);
         }

@@ -3,7 +3,7 @@
 
 use super::blocks;
 use super::expr::{EvalError, Evaluator, Resolved, Scope, entries, string_of};
-use super::files::{Module, ResourceDecl, Sources};
+use super::files::{Module, ResourceDecl, Sources, VariableDecl};
 use super::functions::{contains_unknown, is_unknown, unknown};
 use super::types::convert;
 use super::{Instance, Place};
@@ -140,9 +140,8 @@ impl<'w> Frame<'w> {
             .variables
             .iter()
             .map(|(name, decl)| {
-                let given = world.sources.assigned.get(name).or(decl.default.as_ref());
-                let value = given.map_or(Ok(unknown()), |e| ev.eval(e));
-                (name.clone(), typed(value, decl.constraint.as_ref()))
+                let given = world.sources.assigned.get(name).map(|e| ev.eval(e));
+                (name.clone(), given_or_default(given, decl, &ev))
             })
             .collect();
         Ok(Self::new(
@@ -224,20 +223,18 @@ impl<'w> Frame<'w> {
             return Err(undefined());
         };
         let caller = caller.upgrade().ok_or_else(undefined)?;
-        let raw = match super::files::attribute(body, name) {
-            Some(argument) => self.guarded(&format!("var.{name}"), || {
+        let given = match super::files::attribute(body, name) {
+            Some(argument) => Some(self.guarded(&format!("var.{name}"), || {
                 let mut ev = caller.evaluator();
                 if let Some((n, v)) = binding {
                     ev = ev.with(n, v.clone());
                 }
                 ev.eval(&argument)
-            })?,
-            None => match &decl.default {
-                Some(default) => Evaluator::new(&Literal, &self.world.functions).eval(default),
-                None => Ok(unknown()),
-            },
+            })?),
+            None => None,
         };
-        let value = typed(raw, decl.constraint.as_ref());
+        let literal = Evaluator::new(&Literal, &self.world.functions);
+        let value = given_or_default(given, decl, &literal);
         self.vars
             .borrow_mut()
             .insert(name.to_owned(), value.clone());
@@ -509,6 +506,23 @@ impl Scope for Literal {
     fn resolve(&self, root: &str, _: &[TraversalOperator]) -> Result<Resolved, EvalError> {
         Err(EvalError::Undefined(root.to_owned()))
     }
+}
+
+/// A variable's value from what is given, if anything: the default when nothing is, or when
+/// null is given for a variable that is not nullable; unknown when there is neither; converted
+/// to the variable's type.
+fn given_or_default(
+    given: Option<Result<Value, EvalError>>,
+    decl: &VariableDecl,
+    literal: &Evaluator,
+) -> Value {
+    let value = match (given, &decl.default) {
+        (Some(Ok(Value::Null)), Some(default)) if decl.not_null => literal.eval(default),
+        (Some(given), _) => given,
+        (None, Some(default)) => literal.eval(default),
+        (None, None) => Ok(unknown()),
+    };
+    typed(value, decl.constraint.as_ref())
 }
 
 /// A value converted to a variable's type; unknown when it cannot be evaluated.

@@ -52,21 +52,33 @@ variable "cfg" {
   type    = object({ x = string, y = optional(number, 7) })
   default = { x = "v" }
 }
+variable "kept" {
+  default  = "k"
+  nullable = false
+}
+variable "nulled" {
+  default = "n"
+}
 resource "aws_thing" "t" {
-  size = var.size
-  name = var.name
-  y    = var.cfg.y
+  size   = var.size
+  name   = var.name
+  y      = var.cfg.y
+  kept   = var.kept
+  nulled = var.nulled
 }
 "#,
         ),
-        ("terraform.tfvars", "size = \"3\"\nname = \"t\"\n"),
+        (
+            "terraform.tfvars",
+            "size = \"3\"\nname = \"t\"\nkept = null\nnulled = null\n",
+        ),
         ("b.auto.tfvars", "name = \"c\"\n"),
         ("a.auto.tfvars", "name = \"b\"\n"),
         ("extra.tfvars", "name = \"never\"\n"),
     ]);
     assert_eq!(
         json(&p, "aws_thing.t"),
-        json!({"size": 3, "name": "c", "y": 7})
+        json!({"size": 3, "name": "c", "y": 7, "kept": "k", "nulled": null})
     );
     let files: Vec<&String> = p.files().keys().collect();
     assert_eq!(

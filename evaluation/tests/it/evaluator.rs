@@ -41,18 +41,17 @@ fn other_projects() -> Vec<(PathBuf, PathBuf)> {
     ]
     .iter()
     .map(|(dir, state)| (fixtures().join(dir), fixtures().join(state)))
-    .chain(std::iter::once((
-        stress(),
-        stress().join("terraform.tfstate"),
-    )))
+    .chain(["stress", "types"].map(|name| (data(name), data("stress/terraform.tfstate"))))
     .collect()
 }
 
-/// A project written to exercise the language: `for` expressions, templates with
-/// directives, splats, operators, module calls with `count` and `for_each`, `optional`
-/// defaults.
-fn stress() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/evaluator/stress")
+/// Projects written to exercise the language (`stress`: `for` expressions, templates with
+/// directives, splats, operators, module calls with `count` and `for_each`, instances not in
+/// the state; `types`: nested `optional` defaults, `nullable`, sets, conversions).
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/evaluator")
+        .join(name)
 }
 
 /// The differences between two values at `at`, unknowns on either side skipped.
