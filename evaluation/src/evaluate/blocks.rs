@@ -1,7 +1,7 @@
 //! A block's body as an object: its arguments evaluated, its nested blocks as lists of
 //! objects (`dynamic` blocks expanded in place), meta-arguments left out.
 
-use super::expr::{Evaluator, entries};
+use super::expr::{Evaluator, SET_DEPTH, entries};
 use super::files::attribute;
 use super::functions::{contains_unknown, is_unknown, unknown};
 use super::module::object;
@@ -60,7 +60,10 @@ fn append(out: &mut Map<String, Value>, name: &str, items: Value) {
 /// the iterator (`iterator`, or the block type's name) bound to the element's key and value.
 fn dynamic(ev: &Evaluator, block: &Block, name: &str) -> Value {
     let body = block.body();
-    let Some(Ok(collection)) = attribute(body, "for_each").map(|e| ev.eval(&e)) else {
+    let Some(expr) = attribute(body, "for_each") else {
+        return unknown();
+    };
+    let Ok(collection) = ev.eval(&expr) else {
         return unknown();
     };
     if is_unknown(&collection) || contains_unknown(&collection) && !collection.is_array() {
@@ -73,7 +76,7 @@ fn dynamic(ev: &Evaluator, block: &Block, name: &str) -> Value {
     let Some(content) = body.blocks().find(|b| b.identifier() == "content") else {
         return unknown();
     };
-    let Ok(pairs) = entries(&collection) else {
+    let Ok(pairs) = entries(&collection, ev.is_set(&expr, SET_DEPTH)) else {
         return unknown();
     };
     pairs

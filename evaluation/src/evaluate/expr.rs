@@ -28,6 +28,9 @@ pub(super) enum EvalError {
     Cycle(String),
 }
 
+/// How many locals deep [`Evaluator::is_set`] looks.
+pub(super) const SET_DEPTH: usize = 8;
+
 /// The result of evaluating an expression.
 pub(super) type Eval = Result<Value, EvalError>;
 
@@ -47,7 +50,20 @@ pub(super) trait Scope {
     /// The value of the name `root` followed by `ops` (`local` with `.name`): the scope takes
     /// as many operators as name the object it resolves.
     fn resolve(&self, root: &str, ops: &[TraversalOperator]) -> Result<Resolved, EvalError>;
+
+    /// Whether `root.name` (`local.NAME`, `var.NAME`) is written as a set: a local whose
+    /// expression makes one (looked into at most `depth` more times), a variable of a set type.
+    fn names_a_set(&self, root: &str, name: &str, depth: usize) -> bool;
 }
+
+/// The functions whose result is a set.
+const SET_FUNCTIONS: [&str; 5] = [
+    "toset",
+    "setunion",
+    "setintersection",
+    "setsubtract",
+    "setproduct",
+];
 
 /// An evaluator: the scope, the functions and the names bound by iterations (`each`,
 /// `count`, a `for` expression's variables, a `dynamic` block's iterator).
@@ -73,6 +89,29 @@ impl<'s> Evaluator<'s> {
         let mut out = self.clone();
         out.bindings.push((name.to_owned(), value));
         out
+    }
+
+    /// Whether `expr` makes a set (`toset(...)`, a local holding one, a variable of a set
+    /// type), whose elements Terraform iterates with the element as key. Values do not say:
+    /// sets are lists here.
+    pub fn is_set(&self, expr: &Expression, depth: usize) -> bool {
+        match expr {
+            Expression::FuncCall(call) => SET_FUNCTIONS.contains(&call.name.name.as_str()),
+            Expression::Parenthesis(inner) => self.is_set(inner, depth),
+            Expression::Traversal(t) => match (&t.expr, t.operators.as_slice()) {
+                (Expression::Variable(root), [TraversalOperator::GetAttr(name)]) if depth > 0 => {
+                    self.scope
+                        .names_a_set(root.as_str(), name.as_str(), depth - 1)
+                }
+                _ => false,
+            },
+            _ => false,
+        }
+    }
+
+    /// The key and value of each element of the collection `expr` evaluates to (`value`).
+    fn elements(&self, expr: &Expression, value: &Value) -> Result<Vec<(Value, Value)>, EvalError> {
+        entries(value, self.is_set(expr, SET_DEPTH))
     }
 
     /// The value of `expr`.
@@ -145,7 +184,7 @@ impl<'s> Evaluator<'s> {
             Directive::For(d) => {
                 let collection = self.eval(&d.collection_expr)?;
                 let mut out = String::new();
-                for (key, value) in entries(&collection)? {
+                for (key, value) in self.elements(&d.collection_expr, &collection)? {
                     let mut inner = self.with(d.value_var.as_str(), value);
                     if let Some(k) = &d.key_var {
                         inner = inner.with(k.as_str(), key);
@@ -323,7 +362,7 @@ impl<'s> Evaluator<'s> {
         }
         let mut list = Vec::new();
         let mut object: Map<String, Value> = Map::new();
-        for (key, value) in entries(&collection)? {
+        for (key, value) in self.elements(&f.collection_expr, &collection)? {
             let mut inner = self.with(f.value_var.as_str(), value);
             if let Some(k) = &f.key_var {
                 inner = inner.with(k.as_str(), key);
@@ -365,9 +404,11 @@ impl<'s> Evaluator<'s> {
     }
 }
 
-/// The key/index and value of each element of a collection, maps in key order.
-pub(super) fn entries(collection: &Value) -> Result<Vec<(Value, Value)>, EvalError> {
+/// The key and value of each element of a collection: a map's keys (in order), a list's
+/// indexes, a set's elements themselves.
+pub(super) fn entries(collection: &Value, set: bool) -> Result<Vec<(Value, Value)>, EvalError> {
     match collection {
+        Value::Array(items) if set => Ok(items.iter().map(|v| (v.clone(), v.clone())).collect()),
         Value::Array(items) => Ok(items
             .iter()
             .enumerate()

@@ -482,6 +482,25 @@ impl Scope for Frame<'_> {
             _ => Err(EvalError::Undefined(root.to_owned())),
         }
     }
+
+    fn names_a_set(&self, root: &str, name: &str, depth: usize) -> bool {
+        match root {
+            "local" => self
+                .module
+                .locals
+                .get(name)
+                .is_some_and(|e| self.evaluator().is_set(e, depth)),
+            "var" => self
+                .module
+                .variables
+                .get(name)
+                .and_then(|v| v.constraint.as_ref())
+                .is_some_and(
+                    |c| matches!(c, Expression::FuncCall(f) if f.name.name.as_str() == "set"),
+                ),
+            _ => false,
+        }
+    }
 }
 
 impl Frame<'_> {
@@ -505,6 +524,10 @@ struct Literal;
 impl Scope for Literal {
     fn resolve(&self, root: &str, _: &[TraversalOperator]) -> Result<Resolved, EvalError> {
         Err(EvalError::Undefined(root.to_owned()))
+    }
+
+    fn names_a_set(&self, _: &str, _: &str, _: usize) -> bool {
+        false
     }
 }
 
@@ -537,7 +560,7 @@ fn typed(value: Result<Value, EvalError>, constraint: Option<&Expression>) -> Va
 /// The keys of a known `for_each` value: a map's keys, or a set of strings' elements.
 fn for_each_keys(value: &Value) -> Option<Keys> {
     let pairs = match value {
-        Value::Object(_) => entries(value)
+        Value::Object(_) => entries(value, false)
             .ok()?
             .into_iter()
             .map(|(k, v)| Some((string_of(&k).ok()?, v)))

@@ -153,6 +153,14 @@ resource "aws_sg" "s" {
       k = e.key
     }
   }
+  dynamic "port" {
+    for_each = toset([443, 22])
+    content {
+      k = port.key
+      v = port.value
+    }
+  }
+  set_keys = [for k, v in toset(["b", "a"]) : k]
   dynamic "none" {
     for_each = []
     content {}
@@ -165,7 +173,13 @@ resource "aws_sg" "s" {
     )]);
     assert_eq!(
         json(&p, "aws_sg.s"),
-        json!({"ingress": [{"from": 1}, {"from": 22}, {"from": 443}], "egress": [{"k": "a"}]})
+        json!({
+            "ingress": [{"from": 1}, {"from": 22}, {"from": 443}],
+            "egress": [{"k": "a"}],
+            // A set's elements are their own keys.
+            "port": [{"k": 22, "v": 22}, {"k": 443, "v": 443}],
+            "set_keys": ["a", "b"],
+        })
     );
 }
 
