@@ -235,7 +235,7 @@ fn read_module(
             use hcl::edit::Span;
             let span = block.span().unwrap_or_default();
             let block = Block::from(block.clone());
-            declare(&mut module, block, &file, span, dir, keys, installed);
+            declare(&mut module, block, &file, span, dir, keys, installed)?;
         }
         files.insert(file, text);
     }
@@ -256,7 +256,11 @@ fn declare(
     dir: &str,
     keys: &[String],
     installed: &BTreeMap<String, String>,
-) {
+) -> Result<(), LoadError> {
+    let duplicate = |what: String| LoadError::Duplicate {
+        file: file.to_owned(),
+        what,
+    };
     let owned: Vec<String> = labels(&block).into_iter().map(str::to_owned).collect();
     match (block.identifier(), owned.as_slice()) {
         ("variable", [name]) => {
@@ -266,21 +270,31 @@ fn declare(
                 default: get("default"),
                 not_null: get("nullable") == Some(Expression::Bool(false)),
             };
-            module.variables.insert(name.clone(), decl);
+            if !once(&mut module.variables, name, decl) {
+                return Err(duplicate(format!("var.{name}")));
+            }
         }
         ("locals", []) => {
             for a in block.body.attributes() {
-                module.locals.insert(a.key().to_owned(), a.expr().clone());
+                if !once(&mut module.locals, a.key(), a.expr().clone()) {
+                    return Err(duplicate(format!("local.{}", a.key())));
+                }
             }
         }
         ("output", [name]) => {
-            if let Some(value) = attribute(&block.body, "value") {
-                module.outputs.insert(name.clone(), value);
+            if let Some(value) = attribute(&block.body, "value")
+                && !once(&mut module.outputs, name, value)
+            {
+                return Err(duplicate(format!("output {name}")));
             }
         }
         (kind @ ("resource" | "data"), [resource_type, name]) => {
+            let data = kind == "data";
+            if module.resource(data, resource_type, name).is_some() {
+                return Err(duplicate(format!("{kind} {resource_type}.{name}")));
+            }
             module.resources.push(ResourceDecl {
-                data: kind == "data",
+                data,
                 resource_type: resource_type.clone(),
                 name: name.clone(),
                 body: block.body,
@@ -301,11 +315,23 @@ fn declare(
             let dir = local.or_else(|| installed.get(&key.join(".")).cloned());
             if let Some(dir) = dir {
                 let body = block.body;
-                module.calls.insert(name.clone(), CallDecl { body, dir });
+                if !once(&mut module.calls, name, CallDecl { body, dir }) {
+                    return Err(duplicate(format!("module.{name}")));
+                }
             }
         }
         _ => {}
     }
+    Ok(())
+}
+
+/// Adds a named declaration; false when the name is taken.
+fn once<T>(map: &mut BTreeMap<String, T>, name: &str, value: T) -> bool {
+    if map.contains_key(name) {
+        return false;
+    }
+    map.insert(name.to_owned(), value);
+    true
 }
 
 /// The expression of a body's attribute.

@@ -15,7 +15,8 @@
 //! lacks is planned, as `terraform plan` sees it: the arguments its configuration sets are
 //! known, its other attributes unknown (the [`functions::unknown`] marker); an attribute the
 //! state's object lacks is unknown too, and so is everything computed from an unknown. An argument that fails to evaluate is
-//! unknown too; only unreadable or unparsable files fail a load.
+//! unknown too; only unreadable or unparsable files, a name declared twice in a module and
+//! values that depend on themselves fail a load.
 //!
 //! File names are relative to the root with `/` separators (`modules/app/main.tf`), the keys
 //! of [`Project::files`]; spans are byte ranges of the blocks in those texts.
@@ -55,6 +56,14 @@ pub enum LoadError {
         file: String,
         /// The parser's message.
         message: String,
+    },
+    /// A name is declared twice in one module.
+    #[error("{file}: {what} is declared twice")]
+    Duplicate {
+        /// The file of the second declaration, relative to the root.
+        file: String,
+        /// What is declared (`resource aws_s3_bucket.logs`, `local.name`).
+        what: String,
     },
     /// Values depend on themselves, as Terraform refuses.
     #[error("cycle: {}", .0.join(", "))]

@@ -405,3 +405,16 @@ fn values_that_depend_on_themselves_fail_the_load() {
     let error = Project::load(dir.path(), &state).unwrap_err();
     assert!(error.to_string().starts_with("cycle: local."), "{error}");
 }
+
+#[test]
+fn a_name_declared_twice_fails_the_load() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.tf"), "resource \"aws_r\" \"r\" {}\n").unwrap();
+    std::fs::write(dir.path().join("b.tf"), "resource \"aws_r\" \"r\" {}\n").unwrap();
+    let state = State::parse(STATE.as_bytes(), "test").unwrap();
+    let error = Project::load(dir.path(), &state).unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "b.tf: resource aws_r.r is declared twice"
+    );
+}
