@@ -14,9 +14,9 @@
 //! References to resources and data sources read the given state. An instance the state
 //! lacks is planned, as `terraform plan` sees it: the arguments its configuration sets are
 //! known, its other attributes unknown (the [`functions::unknown`] marker); an attribute the
-//! state's object lacks is unknown too, and so is everything computed from an unknown. An argument that fails to evaluate is
-//! unknown too; only unreadable or unparsable files, a name declared twice in a module and
-//! values that depend on themselves fail a load.
+//! state's object lacks is unknown too, and so is everything computed from an unknown. An
+//! argument that fails to evaluate is unknown as well; only unreadable or unparsable files, a
+//! name declared twice in a module and values that depend on themselves fail a load.
 //!
 //! File names are relative to the root with `/` separators (`modules/app/main.tf`), the keys
 //! of [`Project::files`]; spans are byte ranges of the blocks in those texts.
