@@ -6,6 +6,7 @@
 
 pub mod contender;
 pub mod dataset;
+pub mod evaluate;
 pub mod family;
 pub mod files;
 pub mod generate;

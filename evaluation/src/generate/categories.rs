@@ -5,12 +5,12 @@
 use super::change::{Change, Kind};
 use super::session::{AUTOMATION_ROLE, Session};
 use super::tags;
+use crate::evaluate::Project;
 use crate::scenario::{Category, Expect, StateDelta, Target};
 use crate::sim::{Caller, Cloud, Request, Settings};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use reconciler::terraform::config::{Project, Provenance};
 use reconciler::terraform::state::{IndexKey, Instance, Mode, PathStep, State};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -168,25 +168,13 @@ fn managed(state: &State) -> impl Iterator<Item = &Instance> {
 }
 
 /// Whether every path the change sets comes from a variable, a local, a module input or a
-/// `for_each` entry in the code.
+/// `for_each` entry in the code ([`Project::written_indirectly`]).
 fn traced(change: &Change, project: &Project) -> bool {
     !change.paths.is_empty()
-        && change.paths.iter().all(|p| {
-            project
-                .provenance(&change.address, &path_steps(p))
-                .is_some_and(|prov| indirect(&prov))
-        })
-}
-
-fn indirect(p: &Provenance) -> bool {
-    match p {
-        Provenance::Variable { .. } | Provenance::ForEach { .. } => true,
-        Provenance::ModuleInput { inner, .. } | Provenance::Local { inner, .. } => !matches!(
-            **inner,
-            Provenance::Expression { .. } | Provenance::Absent { .. }
-        ),
-        _ => false,
-    }
+        && change
+            .paths
+            .iter()
+            .all(|p| project.written_indirectly(&change.address, &path_steps(p)))
 }
 
 /// `a.0.b` as path steps.

@@ -30,8 +30,8 @@ mod tagging;
 mod tags;
 mod vpc;
 
+use crate::evaluate::Project;
 use crate::scenario::{self, Category, Scenario, ScenarioError, StateDelta};
-use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::State;
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -117,12 +117,7 @@ pub fn generate_project(
         source,
     })?;
     let digest = scenario::sha256_file(&state_path)?;
-    let options = LoadOptions {
-        var_files: Vec::new(),
-        vars: Vec::new(),
-        state: Some(&base),
-    };
-    let project = Project::load(&dir, &options).map_err(|e| GenerateError::Config {
+    let project = Project::load(&dir, &base).map_err(|e| GenerateError::Config {
         project: name.to_owned(),
         message: e.to_string(),
     })?;

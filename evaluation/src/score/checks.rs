@@ -4,11 +4,12 @@
 use super::compare::{Shape, Side, settable, show, unmanaged_when_absent};
 use super::hcl_scan::{self, Import};
 use super::report::{Report, ReportedKind, Ruled, Verdict};
+use crate::evaluate::Instance as ResourceInstance;
+/// The code as the benchmark's own Terraform evaluator loads it, which the built-in checks
+/// compare.
+pub use crate::evaluate::Project;
 use crate::scenario::{Expect, Target};
 use knowledge::schema::{Member, Presence, ProviderSchema, ResourceSchema};
-/// The code as the product's Terraform evaluator loads it, which the built-in checks compare.
-pub use reconciler::terraform::config::Project;
-use reconciler::terraform::config::{LoadOptions, ResourceInstance};
 use reconciler::terraform::state::{IndexKey, Instance, Mode, State};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -251,19 +252,9 @@ fn covers(targets: &[Target], address: &str, attribute: &str) -> bool {
         .any(|t| t.address == address && (t.attribute.is_empty() || t.attribute == attribute))
 }
 
-/// An instance attribute of evaluated code: `None` when unknown until apply.
-fn code_value(instance: &ResourceInstance, attribute: &str) -> Option<Value> {
-    match &instance.attributes {
-        reconciler::terraform::functions::Value::Object(map) => match map.get(attribute) {
-            Some(v) => v.to_json(),
-            None => Some(Value::Null),
-        },
-        _ => Some(Value::Null),
-    }
-}
-
+/// The whole object of evaluated code; null when any part is unknown until apply.
 fn code_object(instance: &ResourceInstance) -> Value {
-    instance.attributes.to_json().unwrap_or(Value::Null)
+    instance.json().unwrap_or(Value::Null)
 }
 
 struct Ctx<'a> {
@@ -315,7 +306,9 @@ impl Ctx<'_> {
                 .pre
                 .get(address.as_str())
                 .and_then(|i| i.attributes.get(attribute));
-            let got = code_value(instance, attribute).map(|v| unset_as_before(v, before, want));
+            let got = instance
+                .value(attribute)
+                .map(|v| unset_as_before(v, before, want));
             let unset = got
                 .as_ref()
                 .is_some_and(|v| v.is_null() || v == &Value::Array(Vec::new()));
@@ -415,7 +408,7 @@ impl Ctx<'_> {
                 }
             }
         }
-        if code_value(code, "id").is_none() {
+        if code.value("id").is_none() {
             problems.push(format!("{}: does not evaluate", code.address));
         }
         problems
@@ -486,7 +479,7 @@ impl Ctx<'_> {
             if self.drift.changed.contains(&drifted) {
                 continue;
             }
-            let (was, now) = (code_value(old, &key), code_value(new, &key));
+            let (was, now) = (old.value(&key), new.value(&key));
             let found = match (&was, &now) {
                 (Some(x), Some(y)) => shape
                     .difference(&key, x, y)
@@ -626,10 +619,7 @@ impl Ctx<'_> {
             (None, Some(_)) => vec![format!("{}: added to the code", target.address)],
             (Some(o), Some(n)) if target.attribute.is_empty() => self.collateral_all(o, n),
             (Some(o), Some(n)) => {
-                let (was, now) = (
-                    code_value(o, &target.attribute),
-                    code_value(n, &target.attribute),
-                );
+                let (was, now) = (o.value(&target.attribute), n.value(&target.attribute));
                 let same = match (&was, &now) {
                     (Some(x), Some(y)) => {
                         self.shape(&o.resource_type, Side::Same)
@@ -779,11 +769,7 @@ fn within(attribute: &str, expected: &str) -> bool {
 
 /// Loads a configuration with the pre-drift state; the error as text.
 pub fn load(dir: &Path, state: &State) -> Result<Project, String> {
-    let options = LoadOptions {
-        state: Some(state),
-        ..LoadOptions::default()
-    };
-    Project::load(dir, &options).map_err(|e| e.to_string())
+    Project::load(dir, state).map_err(|e| e.to_string())
 }
 
 /// Loads the patched configuration as `terraform plan` sees it: `import` blocks whose id names
@@ -869,7 +855,6 @@ fn split_key(address: &str) -> (&str, Option<IndexKey>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use reconciler::terraform::functions::Value as Config;
     use reconciler::terraform::state::IndexKey;
 
     #[test]
@@ -960,9 +945,10 @@ mod tests {
             resource_type: "aws_iam_role_policy".to_owned(),
             name: "this".to_owned(),
             index,
-            attributes: Config::Null,
+            attributes: hcl::Value::Null,
             file: "modules/fn/main.tf".to_owned(),
             span: 0..0,
+            place: Default::default(),
         }
     }
 

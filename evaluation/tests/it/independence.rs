@@ -18,22 +18,7 @@ const PRODUCT: [&str; 2] = ["reconciler", "knowledge"];
 const ALLOWED: [&str; 2] = ["reconciler::terraform::state", "knowledge::schema"];
 
 /// Files (under `evaluation/src/`) that still use more of the product, and why.
-const EXEMPT: &[(&str, &str)] = &[
-    (
-        "score/checks.rs",
-        "the built-in check evaluates the patched code with the product's Terraform evaluator \
-         (terraform::config, terraform::functions)",
-    ),
-    (
-        "generate/mod.rs",
-        "the generator loads the fixture projects with the product's Terraform evaluator",
-    ),
-    (
-        "generate/categories.rs",
-        "the generator reads where a value comes from with the product's evaluator \
-         (terraform::config::Provenance)",
-    ),
-];
+const EXEMPT: &[(&str, &str)] = &[];
 
 /// The harness, which hands each scenario to the system under test: the only file that may
 /// use `crate::contender`.

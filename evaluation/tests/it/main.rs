@@ -5,6 +5,7 @@
 
 mod agent_eval;
 mod benchmark_release;
+mod evaluator;
 mod generate;
 mod independence;
 mod score;

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use evaluation::evaluate::Project;
 use evaluation::scenario::{
     self, Category, Expect, Scenario, StateDelta, Stored, load_all, sha256_file,
 };
@@ -16,7 +17,6 @@ use evaluation::score::report::Report;
 use evaluation::score::{ScoreError, Scorer};
 use evaluation::sim::{Agent, Caller, Cloud, Request, Settings};
 use knowledge::schema::ProviderSchema;
-use reconciler::terraform::config::{LoadOptions, Project};
 use reconciler::terraform::state::State;
 use serde_json::{Value, json};
 
@@ -221,11 +221,7 @@ fn a_stale_base_state_is_a_clear_error() {
 }
 
 fn load(dir: &Path, state: &State) -> Project {
-    let options = LoadOptions {
-        state: Some(state),
-        ..LoadOptions::default()
-    };
-    Project::load(dir, &options).unwrap()
+    Project::load(dir, state).unwrap()
 }
 
 /// Copies the project and edits `main.tf` in the copy.
