@@ -1,0 +1,280 @@
+//! Route 53 records as AWS and the Terraform AWS provider (5.100) really keep them, end to
+//! end through `retrace reconcile`. Route 53 treats a name with and without its trailing dot
+//! as the same name and stores letters in lower case (ChangeResourceRecordSets'
+//! `ResourceRecordSet.Name`, "DNS domain name format" in the Route 53 guide); the provider
+//! keeps a record's `name` lower-cased without the dot, but builds its id
+//! (`ZONEID_NAME_TYPE`) from the name as the code gave it, so a record named after an ACM
+//! validation option (`resource_record_name` ends with a dot) has the dot in its id.
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use serde_json::{Value, json};
+
+const PROVIDER: &str = "provider[\"registry.terraform.io/hashicorp/aws\"]";
+const ZONE: &str = "Z0825171EXAMPLE";
+
+/// `retrace reconcile` (no `--write`) over the files, state and records: the exit code and
+/// the JSON report.
+pub(crate) fn reconcile(
+    files: &[(&str, &str)],
+    state: &Value,
+    records: Vec<Value>,
+) -> (i32, Value) {
+    let dir = common::scratch(files);
+    let state_path = dir.path().join("terraform.tfstate");
+    std::fs::write(&state_path, state.to_string()).unwrap();
+    let trail = dir.path().join("trail.json");
+    std::fs::write(&trail, json!({"Records": records}).to_string()).unwrap();
+    let output = common::retrace(&[
+        "reconcile",
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--state",
+        state_path.to_str().unwrap(),
+        "--logs",
+        trail.to_str().unwrap(),
+        "--no-record",
+        "--no-terraform",
+        "--format",
+        "json",
+    ]);
+    (output.status.code().unwrap_or(-1), common::json(&output))
+}
+
+/// A state of the zone and the given records (resource name, attributes).
+pub(crate) fn state(records: &[(&str, Value)]) -> Value {
+    let zone = json!({"mode": "managed", "type": "aws_route53_zone", "name": "main",
+        "provider": PROVIDER, "instances": [{"schema_version": 0, "attributes": {
+            "id": ZONE, "zone_id": ZONE, "name": "example.com", "comment": "Managed by Terraform",
+            "arn": format!("arn:aws:route53:::hostedzone/{ZONE}"), "force_destroy": false,
+            "name_servers": ["ns-1.awsdns-01.org"], "tags": {}, "tags_all": {},
+            "delegation_set_id": "", "vpc": []}}]});
+    let mut resources = vec![zone];
+    resources.extend(records.iter().map(|(name, attributes)| {
+        json!({"mode": "managed", "type": "aws_route53_record", "name": name,
+            "provider": PROVIDER, "instances": [{"schema_version": 2, "attributes": attributes}]})
+    }));
+    json!({"version": 4, "terraform_version": "1.11.4", "serial": 7, "lineage": "route53",
+        "outputs": {}, "resources": resources})
+}
+
+/// A simple record's attributes as the provider keeps them: `name` lower-cased without the
+/// dot, `id` built from `code_name` (the name as the code gave it, lower-cased).
+pub(crate) fn record(code_name: &str, record_type: &str, ttl: u64, records: &[&str]) -> Value {
+    let name = code_name.trim_end_matches('.').to_lowercase();
+    json!({"id": format!("{ZONE}_{}_{record_type}", code_name.to_lowercase()),
+        "zone_id": ZONE, "name": name, "fqdn": name, "type": record_type, "ttl": ttl,
+        "records": records, "set_identifier": "", "health_check_id": "", "alias": [],
+        "allow_overwrite": null, "multivalue_answer_routing_policy": null,
+        "failover_routing_policy": [], "geolocation_routing_policy": [],
+        "geoproximity_routing_policy": [], "latency_routing_policy": [],
+        "weighted_routing_policy": [], "cidr_routing_policy": []})
+}
+
+/// A CloudTrail record of bob's AWS CLI ChangeResourceRecordSets with one change, as
+/// CloudTrail logs Route 53 (lowerCamelCase, `tTL`).
+pub(crate) fn change(minute: u32, action: &str, set: Value) -> Value {
+    json!({
+        "eventVersion": "1.08",
+        "userIdentity": {"type": "IAMUser", "principalId": "AIDAEXAMPLEBOB",
+            "arn": "arn:aws:iam::123456789012:user/bob", "accountId": "123456789012",
+            "accessKeyId": "AKIAEXAMPLEBOB", "userName": "bob"},
+        "eventTime": format!("2026-11-20T10:{minute:02}:00Z"),
+        "eventSource": "route53.amazonaws.com", "eventName": "ChangeResourceRecordSets",
+        "awsRegion": "us-east-1", "sourceIPAddress": "203.0.113.9",
+        "userAgent": "aws-cli/2.15.30 md/command#route53.change-resource-record-sets",
+        "requestParameters": {"hostedZoneId": ZONE,
+            "changeBatch": {"changes": [{"action": action, "resourceRecordSet": set}]}},
+        "responseElements": {"changeInfo": {"id": "/change/C0EXAMPLE", "status": "PENDING",
+            "submittedAt": "Nov 20, 2026 10:00:00 AM"}},
+        "additionalEventData": {"Note": "Do not use to reconstruct hosted zone"},
+        "requestID": format!("req-{minute}"), "eventID": format!("evt-{minute}"),
+        "readOnly": false, "eventType": "AwsApiCall", "apiVersion": "2013-04-01",
+        "managementEvent": true, "recipientAccountId": "123456789012",
+        "eventCategory": "Management"
+    })
+}
+
+const VALIDATION_TF: &str = r#"resource "aws_route53_zone" "main" {
+  name = "example.com"
+}
+
+resource "aws_route53_record" "validation" {
+  zone_id = aws_route53_zone.main.zone_id
+  name    = "_a1b2c3d4.www.example.com."
+  type    = "CNAME"
+  ttl     = 60
+  records = ["_e5f6a7b8.xlfgrmvvlj.acm-validations.aws."]
+}
+"#;
+
+fn validation_state() -> Value {
+    let record = record(
+        "_a1b2c3d4.www.example.com.",
+        "CNAME",
+        60,
+        &["_e5f6a7b8.xlfgrmvvlj.acm-validations.aws."],
+    );
+    state(&[("validation", record)])
+}
+
+fn validation_delete(name: &str) -> Value {
+    change(
+        5,
+        "DELETE",
+        json!({"name": name, "type": "CNAME", "tTL": 60,
+            "resourceRecords": [{"value": "_e5f6a7b8.xlfgrmvvlj.acm-validations.aws."}]}),
+    )
+}
+
+/// Each delta of the report's intents: its address (or, unmanaged, its identity) and what
+/// happened to it.
+pub(crate) fn deltas(doc: &Value) -> Vec<(String, String)> {
+    doc["intents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|i| i["intent"]["deltas"].as_array().unwrap())
+        .map(|d| {
+            let name = d["address"]
+                .as_str()
+                .or(d["resource"]["identity"].as_str())
+                .unwrap();
+            (name.to_owned(), d["lifecycle"].as_str().unwrap().to_owned())
+        })
+        .collect()
+}
+
+fn deleted(name: &str) -> Vec<(String, String)> {
+    vec![(name.to_owned(), "deleted".to_owned())]
+}
+
+#[test]
+fn a_record_deleted_by_a_name_without_the_dot_its_id_keeps_is_the_managed_record() {
+    // The state's id is Z0825171EXAMPLE__a1b2c3d4.www.example.com._CNAME; the call names
+    // the record without the dot, as Route 53 allows.
+    let delete = validation_delete("_a1b2c3d4.www.example.com");
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![delete],
+    );
+    assert_eq!(
+        deltas(&doc),
+        deleted("aws_route53_record.validation"),
+        "{doc:#}"
+    );
+    // The deletion is absorbed (the policy's default): the block goes, and the drift is
+    // patched, never "nothing to do".
+    assert_eq!(code, 2, "{doc:#}");
+    let diff = doc["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.contains("-resource \"aws_route53_record\" \"validation\" {"),
+        "{diff}"
+    );
+    assert!(diff.contains("-  ttl     = 60"), "{diff}");
+    assert!(!diff.contains("-resource \"aws_route53_zone\""), "{diff}");
+}
+
+#[test]
+fn a_record_deleted_by_its_name_in_capitals_and_with_the_dot_is_the_managed_record() {
+    let delete = validation_delete("_A1B2C3D4.WWW.Example.com.");
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![delete],
+    );
+    assert_eq!(
+        deltas(&doc),
+        deleted("aws_route53_record.validation"),
+        "{doc:#}"
+    );
+    assert_eq!(code, 2, "{doc:#}");
+}
+
+#[test]
+fn a_deleted_record_no_state_holds_is_reported_as_unmanaged() {
+    // Another name in the same zone: not this project's record, and the report says so by
+    // its identity (zone, name in Route 53's form, type).
+    let delete = validation_delete("_FFFF0000.www.example.com.");
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![delete],
+    );
+    assert_eq!(
+        deltas(&doc),
+        deleted("Z0825171EXAMPLE__ffff0000.www.example.com_CNAME"),
+        "{doc:#}"
+    );
+    assert_eq!(code, 0, "{doc:#}");
+    assert!(
+        doc["diff"].as_str().unwrap_or_default().is_empty(),
+        "{doc:#}"
+    );
+}
+
+#[test]
+fn a_ttl_changed_on_a_record_whose_id_keeps_the_dot_is_absorbed_into_that_record() {
+    // The console-009/018 case: an UPSERT of the validation record's TTL (60 → 300), the
+    // name without the dot. It is the managed record, not a new one to import.
+    let upsert = change(
+        7,
+        "UPSERT",
+        json!({"name": "_a1b2c3d4.www.example.com", "type": "CNAME", "tTL": 300,
+            "resourceRecords": [{"value": "_e5f6a7b8.xlfgrmvvlj.acm-validations.aws."}]}),
+    );
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![upsert],
+    );
+    assert_eq!(
+        deltas(&doc),
+        [(
+            "aws_route53_record.validation".to_owned(),
+            "managed".to_owned()
+        )],
+        "{doc:#}"
+    );
+    assert_eq!(code, 2, "{doc:#}");
+    let diff = doc["diff"].as_str().unwrap_or_default();
+    assert!(diff.contains("-  ttl     = 60"), "{diff}");
+    assert!(diff.contains("+  ttl     = 300"), "{diff}");
+    assert!(!diff.contains("import {"), "{diff}");
+    assert!(!diff.contains("+resource"), "{diff}");
+}
+
+const ZONE_TF: &str = r#"resource "aws_route53_zone" "main" {
+  name = "example.com"
+}
+"#;
+
+#[test]
+fn a_txt_record_created_out_of_band_is_written_without_the_quotes_route53_keeps() {
+    // The console sends TXT values in double quotes, as Route 53 requires; the provider
+    // sends `"` + each of `records` + `"` and reads them back without the outer pair, so the
+    // code holds the value without them. A value over 255 characters is split into quoted
+    // strings; only the outer pair goes (the provider's documentation: `\"\"` inside).
+    let long_head = "k".repeat(255);
+    let split = format!("\"{long_head}\" \"tail\"");
+    let create = change(
+        9,
+        "CREATE",
+        json!({"name": "_verify.example.com", "type": "TXT", "tTL": 300,
+            "resourceRecords": [{"value": "\"site-verification=Qx7Y\""}, {"value": split}]}),
+    );
+    let (code, doc) = reconcile(&[("main.tf", ZONE_TF)], &state(&[]), vec![create]);
+    assert_eq!(code, 2, "{doc:#}");
+    let diff = doc["diff"].as_str().unwrap_or_default();
+    // HCL: the split value's inner quotes escaped, the verification value bare.
+    let split_line = format!("+    \"{long_head}\\\" \\\"tail\",");
+    assert!(diff.contains(&split_line), "{diff}");
+    assert!(diff.contains("+    \"site-verification=Qx7Y\","), "{diff}");
+    assert!(!diff.contains("\\\"site-verification"), "{diff}");
+    assert!(
+        diff.contains("id = \"Z0825171EXAMPLE__verify.example.com_TXT\""),
+        "{diff}"
+    );
+}
