@@ -47,6 +47,11 @@ pub enum Transform {
     /// A DNS name in the one form Route 53 names compare in ([`crate::dns::canonical_name`]:
     /// `\052.Example.com.` → `*.example.com`), as the provider keeps a record's `name`.
     DnsName,
+    /// A Route 53 record set's part of the provider's record id, after the zone:
+    /// `NAME_TYPE`, and `_SETIDENTIFIER` after it for a routing policy's record, the name as
+    /// `dns_name` gives it (`{name: "API.example.com.", type: "A", setIdentifier: "blue"}`
+    /// → `api.example.com_A_blue`).
+    RecordSetKey,
     /// The first of the values (e.g. the image of a `RunInstances` call's one instance set).
     First,
     /// Whether the path holds anything: `true` for any value (an empty XML element such as
@@ -110,6 +115,7 @@ impl Transform {
             Self::DnsName => {
                 to_string(&value).map(|s| Value::String(crate::dns::canonical_name(&s)))
             }
+            Self::RecordSetKey => record_set_key(&value).map(Value::String),
             Self::Present => Ok(Value::Bool(true)),
             Self::First => match value {
                 Value::Array(items) => Ok(items.into_iter().next().unwrap_or(Value::Null)),
@@ -173,6 +179,21 @@ fn to_set(value: Value) -> Value {
     items.sort_by_key(|v| v.to_string());
     items.dedup();
     Value::Array(items)
+}
+
+fn record_set_key(set: &Value) -> Result<String, String> {
+    let field = |name: &str| {
+        set.get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let name = field("name").ok_or("a record set without a name")?;
+    let record_type = field("type").ok_or("a record set without a type")?;
+    let key = format!("{}_{record_type}", crate::dns::canonical_name(name));
+    Ok(match field("setIdentifier") {
+        Some(set_identifier) => format!("{key}_{set_identifier}"),
+        None => key,
+    })
 }
 
 /// The values with the outer pair of double quotes of each quoted string removed.
@@ -428,6 +449,25 @@ mod tests {
             one(Transform::DnsName, json!("a.example")),
             Ok(json!("a.example"))
         );
+    }
+
+    #[test]
+    fn record_set_keys_name_the_record_as_the_provider_id_does() {
+        assert_eq!(
+            one(
+                Transform::RecordSetKey,
+                json!({"name": "API.example.com.", "type": "A", "setIdentifier": "blue"})
+            ),
+            Ok(json!("api.example.com_A_blue"))
+        );
+        assert_eq!(
+            one(
+                Transform::RecordSetKey,
+                json!({"name": "_x1.example.com", "type": "CNAME", "tTL": 60})
+            ),
+            Ok(json!("_x1.example.com_CNAME"))
+        );
+        assert!(one(Transform::RecordSetKey, json!({"type": "A"})).is_err());
     }
 
     #[test]

@@ -278,3 +278,69 @@ fn a_txt_record_created_out_of_band_is_written_without_the_quotes_route53_keeps(
         "{diff}"
     );
 }
+
+const WEIGHTED_TF: &str = r#"resource "aws_route53_zone" "main" {
+  name = "example.com"
+}
+
+resource "aws_route53_record" "blue" {
+  zone_id        = aws_route53_zone.main.zone_id
+  name           = "api.example.com"
+  type           = "A"
+  ttl            = 60
+  records        = ["192.0.2.10"]
+  set_identifier = "blue"
+
+  weighted_routing_policy {
+    weight = 90
+  }
+}
+
+resource "aws_route53_record" "green" {
+  zone_id        = aws_route53_zone.main.zone_id
+  name           = "api.example.com"
+  type           = "A"
+  ttl            = 60
+  records        = ["192.0.2.20"]
+  set_identifier = "green"
+
+  weighted_routing_policy {
+    weight = 10
+  }
+}
+"#;
+
+/// A weighted record: the provider's id ends with its set identifier.
+fn weighted(set_identifier: &str, address: &str, weight: u64) -> Value {
+    let mut attributes = record("api.example.com", "A", 60, &[address]);
+    attributes["id"] = json!(format!("{ZONE}_api.example.com_A_{set_identifier}"));
+    attributes["set_identifier"] = json!(set_identifier);
+    attributes["weighted_routing_policy"] = json!([{"weight": weight}]);
+    attributes
+}
+
+#[test]
+fn a_weighted_record_deleted_is_the_managed_record_of_its_set_identifier() {
+    let state = state(&[
+        ("blue", weighted("blue", "192.0.2.10", 90)),
+        ("green", weighted("green", "192.0.2.20", 10)),
+    ]);
+    let delete = change(
+        11,
+        "DELETE",
+        json!({"name": "api.example.com.", "type": "A", "setIdentifier": "green",
+            "weight": 10, "tTL": 60, "resourceRecords": [{"value": "192.0.2.20"}]}),
+    );
+    let (code, doc) = reconcile(&[("main.tf", WEIGHTED_TF)], &state, vec![delete]);
+    assert_eq!(deltas(&doc), deleted("aws_route53_record.green"), "{doc:#}");
+    assert_eq!(code, 2, "{doc:#}");
+    let diff = doc["diff"].as_str().unwrap_or_default();
+    assert!(
+        diff.contains("-resource \"aws_route53_record\" \"green\" {"),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("-resource \"aws_route53_record\" \"blue\""),
+        "{diff}"
+    );
+}
