@@ -344,3 +344,32 @@ fn a_weighted_record_deleted_is_the_managed_record_of_its_set_identifier() {
         "{diff}"
     );
 }
+
+#[test]
+fn an_edit_sent_as_a_delete_and_a_create_in_one_batch_takes_the_new_values() {
+    // One batch: the old record's DELETE, then the new one's CREATE, TTL 60 → 300. Reading
+    // the DELETE's values made the edit vanish ("nothing to do").
+    let mut edit = validation_delete("_a1b2c3d4.www.example.com.");
+    let changes = &mut edit["requestParameters"]["changeBatch"]["changes"];
+    let mut create = changes[0].clone();
+    create["action"] = json!("CREATE");
+    create["resourceRecordSet"]["tTL"] = json!(300);
+    changes.as_array_mut().unwrap().push(create);
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![edit],
+    );
+    assert_eq!(
+        deltas(&doc),
+        [(
+            "aws_route53_record.validation".to_owned(),
+            "managed".to_owned()
+        )],
+        "{doc:#}"
+    );
+    assert_eq!(code, 2, "{doc:#}");
+    let diff = doc["diff"].as_str().unwrap_or_default();
+    assert!(diff.contains("+  ttl     = 300"), "{diff}");
+    assert!(!diff.contains("-  records"), "{diff}");
+}
