@@ -4,7 +4,10 @@
 //! `ResourceRecordSet.Name`, "DNS domain name format" in the Route 53 guide); the provider
 //! keeps a record's `name` lower-cased without the dot, but builds its id
 //! (`ZONEID_NAME_TYPE`) from the name as the code gave it, so a record named after an ACM
-//! validation option (`resource_record_name` ends with a dot) has the dot in its id.
+//! validation option (`resource_record_name` ends with a dot) has the dot in its id. A routing
+//! policy's record adds its set identifier to the id; a TXT value Route 53 keeps in double
+//! quotes is in the provider's `records` without the outer pair; an edit may come as a DELETE
+//! and a CREATE in one batch; and a Route 53 write no rule reads is left to a person.
 #![allow(clippy::unwrap_used)]
 
 use crate::common;
@@ -16,11 +19,7 @@ const ZONE: &str = "Z0825171EXAMPLE";
 
 /// `retrace reconcile` (no `--write`) over the files, state and records: the exit code and
 /// the JSON report.
-pub(crate) fn reconcile(
-    files: &[(&str, &str)],
-    state: &Value,
-    records: Vec<Value>,
-) -> (i32, Value) {
+fn reconcile(files: &[(&str, &str)], state: &Value, records: Vec<Value>) -> (i32, Value) {
     let dir = common::scratch(files);
     let state_path = dir.path().join("terraform.tfstate");
     std::fs::write(&state_path, state.to_string()).unwrap();
@@ -43,7 +42,7 @@ pub(crate) fn reconcile(
 }
 
 /// A state of the zone and the given records (resource name, attributes).
-pub(crate) fn state(records: &[(&str, Value)]) -> Value {
+fn state(records: &[(&str, Value)]) -> Value {
     let zone = json!({"mode": "managed", "type": "aws_route53_zone", "name": "main",
         "provider": PROVIDER, "instances": [{"schema_version": 0, "attributes": {
             "id": ZONE, "zone_id": ZONE, "name": "example.com", "comment": "Managed by Terraform",
@@ -61,7 +60,7 @@ pub(crate) fn state(records: &[(&str, Value)]) -> Value {
 
 /// A simple record's attributes as the provider keeps them: `name` lower-cased without the
 /// dot, `id` built from `code_name` (the name as the code gave it, lower-cased).
-pub(crate) fn record(code_name: &str, record_type: &str, ttl: u64, records: &[&str]) -> Value {
+fn record(code_name: &str, record_type: &str, ttl: u64, records: &[&str]) -> Value {
     let name = code_name.trim_end_matches('.').to_lowercase();
     json!({"id": format!("{ZONE}_{}_{record_type}", code_name.to_lowercase()),
         "zone_id": ZONE, "name": name, "fqdn": name, "type": record_type, "ttl": ttl,
@@ -74,7 +73,7 @@ pub(crate) fn record(code_name: &str, record_type: &str, ttl: u64, records: &[&s
 
 /// A CloudTrail record of bob's AWS CLI ChangeResourceRecordSets with one change, as
 /// CloudTrail logs Route 53 (lowerCamelCase, `tTL`).
-pub(crate) fn change(minute: u32, action: &str, set: Value) -> Value {
+fn change(minute: u32, action: &str, set: Value) -> Value {
     json!({
         "eventVersion": "1.08",
         "userIdentity": {"type": "IAMUser", "principalId": "AIDAEXAMPLEBOB",
@@ -130,7 +129,7 @@ fn validation_delete(name: &str) -> Value {
 
 /// Each delta of the report's intents: its address (or, unmanaged, its identity) and what
 /// happened to it.
-pub(crate) fn deltas(doc: &Value) -> Vec<(String, String)> {
+fn deltas(doc: &Value) -> Vec<(String, String)> {
     doc["intents"]
         .as_array()
         .unwrap()
@@ -372,4 +371,29 @@ fn an_edit_sent_as_a_delete_and_a_create_in_one_batch_takes_the_new_values() {
     let diff = doc["diff"].as_str().unwrap_or_default();
     assert!(diff.contains("+  ttl     = 300"), "{diff}");
     assert!(!diff.contains("-  records"), "{diff}");
+}
+
+#[test]
+fn a_route53_write_no_rule_knows_on_the_managed_zone_is_unexplained() {
+    // EnableHostedZoneDNSSEC (HostedZoneId in the URI, logged as `hostedZoneId`): no rule
+    // reads it, so it stays a finding for a person on the zone it names, never "nothing to do".
+    let mut enable = change(13, "UPSERT", json!({}));
+    enable["eventName"] = json!("EnableHostedZoneDNSSEC");
+    enable["requestParameters"] = json!({"hostedZoneId": ZONE});
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![enable],
+    );
+    assert_eq!(code, 3, "{doc:#}");
+    let findings = doc["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{doc:#}");
+    let finding = &findings[0];
+    assert_eq!(finding["kind"], "unexplained", "{finding:#}");
+    assert_eq!(finding["api"], "EnableHostedZoneDNSSEC", "{finding:#}");
+    assert_eq!(finding["reach"], "managed", "{finding:#}");
+    assert_eq!(
+        finding["resources"][0]["address"], "aws_route53_zone.main",
+        "{finding:#}"
+    );
 }
