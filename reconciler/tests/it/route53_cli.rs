@@ -397,3 +397,25 @@ fn a_route53_write_no_rule_knows_on_the_managed_zone_is_unexplained() {
         "{finding:#}"
     );
 }
+
+#[test]
+fn a_change_naming_the_record_in_another_case_leaves_the_codes_name_alone() {
+    // The provider stores `name` lower-cased without the dot, so `_A1B2C3D4.www.example.com`
+    // and the code's `_a1b2c3d4.www.example.com.` are one name: only the TTL changes.
+    let upsert = change(
+        15,
+        "UPSERT",
+        json!({"name": "_A1B2C3D4.www.example.com", "type": "CNAME", "tTL": 300,
+            "resourceRecords": [{"value": "_e5f6a7b8.xlfgrmvvlj.acm-validations.aws."}]}),
+    );
+    let (code, doc) = reconcile(
+        &[("main.tf", VALIDATION_TF)],
+        &validation_state(),
+        vec![upsert],
+    );
+    assert_eq!(code, 2, "{doc:#}");
+    let diff = doc["diff"].as_str().unwrap_or_default();
+    assert!(diff.contains("+  ttl     = 300"), "{diff}");
+    assert!(!diff.contains("-  name"), "{diff}");
+    assert!(!diff.contains("+  name"), "{diff}");
+}
