@@ -256,6 +256,37 @@ class IdMapTest(unittest.TestCase):
             {("aws_lb.web", "update", "idle_timeout", "60", "120"), ("aws_sqs_queue_policy.jobs", "create", "", "", "")},
         )
 
+    def test_a_plan_changing_only_outputs_is_clean(self):
+        # web3tier-deletion-011's judge plan, in the shape `terraform show -json` writes: the
+        # alarm's deletion absorbed, every resource a no-op, the output that listed the
+        # deleted alarm's ARN changed. `-detailed-exitcode` exits 2 for it.
+        alarm = "arn:aws:cloudwatch:us-east-1:123456789012:alarm:"
+        plan = {
+            "resource_changes": [
+                {"address": "aws_cloudwatch_metric_alarm.cpu_high", "change": {"actions": ["no-op"]}},
+                {"address": "data.aws_caller_identity.current", "change": {"actions": ["read"]}},
+            ],
+            "output_changes": {
+                "alarm_arns": {
+                    "actions": ["update"],
+                    "before": [alarm + "web-cpu-high", alarm + "web-5xx"],
+                    "after": [alarm + "web-cpu-high"],
+                    "after_unknown": False,
+                },
+                "vpc_id": {"actions": ["no-op"], "before": "vpc-1", "after": "vpc-1"},
+            },
+        }
+        self.assertEqual(cloud_check.plan_changes(plan), set())
+        run = object.__new__(cloud_check.ProjectRun)
+        run.baseline = set()
+        run.tf = types.SimpleNamespace(plan=lambda label: (2, "", cloud_check.plan_changes(plan)))
+        self.assertEqual(run.clean_plan("judge"), (True, ""))
+        # A resource change beside the output change still fails.
+        plan["resource_changes"][0]["change"] = {"actions": ["create"]}
+        self.assertEqual(
+            run.clean_plan("judge"), (False, "aws_cloudwatch_metric_alarm.cpu_high create")
+        )
+
     def test_sample_is_stratified_and_stable(self):
         scenarios = [
             {"id": f"{p}-{c}-{i:03}", "project": p, "category": c}

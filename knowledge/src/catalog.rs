@@ -22,6 +22,11 @@ pub struct Entry {
     /// attributes matches their values joined by `/` (a group is found by `vpc-0a1/web`).
     #[serde(default)]
     pub natural_keys: Vec<Vec<String>>,
+    /// How the provider joins attributes into the type's id (Route 53's
+    /// `ZONEID_NAME_TYPE`): the state index also finds an instance by its attributes joined
+    /// that way, its DNS names in one form, whatever form its `id` keeps them in.
+    #[serde(default)]
+    pub composite_id: Option<CompositeId>,
     /// Attributes an automation changes routinely, with who changes them.
     #[serde(default)]
     pub automation_owned: Vec<Owned>,
@@ -56,6 +61,20 @@ pub struct Entry {
     /// `ExactlyOneOf`), which the schema data does not carry.
     #[serde(default)]
     pub conflict: Vec<Conflict>,
+}
+
+/// The attributes a provider id joins, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompositeId {
+    /// The attributes joined; empty ones at the end are left out, as the provider leaves out
+    /// a record's empty `set_identifier`.
+    pub attributes: Vec<String>,
+    /// What joins them, `_`.
+    pub separator: String,
+    /// Those of them that hold DNS names, compared in [`crate::dns::canonical_name`]'s form.
+    #[serde(default)]
+    pub dns_names: Vec<String>,
 }
 
 /// Two arguments of a type the provider refuses together, as its documentation lists them
@@ -244,6 +263,11 @@ impl Catalog {
             .map_or(&[], |e| e.natural_keys.as_slice())
     }
 
+    /// How the provider joins a type's id from its attributes, when it does.
+    pub fn composite_id(&self, resource_type: &str) -> Option<&CompositeId> {
+        self.entry(resource_type)?.composite_id.as_ref()
+    }
+
     /// Who owns an attribute of a type, when an automation does.
     pub fn automation_owner(&self, resource_type: &str, attribute: &str) -> Option<&Owned> {
         let entry = self.entry(resource_type)?;
@@ -345,6 +369,14 @@ fn check(entry: &Entry) -> Result<(), String> {
     if entry.natural_keys.iter().any(|k| k.is_empty()) {
         return Err("a natural key names at least one attribute".into());
     }
+    if let Some(id) = &entry.composite_id {
+        if id.attributes.is_empty() {
+            return Err("a composite id names at least one attribute".into());
+        }
+        if let Some(name) = id.dns_names.iter().find(|n| !id.attributes.contains(n)) {
+            return Err(format!("composite id: {name} is not one of its attributes"));
+        }
+    }
     if let Some(c) = entry.conflict.iter().find(|c| c.attribute == c.with) {
         return Err(format!("{} cannot conflict with itself", c.attribute));
     }
@@ -392,6 +424,32 @@ mod tests {
         );
         assert!(!catalog.is_association("aws_security_group"));
         assert!(catalog.natural_keys("aws_unknown").is_empty());
+    }
+
+    #[test]
+    fn a_composite_id_names_its_attributes_and_which_are_dns_names() {
+        let head = "service = \"route53\"\nevent_source = \"route53.amazonaws.com\"\n";
+        let text = format!(
+            "{head}\n[[resource]]\ntype = \"aws_route53_record\"\ncomposite_id = {{ attributes = [\"zone_id\", \"name\", \"type\"], separator = \"_\", dns_names = [\"name\"] }}\n"
+        );
+        let mut catalog = Catalog::default();
+        catalog.add_file("route53.toml", &text).expect("loads");
+        let id = catalog.composite_id("aws_route53_record").expect("id");
+        assert_eq!(id.attributes, ["zone_id", "name", "type"]);
+        assert_eq!(id.separator, "_");
+        assert_eq!(id.dns_names, ["name"]);
+        assert!(catalog.composite_id("aws_vpc").is_none());
+        let stray = format!(
+            "{head}\n[[resource]]\ntype = \"aws_route53_record\"\ncomposite_id = {{ attributes = [\"zone_id\"], separator = \"_\", dns_names = [\"fqdn\"] }}\n"
+        );
+        let err = Catalog::default()
+            .add_file("route53.toml", &stray)
+            .expect_err("a DNS name outside the id")
+            .to_string();
+        assert_eq!(
+            err,
+            "route53.toml:4: resource aws_route53_record: composite id: fqdn is not one of its attributes"
+        );
     }
 
     #[test]

@@ -13,6 +13,7 @@
 //!   state may manage as separate resources (the `[[resource]]` tables of the rule files).
 //! - [`coverage`] says how far the rules cover a resource type: which write APIs create,
 //!   change, delete and tag it, and which parts it needs are missing.
+//! - [`dns`] compares DNS names as Route 53 does (trailing dot, case, octal escapes).
 //! - [`defaults`] holds the AWS provider's documented argument defaults for the types retrace
 //!   creates (`data/provider-defaults.toml`), which new resource blocks leave out.
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
@@ -29,6 +30,7 @@ pub mod access;
 pub mod catalog;
 pub mod coverage;
 pub mod defaults;
+pub mod dns;
 pub mod rules;
 pub mod schema;
 pub mod signals;

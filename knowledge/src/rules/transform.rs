@@ -24,6 +24,11 @@ pub enum Transform {
     List,
     /// A set: a list sorted and with duplicates removed.
     Set,
+    /// Route 53 record values as a set, as the AWS provider keeps a record's `records`: a
+    /// value in double quotes (a TXT or SPF value, the only types whose values Route 53
+    /// keeps quoted) loses its outer pair, and only that (`"a" "b"`, a value split into
+    /// strings of 255 characters, becomes `a" "b`).
+    RecordValues,
     /// A JSON document held in a string (policies), percent-decoded first when IAM encoded it.
     Json,
     /// A lower-case string.
@@ -39,9 +44,14 @@ pub enum Transform {
     TagMap,
     /// The text after the last `/` (Route 53's `/hostedzone/Z123` → `Z123`).
     LastSegment,
-    /// A DNS name without its trailing dot (`www.example.com.` → `www.example.com`), as
-    /// Terraform writes a Route 53 record's id.
+    /// A DNS name in the one form Route 53 names compare in ([`crate::dns::canonical_name`]:
+    /// `\052.Example.com.` → `*.example.com`), as the provider keeps a record's `name`.
     DnsName,
+    /// A Route 53 record set's part of the provider's record id, after the zone:
+    /// `NAME_TYPE`, and `_SETIDENTIFIER` after it for a routing policy's record, the name as
+    /// `dns_name` gives it (`{name: "API.example.com.", type: "A", setIdentifier: "blue"}`
+    /// → `api.example.com_A_blue`).
+    RecordSetKey,
     /// The first of the values (e.g. the image of a `RunInstances` call's one instance set).
     First,
     /// Whether the path holds anything: `true` for any value (an empty XML element such as
@@ -54,7 +64,12 @@ impl Transform {
     pub fn is_collection(self) -> bool {
         matches!(
             self,
-            Self::List | Self::Set | Self::TagMap | Self::First | Self::Present
+            Self::List
+                | Self::Set
+                | Self::RecordValues
+                | Self::TagMap
+                | Self::First
+                | Self::Present
         )
     }
 
@@ -88,6 +103,7 @@ impl Transform {
             Self::Bool => to_bool(&value),
             Self::List => Ok(to_list(value)),
             Self::Set => Ok(to_set(value)),
+            Self::RecordValues => Ok(to_set(unquoted(to_list(value)))),
             Self::Json => to_json(&value),
             Self::Lower => to_string(&value).map(|s| Value::String(s.to_lowercase())),
             Self::Upper => to_string(&value).map(|s| Value::String(s.to_uppercase())),
@@ -96,8 +112,10 @@ impl Transform {
             Self::TagMap => tag_map(value).map(Value::Object),
             Self::LastSegment => to_string(&value)
                 .map(|s| Value::String(s.rsplit('/').next().unwrap_or_default().to_owned())),
-            Self::DnsName => to_string(&value)
-                .map(|s| Value::String(s.strip_suffix('.').unwrap_or(&s).to_owned())),
+            Self::DnsName => {
+                to_string(&value).map(|s| Value::String(crate::dns::canonical_name(&s)))
+            }
+            Self::RecordSetKey => record_set_key(&value).map(Value::String),
             Self::Present => Ok(Value::Bool(true)),
             Self::First => match value {
                 Value::Array(items) => Ok(items.into_iter().next().unwrap_or(Value::Null)),
@@ -161,6 +179,35 @@ fn to_set(value: Value) -> Value {
     items.sort_by_key(|v| v.to_string());
     items.dedup();
     Value::Array(items)
+}
+
+fn record_set_key(set: &Value) -> Result<String, String> {
+    let field = |name: &str| {
+        set.get(name)
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+    };
+    let name = field("name").ok_or("a record set without a name")?;
+    let record_type = field("type").ok_or("a record set without a type")?;
+    let key = format!("{}_{record_type}", crate::dns::canonical_name(name));
+    Ok(match field("setIdentifier") {
+        Some(set_identifier) => format!("{key}_{set_identifier}"),
+        None => key,
+    })
+}
+
+/// The values with the outer pair of double quotes of each quoted string removed.
+fn unquoted(values: Value) -> Value {
+    let Value::Array(items) = values else {
+        return values;
+    };
+    let strip = |item: Value| match item {
+        Value::String(text) if text.len() >= 2 && text.starts_with('"') && text.ends_with('"') => {
+            Value::String(text[1..text.len() - 1].to_owned())
+        }
+        other => other,
+    };
+    Value::Array(items.into_iter().map(strip).collect())
 }
 
 fn to_json(value: &Value) -> Result<Value, String> {
@@ -395,8 +442,59 @@ mod tests {
             Ok(json!("www.example.com"))
         );
         assert_eq!(
+            one(Transform::DnsName, json!("\\052.WWW.example.com.")),
+            Ok(json!("*.www.example.com"))
+        );
+        assert_eq!(
             one(Transform::DnsName, json!("a.example")),
             Ok(json!("a.example"))
+        );
+    }
+
+    #[test]
+    fn record_set_keys_name_the_record_as_the_provider_id_does() {
+        assert_eq!(
+            one(
+                Transform::RecordSetKey,
+                json!({"name": "API.example.com.", "type": "A", "setIdentifier": "blue"})
+            ),
+            Ok(json!("api.example.com_A_blue"))
+        );
+        assert_eq!(
+            one(
+                Transform::RecordSetKey,
+                json!({"name": "_x1.example.com", "type": "CNAME", "tTL": 60})
+            ),
+            Ok(json!("_x1.example.com_CNAME"))
+        );
+        assert!(one(Transform::RecordSetKey, json!({"type": "A"})).is_err());
+    }
+
+    #[test]
+    fn record_values_lose_the_quotes_route53_keeps_around_a_txt_value() {
+        let values = vec![
+            json!("\"v=spf1 include:_spf.example.net -all\""),
+            json!("\"k=rsa; p=first255\" \"rest\""),
+            json!("10 mx1.example.net."),
+            json!("0 issue \"amazon.com\""),
+        ];
+        assert_eq!(
+            Transform::RecordValues.apply(values, true),
+            Ok(json!([
+                "0 issue \"amazon.com\"",
+                "10 mx1.example.net.",
+                "k=rsa; p=first255\" \"rest",
+                "v=spf1 include:_spf.example.net -all"
+            ]))
+        );
+        assert_eq!(
+            Transform::RecordValues.apply(vec![json!("\"a\"")], false),
+            Ok(json!(["a"]))
+        );
+        // A lone quote is no pair (the provider strips only a first and a last character).
+        assert_eq!(
+            Transform::RecordValues.apply(vec![json!("\"")], false),
+            Ok(json!(["\""]))
         );
     }
 

@@ -22,6 +22,9 @@ fn every_entry_names_a_real_type_and_real_attributes() {
         for key in &entry.natural_keys {
             attributes.extend(key.iter().map(|a| (ty.as_str(), a.as_str())));
         }
+        if let Some(id) = &entry.composite_id {
+            attributes.extend(id.attributes.iter().map(|a| (ty.as_str(), a.as_str())));
+        }
         for owned in &entry.automation_owned {
             attributes.push((ty, &owned.attribute));
         }

@@ -42,6 +42,7 @@ mod patch_apply;
 mod patch_diff;
 mod provider_semantics_cli;
 mod reconcile_cli;
+mod route53_cli;
 mod samples;
 mod security_cli;
 mod state_index;

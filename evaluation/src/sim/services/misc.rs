@@ -239,6 +239,7 @@ fn apply_change(ctx: &mut Ctx<'_>, zone: &str, change: &Value) -> Result<(), Api
             let records: Vec<Value> = list(set.get("resourceRecords"))
                 .into_iter()
                 .filter_map(|r| r.get("value").cloned())
+                .map(|value| as_provider_reads(kind, value))
                 .collect();
             let attributes = json!({
                 "id": format!("{zone}_{name}_{kind}"),
@@ -270,6 +271,23 @@ fn apply_change(ctx: &mut Ctx<'_>, zone: &str, change: &Value) -> Result<(), Api
             "InvalidInput",
             format!("Invalid change action {other}"),
         )),
+    }
+}
+
+/// A record value as the AWS provider reads it into `records`: Route 53 keeps a TXT or SPF
+/// value in double quotes, and the provider drops the first and last of them (a value split
+/// into strings, `"a" "b"`, keeps its inner quotes: `a" "b`).
+fn as_provider_reads(kind: &str, value: Value) -> Value {
+    match value {
+        Value::String(text)
+            if matches!(kind, "TXT" | "SPF")
+                && text.len() >= 2
+                && text.starts_with('"')
+                && text.ends_with('"') =>
+        {
+            Value::String(text[1..text.len() - 1].to_owned())
+        }
+        other => other,
     }
 }
 
