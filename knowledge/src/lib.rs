@@ -15,6 +15,9 @@
 //!   change, delete and tag it, and which parts it needs are missing.
 //! - [`defaults`] holds the AWS provider's documented argument defaults for the types retrace
 //!   creates (`data/provider-defaults.toml`), which new resource blocks leave out.
+//! - [`importable`] names the resource types the AWS provider cannot import
+//!   (`data/not-importable.toml`, probed from the real provider): an object of one created
+//!   outside Terraform gets a resource block without an `import` block.
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
 //!   logging switched off, credentials created, resources shared outside the account, code
 //!   changed, remote sessions (`knowledge/signals.toml`).
@@ -29,12 +32,14 @@ pub mod access;
 pub mod catalog;
 pub mod coverage;
 pub mod defaults;
+pub mod importable;
 pub mod rules;
 pub mod schema;
 pub mod signals;
 pub mod store;
 
 pub use defaults::{Defaults, DefaultsError, ResourceDefaults};
+pub use importable::{ImportableError, NotImportable};
 pub use rules::{
     BlockChange, Extraction, FiredFlag, FlagLevel, Kind, Missing, Requires, Risk, Rule, RuleError,
     RuleSet, RuleSpec, TagChange, TagOp, Target, Transform,
