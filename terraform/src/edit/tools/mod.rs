@@ -91,6 +91,7 @@ registry! {
     UpdateBlock,
     SetTags,
     ImportResource,
+    AddResource,
     AddImport,
     RemoveResource,
     FilterForEach,
