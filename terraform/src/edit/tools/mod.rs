@@ -397,6 +397,10 @@ mod tests {
                 json!({"file": "main.tf", "resource_type": "aws_sqs_queue", "name": "q", "id": "https://sqs/q"}),
             ),
             (
+                "add_resource",
+                json!({"file": "main.tf", "resource_type": "aws_lb_target_group_attachment", "name": "t"}),
+            ),
+            (
                 "add_import",
                 json!({"file": "main.tf", "to": "module.sg.aws_security_group_rule.in[1]", "id": "sg-1_ingress_tcp_80_80_0.0.0.0/0"}),
             ),
