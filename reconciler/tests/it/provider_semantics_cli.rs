@@ -200,7 +200,11 @@ fn a_registered_target_is_declared_without_an_import_block() {
         json!({"targetGroupArn": TG_ARN, "targets": [{"id": "10.0.1.15", "port": 9443}]}),
         Value::Null,
     );
-    let (code, doc, _dir) = reconcile(&[("lb.tf", TARGETS_TF)], targets_state(), vec![register]);
+    let (code, doc, _dir) = reconcile(
+        &[("lb.tf", TARGETS_TF)],
+        targets_state(),
+        vec![register.clone()],
+    );
     assert_eq!(code, 2, "{doc}");
     let name = "lb_target_group_attachment_arn_aws_elasticloadbalancing_eu_west_1_123456789012_targetgroup_shop_api_0123456789abcdef_10_0_1_15";
     let address = format!("aws_lb_target_group_attachment.{name}");
@@ -239,6 +243,20 @@ fn a_registered_target_is_declared_without_an_import_block() {
         .find(|v| v["validator"] == "plan-check")
         .unwrap_or_else(|| panic!("{doc:#}"));
     assert_eq!(check["passed"], true, "{check:#}");
+    // A second run over the same call on the patched code has nothing to write.
+    let patched = format!(
+        "{TARGETS_TF}\nresource \"aws_lb_target_group_attachment\" \"{name}\" {{\n  target_group_arn = aws_lb_target_group.api.arn\n  target_id        = \"10.0.1.15\"\n  port             = 9443\n}}\n"
+    );
+    let (code, doc, _dir) = reconcile(&[("lb.tf", &patched)], targets_state(), vec![register]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["diff"], "", "{doc:#}");
+    let settled = doc["plan"]["settled"][0]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        settled.starts_with(&format!("already in the code: {address} declares")),
+        "{doc:#}"
+    );
 }
 
 const VPC_TF: &str = r#"variable "name" {
