@@ -16,6 +16,9 @@
 //! - [`dns`] compares DNS names as Route 53 does (trailing dot, case, octal escapes).
 //! - [`defaults`] holds the AWS provider's documented argument defaults for the types retrace
 //!   creates (`data/provider-defaults.toml`), which new resource blocks leave out.
+//! - [`importable`] names the resource types the AWS provider cannot import
+//!   (`data/not-importable.toml`, probed from the real provider): an object of one created
+//!   outside Terraform gets a resource block without an `import` block.
 //! - [`signals`] names the calls flagged for a person whatever Terraform could hold: audit
 //!   logging switched off, credentials created, resources shared outside the account, code
 //!   changed, remote sessions (`knowledge/signals.toml`).
@@ -31,12 +34,14 @@ pub mod catalog;
 pub mod coverage;
 pub mod defaults;
 pub mod dns;
+pub mod importable;
 pub mod rules;
 pub mod schema;
 pub mod signals;
 pub mod store;
 
 pub use defaults::{Defaults, DefaultsError, ResourceDefaults};
+pub use importable::{ImportableError, NotImportable};
 pub use rules::{
     BlockChange, Extraction, FiredFlag, FlagLevel, Kind, Missing, Requires, Risk, Rule, RuleError,
     RuleSet, RuleSpec, TagChange, TagOp, Target, Transform,

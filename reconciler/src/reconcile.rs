@@ -881,6 +881,11 @@ fn with_check<R>(
             touched.push(address);
         }
     }
+    let creates: Vec<String> = plan
+        .not_imported
+        .iter()
+        .map(|n| n.address.clone())
+        .collect();
     let check = Check {
         root: input.dir,
         sandbox: &input.sandbox,
@@ -891,6 +896,7 @@ fn with_check<R>(
         observed: &observed,
         touched: &touched,
         excused: &excused,
+        creates: &creates,
     };
     run(&check)
 }
@@ -1013,18 +1019,27 @@ fn imported(call: &ToolCall) -> Option<(&str, String)> {
     }
 }
 
-/// The address each created resource got in the plan.
+/// The address each created resource got in the plan: where a step imports it, or where the
+/// patch declares it without an import (a type the provider cannot import).
 fn created_addresses(plan: &Plan, deltas: &[&Delta]) -> BTreeMap<ResourceKey, String> {
+    let not_imported = plan
+        .not_imported
+        .iter()
+        .map(|n| (n.id.as_str(), n.address.clone()));
+    let declared: Vec<(&str, String)> = plan
+        .steps
+        .iter()
+        .filter_map(|s| imported(&s.call))
+        .chain(not_imported)
+        .collect();
     deltas
         .iter()
         .filter(|d| d.lifecycle == Lifecycle::Created)
         .filter_map(|d| {
-            let address = plan
-                .steps
+            let address = declared
                 .iter()
-                .filter_map(|s| imported(&s.call))
-                .find_map(|(id, address)| (id == d.resource.identity).then_some(address))?;
-            Some((d.resource.clone(), address))
+                .find_map(|(id, address)| (*id == d.resource.identity).then_some(address))?;
+            Some((d.resource.clone(), address.clone()))
         })
         .collect()
 }

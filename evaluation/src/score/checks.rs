@@ -3,6 +3,7 @@
 
 use super::compare::{Shape, Side, settable, show, unmanaged_when_absent};
 use super::hcl_scan::{self, Import};
+use super::importable::importable;
 use super::report::{Report, ReportedKind, Ruled, Verdict};
 use crate::evaluate::Instance as ResourceInstance;
 /// The code as the benchmark's own Terraform evaluator loads it, which the built-in checks
@@ -354,18 +355,22 @@ impl Ctx<'_> {
                 .filter(|i| i.mode == Mode::Managed && i.resource_type == cloud.resource_type)
                 .filter(|i| self.e.original.instance(&i.address).is_none())
                 .filter(|i| {
-                    imports.iter().any(|imp| {
-                        imp.to == i.address && imp.id.as_deref().is_some_and(|id| names(id, cloud))
-                    })
+                    !importable(&cloud.resource_type)
+                        || imports.iter().any(|imp| {
+                            imp.to == i.address
+                                && imp.id.as_deref().is_some_and(|id| names(id, cloud))
+                        })
                 })
                 .collect();
             if candidates.is_empty() {
+                let how = if importable(&cloud.resource_type) {
+                    " has an import block for it"
+                } else {
+                    " stands for it"
+                };
                 reasons.push(format!(
-                    "{} ({} {}): created in the cloud, but no new {} in the code has an import block for it",
-                    cloud.address,
-                    cloud.resource_type,
-                    cloud.attributes["id"],
-                    cloud.resource_type
+                    "{} ({} {}): created in the cloud, but no new {} in the code{how}",
+                    cloud.address, cloud.resource_type, cloud.attributes["id"], cloud.resource_type
                 ));
                 continue;
             }
@@ -378,7 +383,24 @@ impl Ctx<'_> {
                 reasons.extend(problems.into_iter().next().unwrap_or_default());
             }
         }
+        reasons.extend(self.refused_imports());
         (CheckResult::new("created-imported", reasons), imported)
+    }
+
+    /// The patch's import blocks of types the provider cannot import: `terraform plan`
+    /// stops at each, so the patch fails. Such an object is written without one, and the
+    /// next apply creates it.
+    fn refused_imports(&self) -> Vec<String> {
+        self.imports()
+            .into_iter()
+            .filter_map(|imp| {
+                let kind = type_of(&imp.to).filter(|k| !importable(k))?;
+                Some(format!(
+                    "{}: the patch imports it, but terraform plan stops: resource {kind} doesn't support import",
+                    imp.to
+                ))
+            })
+            .collect()
     }
 
     /// The problems of a new code instance against the created cloud resource.
@@ -408,7 +430,9 @@ impl Ctx<'_> {
                 }
             }
         }
-        if code.value("id").is_none() {
+        // An instance the next apply creates (a type the provider cannot import) has its id
+        // only then.
+        if code.value("id").is_none() && importable(&cloud.resource_type) {
             problems.push(format!("{}: does not evaluate", code.address));
         }
         problems

@@ -12,6 +12,7 @@ pub mod compare;
 pub mod compare_agents;
 pub mod fix_source;
 pub mod hcl_scan;
+pub mod importable;
 pub mod passk;
 pub mod provider;
 pub mod report;

@@ -10,12 +10,18 @@
 //! expects held is created again by the plan; a value of another resource that this makes
 //! unknown until apply (a certificate validation listing the recreated record's name) is the
 //! cost of restoring it, not a change of the patch, and is excused too.
+//!
+//! Terraform itself says which types the provider cannot import (`Terraform::importable`,
+//! asked once per type and oracle). An `import` block for such a type is left to the plan, as
+//! the state lacks its object, and the plan stops there as a real one does ("resource TYPE
+//! doesn't support import"); an object of such a type the drift created is what a planned
+//! create may make (written without an import, the next apply creates it).
 
 use super::checks::{Evidence, with_imports};
 use super::refreshed;
 use super::tfplan::{Change, Job, Planned, Terraform, UNKNOWN};
 use crate::scenario::Expect;
-use reconciler::terraform::state::{State, complete};
+use reconciler::terraform::state::{Instance, Mode, State, complete};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::path::Path;
@@ -40,6 +46,8 @@ pub struct TerraformVerdict {
 pub struct TerraformOracle {
     terraform: Terraform,
     judged: HashMap<(String, String), TerraformVerdict>,
+    /// Whether the provider can import each type asked about.
+    importable: HashMap<String, bool>,
 }
 
 impl TerraformOracle {
@@ -51,6 +59,7 @@ impl TerraformOracle {
         Ok(TerraformOracle {
             terraform: Terraform::find()?,
             judged: HashMap::new(),
+            importable: HashMap::new(),
         })
     }
 
@@ -73,11 +82,20 @@ impl TerraformOracle {
         verdict
     }
 
-    fn plan_once(&self, project: &str, dir: &Path, e: &Evidence) -> TerraformVerdict {
-        let mut observed = match &e.patched {
-            Ok(patched) => with_imports(patched, &refreshed(e.pre, e.post), e.post),
+    fn plan_once(&mut self, project: &str, dir: &Path, e: &Evidence) -> TerraformVerdict {
+        let patched = match &e.patched {
+            Ok(patched) => patched,
             Err(error) => return failed(format!("the patched code does not load: {error}")),
         };
+        let before = refreshed(e.pre, e.post);
+        let mut observed = with_imports(patched, &before, e.post);
+        let (imported, creates) = match self.unimportable(&before, &observed, e.pre, e.post) {
+            Ok(found) => found,
+            Err(error) => return failed(error),
+        };
+        observed
+            .instances
+            .retain(|i| !imported.contains(&i.address));
         complete(&mut observed, e.schema);
         let excused = excused(e.expect);
         let job = Job {
@@ -85,6 +103,7 @@ impl TerraformOracle {
             dir,
             state: &observed,
             excused: &excused,
+            creates: &creates,
         };
         match self.terraform.plan(&job) {
             Ok(Planned::Clean) => TerraformVerdict {
@@ -108,6 +127,50 @@ impl TerraformOracle {
             Ok(Planned::Invalid(problems)) => failed(problems),
             Err(error) => failed(error),
         }
+    }
+
+    /// Of a type the provider cannot import: the addresses `imported` gave objects at (an
+    /// import block's, which Terraform must then import itself) and the objects the drift
+    /// created (`post` beside `pre`).
+    fn unimportable(
+        &mut self,
+        before: &State,
+        imported: &State,
+        pre: &State,
+        post: &State,
+    ) -> Result<(Vec<String>, Vec<Instance>), String> {
+        let new = |state: &State, old: &State| -> Vec<Instance> {
+            state
+                .instances
+                .iter()
+                .filter(|i| i.mode == Mode::Managed)
+                .filter(|i| old.instances.iter().all(|o| o.address != i.address))
+                .cloned()
+                .collect()
+        };
+        let mut refused = Vec::new();
+        for instance in new(imported, before) {
+            if !self.importable(&instance.resource_type)? {
+                refused.push(instance.address);
+            }
+        }
+        let mut creates = Vec::new();
+        for instance in new(post, pre) {
+            if !self.importable(&instance.resource_type)? {
+                creates.push(instance);
+            }
+        }
+        Ok((refused, creates))
+    }
+
+    /// Whether the provider can import a type, asked of Terraform once per type.
+    fn importable(&mut self, resource_type: &str) -> Result<bool, String> {
+        if let Some(known) = self.importable.get(resource_type) {
+            return Ok(*known);
+        }
+        let answer = self.terraform.importable(resource_type)?;
+        self.importable.insert(resource_type.to_owned(), answer);
+        Ok(answer)
     }
 }
 

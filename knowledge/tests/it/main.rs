@@ -9,6 +9,7 @@ mod bundled;
 mod catalog;
 mod coverage;
 mod defaults;
+mod importable;
 mod rules_breadth;
 mod rules_bundled;
 mod rules_containers;

@@ -473,6 +473,7 @@ impl Bench<'_> {
             observed: self.sources.observed,
             touched: self.addresses,
             excused: &[],
+            creates: &[],
         };
         match PlanCheck::new(self.sources.project).validate(&check) {
             Ok(validation) => {

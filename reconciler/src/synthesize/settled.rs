@@ -1,5 +1,6 @@
 //! Parts of an intent the code already holds, so a second run over the same or an overlapping
-//! window writes nothing: a created resource whose id an `import` block already brings in, a
+//! window writes nothing: a created resource whose id an `import` block already brings in (or,
+//! of a type the provider cannot import, that a block of the configuration declares), a
 //! deleted resource already gone from the code (or let go by a `removed` block), and a value,
 //! nested block or tags the configuration already evaluates to.
 
@@ -43,7 +44,7 @@ impl<'a> InCode<'a> {
             imported_as: None,
         };
         match (delta.lifecycle, part) {
-            (Lifecycle::Created, _) => self.imported(delta),
+            (Lifecycle::Created, _) => self.imported(delta).or_else(|| self.declared(delta)),
             (Lifecycle::Deleted, _) => self.gone(delta.address.as_deref()?).map(plain),
             (Lifecycle::Managed, Part::Attribute(path)) => {
                 let configured = self.configured(delta)?;
@@ -116,6 +117,43 @@ impl<'a> InCode<'a> {
                 key.identity, import.to
             ),
             imported_as: Some(import.to.clone()),
+        })
+    }
+
+    /// A created resource of a type the provider cannot import (written without an `import`
+    /// block) that an instance of the configuration already declares: one of its type whose
+    /// evaluated arguments hold every value the calls gave.
+    fn declared(&self, delta: &Delta) -> Option<Settled> {
+        let key = &delta.resource;
+        let list = knowledge::NotImportable::bundled().ok()?;
+        if list.importable(&key.resource_type) {
+            return None;
+        }
+        let given: Vec<(&String, &Value)> = delta
+            .attributes
+            .iter()
+            .filter(|(path, _)| !path.contains('.'))
+            .map(|(path, change)| (path, &change.after))
+            .collect();
+        if given.is_empty() {
+            return None;
+        }
+        let instance = self
+            .project
+            .instances()
+            .filter(|i| i.resource_type == key.resource_type)
+            .find(|i| {
+                let configured = as_json(&i.attributes);
+                given.iter().all(|(path, want)| {
+                    lookup(&configured, path).is_some_and(|have| same_value(have, want))
+                })
+            })?;
+        Some(Settled {
+            reason: format!(
+                "already in the code: {} declares {} (the provider cannot import it)",
+                instance.address, key.identity
+            ),
+            imported_as: Some(instance.address.clone()),
         })
     }
 

@@ -47,6 +47,10 @@ pub struct Check<'a> {
     /// (address, attribute) pairs left alone on purpose (flagged or ignored parts); an empty
     /// attribute means the whole resource.
     pub excused: &'a [(String, String)],
+    /// Addresses of objects created outside Terraform that the patch declares without an
+    /// import (the provider cannot import their type): the observed state holds each object
+    /// at its address, and the plan creates it, setting what the object has.
+    pub creates: &'a [String],
 }
 
 /// One attribute where the configuration and the observed cloud disagree.

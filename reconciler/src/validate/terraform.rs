@@ -429,7 +429,11 @@ fn prepare(check: &Check, dir: &Path, offline: bool) -> Result<(), ValidateError
     };
     // Created resources carry only what the calls said; the provider stores every attribute
     // and sensitivity mark of the type, and a plan sees any difference as a change.
+    // An object the patch declares without an import is not in the state: the plan creates it.
     let mut observed = check.observed.clone();
+    observed
+        .instances
+        .retain(|i| !check.creates.contains(&i.address));
     if let Ok(schema) = ProviderSchema::bundled() {
         complete(&mut observed, schema);
     }
@@ -699,7 +703,8 @@ fn first_error(output: &Output) -> String {
 }
 
 /// The plan's changes as differences: on a touched resource, the attributes the plan would
-/// change (config side: the planned value, observed side: the state's); on any other resource,
+/// change (config side: the planned value, observed side: the state's), and for a create the
+/// check expects, the values it would set other than the object's; on any other resource,
 /// collateral. Excused parts (flagged or ignored on purpose) and no-op changes (imports of a
 /// resource already in the observed state, moves) are left out; sensitive values are masked.
 fn summarize(plan: &Value, check: &Check) -> (Vec<Difference>, Vec<Difference>) {
@@ -718,8 +723,12 @@ fn summarize(plan: &Value, check: &Check) -> (Vec<Difference>, Vec<Difference>) 
         if whole_excused {
             continue;
         }
-        let mut changed = changed_attributes(&change["change"]);
-        if changed.is_empty() {
+        let expected = expected_create(change, check);
+        let mut changed = match expected {
+            Some(object) => create_differences(&change["change"], object),
+            None => changed_attributes(&change["change"]),
+        };
+        if changed.is_empty() && expected.is_none() {
             // An update whose values are all equal changes sensitivity marks or private data:
             // still a planned change.
             changed.push((
@@ -754,6 +763,36 @@ fn summarize(plan: &Value, check: &Check) -> (Vec<Difference>, Vec<Difference>) 
         }
     }
     (differences, collateral)
+}
+
+/// The observed object a planned create is expected to make: at an address the patch
+/// declares without an import.
+fn expected_create<'c>(change: &Value, check: &Check<'c>) -> Option<&'c Value> {
+    let address = change["address"].as_str()?;
+    if change["change"]["actions"] != serde_json::json!(["create"])
+        || !check.creates.iter().any(|a| a == address)
+    {
+        return None;
+    }
+    check
+        .observed
+        .instances
+        .iter()
+        .find(|i| i.address == address)
+        .map(|i| &i.attributes)
+}
+
+/// Where an expected create sets a value other than the object's: the attributes whose
+/// planned value is known now (not null, not known only after apply) and differs.
+fn create_differences(change: &Value, object: &Value) -> Vec<(String, Value, Value)> {
+    let mut as_update = change.clone();
+    as_update["before"] = object.clone();
+    changed_attributes(&as_update)
+        .into_iter()
+        .filter(|(_, planned, _)| {
+            !planned.is_null() && planned.as_str() != Some("(known after apply)")
+        })
+        .collect()
 }
 
 /// The planned actions as words: `update`, `delete, create`.
@@ -852,6 +891,68 @@ mod tests {
         .unwrap()
     }
 
+    /// Worked out by hand: the provider cannot import target group attachments, so the plan
+    /// creates the one the patch declares; it sets the target the cloud has (the id known
+    /// only after apply is no difference), and a second one sets another port.
+    #[test]
+    fn an_expected_create_differs_only_where_it_sets_another_value() {
+        let attachment = |name: &str, port: u64| {
+            json!({"mode": "managed", "type": "aws_lb_target_group_attachment", "name": name,
+                "provider": "provider[\"registry.terraform.io/hashicorp/aws\"]",
+                "instances": [{"schema_version": 0, "attributes": {
+                    "id": format!("tg-{name}"), "target_group_arn": "tg", "target_id": "10.0.1.15",
+                    "port": port}}]})
+        };
+        let state = json!({"version": 4, "terraform_version": "1.11.4", "serial": 1,
+            "lineage": "x", "outputs": {}, "resources": [attachment("a", 9443), attachment("b", 80)]});
+        let observed = State::parse(state.to_string().as_bytes(), "test").unwrap();
+        let create = |name: &str| {
+            json!({"address": format!("aws_lb_target_group_attachment.{name}"),
+                "type": "aws_lb_target_group_attachment",
+                "change": {"actions": ["create"], "before": null,
+                    "after": {"target_group_arn": "tg", "target_id": "10.0.1.15", "port": 9443,
+                              "availability_zone": null},
+                    "after_unknown": {"id": true}}})
+        };
+        let plan = json!({"resource_changes": [create("a"), create("b")]});
+        let creates = vec![
+            "aws_lb_target_group_attachment.a".to_owned(),
+            "aws_lb_target_group_attachment.b".to_owned(),
+        ];
+        let changed = BTreeMap::new();
+        let sandbox = Sandbox::new(Path::new("/nonexistent"));
+        let check = Check {
+            root: Path::new("/nonexistent"),
+            sandbox: &sandbox,
+            outside: &[],
+            changed: &changed,
+            var_files: &[],
+            state: &observed,
+            observed: &observed,
+            touched: &creates,
+            excused: &[],
+            creates: &creates,
+        };
+        let (differences, collateral) = summarize(&plan, &check);
+        assert_eq!(
+            differences,
+            vec![Difference {
+                address: "aws_lb_target_group_attachment.b".into(),
+                attribute: "port".into(),
+                config: json!(9443),
+                observed: json!(80),
+            }]
+        );
+        assert!(collateral.is_empty());
+        let unexpected = Check {
+            creates: &[],
+            ..check
+        };
+        let (differences, _) = summarize(&plan, &unexpected);
+        assert_eq!(differences.len(), 2, "{differences:?}");
+        assert!(differences.iter().all(|d| d.config == json!("(created)")));
+    }
+
     #[test]
     fn a_plan_is_read_into_differences_collateral_and_excused_parts() {
         // A plan as `terraform show -json` prints it (format 1.2), worked out by hand: the
@@ -900,6 +1001,7 @@ mod tests {
             observed: &state,
             touched: &touched,
             excused: &excused,
+            creates: &[],
         };
         let (differences, collateral) = summarize(&plan, &check);
         assert_eq!(

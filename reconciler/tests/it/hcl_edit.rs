@@ -269,6 +269,38 @@ fn import_resource_appends_resource_and_import() {
     insta::assert_snapshot!(edit("import_resource", input));
 }
 
+/// The same block as `import_resource` writes, worked out by hand, and no import block.
+#[test]
+fn add_resource_appends_the_resource_alone() {
+    let input = serde_json::json!({
+        "file": "main.tf", "resource_type": "aws_lb_target_group_attachment", "name": "api_3",
+        "attributes": {"target_group_arn": "arn:tg", "target_id": "10.0.1.15", "port": 9443}
+    });
+    let out = edit("add_resource", input);
+    let added: Vec<&str> = out
+        .lines()
+        .filter(|l| l.starts_with('+') && !l.starts_with("+++"))
+        .collect();
+    assert_eq!(
+        added,
+        [
+            "+",
+            "+resource \"aws_lb_target_group_attachment\" \"api_3\" {",
+            "+  target_group_arn = \"arn:tg\"",
+            "+  target_id        = \"10.0.1.15\"",
+            "+  port             = 9443",
+            "+}",
+        ],
+        "{out}"
+    );
+    assert!(
+        out.starts_with(
+            "# added resource aws_lb_target_group_attachment.api_3 to main.tf, with no import block"
+        ),
+        "{out}"
+    );
+}
+
 #[test]
 fn remove_resource_outright() {
     let target =

@@ -187,6 +187,78 @@ fn each_registered_target_gets_its_own_id_port_and_zone() {
     }
 }
 
+/// The provider cannot import target group attachments ("resource
+/// aws_lb_target_group_attachment doesn't support import", terraform 1.11 and the provider
+/// 5.100.0): a registered target is declared by a resource block alone, the report says the
+/// next apply registers it again, and the plan check expects that create.
+#[test]
+fn a_registered_target_is_declared_without_an_import_block() {
+    let register = call(
+        "elasticloadbalancing.amazonaws.com",
+        "RegisterTargets",
+        5,
+        json!({"targetGroupArn": TG_ARN, "targets": [{"id": "10.0.1.15", "port": 9443}]}),
+        Value::Null,
+    );
+    let (code, doc, _dir) = reconcile(
+        &[("lb.tf", TARGETS_TF)],
+        targets_state(),
+        vec![register.clone()],
+    );
+    assert_eq!(code, 2, "{doc}");
+    let name = "lb_target_group_attachment_arn_aws_elasticloadbalancing_eu_west_1_123456789012_targetgroup_shop_api_0123456789abcdef_10_0_1_15";
+    let address = format!("aws_lb_target_group_attachment.{name}");
+    assert_eq!(
+        added(&doc),
+        [
+            String::new(),
+            format!("resource \"aws_lb_target_group_attachment\" \"{name}\" {{"),
+            "target_group_arn = aws_lb_target_group.api.arn".to_owned(),
+            "target_id = \"10.0.1.15\"".to_owned(),
+            "port = 9443".to_owned(),
+            "}".to_owned(),
+        ],
+        "{doc:#}"
+    );
+    let steps = doc["plan"]["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 1, "{doc:#}");
+    assert_eq!(steps[0]["tool"], "add_resource", "{doc:#}");
+    let warning = steps[0]["warning"].as_str().unwrap_or_default();
+    let apply = format!(
+        "the next terraform apply creates {address} again, repeating the call that made it (elbv2:RegisterTargets)"
+    );
+    assert!(
+        warning.contains("the AWS provider cannot import aws_lb_target_group_attachment")
+            && warning.contains(&apply),
+        "{warning}"
+    );
+    assert_eq!(
+        doc["plan"]["not_imported"][0]["address"], address,
+        "{doc:#}"
+    );
+    let check = doc["validations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["validator"] == "plan-check")
+        .unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(check["passed"], true, "{check:#}");
+    // A second run over the same call on the patched code has nothing to write.
+    let patched = format!(
+        "{TARGETS_TF}\nresource \"aws_lb_target_group_attachment\" \"{name}\" {{\n  target_group_arn = aws_lb_target_group.api.arn\n  target_id        = \"10.0.1.15\"\n  port             = 9443\n}}\n"
+    );
+    let (code, doc, _dir) = reconcile(&[("lb.tf", &patched)], targets_state(), vec![register]);
+    assert_eq!(code, 0, "{doc:#}");
+    assert_eq!(doc["diff"], "", "{doc:#}");
+    let settled = doc["plan"]["settled"][0]["reason"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        settled.starts_with(&format!("already in the code: {address} declares")),
+        "{doc:#}"
+    );
+}
+
 const VPC_TF: &str = r#"variable "name" {
   type    = string
   default = "shop"

@@ -29,11 +29,11 @@ pub use error::{EditError, Files};
 pub use instance::{Instance, selector_text};
 pub use locate::{Step, Target};
 pub use tools::{
-    AddBlock, AddCollectionEntry, AddImport, Container, EntryStep, FilterForEach, IgnoreChanges,
-    ImportResource, NewBlock, RemoveAttribute, RemoveBlock, RemoveCollectionEntry, RemoveResource,
-    ReplaceBlock, SetAttribute, SetCollectionEntry, SetModuleArgument, SetTags, SetTfvar,
-    SetVariableDefault, SwitchOff, TagMode, ThreadModuleInput, Tool, ToolCall, ToolResult,
-    ToolSpec, UpdateBlock, run_tool, tool, tool_names, tools,
+    AddBlock, AddCollectionEntry, AddImport, AddResource, Container, EntryStep, FilterForEach,
+    IgnoreChanges, ImportResource, NewBlock, RemoveAttribute, RemoveBlock, RemoveCollectionEntry,
+    RemoveResource, ReplaceBlock, SetAttribute, SetCollectionEntry, SetModuleArgument, SetTags,
+    SetTfvar, SetVariableDefault, SwitchOff, TagMode, ThreadModuleInput, Tool, ToolCall,
+    ToolResult, ToolSpec, UpdateBlock, run_tool, tool, tool_names, tools,
 };
 pub use value::{Ordered, Value};
 pub use workspace::Workspace;

@@ -8,8 +8,8 @@ use crate::intents::{BlockOp, Delta};
 use crate::policy::Part;
 use crate::synthesize::defaults::{drop_defaults, is_default};
 use crate::synthesize::edit::{
-    FilterForEach, ImportResource, NewBlock, Ordered, RemoveCollectionEntry, RemoveResource,
-    SetAttribute, SwitchOff, Target, ToolCall, Value as EditValue,
+    AddResource, FilterForEach, ImportResource, NewBlock, Ordered, RemoveCollectionEntry,
+    RemoveResource, SetAttribute, SwitchOff, Target, ToolCall, Value as EditValue,
 };
 use crate::synthesize::idiom::order;
 use crate::synthesize::place::{Removal, entry_path, joining, removal_of, split_blocks};
@@ -101,6 +101,8 @@ impl Planner<'_> {
         Some(self.entry_and_import(delta, Part::Resource, entry, joining.why))
     }
 
+    /// A new resource block for a created object, with its import block; without one, and a
+    /// warning, when the provider cannot import the type.
     pub(super) fn create(&self, delta: &Delta) -> Outcome {
         let resource_type = &delta.resource.resource_type;
         let schema = self
@@ -108,39 +110,56 @@ impl Planner<'_> {
             .ok_or_else(|| format!("no provider schema for {resource_type}"))?;
         let (attributes, blocks) = self.new_body(schema, delta);
         let name = self.new_name(delta);
-        self.created.borrow_mut().add(
-            delta.resource.identity.clone(),
-            format!("{resource_type}.{name}"),
-        );
+        let address = format!("{resource_type}.{name}");
+        let id = delta.resource.identity.clone();
+        self.created.borrow_mut().add(id.clone(), address.clone());
         let identity: Vec<String> = Catalog::bundled()
             .natural_keys(resource_type)
             .iter()
             .flatten()
             .cloned()
             .collect();
+        let file = self.idiom.file_for(resource_type, &self.new_resources_file);
+        let attributes = Ordered(
+            order(attributes, &identity)
+                .into_iter()
+                .map(|(k, v)| (k, EditValue::from_json(&v)))
+                .collect(),
+        );
+        let created = format!("{resource_type} {id} was created outside Terraform");
+        let (call, why, warning) = match self.not_importing(delta, &id, &address) {
+            Some(warning) => (
+                ToolCall::AddResource(AddResource {
+                    file,
+                    resource_type: resource_type.clone(),
+                    name,
+                    attributes,
+                    blocks,
+                }),
+                format!("{created}; declaring it keeps it managed"),
+                Some(warning),
+            ),
+            None => (
+                ToolCall::ImportResource(ImportResource {
+                    file,
+                    resource_type: resource_type.clone(),
+                    name,
+                    id,
+                    attributes,
+                    blocks,
+                }),
+                format!("{created}; importing it keeps it managed"),
+                None,
+            ),
+        };
         Ok(Step {
             intent: String::new(),
-            resource: format!("{resource_type}.{name}"),
+            resource: address,
             part: Part::Resource,
-            call: ToolCall::ImportResource(ImportResource {
-                file: self.idiom.file_for(resource_type, &self.new_resources_file),
-                resource_type: resource_type.clone(),
-                name: name.clone(),
-                id: delta.resource.identity.clone(),
-                attributes: Ordered(
-                    order(attributes, &identity)
-                        .into_iter()
-                        .map(|(k, v)| (k, EditValue::from_json(&v)))
-                        .collect(),
-                ),
-                blocks,
-            }),
-            why: format!(
-                "{} {} was created outside Terraform; importing it keeps it managed",
-                resource_type, delta.resource.identity
-            ),
+            call,
+            why,
             at_source: true,
-            warning: None,
+            warning,
         })
     }
 

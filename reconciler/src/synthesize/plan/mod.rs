@@ -24,5 +24,5 @@ mod planner;
 mod references;
 mod tags;
 
-pub use model::{Plan, Step, Unplanned};
+pub use model::{NotImported, Plan, Step, Unplanned};
 pub use planner::Planner;

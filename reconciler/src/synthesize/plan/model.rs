@@ -53,4 +53,18 @@ pub struct Plan {
     /// Parts the planner could not place that edits from elsewhere (the agent's) placed.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placed: Vec<Unplanned>,
+    /// Objects created outside Terraform that the patch declares without an `import` block,
+    /// because the AWS provider cannot import their type: the next apply creates them again.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_imported: Vec<NotImported>,
+}
+
+/// An object created outside Terraform, declared by the patch with no `import` block (the
+/// provider cannot import its type).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct NotImported {
+    /// The cloud object's id.
+    pub id: String,
+    /// The instance address the patch declares it at.
+    pub address: String,
 }

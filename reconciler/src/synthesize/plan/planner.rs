@@ -2,7 +2,7 @@
 //! ([`Planner::plan`], which sends each ruled part of an intent to the file handling it), and
 //! the helpers every kind of step uses.
 
-use super::model::{Plan, Step, Unplanned};
+use super::model::{NotImported, Plan, Step, Unplanned};
 use crate::intents::{BlockOp, Delta, Intent, Lifecycle};
 use crate::policy::{Decision, Part, Ruling};
 use crate::synthesize::edit::{
@@ -14,6 +14,7 @@ use crate::synthesize::settled::InCode;
 use crate::synthesize::tags::block_target;
 use crate::terraform::config::{DefaultTags, Project, ResourceInstance, default_tags};
 use crate::terraform::state::StateIndex;
+use knowledge::NotImportable;
 use knowledge::schema::{ProviderSchema, ResourceSchema};
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -43,6 +44,8 @@ pub struct Planner<'a> {
     pub(super) entries_removed: RefCell<Vec<(String, Container, u64)>>,
     /// The default provider's `default_tags`.
     pub(super) default_tags: Option<DefaultTags>,
+    /// The created objects the intent being planned declares without an import block.
+    pub(super) not_imported: RefCell<Vec<NotImported>>,
 }
 
 pub(super) type Outcome = Result<Step, String>;
@@ -88,6 +91,7 @@ impl<'a> Planner<'a> {
             deleting: RefCell::new(HashSet::new()),
             removals: RefCell::new(Vec::new()),
             entries_removed: RefCell::new(Vec::new()),
+            not_imported: RefCell::new(Vec::new()),
         }
     }
 
@@ -171,6 +175,8 @@ impl<'a> Planner<'a> {
                 }
             }
         }
+        plan.not_imported
+            .extend(self.not_imported.borrow_mut().drain(..));
     }
 
     fn absorb(&self, delta: &Delta, part: &Part) -> Vec<Outcome> {
@@ -273,6 +279,8 @@ pub(super) struct NewEntry {
 impl Planner<'_> {
     /// The two steps of a [`NewEntry`], for `part` of `delta`: the entry appended (`why`) and
     /// the instance it makes imported; the object's id is recorded as created at that address.
+    /// When the provider cannot import the instance's type, the entry alone, with a warning
+    /// that the next apply creates the object again.
     pub(super) fn entry_and_import(
         &self,
         delta: &Delta,
@@ -295,6 +303,9 @@ impl Planner<'_> {
             path: Vec::new(),
             value,
         });
+        if let Some(warning) = self.not_importing(delta, &id, &address) {
+            return vec![Ok(step(delta, part, add, why, true, Some(warning)))];
+        }
         let imported = format!("{id} already exists in AWS, so {address} is imported");
         let import = ToolCall::AddImport(AddImport {
             file: import_file,
@@ -306,6 +317,43 @@ impl Planner<'_> {
             Ok(step(delta, part, import, imported, true, None)),
         ]
     }
+
+    /// When the AWS provider cannot import the type of the instance at `address`, records the
+    /// object `id` as declared there without an import block and says in words what the next
+    /// apply does; `None` when the type can be imported.
+    pub(super) fn not_importing(&self, delta: &Delta, id: &str, address: &str) -> Option<String> {
+        let resource_type = address_type(address)?;
+        let list = NotImportable::bundled().ok()?;
+        if list.importable(resource_type) {
+            return None;
+        }
+        self.not_imported.borrow_mut().push(NotImported {
+            id: id.to_owned(),
+            address: address.to_owned(),
+        });
+        let calls: Vec<&str> = delta.rules.iter().map(String::as_str).collect();
+        let again = match calls.as_slice() {
+            [] => String::new(),
+            calls => format!(", repeating the call that made it ({})", calls.join(", ")),
+        };
+        Some(format!(
+            "no import block: the AWS provider cannot import {resource_type} (terraform plan stops with \"resource {resource_type} doesn't support import\"), so the next terraform apply creates {address} again{again}"
+        ))
+    }
+}
+
+/// The resource type of an instance address: `aws_lb_target_group_attachment` in
+/// `module.lb.aws_lb_target_group_attachment.api["a"]`.
+fn address_type(address: &str) -> Option<&str> {
+    let resource = if let Some(keyed) = address.strip_suffix("\"]") {
+        &keyed[..keyed.rfind("[\"")?]
+    } else if let Some(keyed) = address.strip_suffix(']') {
+        &keyed[..keyed.rfind('[')?]
+    } else {
+        address
+    };
+    let (head, _name) = resource.rsplit_once('.')?;
+    Some(head.rsplit_once('.').map_or(head, |(_, kind)| kind))
 }
 
 /// A step's warning: the ruling's (the knowledge base's `warn` flags) first, then the step's
@@ -347,6 +395,20 @@ pub(super) mod tests {
     use crate::policy::{Decision, Part, Ruling};
     use serde_json::json;
     use std::collections::{BTreeMap, BTreeSet};
+
+    #[test]
+    fn an_address_names_its_resource_type_past_modules_and_keys() {
+        assert_eq!(address_type("aws_sqs_queue.jobs"), Some("aws_sqs_queue"));
+        assert_eq!(
+            address_type("module.lb[\"a.b\"].aws_lb_target_group_attachment.api[\"x.y\"]"),
+            Some("aws_lb_target_group_attachment")
+        );
+        assert_eq!(
+            address_type("module.web.aws_security_group_rule.ingress[2]"),
+            Some("aws_security_group_rule")
+        );
+        assert_eq!(address_type("jobs"), None);
+    }
 
     fn rule(op: BlockOp, port: u16) -> BlockDelta {
         let fields = json!({"from_port": port, "to_port": port, "protocol": "tcp"});

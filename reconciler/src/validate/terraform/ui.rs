@@ -228,6 +228,7 @@ not json
             observed: &state,
             touched: &[],
             excused: &excused,
+            creates: &[],
         };
         let stream = PlanStream::read(STREAM.as_bytes());
         // The queue is excused on one attribute only: its creation must be read.

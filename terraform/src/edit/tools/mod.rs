@@ -91,6 +91,7 @@ registry! {
     UpdateBlock,
     SetTags,
     ImportResource,
+    AddResource,
     AddImport,
     RemoveResource,
     FilterForEach,
@@ -394,6 +395,10 @@ mod tests {
             (
                 "import_resource",
                 json!({"file": "main.tf", "resource_type": "aws_sqs_queue", "name": "q", "id": "https://sqs/q"}),
+            ),
+            (
+                "add_resource",
+                json!({"file": "main.tf", "resource_type": "aws_lb_target_group_attachment", "name": "t"}),
             ),
             (
                 "add_import",

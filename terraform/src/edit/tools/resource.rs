@@ -1,4 +1,4 @@
-//! Whole-resource tools: `import_resource`, `add_import`, `remove_resource` and
+//! Whole-resource tools: `import_resource`, `add_resource`, `add_import`, `remove_resource` and
 //! `ignore_changes`.
 
 use super::*;
@@ -36,33 +36,107 @@ impl Tool for ImportResource {
             attributes,
             blocks,
         } = self;
-        let tool = Self::NAME;
-        check_identifier(tool, &resource_type)?;
-        check_identifier(tool, &name)?;
-        let labels = [resource_type.clone(), name.clone()];
-        let resource = NewBlock {
-            block: "resource".to_owned(),
-            labels: labels.to_vec(),
+        let resource = NewResource {
+            file: &file,
+            resource_type: &resource_type,
+            name: &name,
             attributes,
             blocks,
         };
-        resource.check(tool)?;
-        if ws.has_block(&file, "resource", &labels)? {
-            let place = Place {
-                file,
-                address: header("resource", &labels),
-                path: String::new(),
-            };
-            return Err(impossible(&place, "the resource already exists".to_owned()));
-        }
         let import = import_block(&format!("{resource_type}.{name}"), &id);
-        let mut doc = ws.open_end(&file)?;
-        ops::append_blocks(&mut doc, &[render::block(&resource.text(), ""), import]);
-        ws.save(doc)?;
+        append_resource(Self::NAME, ws, resource, Some(import))?;
         Ok(format!(
             "added resource {resource_type}.{name} and its import block to {file}"
         ))
     }
+}
+
+/// The input of `add_resource`.
+#[derive(Debug, Clone, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddResource {
+    /// The file to append the block to.
+    pub file: String,
+    /// The resource type, e.g. `aws_lb_target_group_attachment`.
+    pub resource_type: String,
+    /// The new resource's name.
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Ordered::is_empty")]
+    /// The resource's arguments, in the order to write them.
+    pub attributes: Ordered,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// Its nested blocks.
+    pub blocks: Vec<NewBlock>,
+}
+
+impl Tool for AddResource {
+    const NAME: &'static str = "add_resource";
+    const DESCRIPTION: &'static str = "Append a resource block, without an import block, to a file: for an object created outside Terraform whose type the provider cannot import (`terraform plan` says \"resource TYPE doesn't support import\"); the next apply creates it.";
+
+    fn apply(self, ws: &mut Workspace) -> Result<String, EditError> {
+        let AddResource {
+            file,
+            resource_type,
+            name,
+            attributes,
+            blocks,
+        } = self;
+        let resource = NewResource {
+            file: &file,
+            resource_type: &resource_type,
+            name: &name,
+            attributes,
+            blocks,
+        };
+        append_resource(Self::NAME, ws, resource, None)?;
+        Ok(format!(
+            "added resource {resource_type}.{name} to {file}, with no import block"
+        ))
+    }
+}
+
+/// A resource block to append.
+struct NewResource<'a> {
+    file: &'a str,
+    resource_type: &'a str,
+    name: &'a str,
+    attributes: Ordered,
+    blocks: Vec<NewBlock>,
+}
+
+/// Appends a resource block, and `import` after it when given, to the end of its file; `tool`
+/// names the caller in errors. A resource of that type and name already in the file is an
+/// error.
+fn append_resource(
+    tool: &str,
+    ws: &mut Workspace,
+    new: NewResource<'_>,
+    import: Option<String>,
+) -> Result<(), EditError> {
+    check_identifier(tool, new.resource_type)?;
+    check_identifier(tool, new.name)?;
+    let labels = [new.resource_type.to_owned(), new.name.to_owned()];
+    let resource = NewBlock {
+        block: "resource".to_owned(),
+        labels: labels.to_vec(),
+        attributes: new.attributes,
+        blocks: new.blocks,
+    };
+    resource.check(tool)?;
+    if ws.has_block(new.file, "resource", &labels)? {
+        let place = Place {
+            file: new.file.to_owned(),
+            address: header("resource", &labels),
+            path: String::new(),
+        };
+        return Err(impossible(&place, "the resource already exists".to_owned()));
+    }
+    let mut doc = ws.open_end(new.file)?;
+    let blocks: Vec<String> = std::iter::once(render::block(&resource.text(), ""))
+        .chain(import)
+        .collect();
+    ops::append_blocks(&mut doc, &blocks);
+    ws.save(doc)
 }
 
 /// `import { to = ADDRESS  id = "..." }`.
