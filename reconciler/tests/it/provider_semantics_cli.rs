@@ -53,26 +53,7 @@ fn reconcile(
     state: Value,
     records: Vec<Value>,
 ) -> (i32, Value, tempfile::TempDir) {
-    let dir = common::scratch(files);
-    let state_path = dir.path().join("terraform.tfstate");
-    std::fs::write(&state_path, state.to_string()).unwrap();
-    let trail = dir.path().join("trail.json");
-    std::fs::write(&trail, json!({"Records": records}).to_string()).unwrap();
-    let output = common::retrace(&[
-        "reconcile",
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--state",
-        state_path.to_str().unwrap(),
-        "--logs",
-        trail.to_str().unwrap(),
-        "--no-record",
-        "--no-terraform",
-        "--format",
-        "json",
-    ]);
-    let doc = common::json(&output);
-    (output.status.code().unwrap_or(-1), doc, dir)
+    common::reconcile_records(files, &state, records)
 }
 
 /// The diff's added lines with runs of spaces collapsed (alignment aside).

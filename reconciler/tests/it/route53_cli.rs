@@ -20,25 +20,8 @@ const ZONE: &str = "Z0825171EXAMPLE";
 /// `retrace reconcile` (no `--write`) over the files, state and records: the exit code and
 /// the JSON report.
 fn reconcile(files: &[(&str, &str)], state: &Value, records: Vec<Value>) -> (i32, Value) {
-    let dir = common::scratch(files);
-    let state_path = dir.path().join("terraform.tfstate");
-    std::fs::write(&state_path, state.to_string()).unwrap();
-    let trail = dir.path().join("trail.json");
-    std::fs::write(&trail, json!({"Records": records}).to_string()).unwrap();
-    let output = common::retrace(&[
-        "reconcile",
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--state",
-        state_path.to_str().unwrap(),
-        "--logs",
-        trail.to_str().unwrap(),
-        "--no-record",
-        "--no-terraform",
-        "--format",
-        "json",
-    ]);
-    (output.status.code().unwrap_or(-1), common::json(&output))
+    let (code, doc, _dir) = common::reconcile_records(files, state, records);
+    (code, doc)
 }
 
 /// A state of the zone and the given records (resource name, attributes).

@@ -104,6 +104,35 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// `retrace reconcile --format json` (no `--write`, no store, no Terraform) over the files, a
+/// state and CloudTrail records: the exit code, the JSON report and the project directory
+/// (kept alive by the returned guard).
+pub fn reconcile_records(
+    files: &[(&str, &str)],
+    state: &serde_json::Value,
+    records: Vec<serde_json::Value>,
+) -> (i32, serde_json::Value, tempfile::TempDir) {
+    let dir = scratch(files);
+    let state_path = dir.path().join("terraform.tfstate");
+    std::fs::write(&state_path, state.to_string()).unwrap();
+    let trail = dir.path().join("trail.json");
+    std::fs::write(&trail, serde_json::json!({"Records": records}).to_string()).unwrap();
+    let output = retrace(&[
+        "reconcile",
+        "--project",
+        dir.path().to_str().unwrap(),
+        "--state",
+        state_path.to_str().unwrap(),
+        "--logs",
+        trail.to_str().unwrap(),
+        "--no-record",
+        "--no-terraform",
+        "--format",
+        "json",
+    ]);
+    (output.status.code().unwrap_or(-1), json(&output), dir)
+}
+
 /// Writes `files` (path, text) into a new temporary directory, making parent directories.
 pub fn scratch(files: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
