@@ -198,6 +198,37 @@ impl Opened {
     }
 }
 
+/// A JSON value written with every object's keys in sorted order, whichever map serde_json
+/// was built with: a build that turns on its `preserve_order` feature (any crate of the
+/// workspace may) would otherwise write keys in insertion order, and the dataset's bytes and
+/// checksums would depend on how the binary was built.
+pub struct Canonical<'a>(pub &'a Value);
+
+impl serde::Serialize for Canonical<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::{SerializeMap, SerializeSeq};
+        match self.0 {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                let mut out = serializer.serialize_map(Some(keys.len()))?;
+                for key in keys {
+                    out.serialize_entry(key, &Canonical(&map[key]))?;
+                }
+                out.end()
+            }
+            Value::Array(items) => {
+                let mut out = serializer.serialize_seq(Some(items.len()))?;
+                for item in items {
+                    out.serialize_element(&Canonical(item))?;
+                }
+                out.end()
+            }
+            other => other.serialize(serializer),
+        }
+    }
+}
+
 /// Writes records as gzip-compressed JSON Lines, all or nothing (through a temporary file).
 pub fn write_trail(path: &Path, records: &[Value]) -> Result<(), DatasetError> {
     let io = |source| DatasetError::Io {
@@ -211,7 +242,7 @@ pub fn write_trail(path: &Path, records: &[Value]) -> Result<(), DatasetError> {
         flate2::Compression::default(),
     );
     for record in records {
-        serde_json::to_writer(&mut gz, record).map_err(|e| io(e.into()))?;
+        serde_json::to_writer(&mut gz, &Canonical(record)).map_err(|e| io(e.into()))?;
         gz.write_all(b"\n").map_err(io)?;
     }
     gz.finish().and_then(|mut w| w.flush()).map_err(io)?;
@@ -298,6 +329,18 @@ fn read(path: &Path) -> Result<Vec<u8>, DatasetError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn canonical_json_sorts_every_objects_keys() {
+        let mut inner = serde_json::Map::new();
+        inner.insert("zeta".into(), json!(1));
+        inner.insert("alpha".into(), json!([{"b": 2, "a": 1}]));
+        let mut outer = serde_json::Map::new();
+        outer.insert("y".into(), Value::Object(inner));
+        outer.insert("x".into(), json!(null));
+        let text = serde_json::to_string(&Canonical(&Value::Object(outer))).unwrap();
+        assert_eq!(text, r#"{"x":null,"y":{"alpha":[{"a":1,"b":2}],"zeta":1}}"#);
+    }
 
     #[test]
     fn a_manifest_lists_every_file_and_catches_a_changed_one() {

@@ -123,7 +123,9 @@ fn export(scenarios: &[Stored], projects: &Path, root: &Path, jobs: usize) -> Re
             "id": s.id, "project": s.project, "category": s.category, "family": s.family,
             "dir": format!("scenarios/{}/{}", s.project, s.id), "records": records,
         });
-        index.push_str(&line.to_string());
+        index.push_str(&serde_json::to_string(&evaluation::dataset::Canonical(
+            &line,
+        ))?);
         index.push('\n');
     }
     std::fs::write(root.join("index.jsonl"), index)?;
