@@ -159,7 +159,8 @@ impl Terraform {
 
     /// Plans the job's project against its state; `Err` when Terraform could not judge.
     pub fn plan(&self, job: &Job<'_>) -> Result<Planned, String> {
-        if reads_aws_data_sources(job.dir) {
+        let lines = tf_lines(job.dir);
+        if reads_aws_data_sources(&lines) {
             return Err(
                 "terraform cannot judge this project: the configuration reads AWS data \
                         sources, which an offline plan cannot answer"
@@ -168,7 +169,7 @@ impl Terraform {
         }
         let scratch = tempfile::tempdir().map_err(|e| format!("no scratch directory: {e}"))?;
         let work = scratch.path();
-        let shares = aws_configurations(job.dir) <= 1;
+        let shares = aws_configurations(&lines) <= 1;
         prepare(job, work).map_err(|e| format!("cannot prepare a scratch copy: {e}"))?;
         self.working_directory(job.project, work)?;
         let mut provider = self.provider.lock().unwrap_or_else(|e| e.into_inner());
@@ -402,26 +403,31 @@ fn plugin_dirs() -> Vec<PathBuf> {
 
 /// Whether a `.tf` file of the project declares an AWS data source (an offline plan cannot
 /// read it).
-fn reads_aws_data_sources(dir: &Path) -> bool {
-    tf_lines(dir).any(|l| l.starts_with("data \"aws_"))
+fn reads_aws_data_sources(lines: &[String]) -> bool {
+    lines.iter().any(|l| l.starts_with("data \"aws_"))
 }
 
 /// How many `provider "aws"` blocks the project's `.tf` files hold.
-fn aws_configurations(dir: &Path) -> usize {
-    tf_lines(dir)
+fn aws_configurations(lines: &[String]) -> usize {
+    lines
+        .iter()
         .filter(|l| l.starts_with("provider \"aws\""))
         .count()
 }
 
-/// The lines of the project's `.tf` files (its modules' too), leading blanks trimmed.
-fn tf_lines(dir: &Path) -> impl Iterator<Item = String> {
-    tf_files(dir).into_iter().flat_map(|path| {
-        std::fs::read_to_string(path)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| l.trim_start().to_owned())
-            .collect::<Vec<_>>()
-    })
+/// The lines of the project's `.tf` files (its modules' too), leading blanks trimmed, read
+/// once per plan for the checks above.
+fn tf_lines(dir: &Path) -> Vec<String> {
+    tf_files(dir)
+        .into_iter()
+        .flat_map(|path| {
+            std::fs::read_to_string(path)
+                .unwrap_or_default()
+                .lines()
+                .map(|l| l.trim_start().to_owned())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// The `.tf` files under `dir`, `.terraform` left out.
@@ -980,13 +986,13 @@ not json
             "resource \"aws_vpc\" \"v\" {}\n",
         )
         .expect("write");
-        assert!(!reads_aws_data_sources(temp.path()));
+        assert!(!reads_aws_data_sources(&tf_lines(temp.path())));
         std::fs::write(
             temp.path().join("modules/m/main.tf"),
             "  data \"aws_caller_identity\" \"me\" {}\n",
         )
         .expect("write");
-        assert!(reads_aws_data_sources(temp.path()));
+        assert!(reads_aws_data_sources(&tf_lines(temp.path())));
     }
 
     #[test]
@@ -1003,13 +1009,13 @@ not json
             "provider \"aws\" {}\n",
         )
         .expect("write");
-        assert_eq!(aws_configurations(temp.path()), 1);
+        assert_eq!(aws_configurations(&tf_lines(temp.path())), 1);
         std::fs::write(
             temp.path().join("modules/m/main.tf"),
             "  provider \"aws\" {\n    alias = \"replica\"\n  }\n",
         )
         .expect("write");
-        assert_eq!(aws_configurations(temp.path()), 2);
+        assert_eq!(aws_configurations(&tf_lines(temp.path())), 2);
     }
 
     /// Worked out by hand: of three planned attachments, the first makes the created object

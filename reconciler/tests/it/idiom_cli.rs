@@ -68,28 +68,13 @@ fn create_queue(tags: serde_json::Value) -> serde_json::Value {
 
 /// Reconciles a CreateQueue with `tags` and returns the diff.
 fn imported(tags: serde_json::Value) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("main.tf"), MAIN).unwrap();
-    std::fs::write(dir.path().join("queues.tf"), QUEUES).unwrap();
-    let state = dir.path().join("terraform.tfstate");
-    std::fs::write(&state, deployed().to_string()).unwrap();
-    let trail = dir.path().join("trail.json");
-    std::fs::write(&trail, create_queue(tags).to_string()).unwrap();
-    let output = common::retrace(&[
-        "reconcile",
-        "--project",
-        dir.path().to_str().unwrap(),
-        "--state",
-        state.to_str().unwrap(),
-        "--logs",
-        trail.to_str().unwrap(),
-        "--no-record",
-        "--no-terraform",
-        "--format",
-        "json",
-    ]);
-    let doc = common::json(&output);
-    assert_eq!(output.status.code(), Some(2), "{doc}");
+    let records = create_queue(tags)["Records"].as_array().unwrap().clone();
+    let (code, doc, _dir) = common::reconcile_records(
+        &[("main.tf", MAIN), ("queues.tf", QUEUES)],
+        &deployed(),
+        records,
+    );
+    assert_eq!(code, 2, "{doc}");
     doc["diff"].as_str().unwrap().to_string()
 }
 
