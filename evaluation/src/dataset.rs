@@ -27,7 +27,7 @@ pub const NAME: &str = "retrace-drift";
 
 /// The dataset's version: bump it whenever a scenario, a fixture project or the background
 /// generator's output changes, so equal versions mean equal inputs.
-pub const VERSION: &str = "1.2.1";
+pub const VERSION: &str = "1.2.2";
 
 /// The manifest's file name.
 pub const MANIFEST: &str = "MANIFEST.json";

@@ -10,7 +10,9 @@
 //! A knowledge-base flag has a level. A `hold` flag flags the change. A `warn` flag (a hygiene
 //! or resilience downgrade: versioning suspended, point-in-time recovery off) decides nothing:
 //! the rest of the order decides (absorb by default) and the ruling carries the flag's reason
-//! as a warning, which the planner puts on the edit for the reviewer. `[policy]` options:
+//! as a warning, which the planner puts on the edit for the reviewer. Two kinds of flag hold
+//! whatever the policy says: a security signal holds its whole intent, and an unwritable flag
+//! (a resource created with a value CloudTrail hides) holds its resource. `[policy]` options:
 //!
 //! - `default = "absorb" | "flag" | "ignore"` — the decision when nothing else matches;
 //! - `flag_risk = "low" | "medium" | "high"` — flag every change whose rule is at least this
@@ -283,9 +285,10 @@ impl Policy {
             .deltas
             .iter()
             .map(|d| {
+                let binding = security.clone().or_else(|| unwritable_reasons(d));
                 parts(d)
                     .into_iter()
-                    .map(|part| match &security {
+                    .map(|part| match &binding {
                         Some(reason) => Ruling {
                             part,
                             decision: Decision::Flag,
@@ -437,6 +440,16 @@ fn security_reasons(intent: &Intent) -> Option<String> {
             found.push(flag);
         }
     }
+    (!found.is_empty()).then(|| reasons(&found))
+}
+
+/// The reasons of a delta's unwritable flags, joined, or `None`: the whole resource is held.
+fn unwritable_reasons(delta: &Delta) -> Option<String> {
+    let found: Vec<&Flag> = delta
+        .flags
+        .iter()
+        .filter(|f| f.level == FlagLevel::Unwritable)
+        .collect();
     (!found.is_empty()).then(|| reasons(&found))
 }
 
@@ -682,6 +695,34 @@ reason = "absorb everything"
         }
         let alone = intent("aws_iam_user", "path", Risk::Low, &[]);
         assert_eq!(decision(&p, &alone).0, Decision::Absorb);
+    }
+
+    #[test]
+    fn an_unwritable_creation_is_held_whatever_the_policy_says_and_only_it() {
+        let config: PolicyConfig = toml::from_str(
+            r#"
+rule_flags = false
+[[rule]]
+decision = "absorb"
+reason = "absorb everything"
+"#,
+        )
+        .expect("parses");
+        let p = Policy::new(config).expect("policy");
+        let hidden = Flag {
+            reason: "created with the parameter's value, which CloudTrail does not record".into(),
+            level: FlagLevel::Unwritable,
+        };
+        let mut both = intent("aws_ssm_parameter", "type", Risk::Medium, &[hidden]);
+        both.deltas
+            .extend(intent("aws_iam_user", "path", Risk::Low, &[]).deltas);
+        let decided = p.decide(&both, &no_state());
+        assert_eq!(decided[0][0].decision, Decision::Flag);
+        assert_eq!(
+            decided[0][0].reason,
+            "created with the parameter's value, which CloudTrail does not record"
+        );
+        assert_eq!(decided[1][0].decision, Decision::Absorb);
     }
 
     #[test]

@@ -510,6 +510,20 @@ fn siblings<'a>(base: &'a State, instance: &'a Instance) -> impl Iterator<Item =
     })
 }
 
+/// The resources created with a value CloudTrail hides, of the types the changes marked so
+/// are about: a person must write them.
+fn held_creations(base: &State, all: &[Target], changes: &[Change]) -> Vec<Target> {
+    all.iter()
+        .filter(|t| t.attribute.is_empty() && managed(base).all(|i| i.address != t.address))
+        .filter(|t| {
+            changes
+                .iter()
+                .any(|c| c.hides_values && type_of(&c.address) == type_of(&t.address))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Whether `instance` is one of several instances of a `count` resource.
 fn counted_among_others(base: &State, instance: &Instance) -> bool {
     matches!(instance.index, Some(IndexKey::Int(_))) && siblings(base, instance).count() > 1
@@ -610,6 +624,7 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         _ => Vec::new(),
     };
     let flag = merged(flag, held_deletions(base, delta));
+    let flag = merged(flag, held_creations(base, &all, changes));
     let owned: BTreeSet<(String, String)> = changes
         .iter()
         .flat_map(|c| c.owned.iter().map(|o| (c.address.clone(), (*o).to_owned())))

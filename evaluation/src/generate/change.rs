@@ -43,6 +43,10 @@ pub struct Change {
     /// Resource types the change creates that belong to no workspace: nothing links them to
     /// the project, and neither their tags nor their names are the project's.
     pub unowned: Vec<&'static str>,
+    /// Whether the calls create a resource with a value CloudTrail records as hidden (a
+    /// parameter's value): code without it would not describe the resource, so a person must
+    /// write it and the creation is held.
+    pub hides_values: bool,
 }
 
 impl Change {
@@ -66,6 +70,7 @@ impl Change {
             runbook: None,
             owned: Vec::new(),
             unowned: Vec::new(),
+            hides_values: false,
         }
     }
 
@@ -84,6 +89,12 @@ impl Change {
     /// The same, creating resources of these types that belong to no workspace.
     pub fn unowned(mut self, types: &[&'static str]) -> Change {
         self.unowned = types.to_vec();
+        self
+    }
+
+    /// The same, marked as creating a resource with a value CloudTrail hides.
+    pub fn hides_values(mut self) -> Change {
+        self.hides_values = true;
         self
     }
 

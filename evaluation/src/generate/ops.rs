@@ -442,7 +442,9 @@ pub fn creations(all: &[Instance]) -> Vec<Change> {
     out
 }
 
-/// A new String parameter beside an existing one.
+/// A new String parameter beside an existing one. CloudTrail never records a parameter's
+/// value, so the creation is held for a person: the AWS provider needs one of `value`,
+/// `insecure_value` or `value_wo` to plan it.
 fn new_parameter(instance: &Instance) -> Option<Change> {
     let name = text(instance, "name");
     let (path, _) = name.rsplit_once('/')?;
@@ -459,7 +461,8 @@ fn new_parameter(instance: &Instance) -> Option<Change> {
                 json!({"name": new, "type": "String", "value": "off"}),
             )],
         )
-        .kind(Kind::Create),
+        .kind(Kind::Create)
+        .hides_values(),
     )
 }
 

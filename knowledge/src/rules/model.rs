@@ -487,6 +487,10 @@ pub enum FlagLevel {
     /// security signal fired on the call (audit logging off, a credential created, a resource
     /// shared outside the account; see `knowledge/signals.toml`).
     Security,
+    /// The change cannot be written into the code as it was made, so the whole resource is
+    /// held whatever the policy says: it was created with a value CloudTrail does not record
+    /// (a parameter's value, a function's code), and code without it would not describe it.
+    Unwritable,
 }
 
 impl FlagLevel {

@@ -194,6 +194,10 @@ impl<'a> Resolver<'a> {
             let mut flags = standing_flags(extraction, state);
             flags.extend(security.iter().cloned());
             for change in changes(extraction, target, address.is_some(), state) {
+                let mut flags = flags.clone();
+                if matches!(change, Change::Create { .. }) {
+                    flags.extend(hidden_at_creation(extraction));
+                }
                 effects.push(Effect {
                     evidence: evidence.clone(),
                     resource: resource.clone(),
@@ -201,7 +205,7 @@ impl<'a> Resolver<'a> {
                     change,
                     rule: extraction.rule_id.clone(),
                     risk: extraction.risk,
-                    flags: flags.clone(),
+                    flags,
                     summary: extraction.summary.clone(),
                     mentions: mentions.clone(),
                     allocates: allocates.clone(),
@@ -278,6 +282,19 @@ fn merge(list: &mut Vec<Touched>, more: Vec<Touched>) {
         }
     }
     list.sort_by_key(|t| t.address.is_none());
+}
+
+/// The flag that holds a resource created with values CloudTrail does not record: code
+/// without them would not describe it (a parameter without its value does not even plan).
+fn hidden_at_creation(extraction: &Extraction) -> Option<Flag> {
+    (!extraction.hidden.is_empty()).then(|| Flag {
+        reason: format!(
+            "created with {}, which CloudTrail does not record: retrace cannot write this \
+             resource into the code; write it by hand",
+            extraction.hidden.join(" and ")
+        ),
+        level: FlagLevel::Unwritable,
+    })
 }
 
 /// The extraction's flags that stand against the target's state attributes (`state`, when

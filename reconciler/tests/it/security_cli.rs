@@ -426,6 +426,50 @@ fn redacted_values_are_reported_for_a_person_and_stay_out_of_code_and_report() {
 }
 
 #[test]
+fn a_parameter_created_with_a_hidden_value_is_held_whatever_the_policy_says() {
+    let s = security();
+    // A policy that absorbs everything it may: the creation is held all the same, since code
+    // without the parameter's value would not even plan.
+    fs::write(
+        s.project.join("retrace.toml"),
+        "[policy]\nrule_flags = false\n\n[[policy.rule]]\ndecision = \"absorb\"\nreason = \"absorb everything\"\n",
+    )
+    .unwrap();
+    let before = files(&s.project);
+    let (code, doc) = run(&s, &trail("created-parameter"));
+    assert_eq!(code, 3, "{doc}");
+    assert_eq!(
+        files(&s.project),
+        before,
+        "no parameter or import block written"
+    );
+    let kinds: Vec<(String, String)> = findings(&doc)
+        .into_iter()
+        .map(|(kind, api, _, _)| (kind, api))
+        .collect();
+    assert_eq!(
+        kinds,
+        [("hidden-value".to_owned(), "PutParameter".to_owned())]
+    );
+    let rulings = rulings(&doc);
+    assert!(!rulings.is_empty(), "{doc}");
+    assert!(
+        rulings
+            .iter()
+            .all(|(name, decision)| name == "/orders/maintenance-mode" && decision == "flag"),
+        "{rulings:?}"
+    );
+    let reason = doc["intents"][0]["rulings"][0][0]["reason"]
+        .as_str()
+        .unwrap();
+    assert!(
+        reason.contains("created with the parameter's value, which CloudTrail does not record"),
+        "{reason}"
+    );
+    assert!(doc["plan"]["steps"].as_array().unwrap().is_empty());
+}
+
+#[test]
 fn escape_sequences_and_direction_overrides_never_reach_the_terminal_or_the_code() {
     // The tag trail with a user agent carrying a colour escape and a tag value carrying a
     // right-to-left override, as an intruder could send them.
