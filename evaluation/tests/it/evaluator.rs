@@ -1,29 +1,13 @@
 //! The benchmark's own Terraform evaluator against the product's, on every fixture project
 //! with its state: the same instances, files, spans and attributes (a value one side does
 //! not know is not compared), and the same answer to where a generated change's values are
-//! written. Every difference is listed; those found to be the product's faults are in
-//! [`PRODUCT_FAULTS`], each with a minimal example, and must keep occurring.
+//! written. Every difference is listed.
 
 use evaluation::evaluate::{Instance, Project, functions::is_unknown};
 use reconciler::terraform::config::{self, LoadOptions, Provenance};
 use reconciler::terraform::functions::Value as Theirs;
 use reconciler::terraform::state::{PathStep, State};
 use std::path::{Path, PathBuf};
-
-/// Differences that are the product's faults, by prefix, with what Terraform does.
-const PRODUCT_FAULTS: &[(&str, &str)] = &[
-    (
-        "types: aws_sg.s.ingress.",
-        "`locals { nums = toset([443, 22, 80]) }` and `dynamic \"ingress\" { for_each = \
-         local.nums content { k = ingress.key } }`: the product gives each block the \
-         element's index as `ingress.key`; Terraform gives the element itself (a set's keys \
-         are its values)",
-    ),
-    (
-        "types: aws_sg.s.egress.",
-        "the same over `toset([\"b\", \"a\"])`",
-    ),
-];
 
 /// The repository's `fixtures/` directory.
 fn fixtures() -> PathBuf {
@@ -85,7 +69,7 @@ fn differences(at: &str, ours: &hcl::Value, theirs: &Theirs, out: &mut Vec<Strin
                 }
             }
         }
-        (hcl::Value::Array(a), Theirs::List(b)) if a.len() == b.len() => {
+        (hcl::Value::Array(a), Theirs::List(b) | Theirs::Set(b)) if a.len() == b.len() => {
             for (n, (x, y)) in a.iter().zip(b).enumerate() {
                 differences(&format!("{at}.{n}"), x, y, out);
             }
@@ -225,21 +209,5 @@ fn our_evaluator_agrees_with_the_products_on_the_other_fixture_projects() {
         .iter()
         .flat_map(|p| project_differences(p, &mut compared, &mut indirect))
         .collect();
-    let fault = |d: &String| {
-        PRODUCT_FAULTS
-            .iter()
-            .any(|(prefix, _)| d.starts_with(prefix))
-    };
-    let unexplained: Vec<&String> = all.iter().filter(|d| !fault(d)).collect();
-    assert!(
-        unexplained.is_empty(),
-        "{} differences:\n{unexplained:#?}",
-        unexplained.len()
-    );
-    for (prefix, _) in PRODUCT_FAULTS {
-        assert!(
-            all.iter().any(|d| d.starts_with(prefix)),
-            "{prefix} no longer differs: take it off PRODUCT_FAULTS"
-        );
-    }
+    assert!(all.is_empty(), "{} differences:\n{all:#?}", all.len());
 }

@@ -102,7 +102,7 @@ pub fn separate_rule(
     let inline = ["ingress", "egress"]
         .iter()
         .any(|kind| match config.get(*kind) {
-            Some(Evaluated::List(blocks)) => !blocks.is_empty(),
+            Some(Evaluated::List(blocks) | Evaluated::Set(blocks)) => !blocks.is_empty(),
             Some(Evaluated::Unknown) => true,
             _ => false,
         });

@@ -183,7 +183,9 @@ fn as_json(value: &Evaluated) -> Value {
         Evaluated::Bool(b) => Value::Bool(*b),
         Evaluated::Number(n) => serde_json::Number::from_f64(*n).map_or(Value::Null, Value::Number),
         Evaluated::String(s) => Value::String(s.clone()),
-        Evaluated::List(items) => Value::Array(items.iter().map(as_json).collect()),
+        Evaluated::List(items) | Evaluated::Set(items) => {
+            Value::Array(items.iter().map(as_json).collect())
+        }
         Evaluated::Object(map) => {
             Value::Object(map.iter().map(|(k, v)| (k.clone(), as_json(v))).collect())
         }

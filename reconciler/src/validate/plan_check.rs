@@ -151,7 +151,9 @@ fn compare_value(config: &Config, observed: &Value, path: &str, out: &mut Found)
         return;
     }
     match config {
-        Config::List(items) if items.iter().any(|i| matches!(i, Config::Object(_))) => {
+        Config::List(items) | Config::Set(items)
+            if items.iter().any(|i| matches!(i, Config::Object(_))) =>
+        {
             if !blocks_match(items, observed) {
                 out.push((
                     path.to_owned(),

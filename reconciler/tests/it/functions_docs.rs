@@ -203,11 +203,12 @@ fn check_in(scope: &EvalScope, cases: &[(&str, &str)]) {
     );
 }
 
-/// Equality with a tolerance for floating point noise in numbers.
+/// Equality with a tolerance for floating point noise in numbers; a set is compared, element
+/// by element in its order, with the list the documentation prints for it.
 fn same(got: &Value, want: &Value) -> bool {
     match (got, want) {
         (Value::Number(a), Value::Number(b)) => (a - b).abs() <= 1e-9 * b.abs().max(1.0),
-        (Value::List(a), Value::List(b)) => {
+        (Value::List(a) | Value::Set(a), Value::List(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|(x, y)| same(x, y))
         }
         (Value::Object(a), Value::Object(b)) => {

@@ -159,7 +159,7 @@ fn for_each_keys(for_each: Value) -> Result<Vec<Key>, KeysError> {
     };
     match for_each {
         Value::Object(map) => Ok(map.into_iter().map(|(k, v)| key(k, v)).collect()),
-        Value::List(items) => items
+        Value::List(items) | Value::Set(items) => items
             .into_iter()
             .map(|item| match item {
                 Value::String(s) => Ok(key(s.clone(), Value::String(s))),
@@ -214,10 +214,12 @@ pub(super) struct Nested<'b> {
 pub(super) struct Iteration {
     /// The iterator's name.
     pub name: String,
-    /// The element's key: a map key, or a list position.
+    /// The element's key: a map key, a list position, or a set's element itself.
     pub key: Value,
     /// The element.
     pub value: Value,
+    /// Whether the collection is a set, whose elements are their own keys.
+    pub in_set: bool,
 }
 
 impl Nested<'_> {
@@ -279,29 +281,20 @@ pub(super) fn nested<'b>(
         let subject = format!("{owner} dynamic \"{label}\"")
             .trim_start()
             .to_owned();
-        let elements = match eval(&for_each.value, scope, place, &subject, diagnostics) {
-            Value::Object(map) => map
-                .into_iter()
-                .map(|(k, v)| (Value::String(k), v))
-                .collect(),
-            Value::List(items) => items
-                .into_iter()
-                .enumerate()
-                .map(|(i, v)| (Value::Number(i as f64), v))
-                .collect(),
-            other => {
-                diagnostics.push(Diagnostic {
-                    file: place.file.to_string(),
-                    line: line_of(place.text, block.span().unwrap_or_default().start),
-                    subject,
-                    message: match other {
-                        Value::Unknown => format!("{}{}", DYNAMIC_UNKNOWN.0, DYNAMIC_UNKNOWN.1),
-                        other => format!("for_each is {other}, not a collection; block left out"),
-                    },
-                });
-                Vec::new()
-            }
-        };
+        let collection = eval(&for_each.value, scope, place, &subject, diagnostics);
+        let in_set = matches!(collection, Value::Set(_));
+        let elements = collection.entries().unwrap_or_else(|| {
+            diagnostics.push(Diagnostic {
+                file: place.file.to_string(),
+                line: line_of(place.text, block.span().unwrap_or_default().start),
+                subject,
+                message: match collection {
+                    Value::Unknown => format!("{}{}", DYNAMIC_UNKNOWN.0, DYNAMIC_UNKNOWN.1),
+                    other => format!("for_each is {other}, not a collection; block left out"),
+                },
+            });
+            Vec::new()
+        });
         let name = iterator_name(block);
         out.extend(elements.into_iter().map(|(key, value)| Nested {
             kind: label.clone(),
@@ -312,6 +305,7 @@ pub(super) fn nested<'b>(
                 name: name.clone(),
                 key,
                 value,
+                in_set,
             }),
         }));
     }
@@ -417,9 +411,8 @@ mod tests {
         assert!(keys_of("for_each = \"x\"\n").is_err());
     }
 
-    #[test]
-    fn dynamic_blocks_expand_in_place_with_their_iterator() {
-        let text = "a {\n  n = 0\n}\ndynamic \"a\" {\n  for_each = [1, 2]\n  iterator = it\n  content {\n    n = it.value * 10\n    k = it.key\n  }\n}\nb {}\n";
+    /// The value of a resource body written as `text`, and the diagnostics.
+    fn body_of(text: &str) -> (Value, Vec<Diagnostic>) {
         let body = hcl::edit::parser::parse_body(text).expect("parses");
         let place = Place { file: "t.tf", text };
         let mut diagnostics = Vec::new();
@@ -431,9 +424,29 @@ mod tests {
             "x",
             &mut diagnostics,
         );
+        (value, diagnostics)
+    }
+
+    #[test]
+    fn dynamic_blocks_expand_in_place_with_their_iterator() {
+        let text = "a {\n  n = 0\n}\ndynamic \"a\" {\n  for_each = [1, 2]\n  iterator = it\n  content {\n    n = it.value * 10\n    k = it.key\n  }\n}\nb {}\n";
+        let (value, diagnostics) = body_of(text);
         let expected = serde_json::json!({
             "a": [{"n": 0}, {"n": 10, "k": 0}, {"n": 20, "k": 1}],
             "b": [{}]
+        });
+        assert_eq!(value, Value::from_json(&expected));
+        assert!(diagnostics.is_empty());
+    }
+
+    /// Terraform's documentation of dynamic blocks: over a set, the iterator's key is the
+    /// same as its value; the blocks come in the set's order (numbers by value).
+    #[test]
+    fn a_dynamic_block_over_a_set_has_each_element_as_its_key() {
+        let text = "dynamic \"ingress\" {\n  for_each = toset([443, 22, 80])\n  content {\n    k = ingress.key\n    v = ingress.value\n  }\n}\n";
+        let (value, diagnostics) = body_of(text);
+        let expected = serde_json::json!({
+            "ingress": [{"k": 22, "v": 22}, {"k": 80, "v": 80}, {"k": 443, "v": 443}]
         });
         assert_eq!(value, Value::from_json(&expected));
         assert!(diagnostics.is_empty());

@@ -1039,6 +1039,7 @@ fn nulls_unknown(value: Value) -> Value {
     match value {
         Value::Null => Value::Unknown,
         Value::List(items) => Value::List(items.into_iter().map(nulls_unknown).collect()),
+        Value::Set(items) => Value::Set(items.into_iter().map(nulls_unknown).collect()),
         Value::Object(map) => Value::Object(
             map.into_iter()
                 .map(|(k, v)| (k, nulls_unknown(v)))

@@ -415,7 +415,7 @@ impl Ctx<'_> {
                     inner.iterating.push(Iterating {
                         name: it.name.clone(),
                         key: match &it.key {
-                            Value::Number(n) => PathStep::Index(*n as u64),
+                            Value::Number(n) if !it.in_set => PathStep::Index(*n as u64),
                             other => PathStep::Key(other.to_text().unwrap_or_default()),
                         },
                         collection: for_each.value.clone(),
@@ -1010,6 +1010,25 @@ output "key" {
         );
         // The root has no caller to read its outputs.
         assert!(project.reading_output("module.none", "key").is_empty());
+    }
+
+    /// A dynamic block over a set: the first block is the set's first element (22, not the
+    /// 443 written first), traced to where that element is written.
+    #[test]
+    fn a_dynamic_block_over_a_set_is_traced_to_the_element_it_holds() {
+        let text = "resource \"aws_security_group\" \"web\" {\n  dynamic \"ingress\" {\n    for_each = toset([443, 22])\n    content {\n      from_port = ingress.value\n    }\n  }\n}\n";
+        let project = project(text);
+        let path = [
+            PathStep::Key("ingress".into()),
+            PathStep::Index(0),
+            PathStep::Key("from_port".into()),
+        ];
+        match project.provenance("aws_security_group.web", &path) {
+            Some(Provenance::ForEach { key, span, .. }) => {
+                assert_eq!((key.as_str(), &text[span]), ("22", "22"));
+            }
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]

@@ -116,7 +116,7 @@ mod tests {
         );
         assert_eq!(
             convert(value("[\"b\", \"a\", \"b\"]"), &ty("set(string)")),
-            Ok(value("[\"a\", \"b\"]"))
+            Ok(Value::Set(vec!["a".into(), "b".into()]))
         );
         assert_eq!(
             convert(value("{a = 1}"), &ty("map(string)")),

@@ -61,10 +61,10 @@ impl Call<'_> {
 
     /// Argument `index` as a list, tuple or set.
     pub fn list(&self, index: usize) -> Result<&[Value], EvalError> {
-        match self.arg(index)? {
-            Value::List(items) => Ok(items),
-            other => Err(self.mismatch(index, "list", other)),
-        }
+        let value = self.arg(index)?;
+        value
+            .elements()
+            .ok_or_else(|| self.mismatch(index, "list", value))
     }
 
     /// Argument `index` as a map or object.

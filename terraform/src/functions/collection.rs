@@ -44,7 +44,7 @@ const RANGE_LIMIT: usize = 1024;
 fn length(call: &Call) -> Result<Value, EvalError> {
     let count = match call.arg(0)? {
         Value::String(text) => text.chars().count(),
-        Value::List(items) => items.len(),
+        Value::List(items) | Value::Set(items) => items.len(),
         Value::Object(map) => map.len(),
         other => {
             return Err(call.error(format!("cannot take the length of a {}", other.type_name())));
@@ -153,11 +153,11 @@ fn coalescelist(call: &Call) -> Result<Value, EvalError> {
 fn flatten(call: &Call) -> Result<Value, EvalError> {
     fn flatten_into(items: &[Value], out: &mut Vec<Value>) -> bool {
         for item in items {
-            match item {
-                Value::List(inner) if !flatten_into(inner, out) => return false,
-                Value::List(_) => {}
-                Value::Unknown => return false,
-                other => out.push(other.clone()),
+            match (item, item.elements()) {
+                (_, Some(inner)) if !flatten_into(inner, out) => return false,
+                (_, Some(_)) => {}
+                (Value::Unknown, _) => return false,
+                (other, None) => out.push(other.clone()),
             }
         }
         true
@@ -322,6 +322,8 @@ fn setsubtract(call: &Call) -> Result<Value, EvalError> {
     ))
 }
 
+/// `setproduct`: a list, in the order of its arguments, when they are all lists or tuples;
+/// a set as soon as one of them is a set.
 fn setproduct(call: &Call) -> Result<Value, EvalError> {
     let mut product = vec![Vec::new()];
     for list in call.lists_from(0)? {
@@ -333,13 +335,19 @@ fn setproduct(call: &Call) -> Result<Value, EvalError> {
             })
             .collect();
     }
-    Ok(Value::List(product.into_iter().map(Value::List).collect()))
+    let product = product.into_iter().map(Value::List).collect();
+    Ok(
+        match call.args.iter().any(|arg| matches!(arg, Value::Set(_))) {
+            true => into_set(product),
+            false => Value::List(product),
+        },
+    )
 }
 
 fn transpose(call: &Call) -> Result<Value, EvalError> {
     let mut out: BTreeMap<String, Vec<Value>> = BTreeMap::new();
     for (key, value) in call.object(0)? {
-        let Value::List(items) = value else {
+        let Some(items) = value.elements() else {
             return Err(call.error("every value must be a list of strings"));
         };
         for item in strings_of(call, items)? {
@@ -383,4 +391,55 @@ fn bools_of(call: &Call) -> Result<Vec<bool>, EvalError> {
     items
         .map(|item| to_bool(item).ok_or_else(|| call.error("elements must be booleans")))
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{EvalScope, evaluate_str};
+    use super::*;
+
+    fn eval(source: &str) -> Value {
+        evaluate_str(source, &EvalScope::new(".")).expect("evaluates")
+    }
+
+    fn set(items: &[&str]) -> Value {
+        Value::Set(items.iter().map(|&item| item.into()).collect())
+    }
+
+    /// Terraform's documentation of `setunion`: "The given arguments are converted to sets,
+    /// so the result is also a set"; its elements in Terraform's order, each once.
+    #[test]
+    fn the_set_functions_give_sets() {
+        assert_eq!(
+            eval("setunion([\"b\", \"a\"], [\"c\", \"a\"])"),
+            set(&["a", "b", "c"])
+        );
+        assert_eq!(
+            eval("setintersection([\"a\", \"b\"], [\"b\", \"c\"], [\"b\", \"d\"])"),
+            set(&["b"])
+        );
+        assert_eq!(
+            eval("setsubtract([\"a\", \"b\", \"c\"], [\"a\", \"c\"])"),
+            set(&["b"])
+        );
+        assert_eq!(
+            eval("flatten([toset([\"b\", \"a\"]), [\"c\"]])"),
+            eval("[\"a\", \"b\", \"c\"]")
+        );
+    }
+
+    /// Terraform's documentation of `setproduct`: "If all of the given arguments are lists
+    /// then the result is a list, preserving the ordering of the given lists. Otherwise the
+    /// result is a set."
+    #[test]
+    fn setproduct_gives_a_list_from_lists_and_a_set_otherwise() {
+        assert_eq!(
+            eval("setproduct([\"b\", \"a\"], [\"x\"])"),
+            eval("[[\"b\", \"x\"], [\"a\", \"x\"]]")
+        );
+        assert_eq!(
+            eval("setproduct(toset([\"b\", \"a\"]), [\"x\"])"),
+            Value::Set(vec![eval("[\"a\", \"x\"]"), eval("[\"b\", \"x\"]")])
+        );
+    }
 }

@@ -8,8 +8,9 @@
 //! a bool and a number never convert into each other; null converts to every type and stays
 //! null. A list of any element type (`list(any)`, `tolist`) gives its elements one type: a mix
 //! of strings with numbers or bools becomes strings, lists and objects unify element by
-//! element, and elements with no common type are an error. Sets are lists with duplicates
-//! removed in Terraform's order; maps and objects convert into each other.
+//! element, and elements with no common type are an error. A list and a set convert into
+//! each other (a set's elements each once, in Terraform's order); maps and objects convert
+//! into each other.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -40,14 +41,22 @@ pub fn convert(value: Value, ty: &AttrType) -> Result<Value, String> {
                 Value::String(s) => format!("a bool is required, not \"{s}\""),
                 other => format!("a bool is required, not a {}", other.type_name()),
             }),
-        (AttrType::List(element), Value::List(items)) => elements(items, element).map(Value::List),
-        (AttrType::Set(element), Value::List(items)) => elements(items, element).map(into_set),
-        (AttrType::Tuple(types), Value::List(items)) if types.len() == items.len() => items
-            .into_iter()
-            .zip(types)
-            .map(|(item, ty)| convert(item, ty))
-            .collect::<Result<_, String>>()
-            .map(Value::List),
+        (AttrType::List(element), Value::List(items) | Value::Set(items)) => {
+            elements(items, element).map(Value::List)
+        }
+        (AttrType::Set(element), Value::List(items) | Value::Set(items)) => {
+            elements(items, element).map(into_set)
+        }
+        (AttrType::Tuple(types), Value::List(items) | Value::Set(items))
+            if types.len() == items.len() =>
+        {
+            items
+                .into_iter()
+                .zip(types)
+                .map(|(item, ty)| convert(item, ty))
+                .collect::<Result<_, String>>()
+                .map(Value::List)
+        }
         (AttrType::Map(element), Value::Object(map)) => {
             let (keys, values): (Vec<String>, Vec<Value>) = map.into_iter().unzip();
             let values = elements(values, element)?;
@@ -96,14 +105,20 @@ fn convert_object(
 /// The elements of a collection given one type, as `list(any)`, `set(any)` and `map(any)`
 /// (and `tolist`, `toset`, `tomap`) do: nulls and unknowns stay; primitives of one kind stay,
 /// and strings mixed with numbers or bools make them all strings; lists unify their elements
-/// together; objects with the same attributes unify attribute by attribute, and objects with
+/// together (sets with them, each staying a set); objects with the same attributes unify attribute by attribute, and objects with
 /// different attributes become maps of one element type.
 pub(crate) fn unify(items: Vec<Value>) -> Result<Vec<Value>, String> {
     let known: Vec<&Value> = items
         .iter()
         .filter(|v| !matches!(v, Value::Null | Value::Unknown))
         .collect();
-    let kinds: BTreeSet<&str> = known.iter().map(|v| v.type_name()).collect();
+    let kinds: BTreeSet<&str> = known
+        .iter()
+        .map(|v| match v {
+            Value::Set(_) => "list",
+            v => v.type_name(),
+        })
+        .collect();
     let no_common_type = || "the elements have no common type".to_string();
     match kinds.into_iter().collect::<Vec<_>>().as_slice() {
         [] | ["string"] | ["number"] | ["bool"] => Ok(items),
@@ -122,30 +137,21 @@ pub(crate) fn unify(items: Vec<Value>) -> Result<Vec<Value>, String> {
     }
 }
 
-/// Lists unified together: all their elements get one type.
+/// Lists and sets unified together: all their elements get one type.
 fn unify_lists(items: Vec<Value>) -> Result<Vec<Value>, String> {
-    let lengths: Vec<Option<usize>> = items
-        .iter()
-        .map(|v| match v {
-            Value::List(inner) => Some(inner.len()),
-            _ => None,
-        })
-        .collect();
     let flat: Vec<Value> = items
         .iter()
-        .filter_map(|v| match v {
-            Value::List(inner) => Some(inner.iter().cloned()),
-            _ => None,
-        })
+        .filter_map(Value::elements)
         .flatten()
+        .cloned()
         .collect();
     let mut flat = unify(flat)?.into_iter();
     Ok(items
         .into_iter()
-        .zip(lengths)
-        .map(|(item, length)| match length {
-            Some(n) => Value::List(flat.by_ref().take(n).collect()),
-            None => item,
+        .map(|item| match item {
+            Value::List(inner) => Value::List(flat.by_ref().take(inner.len()).collect()),
+            Value::Set(inner) => into_set(flat.by_ref().take(inner.len()).collect()),
+            item => item,
         })
         .collect())
 }
@@ -220,11 +226,11 @@ pub(crate) fn to_bool(value: &Value) -> Option<bool> {
     }
 }
 
-/// Sorts and removes duplicates, as Terraform orders a set's elements.
+/// The set of `items`: sorted and without duplicates, as Terraform orders a set's elements.
 pub(crate) fn into_set(mut items: Vec<Value>) -> Value {
     items.sort_by(compare_values);
     items.dedup();
-    Value::List(items)
+    Value::Set(items)
 }
 
 /// Set ordering: numbers by value, then strings, then everything else by its JSON text.
@@ -336,7 +342,15 @@ mod tests {
         let any_set = AttrType::Set(Box::new(AttrType::Dynamic));
         assert_eq!(
             unified("[1, 2, \"1\"]", &any_set),
-            Ok(value("[\"1\", \"2\"]"))
+            Ok(Value::Set(vec!["1".into(), "2".into()]))
+        );
+        // sets in a list unify with each other and stay sets
+        assert_eq!(
+            unified("[toset([1]), toset([\"a\"])]", &any_list),
+            Ok(Value::List(vec![
+                Value::Set(vec!["1".into()]),
+                Value::Set(vec!["a".into()])
+            ]))
         );
     }
 
@@ -347,6 +361,11 @@ mod tests {
             Ok(value("[1, 2]"))
         );
         assert!(convert(value("[\"x\"]"), &list(AttrType::Number)).is_err());
+        // a set converts to a list of its elements in its order
+        assert_eq!(
+            convert(value("toset([\"b\", \"a\"])"), &list(AttrType::String)),
+            Ok(Value::List(vec!["a".into(), "b".into()]))
+        );
         assert!(convert(value("{a = 1}"), &list(AttrType::Number)).is_err());
         assert!(convert(value("[1]"), &AttrType::Map(Box::new(AttrType::String))).is_err());
     }

@@ -228,7 +228,7 @@ impl Evaluator<'_> {
         match value {
             Value::Unknown => Ok(Value::Unknown),
             Value::Null => Ok(Value::List(Vec::new())),
-            Value::List(items) => items
+            Value::List(items) | Value::Set(items) => items
                 .into_iter()
                 .map(|item| self.apply(item, operators, lenient))
                 .collect::<Result<_, _>>()
@@ -271,7 +271,7 @@ impl Evaluator<'_> {
             .collect::<Result<Vec<_>, _>>()?;
         if call.expand_final {
             match args.pop() {
-                Some(Value::List(items)) => args.extend(items),
+                Some(Value::List(items) | Value::Set(items)) => args.extend(items),
                 Some(Value::Unknown) => return Ok(Value::Unknown),
                 Some(other) => {
                     return Err(EvalError::Type {
@@ -566,23 +566,12 @@ fn unique_entries(entries: Vec<(String, Value)>) -> Result<Value, EvalError> {
     Ok(Value::Object(map))
 }
 
-/// The key/value pairs a `for` iterates over; `None` when the collection is unknown.
+/// The key/value pairs a `for` iterates over (see [`Value::entries`]); `None` when the
+/// collection is unknown.
 fn for_entries(collection: Value) -> Result<Option<Vec<(Value, Value)>>, EvalError> {
     match collection {
         Value::Unknown => Ok(None),
-        Value::List(items) => Ok(Some(
-            items
-                .into_iter()
-                .enumerate()
-                .map(|(index, item)| (Value::Number(index as f64), item))
-                .collect(),
-        )),
-        Value::Object(map) => Ok(Some(
-            map.into_iter()
-                .map(|(key, value)| (Value::String(key), value))
-                .collect(),
-        )),
-        other => Err(EvalError::Type {
+        other => other.entries().map(Some).ok_or(EvalError::Type {
             expected: "list or map to iterate",
             found: other.type_name(),
         }),
@@ -667,6 +656,9 @@ fn lookup_index(value: Value, index: Value, lenient: bool) -> Result<Value, Eval
                 }),
             }
         }
+        (Value::Set(_), _) => Err(EvalError::Operation(
+            "a set's elements have no index or key to select with".to_string(),
+        )),
         (map @ Value::Object(_), key) => {
             let key = key.to_text().ok_or(EvalError::Type {
                 expected: "string key",
@@ -821,5 +813,47 @@ mod tests {
         );
         assert_eq!(eval("aws_iam_user.this[0]"), Value::Unknown);
         assert_eq!(eval("length(aws_iam_user.this)"), Value::Number(2.0));
+    }
+
+    /// Terraform's documentation: iterating a set gives each element as its key ("for a set,
+    /// the key and value are the same"), in the set's order: numbers by value, strings
+    /// lexically, each once. A list's keys are its positions.
+    #[test]
+    fn a_set_s_elements_are_their_own_keys_in_order() {
+        assert_eq!(
+            eval("[for k, v in toset([443, 22, 80]) : [k, v]]"),
+            eval("[[22, 22], [80, 80], [443, 443]]")
+        );
+        assert_eq!(
+            eval("{ for k, v in toset([\"b\", \"a\", \"b\"]) : k => v }"),
+            eval("{ a = \"a\", b = \"b\" }")
+        );
+        assert_eq!(eval("[for k, v in [\"b\", \"a\"] : k]"), eval("[0, 1]"));
+        assert_eq!(
+            eval("\"%{ for k, v in toset([\"b\", \"a\"]) }${k}=${v};%{ endfor }\""),
+            Value::String("a=a;b=b;".into())
+        );
+    }
+
+    /// A set has a length and members, converts to a list in its order, and has no index:
+    /// Terraform refuses `toset(["a"])[0]` ("Elements of a set are identified only by their
+    /// value").
+    #[test]
+    fn a_set_has_a_length_and_members_but_no_index() {
+        assert_eq!(
+            eval("length(toset([\"a\", \"b\", \"a\"]))"),
+            Value::Number(2.0)
+        );
+        assert_eq!(eval("contains(toset([22, 80]), 80)"), Value::Bool(true));
+        assert_eq!(
+            eval("tolist(toset([\"b\", \"a\"]))"),
+            Value::List(vec!["a".into(), "b".into()])
+        );
+        assert_eq!(
+            eval("tolist(toset([\"b\", \"a\"]))[0]"),
+            Value::String("a".into())
+        );
+        assert_eq!(eval("can(toset([\"a\"])[0])"), Value::Bool(false));
+        assert_eq!(eval("can(tolist(toset([1])))"), Value::Bool(true));
     }
 }

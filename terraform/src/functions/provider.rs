@@ -144,7 +144,7 @@ impl Lines {
             Value::Bool(flag) => self.push(if *flag { "true" } else { "false" }, 0),
             Value::Number(number) => self.push(&format_number(*number), 0),
             Value::String(text) => self.push(&quoted(text), 0),
-            Value::List(items) => {
+            Value::List(items) | Value::Set(items) => {
                 self.push("[", 1);
                 for (index, item) in items.iter().enumerate() {
                     if index > 0 {

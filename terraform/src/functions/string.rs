@@ -245,10 +245,7 @@ fn formatlist(call: &Call) -> Result<Value, EvalError> {
     let args = &call.args[1..];
     let lengths: Vec<usize> = args
         .iter()
-        .filter_map(|arg| match arg {
-            Value::List(items) => Some(items.len()),
-            _ => None,
-        })
+        .filter_map(|arg| arg.elements().map(<[Value]>::len))
         .collect();
     let count = lengths.first().copied().unwrap_or(1);
     if lengths.iter().any(|&len| len != count) {
@@ -256,10 +253,7 @@ fn formatlist(call: &Call) -> Result<Value, EvalError> {
     }
     let row = |index: usize| -> Vec<Value> {
         args.iter()
-            .map(|arg| match arg {
-                Value::List(items) => items[index].clone(),
-                other => other.clone(),
-            })
+            .map(|arg| arg.elements().map_or(arg, |items| &items[index]).clone())
             .collect()
     };
     (0..count)

@@ -5,9 +5,9 @@ use std::fmt;
 
 /// A Terraform value as seen by the evaluator.
 ///
-/// Lists, tuples and sets are all `List` (sets are kept sorted and free of duplicates by the
-/// functions that make them); maps and objects are both `Object`, whose keys are sorted as
-/// Terraform shows them. `Unknown` stands for a value that is only known after apply.
+/// Lists and tuples are both `List`; a set is a `Set`, whose elements are in Terraform's
+/// order for sets, each once (see `toset`); maps and objects are both `Object`, whose keys are
+/// sorted as Terraform shows them. `Unknown` stands for a value that is only known after apply.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// Known only after apply (a computed attribute, `timestamp()`, `uuid()`, ...).
@@ -20,18 +20,52 @@ pub enum Value {
     Number(f64),
     /// A string.
     String(String),
-    /// A list, tuple or set.
+    /// A list or tuple.
     List(Vec<Value>),
+    /// A set: each element once, strings in lexical order and numbers by value, as Terraform
+    /// orders them. Iterating one (`for`, `for_each`, `dynamic`) gives each element as its own
+    /// key, and its elements have no index.
+    Set(Vec<Value>),
     /// A map or object.
     Object(BTreeMap<String, Value>),
 }
 
 impl Value {
+    /// The elements of a list, tuple or set, in order; `None` for any other value.
+    pub fn elements(&self) -> Option<&[Value]> {
+        match self {
+            Value::List(items) | Value::Set(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// The key and value of each element, as `for` expressions and `dynamic` blocks iterate
+    /// over a collection: a list's positions, a map's keys, a set's elements themselves (a
+    /// set's key is its value); `None` for a value that is not a collection.
+    pub fn entries(&self) -> Option<Vec<(Value, Value)>> {
+        Some(match self {
+            Value::List(items) => items
+                .iter()
+                .enumerate()
+                .map(|(index, item)| (Value::Number(index as f64), item.clone()))
+                .collect(),
+            Value::Set(items) => items
+                .iter()
+                .map(|item| (item.clone(), item.clone()))
+                .collect(),
+            Value::Object(map) => map
+                .iter()
+                .map(|(key, value)| (Value::String(key.clone()), value.clone()))
+                .collect(),
+            _ => return None,
+        })
+    }
+
     /// Whether this value or anything inside it is unknown.
     pub fn contains_unknown(&self) -> bool {
         match self {
             Value::Unknown => true,
-            Value::List(items) => items.iter().any(Value::contains_unknown),
+            Value::List(items) | Value::Set(items) => items.iter().any(Value::contains_unknown),
             Value::Object(map) => map.values().any(Value::contains_unknown),
             _ => false,
         }
@@ -46,6 +80,7 @@ impl Value {
             Value::Number(_) => "number",
             Value::String(_) => "string",
             Value::List(_) => "list",
+            Value::Set(_) => "set",
             Value::Object(_) => "object",
         }
     }
@@ -69,7 +104,7 @@ impl Value {
             Value::Bool(flag) => serde_json::Value::Bool(*flag),
             Value::Number(number) => json_number(*number),
             Value::String(text) => serde_json::Value::String(text.clone()),
-            Value::List(items) => {
+            Value::List(items) | Value::Set(items) => {
                 serde_json::Value::Array(items.iter().map(Value::to_json).collect::<Option<_>>()?)
             }
             Value::Object(map) => serde_json::Value::Object(

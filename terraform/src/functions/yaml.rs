@@ -491,9 +491,9 @@ impl Emitter {
     fn node(&mut self, value: &Value, indent: Option<usize>, mapping_value: bool) {
         let inner = indent.map_or(0, |indent| indent + 2);
         match value {
-            Value::List(items) if items.is_empty() => self.flow_empty("[", "]"),
+            Value::List(items) | Value::Set(items) if items.is_empty() => self.flow_empty("[", "]"),
             Value::Object(map) if map.is_empty() => self.flow_empty("{", "}"),
-            Value::List(items) => {
+            Value::List(items) | Value::Set(items) => {
                 let indentless = mapping_value && !self.indention;
                 let own = match indent {
                     Some(indent) if indentless => indent,

@@ -148,7 +148,7 @@ fn configured<'i>(instance: &'i ResourceInstance, name: &str) -> Option<&'i Eval
 fn is_given(value: &Evaluated) -> bool {
     match value {
         Evaluated::Null => false,
-        Evaluated::List(items) => !items.is_empty(),
+        Evaluated::List(items) | Evaluated::Set(items) => !items.is_empty(),
         _ => true,
     }
 }
