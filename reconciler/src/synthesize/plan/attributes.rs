@@ -949,16 +949,24 @@ pub(super) mod tests {
         d
     }
 
-    /// The plan of every attribute of a delta, each absorbed, over an empty state.
+    /// The plan of every attribute and nested block of a delta, each absorbed, over an empty
+    /// state.
     pub(in crate::synthesize::plan) fn plan_attributes(project: &Project, d: &Delta) -> Plan {
         let state = empty_state();
         let schema = ProviderSchema::bundled().expect("bundled schema");
         let planner = Planner::new(project, &state, schema);
-        let rulings: Vec<Ruling> = d
+        let attributes = d
             .attributes
             .keys()
-            .map(|path| Ruling {
-                part: Part::Attribute(path.clone()),
+            .map(|path| Part::Attribute(path.clone()));
+        let blocks = d.blocks.iter().enumerate().map(|(index, b)| Part::Block {
+            block: b.block.clone(),
+            index,
+        });
+        let rulings: Vec<Ruling> = attributes
+            .chain(blocks)
+            .map(|part| Ruling {
+                part,
                 decision: Decision::Absorb,
                 reason: String::new(),
                 warning: None,
@@ -993,12 +1001,8 @@ pub(super) mod tests {
         assert_eq!(second["input"]["name"], json!("enabled"));
     }
 
-    #[test]
-    fn a_nested_block_added_to_one_instance_of_a_shared_block_selects_its_key() {
-        let main = "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n}\n";
-        let p = project(main);
-        let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t[\"a\"]"));
-        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
+    /// `main` as a plan's edits leave it.
+    fn applied(main: &str, plan: &Plan) -> String {
         let mut files = crate::synthesize::edit::Files::new();
         files.insert("main.tf".to_owned(), main.to_owned());
         for step in &plan.steps {
@@ -1008,8 +1012,17 @@ pub(super) mod tests {
                 .unwrap_or_else(|e| panic!("{input}: {e}"));
             files.extend(done.files);
         }
+        files["main.tf"].clone()
+    }
+
+    #[test]
+    fn a_nested_block_added_to_one_instance_of_a_shared_block_selects_its_key() {
+        let main = "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n}\n";
+        let p = project(main);
+        let plan = plan_attributes(&p, &table_delta("aws_dynamodb_table.t[\"a\"]"));
+        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
         assert_eq!(
-            files["main.tf"],
+            applied(main, &plan),
             "resource \"aws_dynamodb_table\" \"t\" {\n  for_each = toset([\"a\", \"b\"])\n  name     = each.key\n\n  dynamic \"ttl\" {\n    for_each = contains([\"a\"], each.key) ? [1] : []\n    content {\n      attribute_name = \"expires_at\"\n      enabled        = true\n    }\n  }\n}\n"
         );
     }
@@ -1029,6 +1042,24 @@ pub(super) mod tests {
             "{:?}",
             plan.unplanned
         );
+    }
+
+    /// A rule removed from a group whose `dynamic` block iterates a `set(number)` variable:
+    /// the set is [22, 443] whatever order its default is written in, so the removed rule 22
+    /// is the default's element 22, not its first element.
+    #[test]
+    fn a_block_removed_from_a_dynamic_block_over_a_set_removes_its_element() {
+        let main = "variable \"ports\" {\n  type    = set(number)\n  default = [443, 22]\n}\n\nresource \"aws_security_group\" \"g\" {\n  dynamic \"ingress\" {\n    for_each = var.ports\n    content {\n      from_port = ingress.value\n      to_port   = ingress.value\n      protocol  = \"tcp\"\n    }\n  }\n}\n";
+        let fields = json!({"from_port": 22, "to_port": 22, "protocol": "tcp"});
+        let removed = crate::intents::BlockDelta {
+            op: crate::intents::BlockOp::Removed,
+            block: "ingress".to_owned(),
+            fields: fields.as_object().cloned().unwrap_or_default(),
+            flags: Vec::new(),
+        };
+        let plan = plan_attributes(&project(main), &delta(vec![removed]));
+        assert!(plan.unplanned.is_empty(), "{:?}", plan.unplanned);
+        assert_eq!(applied(main, &plan), main.replace("[443, 22]", "[443]"));
     }
 
     #[test]

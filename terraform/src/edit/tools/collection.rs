@@ -264,9 +264,13 @@ impl Tool for RemoveCollectionEntry {
             (Expression::Array(list), step) => {
                 let position = match step {
                     EntryStep::Index(i) => (*i < list.len()).then_some(*i),
-                    EntryStep::Key(key) => list
-                        .iter()
-                        .position(|item| matches!(item, Expression::String(s) if s.value() == key)),
+                    // a set's element: a string, or a number named by its text (as a
+                    // `dynamic` block over a set of ports keys its blocks)
+                    EntryStep::Key(key) => list.iter().position(|item| match item {
+                        Expression::String(s) => s.value() == key,
+                        Expression::Number(n) => n.value().to_string() == *key,
+                        _ => false,
+                    }),
                 };
                 let items: Vec<&Expression> = list.iter().collect();
                 let range = position

@@ -902,6 +902,14 @@ mod tests {
             remove("x.tfvars", list, names, "x").ok().as_deref(),
             Some("names = [\n  \"y\",\n]\n")
         );
+        // A set of numbers: the element is named by its text.
+        let ports = json!({"kind": "tfvar", "name": "ports"});
+        assert_eq!(
+            remove("x.tfvars", "ports = [443, 22]\n", ports, "22")
+                .ok()
+                .as_deref(),
+            Some("ports = [443]\n")
+        );
     }
 
     #[test]
