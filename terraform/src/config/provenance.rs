@@ -414,9 +414,13 @@ impl Ctx<'_> {
                 {
                     inner.iterating.push(Iterating {
                         name: it.name.clone(),
+                        // a set's element is its own key: a string or number by its text, an
+                        // object by its JSON, which no literal entry is found by
                         key: match &it.key {
                             Value::Number(n) if !it.in_set => PathStep::Index(*n as u64),
-                            other => PathStep::Key(other.to_text().unwrap_or_default()),
+                            other => {
+                                PathStep::Key(other.to_text().unwrap_or_else(|| other.to_string()))
+                            }
                         },
                         collection: for_each.value.clone(),
                         file: self.file.clone(),
@@ -1026,6 +1030,30 @@ output "key" {
         match project.provenance("aws_security_group.web", &path) {
             Some(Provenance::ForEach { key, span, .. }) => {
                 assert_eq!((key.as_str(), &text[span]), ("22", "22"));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    /// A set of objects is ordered by value, not as its default is written: its block 0 is
+    /// the element {port = 22}, not the default's entry 0 ({port = 443}), so the entry is
+    /// named by the element itself (its JSON), never by a position.
+    #[test]
+    fn a_dynamic_block_over_a_set_of_objects_is_traced_by_its_element() {
+        let text = "variable \"rules\" {\n  type    = set(object({ port = number }))\n  default = [{ port = 443 }, { port = 22 }]\n}\n\nresource \"aws_security_group\" \"web\" {\n  dynamic \"ingress\" {\n    for_each = var.rules\n    content {\n      from_port = ingress.value.port\n    }\n  }\n}\n";
+        let project = project(text);
+        let path = [
+            PathStep::Key("ingress".into()),
+            PathStep::Index(0),
+            PathStep::Key("from_port".into()),
+        ];
+        match project.provenance("aws_security_group.web", &path) {
+            Some(Provenance::ForEach { key, path, .. }) => {
+                assert_eq!(key, r#"{"port":22}"#);
+                assert_eq!(
+                    path,
+                    [PathStep::Key(key.clone()), PathStep::Key("port".into())]
+                );
             }
             other => panic!("{other:?}"),
         }

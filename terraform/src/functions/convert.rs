@@ -104,9 +104,10 @@ fn convert_object(
 
 /// The elements of a collection given one type, as `list(any)`, `set(any)` and `map(any)`
 /// (and `tolist`, `toset`, `tomap`) do: nulls and unknowns stay; primitives of one kind stay,
-/// and strings mixed with numbers or bools make them all strings; lists unify their elements
-/// together (sets with them, each staying a set); objects with the same attributes unify attribute by attribute, and objects with
-/// different attributes become maps of one element type.
+/// and strings mixed with numbers or bools make them all strings; lists and sets unify their
+/// elements together (each set staying a set); objects with the same attributes unify
+/// attribute by attribute, and objects with different attributes become maps of one element
+/// type.
 pub(crate) fn unify(items: Vec<Value>) -> Result<Vec<Value>, String> {
     let known: Vec<&Value> = items
         .iter()
