@@ -669,8 +669,8 @@ resource = "aws_iam_*"
         assert_eq!(decision(&p, &big).0, Decision::Flag);
     }
 
-    #[test]
-    fn a_security_flag_holds_the_whole_intent_whatever_the_policy_says() {
+    /// A policy that absorbs everything it may, the knowledge base's flags off.
+    fn absorb_everything() -> Policy {
         let config: PolicyConfig = toml::from_str(
             r#"
 rule_flags = false
@@ -680,7 +680,12 @@ reason = "absorb everything"
 "#,
         )
         .expect("parses");
-        let p = Policy::new(config).expect("policy");
+        Policy::new(config).expect("policy")
+    }
+
+    #[test]
+    fn a_security_flag_holds_the_whole_intent_whatever_the_policy_says() {
+        let p = absorb_everything();
         let security = Flag {
             reason: "security: created an access key".into(),
             level: FlagLevel::Security,
@@ -699,16 +704,7 @@ reason = "absorb everything"
 
     #[test]
     fn an_unwritable_creation_is_held_whatever_the_policy_says_and_only_it() {
-        let config: PolicyConfig = toml::from_str(
-            r#"
-rule_flags = false
-[[rule]]
-decision = "absorb"
-reason = "absorb everything"
-"#,
-        )
-        .expect("parses");
-        let p = Policy::new(config).expect("policy");
+        let p = absorb_everything();
         let hidden = Flag {
             reason: "created with the parameter's value, which CloudTrail does not record".into(),
             level: FlagLevel::Unwritable,

@@ -1016,18 +1016,22 @@ output "key" {
         assert!(project.reading_output("module.none", "key").is_empty());
     }
 
-    /// A dynamic block over a set: the first block is the set's first element (22, not the
-    /// 443 written first), traced to where that element is written.
-    #[test]
-    fn a_dynamic_block_over_a_set_is_traced_to_the_element_it_holds() {
-        let text = "resource \"aws_security_group\" \"web\" {\n  dynamic \"ingress\" {\n    for_each = toset([443, 22])\n    content {\n      from_port = ingress.value\n    }\n  }\n}\n";
-        let project = project(text);
+    /// Where `aws_security_group.web`'s first `ingress` block's `from_port` comes from.
+    fn first_ingress_port(project: &Project) -> Option<Provenance> {
         let path = [
             PathStep::Key("ingress".into()),
             PathStep::Index(0),
             PathStep::Key("from_port".into()),
         ];
-        match project.provenance("aws_security_group.web", &path) {
+        project.provenance("aws_security_group.web", &path)
+    }
+
+    /// A dynamic block over a set: the first block is the set's first element (22, not the
+    /// 443 written first), traced to where that element is written.
+    #[test]
+    fn a_dynamic_block_over_a_set_is_traced_to_the_element_it_holds() {
+        let text = "resource \"aws_security_group\" \"web\" {\n  dynamic \"ingress\" {\n    for_each = toset([443, 22])\n    content {\n      from_port = ingress.value\n    }\n  }\n}\n";
+        match first_ingress_port(&project(text)) {
             Some(Provenance::ForEach { key, span, .. }) => {
                 assert_eq!((key.as_str(), &text[span]), ("22", "22"));
             }
@@ -1041,13 +1045,7 @@ output "key" {
     #[test]
     fn a_dynamic_block_over_a_set_of_objects_is_traced_by_its_element() {
         let text = "variable \"rules\" {\n  type    = set(object({ port = number }))\n  default = [{ port = 443 }, { port = 22 }]\n}\n\nresource \"aws_security_group\" \"web\" {\n  dynamic \"ingress\" {\n    for_each = var.rules\n    content {\n      from_port = ingress.value.port\n    }\n  }\n}\n";
-        let project = project(text);
-        let path = [
-            PathStep::Key("ingress".into()),
-            PathStep::Index(0),
-            PathStep::Key("from_port".into()),
-        ];
-        match project.provenance("aws_security_group.web", &path) {
+        match first_ingress_port(&project(text)) {
             Some(Provenance::ForEach { key, path, .. }) => {
                 assert_eq!(key, r#"{"port":22}"#);
                 assert_eq!(
