@@ -276,16 +276,22 @@ impl Policy {
 
     /// A ruling for every part of every delta of the intent, in delta order. An intent with a
     /// security flag anywhere is held whole, whatever else the policy says: an intruder's
-    /// user is not imported because only its access key was flagged.
-    /// `state` is the run's state: an automation owns an attribute only where the state
+    /// user is not imported because only its access key was flagged. A delta with an
+    /// unwritable flag (created with a value CloudTrail hides) is held whole, whatever the
+    /// policy says. `state` is the run's state: an automation owns an attribute only where the state
     /// shows it (see [`Owned::when`]).
     pub fn decide(&self, intent: &Intent, state: &StateIndex) -> Vec<Vec<Ruling>> {
-        let security = security_reasons(intent);
+        let security = binding_reasons(
+            intent.deltas.iter().flat_map(|d| &d.flags),
+            FlagLevel::Security,
+        );
         intent
             .deltas
             .iter()
             .map(|d| {
-                let binding = security.clone().or_else(|| unwritable_reasons(d));
+                let binding = security
+                    .clone()
+                    .or_else(|| binding_reasons(&d.flags, FlagLevel::Unwritable));
                 parts(d)
                     .into_iter()
                     .map(|part| match &binding {
@@ -432,24 +438,17 @@ fn not_this_projects(delta: &Delta) -> bool {
     }
 }
 
-/// The reasons of the security flags anywhere in an intent, joined, or `None`.
-fn security_reasons(intent: &Intent) -> Option<String> {
+/// The reasons of the flags of `level` among `flags`, each once, joined, or `None`.
+fn binding_reasons<'f>(
+    flags: impl IntoIterator<Item = &'f Flag>,
+    level: FlagLevel,
+) -> Option<String> {
     let mut found: Vec<&Flag> = Vec::new();
-    for flag in intent.deltas.iter().flat_map(|d| &d.flags) {
-        if flag.level == FlagLevel::Security && !found.contains(&flag) {
+    for flag in flags {
+        if flag.level == level && !found.contains(&flag) {
             found.push(flag);
         }
     }
-    (!found.is_empty()).then(|| reasons(&found))
-}
-
-/// The reasons of a delta's unwritable flags, joined, or `None`: the whole resource is held.
-fn unwritable_reasons(delta: &Delta) -> Option<String> {
-    let found: Vec<&Flag> = delta
-        .flags
-        .iter()
-        .filter(|f| f.level == FlagLevel::Unwritable)
-        .collect();
     (!found.is_empty()).then(|| reasons(&found))
 }
 

@@ -514,7 +514,7 @@ fn siblings<'a>(base: &'a State, instance: &'a Instance) -> impl Iterator<Item =
 /// are about: a person must write them.
 fn held_creations(base: &State, all: &[Target], changes: &[Change]) -> Vec<Target> {
     all.iter()
-        .filter(|t| t.attribute.is_empty() && managed(base).all(|i| i.address != t.address))
+        .filter(|t| created(base, t))
         .filter(|t| {
             changes
                 .iter()
@@ -522,6 +522,11 @@ fn held_creations(base: &State, all: &[Target], changes: &[Change]) -> Vec<Targe
         })
         .cloned()
         .collect()
+}
+
+/// Whether the target is a whole instance the base state does not hold: one the drift made.
+fn created(base: &State, target: &Target) -> bool {
+    target.attribute.is_empty() && managed(base).all(|i| i.address != target.address)
 }
 
 /// Whether `instance` is one of several instances of a `count` resource.
@@ -636,7 +641,7 @@ fn expect(category: Category, base: &State, delta: &StateDelta, changes: &[Chang
         .collect();
     let unowned: Vec<Target> = all
         .iter()
-        .filter(|t| t.attribute.is_empty() && managed(base).all(|i| i.address != t.address))
+        .filter(|t| created(base, t))
         .filter(|t| {
             unowned_types
                 .iter()

@@ -179,6 +179,7 @@ impl<'a> Resolver<'a> {
                 level: FlagLevel::Security,
             })
             .collect();
+        let unwritable = hidden_at_creation(extraction);
         let mut effects = Vec::new();
         for target in &extraction.targets {
             let (resource, address) = self.locate(call, extraction, target);
@@ -196,7 +197,7 @@ impl<'a> Resolver<'a> {
             for change in changes(extraction, target, address.is_some(), state) {
                 let mut flags = flags.clone();
                 if matches!(change, Change::Create { .. }) {
-                    flags.extend(hidden_at_creation(extraction));
+                    flags.extend(unwritable.clone());
                 }
                 effects.push(Effect {
                     evidence: evidence.clone(),

@@ -153,11 +153,11 @@ fn coalescelist(call: &Call) -> Result<Value, EvalError> {
 fn flatten(call: &Call) -> Result<Value, EvalError> {
     fn flatten_into(items: &[Value], out: &mut Vec<Value>) -> bool {
         for item in items {
-            match (item, item.elements()) {
-                (_, Some(inner)) if !flatten_into(inner, out) => return false,
-                (_, Some(_)) => {}
-                (Value::Unknown, _) => return false,
-                (other, None) => out.push(other.clone()),
+            match item.elements() {
+                Some(inner) if !flatten_into(inner, out) => return false,
+                Some(_) => {}
+                None if *item == Value::Unknown => return false,
+                None => out.push(item.clone()),
             }
         }
         true
@@ -337,9 +337,10 @@ fn setproduct(call: &Call) -> Result<Value, EvalError> {
     }
     let product = product.into_iter().map(Value::List).collect();
     Ok(
-        match call.args.iter().any(|arg| matches!(arg, Value::Set(_))) {
-            true => into_set(product),
-            false => Value::List(product),
+        if call.args.iter().any(|arg| matches!(arg, Value::Set(_))) {
+            into_set(product)
+        } else {
+            Value::List(product)
         },
     )
 }
